@@ -1,0 +1,24 @@
+// algo_names.cc: algorithm names of the C API.
+#include <cstring>
+
+#include "mlallreduce.h"
+
+namespace {
+const char* const kNames[MLA_ALGO_COUNT] = {"passthrough", "lane", "hier", "split"};
+}
+
+extern "C" const char* mla_algo_name(mla_algo algo) {
+  if (algo < 0 || algo >= MLA_ALGO_COUNT) return "unknown";
+  return kNames[algo];
+}
+
+extern "C" int mla_algo_from_name(const char* name, mla_algo* algo) {
+  if (name == nullptr) return 0;
+  for (int i = 0; i < MLA_ALGO_COUNT; ++i) {
+    if (std::strcmp(name, kNames[i]) == 0) {
+      if (algo != nullptr) *algo = static_cast<mla_algo>(i);
+      return 1;
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,139 @@
+#include "config.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace mla {
+namespace {
+
+constexpr char kOff[] = "; multilane is off for this job and every MPI_Allreduce goes to the system MPI";
+
+// FNV-1a, 64 bit: a stable hash that is the same in every process.
+void Mix(uint64_t* h, std::string_view s) {
+  for (unsigned char c : s) {
+    *h ^= c;
+    *h *= 1099511628211ull;
+  }
+  *h ^= 0xff;
+  *h *= 1099511628211ull;
+}
+
+bool ParsePositive(const std::string& s, int* out) {
+  if (s.empty() || s.size() > 7) return false;
+  int v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  if (v < 1) return false;
+  *out = v;
+  return true;
+}
+
+}  // namespace
+
+std::string Config::Summary() const {
+  std::ostringstream out;
+  out << "version " << MLA_VERSION_STRING << (enabled ? ", on" : ", off (bad settings)");
+  if (has_forced) {
+    out << ", algorithm " << mla_algo_name(forced.algo);
+    if (forced.lanes > 0) out << " lanes=" << forced.lanes;
+    if (forced.chunk_bytes > 0) out << " chunk=" << FormatByteSize(forced.chunk_bytes);
+  } else if (!profile_source.empty()) {
+    out << ", profile from " << profile_source << " (" << profile.entries().size() << " entries)";
+  } else {
+    out << ", no profile: every call goes to the system MPI";
+  }
+  if (ranks_per_node > 0) out << ", virtual nodes of " << ranks_per_node << " ranks";
+  if (ranks_per_gpu > 0) out << ", " << ranks_per_gpu << " ranks per GPU";
+  return out.str();
+}
+
+Config LoadConfig(const EnvLookup& env) {
+  Config c;
+  uint64_t h = 1469598103934665603ull;
+  auto get = [&](const char* name) -> std::string {
+    const char* v = env(name);
+    std::string s = v ? v : "";
+    Mix(&h, name);
+    Mix(&h, s);
+    return s;
+  };
+  auto problem = [&](const std::string& msg) { c.problems.push_back(msg + kOff); };
+
+  const std::string algo = get("MULTILANE_ALGO");
+  const std::string lanes = get("MULTILANE_LANES");
+  const std::string chunk = get("MULTILANE_CHUNK");
+  if (!algo.empty() && algo != "auto") {
+    if (mla_algo_from_name(algo.c_str(), &c.forced.algo)) {
+      c.has_forced = true;
+    } else {
+      problem("MULTILANE_ALGO='" + algo + "' is not an algorithm: use passthrough, lane, hier, split or auto");
+    }
+  }
+  if (!lanes.empty() && !ParsePositive(lanes, &c.forced.lanes)) {
+    problem("MULTILANE_LANES='" + lanes + "' must be a positive integer (ranks per node that drive lanes)");
+  }
+  if (!chunk.empty() && !ParseByteSize(chunk, &c.forced.chunk_bytes)) {
+    problem("MULTILANE_CHUNK='" + chunk + "' must be a byte size such as 4M or 65536");
+  }
+
+  const std::string rpn = get("MULTILANE_RANKS_PER_NODE");
+  if (!rpn.empty() && !ParsePositive(rpn, &c.ranks_per_node)) {
+    problem("MULTILANE_RANKS_PER_NODE='" + rpn + "' must be a positive integer (ranks per virtual node)");
+  }
+  const std::string rpg = get("MULTILANE_RANKS_PER_GPU");
+  if (!rpg.empty() && !ParsePositive(rpg, &c.ranks_per_gpu)) {
+    problem("MULTILANE_RANKS_PER_GPU='" + rpg + "' must be a positive integer (ranks sharing one GPU)");
+  }
+
+  const std::string stats = get("MULTILANE_STATS");
+  if (stats == "1" || stats == "yes" || stats == "on") c.stats = true;
+  else if (!stats.empty() && stats != "0" && stats != "no" && stats != "off")
+    problem("MULTILANE_STATS='" + stats + "' must be 1 or 0");
+  const std::string verbose = get("MULTILANE_VERBOSE");
+  if (!verbose.empty() && !(verbose == "0" || ParsePositive(verbose, &c.verbose)))
+    problem("MULTILANE_VERBOSE='" + verbose + "' must be 0, 1 or 2");
+
+  const std::string text = get("MULTILANE_PROFILE");
+  const std::string file = get("MULTILANE_PROFILE_FILE");
+  std::string profile_text;
+  if (!text.empty() && !file.empty()) {
+    problem("both MULTILANE_PROFILE and MULTILANE_PROFILE_FILE are set: set only one");
+  } else if (!text.empty()) {
+    profile_text = text;
+    c.profile_source = "MULTILANE_PROFILE";
+  } else if (!file.empty()) {
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream content;
+    if (!in || !(content << in.rdbuf())) {
+      // An empty file also lands here: rdbuf() extracts nothing.
+      if (!in.is_open()) problem("MULTILANE_PROFILE_FILE='" + file + "' cannot be read: check the path and its permissions");
+      else problem("MULTILANE_PROFILE_FILE='" + file + "' is empty: write a profile there or unset the variable");
+    } else {
+      profile_text = content.str();
+      Mix(&h, profile_text);
+      c.profile_source = "MULTILANE_PROFILE_FILE=" + file;
+    }
+  }
+  if (!c.profile_source.empty()) {
+    std::string error;
+    if (!c.profile.Parse(profile_text, &error)) {
+      problem(c.profile_source.substr(0, c.profile_source.find('=')) +
+              (c.profile_source.find('=') != std::string::npos ? " ('" + file + "')" : "") + ": " + error +
+              " (docs/profile-format.md describes the format)");
+      c.profile = Profile();
+    }
+  }
+
+  c.enabled = c.problems.empty();
+  c.fingerprint = h;
+  return c;
+}
+
+Config LoadConfigFromEnvironment() {
+  return LoadConfig([](const char* name) { return std::getenv(name); });
+}
+
+}  // namespace mla

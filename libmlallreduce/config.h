@@ -1,0 +1,56 @@
+// config.h: the library's settings, read once from MULTILANE_* variables
+// (docs/variables.md lists them).
+#ifndef MLA_CONFIG_H_
+#define MLA_CONFIG_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "mlallreduce.h"
+#include "profile.h"
+
+namespace mla {
+
+struct Config {
+  // False when any variable was bad: every call then goes to the system MPI.
+  bool enabled = true;
+  // MULTILANE_ALGO (with MULTILANE_LANES, MULTILANE_CHUNK): one choice for
+  // every call, overriding the profile.
+  bool has_forced = false;
+  mla_choice forced{MLA_ALGO_PASSTHROUGH, 0, 0};
+  // MULTILANE_PROFILE or the file named by MULTILANE_PROFILE_FILE.
+  Profile profile;
+  std::string profile_source;  // "MULTILANE_PROFILE", "MULTILANE_PROFILE_FILE=path" or ""
+  // MULTILANE_RANKS_PER_NODE: virtual nodes of this many consecutive ranks; 0 = real nodes.
+  int ranks_per_node = 0;
+  // MULTILANE_RANKS_PER_GPU: ranks sharing one GPU on hosts without GPUs; 0 = unset (1).
+  int ranks_per_gpu = 0;
+  // MULTILANE_STATS=1: rank 0 prints its counters at MPI_Finalize.
+  bool stats = false;
+  // MULTILANE_VERBOSE=1: rank 0 prints the settings at MPI_Init.
+  int verbose = 0;
+  // One message per bad variable, naming it, its value and the fix.
+  std::vector<std::string> problems;
+  // Hash of every raw value read (the profile file's content included), so
+  // ranks can check that they all run with the same settings.
+  uint64_t fingerprint = 0;
+
+  // A one-line description of the settings, for MULTILANE_VERBOSE.
+  std::string Summary() const;
+};
+
+// Returns the value of a variable or nullptr; tests pass their own.
+using EnvLookup = std::function<const char*(const char*)>;
+
+// Reads the settings through `env`.  Never fails: problems are collected in
+// Config::problems and turn `enabled` off.
+Config LoadConfig(const EnvLookup& env);
+
+// LoadConfig over the process environment.
+Config LoadConfigFromEnvironment();
+
+}  // namespace mla
+
+#endif  // MLA_CONFIG_H_

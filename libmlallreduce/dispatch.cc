@@ -1,0 +1,131 @@
+// dispatch.cc: the decision for each allreduce call and the C API.
+#include <string>
+
+#include "algorithms.h"
+#include "call_support.h"
+#include "log.h"
+#include "mlallreduce.h"
+#include "runtime.h"
+#include "stats.h"
+#include "topology.h"
+
+namespace mla {
+namespace {
+
+int Passthrough(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                uint64_t bytes) {
+  int rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+  if (rc == MPI_SUCCESS) CountDone(MLA_ALGO_PASSTHROUGH, bytes);
+  return rc;
+}
+
+uint64_t MessageBytes(int count, MPI_Datatype datatype, int* type_size) {
+  *type_size = 0;
+  if (count <= 0 || datatype == MPI_DATATYPE_NULL) return 0;
+  if (PMPI_Type_size(datatype, type_size) != MPI_SUCCESS || *type_size < 0) *type_size = 0;
+  return static_cast<uint64_t>(count) * static_cast<uint64_t>(*type_size);
+}
+
+// Runs one call with `choice` (nullptr: decide from the settings).
+int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+              const mla_choice* forced) {
+  CountCall();
+  int type_size = 0;
+  const uint64_t bytes = MessageBytes(count, datatype, &type_size);
+  // count, datatype, op and comm are equal on every rank (MPI's rule), so
+  // every branch below is taken alike on every rank.
+  if (count <= 0 || (forced == nullptr && !Enabled())) {
+    return Passthrough(sendbuf, recvbuf, count, datatype, op, comm, bytes);
+  }
+
+  mla_choice choice{MLA_ALGO_PASSTHROUGH, 0, 0};
+  const Config& config = CurrentConfig();
+  int ppg = config.ranks_per_gpu > 0 ? config.ranks_per_gpu : 1;
+  if (forced != nullptr) {
+    choice = *forced;
+  } else if (config.has_forced) {
+    choice = config.forced;
+  } else if (const ProfileEntry* entry = config.profile.Lookup(MemKind::kHost, bytes, ppg)) {
+    choice = entry->choice;
+  }
+  if (choice.algo == MLA_ALGO_PASSTHROUGH || choice.algo < 0 || choice.algo >= MLA_ALGO_COUNT) {
+    return Passthrough(sendbuf, recvbuf, count, datatype, op, comm, bytes);
+  }
+
+  if (UnsupportedReason(datatype, op, comm) != nullptr) {
+    CountUnsupported();
+    return Passthrough(sendbuf, recvbuf, count, datatype, op, comm, bytes);
+  }
+  const Topology* topo = nullptr;
+  int rc = GetTopology(comm, &topo);
+  if (rc != MPI_SUCCESS) return rc;
+  const bool layout_ok = choice.algo == MLA_ALGO_SPLIT ? topo->gpus_regular : topo->regular;
+  if (!layout_ok) {
+    if (config.verbose > 0) {
+      WarnOnce(std::string(mla_algo_name(choice.algo)) + " cannot run on a communicator with " +
+               topo->irregular_reason + ": its calls go to the system MPI");
+    }
+    CountUnsupported();
+    return Passthrough(sendbuf, recvbuf, count, datatype, op, comm, bytes);
+  }
+
+  MPI_Aint lb = 0, extent = 0;
+  PMPI_Type_get_extent(datatype, &lb, &extent);
+  const AllreduceCall call{sendbuf, recvbuf, count, datatype, op, extent, type_size};
+  switch (choice.algo) {
+    case MLA_ALGO_LANE: rc = RunLane(call, *topo, choice); break;
+    case MLA_ALGO_HIER: rc = RunHier(call, *topo, choice); break;
+    case MLA_ALGO_SPLIT: rc = RunSplit(call, *topo, choice); break;
+    default: return Passthrough(sendbuf, recvbuf, count, datatype, op, comm, bytes);
+  }
+  if (rc == MPI_SUCCESS) CountDone(choice.algo, bytes);
+  return rc;
+}
+
+}  // namespace
+}  // namespace mla
+
+extern "C" {
+
+int mla_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return mla::Allreduce(sendbuf, recvbuf, count, datatype, op, comm, nullptr);
+}
+
+int mla_allreduce_with(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                       MPI_Comm comm, const mla_choice* choice) {
+  mla_choice passthrough{MLA_ALGO_PASSTHROUGH, 0, 0};
+  return mla::Allreduce(sendbuf, recvbuf, count, datatype, op, comm, choice ? choice : &passthrough);
+}
+
+int mla_call_supported(MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char** reason) {
+  const char* why = mla::UnsupportedReason(datatype, op, comm);
+  if (reason != nullptr) *reason = why ? why : "";
+  return why == nullptr;
+}
+
+int mla_comm_layout(MPI_Comm comm, mla_layout* layout) {
+  int inter = 0;
+  if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return MPI_ERR_COMM;
+  const mla::Topology* topo = nullptr;
+  int rc = mla::GetTopology(comm, &topo);
+  if (rc != MPI_SUCCESS) return rc;
+  layout->size = topo->size;
+  layout->nodes = topo->num_nodes;
+  layout->ranks_per_node = topo->node_size;
+  layout->ranks_per_gpu = topo->ppg;
+  layout->node_rank = topo->node_rank;
+  layout->regular = topo->regular ? 1 : 0;
+  return MPI_SUCCESS;
+}
+
+void mla_get_stats(mla_stats* stats) {
+  if (stats != nullptr) *stats = mla::StatsSnapshot();
+}
+
+void mla_reset_stats(void) { mla::ResetStats(); }
+
+int mla_enabled(void) { return mla::Enabled() ? 1 : 0; }
+
+const char* mla_version(void) { return MLA_VERSION_STRING; }
+
+}  // extern "C"

@@ -1,0 +1,118 @@
+/*
+ * mlallreduce.h: the public C interface of libmlallreduce.
+ *
+ * Most programs never include this header: injecting libmlallreduce.so with
+ * LD_PRELOAD makes every MPI_Allreduce of an unchanged program go through the
+ * library, which picks an algorithm from the profile in its environment (see
+ * docs/variables.md and docs/profile-format.md).  Programs that want to call
+ * the library directly, choose an algorithm per call (benchmarks, the tuner's
+ * probes) or read its counters (tests, reports) use the functions below.
+ *
+ * Every function is safe to call from several threads at once when MPI was
+ * initialised with MPI_THREAD_MULTIPLE, as long as concurrent collective calls
+ * use different communicators (the MPI rule).
+ */
+#ifndef MLALLREDUCE_H_
+#define MLALLREDUCE_H_
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define MLA_API __attribute__((visibility("default")))
+#else
+#define MLA_API
+#endif
+
+/* Version of the library and of its profile format.  A profile made by
+ * another library version is still read if its format version matches. */
+#define MLA_VERSION_STRING "0.1.0"
+#define MLA_PROFILE_FORMAT_VERSION 1
+
+/* The allreduce algorithms (docs/algorithms.md defines each). */
+typedef enum mla_algo {
+  MLA_ALGO_PASSTHROUGH = 0, /* PMPI_Allreduce on the caller's communicator */
+  MLA_ALGO_LANE = 1,        /* reduce-scatter in node, allreduce per lane, allgather in node */
+  MLA_ALGO_HIER = 2,        /* reduce to node leader, allreduce of leaders, broadcast in node */
+  MLA_ALGO_SPLIT = 3,       /* reduce-scatter in GPU group, allreduce per slice index, allgather */
+  MLA_ALGO_COUNT = 4
+} mla_algo;
+
+/* How one call is to be run: an algorithm and its parameters. */
+typedef struct mla_choice {
+  mla_algo algo;
+  int lanes;           /* lane: how many ranks of each node drive lanes; 0 = all */
+  uint64_t chunk_bytes; /* largest piece of the message handled per step; 0 = whole */
+} mla_choice;
+
+/* The library's own counters, per process, since start or the last reset. */
+typedef struct mla_stats {
+  uint64_t calls;                        /* MPI_Allreduce/mla_allreduce* calls seen */
+  uint64_t calls_by_algo[MLA_ALGO_COUNT]; /* calls completed by each algorithm */
+  uint64_t bytes_by_algo[MLA_ALGO_COUNT]; /* message bytes (count x type size) per algorithm */
+  uint64_t unsupported;  /* calls a multilane algorithm was chosen for but that went to
+                            PMPI_Allreduce (datatype, op, communicator or layout) */
+} mla_stats;
+
+/* The layout the library sees for a communicator. */
+typedef struct mla_layout {
+  int size;          /* ranks in the communicator */
+  int nodes;         /* (virtual) nodes; 0 when the layout is irregular */
+  int ranks_per_node;/* ranks on this rank's node */
+  int ranks_per_gpu; /* ranks sharing one GPU (MULTILANE_RANKS_PER_GPU on hosts without GPUs) */
+  int node_rank;     /* this rank's index within its node (its lane) */
+  int regular;       /* 1 when every node holds the same number of ranks */
+} mla_layout;
+
+/* Same contract as MPI_Allreduce.  Decides like the interposed MPI_Allreduce:
+ * the algorithm comes from MULTILANE_ALGO or the profile, else PMPI_Allreduce. */
+MLA_API int mla_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                  MPI_Op op, MPI_Comm comm);
+
+/* Same contract as MPI_Allreduce, run with the given choice whatever the
+ * environment says.  Calls the algorithm cannot handle (see mla_call_supported)
+ * go to PMPI_Allreduce and count as unsupported.  Every rank must pass the
+ * same choice. */
+MLA_API int mla_allreduce_with(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm, const mla_choice *choice);
+
+/* Returns 1 when a multilane algorithm can run this (datatype, op, comm)
+ * combination, 0 when the call would go to PMPI_Allreduce.  When reason is not
+ * NULL it receives a static string saying why not (or "" when supported). */
+MLA_API int mla_call_supported(MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char **reason);
+
+/* Fills *layout for comm.  Collective over comm on the first call for a
+ * communicator (it builds and caches the node and lane communicators).
+ * Returns MPI_SUCCESS or an MPI error code. */
+MLA_API int mla_comm_layout(MPI_Comm comm, mla_layout *layout);
+
+/* Copies this process's counters into *stats. */
+MLA_API void mla_get_stats(mla_stats *stats);
+
+/* Sets this process's counters to zero. */
+MLA_API void mla_reset_stats(void);
+
+/* Returns "passthrough", "lane", "hier", "split", or "unknown". */
+MLA_API const char *mla_algo_name(mla_algo algo);
+
+/* Parses an algorithm name; returns 1 and sets *algo on success, else 0. */
+MLA_API int mla_algo_from_name(const char *name, mla_algo *algo);
+
+/* Returns 1 when the library runs multilane algorithms in this process, 0 when
+ * a bad variable or profile (or an inconsistent environment across ranks) made
+ * it pass every call to the system MPI. */
+MLA_API int mla_enabled(void);
+
+/* Returns MLA_VERSION_STRING of the loaded library. */
+MLA_API const char *mla_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MLALLREDUCE_H_ */

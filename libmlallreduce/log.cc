@@ -1,0 +1,41 @@
+#include "log.h"
+
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <set>
+
+namespace mla {
+namespace {
+std::atomic<int> g_world_rank{0};
+std::mutex g_mutex;
+std::set<std::string>& Seen() {
+  static auto* seen = new std::set<std::string>();  // never destroyed: used at exit
+  return *seen;
+}
+}  // namespace
+
+void SetWorldRank(int rank) { g_world_rank.store(rank); }
+int WorldRank() { return g_world_rank.load(); }
+
+void WarnOnce(const std::string& message) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!Seen().insert(message).second) return;
+  if (WorldRank() != 0) return;
+  std::fprintf(stderr, "multilane: warning: %s\n", message.c_str());
+  std::fflush(stderr);
+}
+
+void Info(const std::string& message) {
+  if (WorldRank() != 0) return;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  std::fprintf(stderr, "multilane: %s\n", message.c_str());
+  std::fflush(stderr);
+}
+
+int DistinctWarnings() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return static_cast<int>(Seen().size());
+}
+
+}  // namespace mla

@@ -1,0 +1,29 @@
+// log.h: the library's messages on stderr, prefixed "multilane: ".
+#ifndef MLA_LOG_H_
+#define MLA_LOG_H_
+
+#include <string>
+
+namespace mla {
+
+// Sets the process's rank in MPI_COMM_WORLD once MPI is up; before that every
+// process counts as rank 0.  Thread-safe.
+void SetWorldRank(int rank);
+
+// Returns the rank set by SetWorldRank, or 0.
+int WorldRank();
+
+// Prints "multilane: warning: MESSAGE" once per distinct message per process,
+// and only on world rank 0, so a job sees each problem once.  Thread-safe.
+void WarnOnce(const std::string& message);
+
+// Prints "multilane: MESSAGE" on world rank 0.  Thread-safe.
+void Info(const std::string& message);
+
+// Number of warnings WarnOnce has printed or suppressed as duplicates
+// (distinct messages), for tests.
+int DistinctWarnings();
+
+}  // namespace mla
+
+#endif  // MLA_LOG_H_

@@ -1,0 +1,235 @@
+#include "profile.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <sstream>
+
+namespace mla {
+namespace {
+
+constexpr std::string_view kHeader = "multilane-profile";
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> SplitWords(std::string_view s) {
+  std::vector<std::string_view> words;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    size_t j = i;
+    while (j < s.size() && !std::isspace(static_cast<unsigned char>(s[j]))) ++j;
+    if (j > i) words.push_back(s.substr(i, j - i));
+    i = j;
+  }
+  return words;
+}
+
+bool ParseInt(std::string_view s, int lo, int hi, int* out) {
+  if (s.empty() || s.size() > 9) return false;
+  int v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  if (v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}
+
+bool ParseDouble(std::string_view s, double* out) {
+  std::string copy(s);
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(copy.c_str(), &end);
+  if (copy.empty() || *end != '\0' || errno != 0 || !(v >= 0)) return false;
+  *out = v;
+  return true;
+}
+
+std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+}  // namespace
+
+const char* MemKindName(MemKind kind) { return kind == MemKind::kHost ? "host" : "device"; }
+
+bool ParseByteSize(std::string_view text, uint64_t* out) {
+  size_t i = 0;
+  uint64_t v = 0;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+    uint64_t d = static_cast<uint64_t>(text[i] - '0');
+    if (v > (UINT64_MAX - d) / 10) return false;
+    v = v * 10 + d;
+    ++i;
+  }
+  if (i == 0) return false;
+  std::string suffix;
+  for (; i < text.size(); ++i) suffix += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
+  int shift;
+  if (suffix.empty() || suffix == "b") shift = 0;
+  else if (suffix == "k" || suffix == "kib") shift = 10;
+  else if (suffix == "m" || suffix == "mib") shift = 20;
+  else if (suffix == "g" || suffix == "gib") shift = 30;
+  else if (suffix == "t" || suffix == "tib") shift = 40;
+  else return false;
+  if (shift > 0 && v > (UINT64_MAX >> shift)) return false;
+  *out = v << shift;
+  return true;
+}
+
+std::string FormatByteSize(uint64_t bytes) {
+  static const char* kSuffix[] = {"", "K", "M", "G", "T"};
+  int i = 0;
+  while (i < 4 && bytes != 0 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++i;
+  }
+  return std::to_string(bytes) + kSuffix[i];
+}
+
+bool Profile::Parse(std::string_view text, std::string* error) {
+  std::vector<ProfileEntry> entries;
+  std::map<std::string, std::string> metadata;
+  bool seen_header = false;
+  int entry_no = 0;
+  auto fail = [&](const std::string& msg) {
+    *error = "entry " + std::to_string(entry_no) + ": " + msg;
+    return false;
+  };
+
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find_first_of("\n;", pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view raw = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++entry_no;
+    size_t hash = raw.find('#');
+    if (hash != std::string_view::npos) raw = raw.substr(0, hash);
+    raw = Trim(raw);
+    if (raw.empty()) {
+      if (end == text.size()) break;
+      continue;
+    }
+    std::vector<std::string_view> words = SplitWords(raw);
+    if (!seen_header) {
+      if (words[0] != kHeader) {
+        return fail("a profile must start with '" + std::string(kHeader) + " " +
+                    std::to_string(MLA_PROFILE_FORMAT_VERSION) + "', found " + Quote(words[0]));
+      }
+      int version = 0;
+      if (words.size() < 2 || !ParseInt(words[1], 0, 1000000, &version)) {
+        return fail("the header needs a format version: '" + std::string(kHeader) + " " +
+                    std::to_string(MLA_PROFILE_FORMAT_VERSION) + "'");
+      }
+      if (version != MLA_PROFILE_FORMAT_VERSION) {
+        return fail("format version " + std::to_string(version) + " is not supported (this library reads version " +
+                    std::to_string(MLA_PROFILE_FORMAT_VERSION) + "); re-tune with this library's multilane");
+      }
+      for (size_t i = 2; i < words.size(); ++i) {
+        size_t eq = words[i].find('=');
+        if (eq == std::string_view::npos || eq == 0) {
+          return fail("header metadata must be key=value, found " + Quote(words[i]));
+        }
+        metadata[std::string(words[i].substr(0, eq))] = std::string(words[i].substr(eq + 1));
+      }
+      seen_header = true;
+      if (end == text.size()) break;
+      continue;
+    }
+
+    if (words.size() < 4) {
+      return fail("expected 'MEMORY FROM TO ALGORITHM [key=value...]', found " + Quote(raw));
+    }
+    ProfileEntry e;
+    e.line = entry_no;
+    if (words[0] == "host") e.kind = MemKind::kHost;
+    else if (words[0] == "device") e.kind = MemKind::kDevice;
+    else return fail("unknown memory kind " + Quote(words[0]) + " (expected host or device)");
+    if (!ParseByteSize(words[1], &e.min_bytes)) {
+      return fail("bad size " + Quote(words[1]) + " (expected bytes with an optional K, M, G suffix)");
+    }
+    if (words[2] == "inf" || words[2] == "-") {
+      e.max_bytes = UINT64_MAX;
+    } else if (!ParseByteSize(words[2], &e.max_bytes)) {
+      return fail("bad size " + Quote(words[2]) + " (expected bytes with an optional K, M, G suffix, or inf)");
+    }
+    if (e.max_bytes <= e.min_bytes) {
+      return fail("empty size range " + std::string(words[1]) + " to " + std::string(words[2]) +
+                  " (TO must be above FROM)");
+    }
+    std::string algo_name(words[3]);
+    if (!mla_algo_from_name(algo_name.c_str(), &e.choice.algo)) {
+      return fail("unknown algorithm " + Quote(words[3]) + " (expected passthrough, lane, hier or split)");
+    }
+    for (size_t i = 4; i < words.size(); ++i) {
+      size_t eq = words[i].find('=');
+      if (eq == std::string_view::npos) return fail("expected key=value, found " + Quote(words[i]));
+      std::string_view key = words[i].substr(0, eq), value = words[i].substr(eq + 1);
+      if (key == "lanes") {
+        if (!ParseInt(value, 1, 1 << 20, &e.choice.lanes)) return fail("lanes must be a positive integer, found " + Quote(value));
+      } else if (key == "chunk") {
+        if (!ParseByteSize(value, &e.choice.chunk_bytes)) return fail("chunk must be a byte size such as 4M, found " + Quote(value));
+      } else if (key == "ppg") {
+        if (!ParseInt(value, 1, 1 << 20, &e.ppg)) return fail("ppg must be a positive integer, found " + Quote(value));
+      } else if (key == "time_us") {
+        if (!ParseDouble(value, &e.time_us)) return fail("time_us must be a non-negative number, found " + Quote(value));
+      } else if (key == "mpi_time_us") {
+        if (!ParseDouble(value, &e.mpi_time_us)) return fail("mpi_time_us must be a non-negative number, found " + Quote(value));
+      } else {
+        return fail("unknown key " + Quote(key) + " (known: lanes, chunk, ppg, time_us, mpi_time_us)");
+      }
+    }
+    for (const ProfileEntry& other : entries) {
+      if (other.kind == e.kind && other.ppg == e.ppg && e.min_bytes < other.max_bytes &&
+          other.min_bytes < e.max_bytes) {
+        return fail("size range overlaps entry " + std::to_string(other.line) + " for the same memory kind and ppg");
+      }
+    }
+    entries.push_back(e);
+    if (end == text.size()) break;
+  }
+  if (!seen_header) {
+    entry_no = 1;
+    return fail("empty profile: a profile starts with '" + std::string(kHeader) + " " +
+                std::to_string(MLA_PROFILE_FORMAT_VERSION) + "'");
+  }
+  entries_ = std::move(entries);
+  metadata_ = std::move(metadata);
+  return true;
+}
+
+const ProfileEntry* Profile::Lookup(MemKind kind, uint64_t bytes, int ppg) const {
+  const ProfileEntry* any_layout = nullptr;
+  for (const ProfileEntry& e : entries_) {
+    if (e.kind != kind || bytes < e.min_bytes || bytes >= e.max_bytes) continue;
+    if (e.ppg == ppg) return &e;
+    if (e.ppg == 0 && any_layout == nullptr) any_layout = &e;
+  }
+  return any_layout;
+}
+
+std::string Profile::ToString() const {
+  std::ostringstream out;
+  out << kHeader << ' ' << MLA_PROFILE_FORMAT_VERSION;
+  for (const auto& [key, value] : metadata_) out << ' ' << key << '=' << value;
+  out << '\n';
+  for (const ProfileEntry& e : entries_) {
+    out << MemKindName(e.kind) << ' ' << FormatByteSize(e.min_bytes) << ' '
+        << (e.max_bytes == UINT64_MAX ? std::string("inf") : FormatByteSize(e.max_bytes)) << ' '
+        << mla_algo_name(e.choice.algo);
+    if (e.choice.lanes > 0) out << " lanes=" << e.choice.lanes;
+    if (e.choice.chunk_bytes > 0) out << " chunk=" << FormatByteSize(e.choice.chunk_bytes);
+    if (e.ppg > 0) out << " ppg=" << e.ppg;
+    if (e.time_us >= 0) out << " time_us=" << e.time_us;
+    if (e.mpi_time_us >= 0) out << " mpi_time_us=" << e.mpi_time_us;
+    out << '\n';
+  }
+  return out.str();
+}
+
+}  // namespace mla

@@ -1,0 +1,72 @@
+// profile.h: the profile, a table of message-size bins x memory kind ->
+// algorithm and parameters, in the text format of docs/profile-format.md.
+// Pure C++: no MPI, so it is unit-tested on its own.
+#ifndef MLA_PROFILE_H_
+#define MLA_PROFILE_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mlallreduce.h"
+
+namespace mla {
+
+enum class MemKind { kHost = 0, kDevice = 1 };
+
+// Returns "host" or "device".
+const char* MemKindName(MemKind kind);
+
+// One line of a profile: calls of `kind` memory whose message size in bytes
+// lies in [min_bytes, max_bytes) run `choice`.  ppg > 0 restricts the line to
+// jobs that run ppg ranks per GPU; 0 means any layout.
+struct ProfileEntry {
+  MemKind kind = MemKind::kHost;
+  uint64_t min_bytes = 0;
+  uint64_t max_bytes = UINT64_MAX;  // exclusive; UINT64_MAX = no upper bound
+  int ppg = 0;
+  mla_choice choice{MLA_ALGO_PASSTHROUGH, 0, 0};
+  double time_us = -1;      // measured time of the winner, -1 when unknown
+  double mpi_time_us = -1;  // measured time of the system MPI, -1 when unknown
+  int line = 0;             // 1-based entry number in the text, for messages
+};
+
+class Profile {
+ public:
+  // Parses `text`.  On success returns true and replaces *this; on failure
+  // returns false, leaves *this unchanged and sets *error to a message that
+  // names the entry and the problem.
+  bool Parse(std::string_view text, std::string* error);
+
+  // Returns the entry for a call, or nullptr when no entry covers it (the
+  // call then goes to the system MPI).  An entry whose ppg equals `ppg` wins
+  // over one that holds for any layout.
+  const ProfileEntry* Lookup(MemKind kind, uint64_t bytes, int ppg) const;
+
+  // Renders the profile in the canonical text form, one entry per line; Parse
+  // of the result gives the same profile.
+  std::string ToString() const;
+
+  const std::vector<ProfileEntry>& entries() const { return entries_; }
+  // key=value pairs of the header line (node_type=..., tuned_at=...).
+  const std::map<std::string, std::string>& metadata() const { return metadata_; }
+  bool empty() const { return entries_.empty(); }
+
+ private:
+  std::vector<ProfileEntry> entries_;
+  std::map<std::string, std::string> metadata_;
+};
+
+// Parses a byte count: digits with an optional binary suffix K, KiB, M, MiB,
+// G, GiB, T, TiB (case-insensitive) or B.  "inf" is not accepted here.
+// Returns false on anything else, including overflow.
+bool ParseByteSize(std::string_view text, uint64_t* out);
+
+// Renders a byte count with the largest exact binary suffix: 65536 -> "64K".
+std::string FormatByteSize(uint64_t bytes);
+
+}  // namespace mla
+
+#endif  // MLA_PROFILE_H_

@@ -1,0 +1,146 @@
+#include "profile.h"
+
+#include <gtest/gtest.h>
+
+namespace mla {
+namespace {
+
+TEST(ByteSize, ParsesSuffixes) {
+  uint64_t v = 0;
+  EXPECT_TRUE(ParseByteSize("0", &v)); EXPECT_EQ(v, 0u);
+  EXPECT_TRUE(ParseByteSize("4096", &v)); EXPECT_EQ(v, 4096u);
+  EXPECT_TRUE(ParseByteSize("64K", &v)); EXPECT_EQ(v, 65536u);
+  EXPECT_TRUE(ParseByteSize("64KiB", &v)); EXPECT_EQ(v, 65536u);
+  EXPECT_TRUE(ParseByteSize("2m", &v)); EXPECT_EQ(v, 2u << 20);
+  EXPECT_TRUE(ParseByteSize("1G", &v)); EXPECT_EQ(v, 1u << 30);
+  EXPECT_TRUE(ParseByteSize("3GiB", &v)); EXPECT_EQ(v, 3ull << 30);
+  EXPECT_TRUE(ParseByteSize("12B", &v)); EXPECT_EQ(v, 12u);
+}
+
+TEST(ByteSize, RejectsGarbageAndOverflow) {
+  uint64_t v = 7;
+  for (const char* bad : {"", "K", "-1", "1.5M", "12 K", "4KB", "1X", "99999999999999999999", "20000000000T"}) {
+    EXPECT_FALSE(ParseByteSize(bad, &v)) << bad;
+  }
+  EXPECT_EQ(v, 7u);
+}
+
+TEST(ByteSize, FormatsWithLargestExactSuffix) {
+  EXPECT_EQ(FormatByteSize(0), "0");
+  EXPECT_EQ(FormatByteSize(1000), "1000");
+  EXPECT_EQ(FormatByteSize(65536), "64K");
+  EXPECT_EQ(FormatByteSize(3u << 20), "3M");
+  EXPECT_EQ(FormatByteSize(1ull << 30), "1G");
+  EXPECT_EQ(FormatByteSize((1ull << 30) + 1024), "1048577K");
+}
+
+TEST(Profile, ParsesMultiLineText) {
+  Profile p;
+  std::string error;
+  ASSERT_TRUE(p.Parse("# tuned on node type abc\n"
+                      "multilane-profile 1 node_type=abc\n"
+                      "host 0 64K passthrough\n"
+                      "host 64K 4M hier   # leaders\n"
+                      "host 4M inf lane lanes=2 chunk=1M time_us=812.5 mpi_time_us=1304\n"
+                      "device 0 - split ppg=4\n",
+                      &error))
+      << error;
+  ASSERT_EQ(p.entries().size(), 4u);
+  EXPECT_EQ(p.metadata().at("node_type"), "abc");
+  const ProfileEntry& lane = p.entries()[2];
+  EXPECT_EQ(lane.choice.algo, MLA_ALGO_LANE);
+  EXPECT_EQ(lane.choice.lanes, 2);
+  EXPECT_EQ(lane.choice.chunk_bytes, 1u << 20);
+  EXPECT_DOUBLE_EQ(lane.time_us, 812.5);
+  EXPECT_DOUBLE_EQ(lane.mpi_time_us, 1304);
+  EXPECT_EQ(lane.max_bytes, UINT64_MAX);
+  EXPECT_EQ(p.entries()[3].kind, MemKind::kDevice);
+  EXPECT_EQ(p.entries()[3].ppg, 4);
+}
+
+TEST(Profile, ParsesOneLineFormForTheEnvironment) {
+  Profile p;
+  std::string error;
+  ASSERT_TRUE(p.Parse("multilane-profile 1; host 0 128K passthrough; host 128K inf lane", &error)) << error;
+  ASSERT_EQ(p.entries().size(), 2u);
+  EXPECT_EQ(p.entries()[1].min_bytes, 128u * 1024);
+}
+
+TEST(Profile, LookupFindsTheBinAndPrefersMatchingPpg) {
+  Profile p;
+  std::string error;
+  ASSERT_TRUE(p.Parse("multilane-profile 1\n"
+                      "host 0 1M hier\n"
+                      "host 1M inf lane\n"
+                      "host 1M inf split ppg=2\n",
+                      &error))
+      << error;
+  EXPECT_EQ(p.Lookup(MemKind::kHost, 0, 1)->choice.algo, MLA_ALGO_HIER);
+  EXPECT_EQ(p.Lookup(MemKind::kHost, (1 << 20) - 1, 1)->choice.algo, MLA_ALGO_HIER);
+  EXPECT_EQ(p.Lookup(MemKind::kHost, 1 << 20, 1)->choice.algo, MLA_ALGO_LANE);
+  EXPECT_EQ(p.Lookup(MemKind::kHost, 1 << 20, 2)->choice.algo, MLA_ALGO_SPLIT);
+  EXPECT_EQ(p.Lookup(MemKind::kHost, 1 << 20, 4)->choice.algo, MLA_ALGO_LANE);
+  EXPECT_EQ(p.Lookup(MemKind::kDevice, 1 << 20, 1), nullptr);
+}
+
+TEST(Profile, GapsAreMisses) {
+  Profile p;
+  std::string error;
+  ASSERT_TRUE(p.Parse("multilane-profile 1\nhost 1K 2K lane\n", &error)) << error;
+  EXPECT_EQ(p.Lookup(MemKind::kHost, 512, 1), nullptr);
+  EXPECT_NE(p.Lookup(MemKind::kHost, 1024, 1), nullptr);
+  EXPECT_EQ(p.Lookup(MemKind::kHost, 2048, 1), nullptr);
+}
+
+TEST(Profile, RoundTripsThroughToString) {
+  Profile p, q;
+  std::string error;
+  ASSERT_TRUE(p.Parse("multilane-profile 1 a=b\nhost 0 64K passthrough\nhost 64K inf lane lanes=3 chunk=2M ppg=2 "
+                      "time_us=10 mpi_time_us=20\n",
+                      &error))
+      << error;
+  ASSERT_TRUE(q.Parse(p.ToString(), &error)) << error;
+  EXPECT_EQ(p.ToString(), q.ToString());
+}
+
+struct BadProfile {
+  const char* text;
+  const char* expect;  // substring of the error
+};
+
+class ProfileErrors : public testing::TestWithParam<BadProfile> {};
+
+TEST_P(ProfileErrors, NamesTheProblem) {
+  Profile p;
+  std::string error;
+  ASSERT_TRUE(p.Parse("multilane-profile 1\nhost 0 inf lane\n", &error)) << error;
+  EXPECT_FALSE(p.Parse(GetParam().text, &error));
+  EXPECT_NE(error.find(GetParam().expect), std::string::npos) << "error was: " << error;
+  // A failed parse leaves the previous profile in place.
+  ASSERT_EQ(p.entries().size(), 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, ProfileErrors,
+    testing::Values(BadProfile{"", "empty profile"}, BadProfile{"# only a comment\n", "empty profile"},
+                    BadProfile{"host 0 inf lane", "must start with 'multilane-profile 1'"},
+                    BadProfile{"multilane-profile", "needs a format version"},
+                    BadProfile{"multilane-profile 2", "format version 2 is not supported"},
+                    BadProfile{"multilane-profile 1 junk", "header metadata must be key=value"},
+                    BadProfile{"multilane-profile 1\nhost 0 inf", "expected 'MEMORY FROM TO ALGORITHM"},
+                    BadProfile{"multilane-profile 1\ngpu 0 inf lane", "unknown memory kind 'gpu'"},
+                    BadProfile{"multilane-profile 1\nhost x inf lane", "bad size 'x'"},
+                    BadProfile{"multilane-profile 1\nhost 0 4Q lane", "bad size '4Q'"},
+                    BadProfile{"multilane-profile 1\nhost 4M 1M lane", "TO must be above FROM"},
+                    BadProfile{"multilane-profile 1\nhost 0 inf ring", "unknown algorithm 'ring'"},
+                    BadProfile{"multilane-profile 1\nhost 0 inf lane lanes=0", "lanes must be a positive integer"},
+                    BadProfile{"multilane-profile 1\nhost 0 inf lane chunk=big", "chunk must be a byte size"},
+                    BadProfile{"multilane-profile 1\nhost 0 inf lane ppg=-1", "ppg must be a positive integer"},
+                    BadProfile{"multilane-profile 1\nhost 0 inf lane time_us=fast", "time_us must be"},
+                    BadProfile{"multilane-profile 1\nhost 0 inf lane colour=red", "unknown key 'colour'"},
+                    BadProfile{"multilane-profile 1\nhost 0 inf lane lanes", "expected key=value"},
+                    BadProfile{"multilane-profile 1\nhost 0 2M lane\nhost 1M inf hier", "overlaps entry 2"},
+                    BadProfile{"multilane-profile 1;host 0 2M lane;host 1M inf hier", "entry 3: size range overlaps"}));
+
+}  // namespace
+}  // namespace mla

@@ -1,0 +1,123 @@
+#include "topology.h"
+
+#include <mutex>
+
+#include "runtime.h"
+
+namespace mla {
+namespace {
+
+int g_keyval = MPI_KEYVAL_INVALID;
+std::once_flag g_keyval_once;
+
+void FreeComm(MPI_Comm* c) {
+  if (*c != MPI_COMM_NULL) PMPI_Comm_free(c);
+}
+
+void FreeTopology(Topology* t) {
+  FreeComm(&t->slice);
+  FreeComm(&t->gpu_group);
+  FreeComm(&t->lane);
+  FreeComm(&t->node);
+  delete t;
+}
+
+// Called by MPI when the communicator carrying the topology is freed.
+int DeleteTopology(MPI_Comm, int, void* value, void*) {
+  FreeTopology(static_cast<Topology*>(value));
+  return MPI_SUCCESS;
+}
+
+int Build(MPI_Comm comm, Topology* t) {
+  int rc;
+  PMPI_Comm_size(comm, &t->size);
+  PMPI_Comm_rank(comm, &t->rank);
+  const Config& config = CurrentConfig();
+
+  // Node: ranks sharing memory, cut into virtual nodes when asked.
+  MPI_Comm shared = MPI_COMM_NULL;
+  if ((rc = PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, t->rank, MPI_INFO_NULL, &shared)) != MPI_SUCCESS) return rc;
+  if (config.ranks_per_node > 0) {
+    int shared_rank = 0;
+    PMPI_Comm_rank(shared, &shared_rank);
+    rc = PMPI_Comm_split(shared, shared_rank / config.ranks_per_node, shared_rank, &t->node);
+    PMPI_Comm_free(&shared);
+    if (rc != MPI_SUCCESS) return rc;
+  } else {
+    t->node = shared;
+  }
+  PMPI_Comm_rank(t->node, &t->node_rank);
+  PMPI_Comm_size(t->node, &t->node_size);
+
+  // Regular when every node has the same size: {max, -min} in one call.
+  int sizes[2] = {t->node_size, -t->node_size};
+  if ((rc = PMPI_Allreduce(MPI_IN_PLACE, sizes, 2, MPI_INT, MPI_MAX, comm)) != MPI_SUCCESS) return rc;
+  const int max_size = sizes[0], min_size = -sizes[1];
+  t->regular = (min_size == max_size);
+  t->num_nodes = t->regular ? t->size / t->node_size : 0;
+  if (!t->regular) {
+    t->irregular_reason = "nodes of different sizes (" + std::to_string(min_size) + " to " +
+                          std::to_string(max_size) + " ranks)";
+  }
+
+  // Lane: same node-local index on every node.
+  if ((rc = PMPI_Comm_split(comm, t->node_rank, t->rank, &t->lane)) != MPI_SUCCESS) return rc;
+
+  // GPU groups: consecutive node ranks share a GPU.
+  t->ppg = config.ranks_per_gpu > 0 ? config.ranks_per_gpu : 1;
+  t->gpu_rank = t->node_rank % t->ppg;
+  if ((rc = PMPI_Comm_split(t->node, t->node_rank / t->ppg, t->node_rank, &t->gpu_group)) != MPI_SUCCESS) return rc;
+  if ((rc = PMPI_Comm_split(comm, t->gpu_rank, t->rank, &t->slice)) != MPI_SUCCESS) return rc;
+  t->gpus_regular = t->regular && t->node_size % t->ppg == 0;
+  if (t->regular && !t->gpus_regular) {
+    t->irregular_reason = std::to_string(t->ppg) + " ranks per GPU do not divide nodes of " +
+                          std::to_string(t->node_size) + " ranks";
+  }
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+void InitTopologyCache() {
+  std::call_once(g_keyval_once, [] {
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, DeleteTopology, &g_keyval, nullptr);
+  });
+}
+
+int GetTopology(MPI_Comm comm, const Topology** out) {
+  InitTopologyCache();
+  void* value = nullptr;
+  int found = 0;
+  int rc = PMPI_Comm_get_attr(comm, g_keyval, &value, &found);
+  if (rc != MPI_SUCCESS) return rc;
+  if (found) {
+    *out = static_cast<Topology*>(value);
+    return MPI_SUCCESS;
+  }
+  auto* t = new Topology();
+  rc = Build(comm, t);
+  if (rc != MPI_SUCCESS) {
+    FreeTopology(t);
+    return rc;
+  }
+  if ((rc = PMPI_Comm_set_attr(comm, g_keyval, t)) != MPI_SUCCESS) {
+    FreeTopology(t);
+    return rc;
+  }
+  *out = t;
+  return MPI_SUCCESS;
+}
+
+void ReleaseTopologyCache() {
+  if (g_keyval == MPI_KEYVAL_INVALID) return;
+  void* value = nullptr;
+  int found = 0;
+  // Deleting an attribute that is not there is an error under
+  // MPI_ERRORS_ARE_FATAL: look first.
+  if (PMPI_Comm_get_attr(MPI_COMM_WORLD, g_keyval, &value, &found) == MPI_SUCCESS && found) {
+    PMPI_Comm_delete_attr(MPI_COMM_WORLD, g_keyval);
+  }
+  PMPI_Comm_free_keyval(&g_keyval);
+}
+
+}  // namespace mla

@@ -1,0 +1,53 @@
+// topology.h: how the ranks of a communicator sit on nodes and GPUs, and the
+// sub-communicators the algorithms run on.  Built once per communicator on
+// first use, cached on it as an attribute and freed with it.
+#ifndef MLA_TOPOLOGY_H_
+#define MLA_TOPOLOGY_H_
+
+#include <mpi.h>
+
+#include <string>
+
+namespace mla {
+
+struct Topology {
+  int size = 0;  // ranks in the communicator
+  int rank = 0;
+  // node: the ranks of this rank's (virtual) node, in communicator order.
+  MPI_Comm node = MPI_COMM_NULL;
+  int node_rank = 0;
+  int node_size = 0;
+  int num_nodes = 0;  // size / node_size when regular
+  // lane: the ranks with this rank's node_rank on every node, in communicator order.
+  MPI_Comm lane = MPI_COMM_NULL;
+  // gpu_group: the ranks of this node that share this rank's GPU.
+  MPI_Comm gpu_group = MPI_COMM_NULL;
+  int ppg = 1;       // ranks per GPU
+  int gpu_rank = 0;  // index within the GPU group
+  // slice: the ranks with this rank's gpu_rank on every GPU of every node.
+  MPI_Comm slice = MPI_COMM_NULL;
+  // Every node holds the same number of ranks.
+  bool regular = false;
+  // Every GPU group holds ppg ranks (regular, and ppg divides node_size).
+  bool gpus_regular = false;
+  // Why the layout is irregular, for messages; empty when regular.
+  std::string irregular_reason;
+};
+
+// Creates the attribute key the cache uses.  Call once after MPI is up;
+// later calls do nothing.  Thread-safe.
+void InitTopologyCache();
+
+// Sets *out to the topology of `comm`, building it on first use; building is
+// collective over `comm`, so every rank must ask at the same call.  Returns
+// MPI_SUCCESS or the MPI error of the failed step.  `comm` must be an
+// intracommunicator.  The topology lives until `comm` is freed.
+int GetTopology(MPI_Comm comm, const Topology** out);
+
+// Frees the topology cached on MPI_COMM_WORLD and the attribute key; call
+// before PMPI_Finalize.
+void ReleaseTopologyCache();
+
+}  // namespace mla
+
+#endif  // MLA_TOPOLOGY_H_
