@@ -1,0 +1,8 @@
+# Sourced by the project's scripts: settings for running Open MPI here.
+# Open MPI refuses root unless told; CI and the developers' machines run as root.
+export OMPI_ALLOW_RUN_AS_ROOT=1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# More ranks than cores is how the tests and virtual nodes run on small machines.
+export OMPI_MCA_rmaps_base_oversubscribe=1
+# Keep Open MPI quiet about missing high-speed interconnects on a plain host.
+export OMPI_MCA_btl_base_warn_component_unused=0
