@@ -22,3 +22,23 @@ extern "C" int mla_algo_from_name(const char* name, mla_algo* algo) {
   }
   return 0;
 }
+
+namespace {
+const char* const kTransports[MLA_TRANSPORT_COUNT] = {"auto", "mpi", "nccl"};
+}
+
+extern "C" const char* mla_transport_name(mla_transport transport) {
+  if (transport < 0 || transport >= MLA_TRANSPORT_COUNT) return "unknown";
+  return kTransports[transport];
+}
+
+extern "C" int mla_transport_from_name(const char* name, mla_transport* transport) {
+  if (name == nullptr) return 0;
+  for (int i = 0; i < MLA_TRANSPORT_COUNT; ++i) {
+    if (std::strcmp(name, kTransports[i]) == 0) {
+      if (transport != nullptr) *transport = static_cast<mla_transport>(i);
+      return 1;
+    }
+  }
+  return 0;
+}

@@ -40,6 +40,7 @@ std::string Config::Summary() const {
     out << ", algorithm " << mla_algo_name(forced.algo);
     if (forced.lanes > 0) out << " lanes=" << forced.lanes;
     if (forced.chunk_bytes > 0) out << " chunk=" << FormatByteSize(forced.chunk_bytes);
+    if (forced.transport != MLA_TRANSPORT_AUTO) out << " transport=" << mla_transport_name(forced.transport);
   } else if (!profile_source.empty()) {
     out << ", profile from " << profile_source << " (" << profile.entries().size() << " entries)";
   } else {
@@ -65,6 +66,10 @@ Config LoadConfig(const EnvLookup& env) {
   const std::string algo = get("MULTILANE_ALGO");
   const std::string lanes = get("MULTILANE_LANES");
   const std::string chunk = get("MULTILANE_CHUNK");
+  const std::string transport = get("MULTILANE_TRANSPORT");
+  if (!transport.empty() && !mla_transport_from_name(transport.c_str(), &c.forced.transport)) {
+    problem("MULTILANE_TRANSPORT='" + transport + "' is not a transport: use auto, mpi or nccl");
+  }
   if (!algo.empty() && algo != "auto") {
     if (mla_algo_from_name(algo.c_str(), &c.forced.algo)) {
       c.has_forced = true;

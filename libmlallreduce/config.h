@@ -16,10 +16,10 @@ namespace mla {
 struct Config {
   // False when any variable was bad: every call then goes to the system MPI.
   bool enabled = true;
-  // MULTILANE_ALGO (with MULTILANE_LANES, MULTILANE_CHUNK): one choice for
+  // MULTILANE_ALGO (with MULTILANE_LANES, MULTILANE_CHUNK, MULTILANE_TRANSPORT): one choice for
   // every call, overriding the profile.
   bool has_forced = false;
-  mla_choice forced{MLA_ALGO_PASSTHROUGH, 0, 0};
+  mla_choice forced{MLA_ALGO_PASSTHROUGH, 0, 0, MLA_TRANSPORT_AUTO};
   // MULTILANE_PROFILE or the file named by MULTILANE_PROFILE_FILE.
   Profile profile;
   std::string profile_source;  // "MULTILANE_PROFILE", "MULTILANE_PROFILE_FILE=path" or ""

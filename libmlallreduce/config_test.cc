@@ -32,7 +32,8 @@ TEST(Config, ReadsEveryVariable) {
                    {"MULTILANE_RANKS_PER_NODE", "4"},
                    {"MULTILANE_RANKS_PER_GPU", "2"},
                    {"MULTILANE_STATS", "1"},
-                   {"MULTILANE_VERBOSE", "1"}});
+                   {"MULTILANE_VERBOSE", "1"},
+                   {"MULTILANE_TRANSPORT", "nccl"}});
   ASSERT_TRUE(c.enabled) << (c.problems.empty() ? "" : c.problems[0]);
   EXPECT_TRUE(c.has_forced);
   EXPECT_EQ(c.forced.algo, MLA_ALGO_LANE);
@@ -42,6 +43,7 @@ TEST(Config, ReadsEveryVariable) {
   EXPECT_EQ(c.ranks_per_gpu, 2);
   EXPECT_TRUE(c.stats);
   EXPECT_EQ(c.verbose, 1);
+  EXPECT_EQ(c.forced.transport, MLA_TRANSPORT_NCCL);
 }
 
 TEST(Config, AutoMeansTheProfile) {
@@ -73,7 +75,7 @@ INSTANTIATE_TEST_SUITE_P(All, ConfigErrors,
                                          BadVariable{"MULTILANE_RANKS_PER_NODE", "-2"},
                                          BadVariable{"MULTILANE_RANKS_PER_GPU", "x"},
                                          BadVariable{"MULTILANE_STATS", "maybe"},
-                                         BadVariable{"MULTILANE_VERBOSE", "loud"},
+                                         BadVariable{"MULTILANE_VERBOSE", "loud"}, BadVariable{"MULTILANE_TRANSPORT", "ib"},
                                          BadVariable{"MULTILANE_PROFILE", "host 0 inf lane"},
                                          BadVariable{"MULTILANE_PROFILE_FILE", "/nonexistent/profile.txt"}));
 

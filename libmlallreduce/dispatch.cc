@@ -38,7 +38,7 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
     return Passthrough(sendbuf, recvbuf, count, datatype, op, comm, bytes);
   }
 
-  mla_choice choice{MLA_ALGO_PASSTHROUGH, 0, 0};
+  mla_choice choice{MLA_ALGO_PASSTHROUGH, 0, 0, MLA_TRANSPORT_AUTO};
   const Config& config = CurrentConfig();
   int ppg = config.ranks_per_gpu > 0 ? config.ranks_per_gpu : 1;
   if (forced != nullptr) {
@@ -93,7 +93,7 @@ int mla_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
 
 int mla_allreduce_with(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                        MPI_Comm comm, const mla_choice* choice) {
-  mla_choice passthrough{MLA_ALGO_PASSTHROUGH, 0, 0};
+  mla_choice passthrough{MLA_ALGO_PASSTHROUGH, 0, 0, MLA_TRANSPORT_AUTO};
   return mla::Allreduce(sendbuf, recvbuf, count, datatype, op, comm, choice ? choice : &passthrough);
 }
 

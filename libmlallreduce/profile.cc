@@ -174,6 +174,10 @@ bool Profile::Parse(std::string_view text, std::string* error) {
         if (!ParseInt(value, 1, 1 << 20, &e.choice.lanes)) return fail("lanes must be a positive integer, found " + Quote(value));
       } else if (key == "chunk") {
         if (!ParseByteSize(value, &e.choice.chunk_bytes)) return fail("chunk must be a byte size such as 4M, found " + Quote(value));
+      } else if (key == "transport") {
+        std::string name(value);
+        if (!mla_transport_from_name(name.c_str(), &e.choice.transport))
+          return fail("transport must be auto, mpi or nccl, found " + Quote(value));
       } else if (key == "ppg") {
         if (!ParseInt(value, 1, 1 << 20, &e.ppg)) return fail("ppg must be a positive integer, found " + Quote(value));
       } else if (key == "time_us") {
@@ -181,7 +185,7 @@ bool Profile::Parse(std::string_view text, std::string* error) {
       } else if (key == "mpi_time_us") {
         if (!ParseDouble(value, &e.mpi_time_us)) return fail("mpi_time_us must be a non-negative number, found " + Quote(value));
       } else {
-        return fail("unknown key " + Quote(key) + " (known: lanes, chunk, ppg, time_us, mpi_time_us)");
+        return fail("unknown key " + Quote(key) + " (known: lanes, chunk, transport, ppg, time_us, mpi_time_us)");
       }
     }
     for (const ProfileEntry& other : entries) {
@@ -224,6 +228,7 @@ std::string Profile::ToString() const {
         << mla_algo_name(e.choice.algo);
     if (e.choice.lanes > 0) out << " lanes=" << e.choice.lanes;
     if (e.choice.chunk_bytes > 0) out << " chunk=" << FormatByteSize(e.choice.chunk_bytes);
+    if (e.choice.transport != MLA_TRANSPORT_AUTO) out << " transport=" << mla_transport_name(e.choice.transport);
     if (e.ppg > 0) out << " ppg=" << e.ppg;
     if (e.time_us >= 0) out << " time_us=" << e.time_us;
     if (e.mpi_time_us >= 0) out << " mpi_time_us=" << e.mpi_time_us;

@@ -41,7 +41,7 @@ TEST(Profile, ParsesMultiLineText) {
                       "multilane-profile 1 node_type=abc\n"
                       "host 0 64K passthrough\n"
                       "host 64K 4M hier   # leaders\n"
-                      "host 4M inf lane lanes=2 chunk=1M time_us=812.5 mpi_time_us=1304\n"
+                      "host 4M inf lane lanes=2 chunk=1M transport=nccl time_us=812.5 mpi_time_us=1304\n"
                       "device 0 - split ppg=4\n",
                       &error))
       << error;
@@ -51,6 +51,7 @@ TEST(Profile, ParsesMultiLineText) {
   EXPECT_EQ(lane.choice.algo, MLA_ALGO_LANE);
   EXPECT_EQ(lane.choice.lanes, 2);
   EXPECT_EQ(lane.choice.chunk_bytes, 1u << 20);
+  EXPECT_EQ(lane.choice.transport, MLA_TRANSPORT_NCCL);
   EXPECT_DOUBLE_EQ(lane.time_us, 812.5);
   EXPECT_DOUBLE_EQ(lane.mpi_time_us, 1304);
   EXPECT_EQ(lane.max_bytes, UINT64_MAX);
@@ -95,7 +96,7 @@ TEST(Profile, GapsAreMisses) {
 TEST(Profile, RoundTripsThroughToString) {
   Profile p, q;
   std::string error;
-  ASSERT_TRUE(p.Parse("multilane-profile 1 a=b\nhost 0 64K passthrough\nhost 64K inf lane lanes=3 chunk=2M ppg=2 "
+  ASSERT_TRUE(p.Parse("multilane-profile 1 a=b\nhost 0 64K passthrough\nhost 64K inf lane lanes=3 chunk=2M transport=mpi ppg=2 "
                       "time_us=10 mpi_time_us=20\n",
                       &error))
       << error;
@@ -139,6 +140,7 @@ INSTANTIATE_TEST_SUITE_P(
                     BadProfile{"multilane-profile 1\nhost 0 inf lane time_us=fast", "time_us must be"},
                     BadProfile{"multilane-profile 1\nhost 0 inf lane colour=red", "unknown key 'colour'"},
                     BadProfile{"multilane-profile 1\nhost 0 inf lane lanes", "expected key=value"},
+                    BadProfile{"multilane-profile 1\nhost 0 inf lane transport=ib", "transport must be auto, mpi or nccl"},
                     BadProfile{"multilane-profile 1\nhost 0 2M lane\nhost 1M inf hier", "overlaps entry 2"},
                     BadProfile{"multilane-profile 1;host 0 2M lane;host 1M inf hier", "entry 3: size range overlaps"}));
 

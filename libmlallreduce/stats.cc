@@ -7,6 +7,7 @@ namespace mla {
 namespace {
 std::atomic<uint64_t> g_calls{0};
 std::atomic<uint64_t> g_unsupported{0};
+std::atomic<uint64_t> g_device_calls{0};
 std::atomic<uint64_t> g_calls_by_algo[MLA_ALGO_COUNT];
 std::atomic<uint64_t> g_bytes_by_algo[MLA_ALGO_COUNT];
 }  // namespace
@@ -19,12 +20,15 @@ void CountDone(mla_algo algo, uint64_t bytes) {
   g_bytes_by_algo[algo].fetch_add(bytes, std::memory_order_relaxed);
 }
 
+void CountDeviceCall() { g_device_calls.fetch_add(1, std::memory_order_relaxed); }
+
 void CountUnsupported() { g_unsupported.fetch_add(1, std::memory_order_relaxed); }
 
 mla_stats StatsSnapshot() {
   mla_stats s{};
   s.calls = g_calls.load(std::memory_order_relaxed);
   s.unsupported = g_unsupported.load(std::memory_order_relaxed);
+  s.device_calls = g_device_calls.load(std::memory_order_relaxed);
   for (int i = 0; i < MLA_ALGO_COUNT; ++i) {
     s.calls_by_algo[i] = g_calls_by_algo[i].load(std::memory_order_relaxed);
     s.bytes_by_algo[i] = g_bytes_by_algo[i].load(std::memory_order_relaxed);
@@ -35,6 +39,7 @@ mla_stats StatsSnapshot() {
 void ResetStats() {
   g_calls.store(0);
   g_unsupported.store(0);
+  g_device_calls.store(0);
   for (int i = 0; i < MLA_ALGO_COUNT; ++i) {
     g_calls_by_algo[i].store(0);
     g_bytes_by_algo[i].store(0);
@@ -49,7 +54,7 @@ std::string StatsLine(const mla_stats& s) {
     out << ' ' << mla_algo_name(static_cast<mla_algo>(i)) << '=' << s.calls_by_algo[i];
     bytes += s.bytes_by_algo[i];
   }
-  out << " unsupported=" << s.unsupported << " bytes=" << bytes;
+  out << " unsupported=" << s.unsupported << " device=" << s.device_calls << " bytes=" << bytes;
   return out.str();
 }
 

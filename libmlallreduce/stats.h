@@ -15,11 +15,13 @@ void CountCall();
 void CountDone(mla_algo algo, uint64_t bytes);
 // Counts a call that a multilane algorithm was chosen for but went to PMPI.
 void CountUnsupported();
+// Counts a call with device buffers.
+void CountDeviceCall();
 // Returns the counters as they are now.
 mla_stats StatsSnapshot();
 // Sets every counter to zero.
 void ResetStats();
-// "calls=N passthrough=N lane=N hier=N split=N unsupported=N bytes=N".
+// "calls=N passthrough=N lane=N hier=N split=N unsupported=N device=N bytes=N".
 std::string StatsLine(const mla_stats& stats);
 
 }  // namespace mla

@@ -43,11 +43,22 @@ typedef enum mla_algo {
   MLA_ALGO_COUNT = 4
 } mla_algo;
 
-/* How one call is to be run: an algorithm and its parameters. */
+/* How the step between nodes (lane) or GPUs (split) moves device buffers.
+ * Steps inside a node always use CUDA IPC; host buffers always use the system MPI. */
+typedef enum mla_transport {
+  MLA_TRANSPORT_AUTO = 0, /* NCCL when it is loaded and can run the call, else MPI */
+  MLA_TRANSPORT_MPI = 1,  /* host staging: pinned buffers, pipelined chunks, the system MPI */
+  MLA_TRANSPORT_NCCL = 2, /* NCCL, one communicator per lane (one rank per GPU in each) */
+  MLA_TRANSPORT_COUNT = 3
+} mla_transport;
+
+/* How one call is to be run: an algorithm and its parameters.  Zero-filled
+ * fields mean the defaults. */
 typedef struct mla_choice {
   mla_algo algo;
-  int lanes;           /* lane: how many ranks of each node drive lanes; 0 = all */
-  uint64_t chunk_bytes; /* largest piece of the message handled per step; 0 = whole */
+  int lanes;            /* lane: how many ranks of each node drive lanes; 0 = all */
+  uint64_t chunk_bytes; /* largest piece of the message handled per step; 0 = default */
+  mla_transport transport; /* device buffers: the transport between nodes or GPUs */
 } mla_choice;
 
 /* The library's own counters, per process, since start or the last reset. */
@@ -57,6 +68,7 @@ typedef struct mla_stats {
   uint64_t bytes_by_algo[MLA_ALGO_COUNT]; /* message bytes (count x type size) per algorithm */
   uint64_t unsupported;  /* calls a multilane algorithm was chosen for but that went to
                             PMPI_Allreduce (datatype, op, communicator or layout) */
+  uint64_t device_calls; /* calls with device (GPU) buffers, whatever ran them */
 } mla_stats;
 
 /* The layout the library sees for a communicator. */
@@ -96,6 +108,12 @@ MLA_API void mla_get_stats(mla_stats *stats);
 
 /* Sets this process's counters to zero. */
 MLA_API void mla_reset_stats(void);
+
+/* Returns "auto", "mpi", "nccl", or "unknown". */
+MLA_API const char *mla_transport_name(mla_transport transport);
+
+/* Parses a transport name; returns 1 and sets *transport on success, else 0. */
+MLA_API int mla_transport_from_name(const char *name, mla_transport *transport);
 
 /* Returns "passthrough", "lane", "hier", "split", or "unknown". */
 MLA_API const char *mla_algo_name(mla_algo algo);
