@@ -3,6 +3,7 @@
 
 #include "algorithms.h"
 #include "call_support.h"
+#include "device_loader.h"
 #include "log.h"
 #include "mlallreduce.h"
 #include "runtime.h"
@@ -32,53 +33,71 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
   CountCall();
   int type_size = 0;
   const uint64_t bytes = MessageBytes(count, datatype, &type_size);
-  // count, datatype, op and comm are equal on every rank (MPI's rule), so
-  // every branch below is taken alike on every rank.
-  if (count <= 0 || (forced == nullptr && !Enabled())) {
-    return Passthrough(sendbuf, recvbuf, count, datatype, op, comm, bytes);
-  }
+  // count, datatype, op and comm are equal on every rank (MPI's rule), and so
+  // are the buffer kinds for any program a CUDA-aware MPI would run, so every
+  // branch below is taken alike on every rank.
+  if (count <= 0) return Passthrough(sendbuf, recvbuf, count, datatype, op, comm, bytes);
+
+  const DeviceModule* device = DeviceModuleIfCudaInUse();
+  const int kinds = device != nullptr ? device->classify(sendbuf, recvbuf) : kBuffersHost;
+  if (kinds == kBuffersHost) device = nullptr;
+  else CountDeviceCall();
+  // The system MPI path: for device buffers, staged through host memory.
+  auto system_mpi = [&]() {
+    int rc = device != nullptr ? device->staged(sendbuf, recvbuf, count, datatype, op, comm)
+                               : PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    if (rc == MPI_SUCCESS) CountDone(MLA_ALGO_PASSTHROUGH, bytes);
+    return rc;
+  };
+  if (kinds == kBuffersMixed || (forced == nullptr && !Enabled())) return system_mpi();
 
   mla_choice choice{MLA_ALGO_PASSTHROUGH, 0, 0, MLA_TRANSPORT_AUTO};
   const Config& config = CurrentConfig();
-  int ppg = config.ranks_per_gpu > 0 ? config.ranks_per_gpu : 1;
+  const int ppg = config.ranks_per_gpu > 0 ? config.ranks_per_gpu : 1;
+  const MemKind kind = device != nullptr ? MemKind::kDevice : MemKind::kHost;
   if (forced != nullptr) {
     choice = *forced;
   } else if (config.has_forced) {
     choice = config.forced;
-  } else if (const ProfileEntry* entry = config.profile.Lookup(MemKind::kHost, bytes, ppg)) {
+  } else if (const ProfileEntry* entry = config.profile.Lookup(kind, bytes, ppg)) {
     choice = entry->choice;
   }
-  if (choice.algo == MLA_ALGO_PASSTHROUGH || choice.algo < 0 || choice.algo >= MLA_ALGO_COUNT) {
-    return Passthrough(sendbuf, recvbuf, count, datatype, op, comm, bytes);
-  }
+  if (choice.algo <= MLA_ALGO_PASSTHROUGH || choice.algo >= MLA_ALGO_COUNT) return system_mpi();
 
   if (UnsupportedReason(datatype, op, comm) != nullptr) {
     CountUnsupported();
-    return Passthrough(sendbuf, recvbuf, count, datatype, op, comm, bytes);
+    return system_mpi();
   }
   const Topology* topo = nullptr;
   int rc = GetTopology(comm, &topo);
   if (rc != MPI_SUCCESS) return rc;
-  const bool layout_ok = choice.algo == MLA_ALGO_SPLIT ? topo->gpus_regular : topo->regular;
+  // On device buffers the module checks GPU groups itself (from UUIDs).
+  const bool layout_ok =
+      (choice.algo == MLA_ALGO_SPLIT && device == nullptr) ? topo->gpus_regular : topo->regular;
   if (!layout_ok) {
     if (config.verbose > 0) {
       WarnOnce(std::string(mla_algo_name(choice.algo)) + " cannot run on a communicator with " +
                topo->irregular_reason + ": its calls go to the system MPI");
     }
     CountUnsupported();
-    return Passthrough(sendbuf, recvbuf, count, datatype, op, comm, bytes);
+    return system_mpi();
   }
 
   MPI_Aint lb = 0, extent = 0;
   PMPI_Type_get_extent(datatype, &lb, &extent);
   const AllreduceCall call{sendbuf, recvbuf, count, datatype, op, extent, type_size};
-  switch (choice.algo) {
-    case MLA_ALGO_LANE: rc = RunLane(call, *topo, choice); break;
-    case MLA_ALGO_HIER: rc = RunHier(call, *topo, choice); break;
-    case MLA_ALGO_SPLIT: rc = RunSplit(call, *topo, choice); break;
-    default: return Passthrough(sendbuf, recvbuf, count, datatype, op, comm, bytes);
+  mla_algo ran = choice.algo;
+  if (device != nullptr) {
+    rc = device->allreduce(&call, comm, topo, &choice, &ran);
+  } else {
+    switch (choice.algo) {
+      case MLA_ALGO_LANE: rc = RunLane(call, *topo, choice); break;
+      case MLA_ALGO_HIER: rc = RunHier(call, *topo, choice); break;
+      case MLA_ALGO_SPLIT: rc = RunSplit(call, *topo, choice); break;
+      default: return system_mpi();
+    }
   }
-  if (rc == MPI_SUCCESS) CountDone(choice.algo, bytes);
+  if (rc == MPI_SUCCESS) CountDone(ran, bytes);
   return rc;
 }
 
@@ -119,7 +138,11 @@ int mla_comm_layout(MPI_Comm comm, mla_layout* layout) {
 }
 
 void mla_get_stats(mla_stats* stats) {
-  if (stats != nullptr) *stats = mla::StatsSnapshot();
+  if (stats == nullptr) return;
+  *stats = mla::StatsSnapshot();
+  if (const mla::DeviceModule* device = mla::DeviceModuleIfCudaInUse()) {
+    device->ipc_stats(&stats->ipc_opened, &stats->ipc_hits);
+  }
 }
 
 void mla_reset_stats(void) { mla::ResetStats(); }

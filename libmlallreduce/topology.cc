@@ -15,6 +15,7 @@ void FreeComm(MPI_Comm* c) {
 }
 
 void FreeTopology(Topology* t) {
+  if (t->device_state != nullptr && t->free_device_state != nullptr) t->free_device_state(t->device_state);
   FreeComm(&t->slice);
   FreeComm(&t->gpu_group);
   FreeComm(&t->lane);

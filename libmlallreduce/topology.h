@@ -32,6 +32,10 @@ struct Topology {
   bool gpus_regular = false;
   // Why the layout is irregular, for messages; empty when regular.
   std::string irregular_reason;
+  // The CUDA module's state for this communicator (device_comm.h), made on
+  // the first call with device buffers and freed with the topology.
+  mutable void* device_state = nullptr;
+  mutable void (*free_device_state)(void*) = nullptr;
 };
 
 // Creates the attribute key the cache uses.  Call once after MPI is up;

@@ -69,6 +69,8 @@ typedef struct mla_stats {
   uint64_t unsupported;  /* calls a multilane algorithm was chosen for but that went to
                             PMPI_Allreduce (datatype, op, communicator or layout) */
   uint64_t device_calls; /* calls with device (GPU) buffers, whatever ran them */
+  uint64_t ipc_opened;   /* peer GPU allocations mapped with CUDA IPC (cache misses) */
+  uint64_t ipc_hits;     /* peer buffer lookups served by the IPC handle cache */
 } mla_stats;
 
 /* The layout the library sees for a communicator. */
@@ -94,8 +96,11 @@ MLA_API int mla_allreduce_with(const void *sendbuf, void *recvbuf, int count, MP
                        MPI_Op op, MPI_Comm comm, const mla_choice *choice);
 
 /* Returns 1 when a multilane algorithm can run this (datatype, op, comm)
- * combination, 0 when the call would go to PMPI_Allreduce.  When reason is not
- * NULL it receives a static string saying why not (or "" when supported). */
+ * combination, 0 when the call would go to PMPI_Allreduce whatever the
+ * layout.  The layout is a separate condition: on an irregular one
+ * (mla_comm_layout says regular = 0) every call goes to PMPI_Allreduce too.
+ * When reason is not NULL it receives a static string saying why not (or ""
+ * when supported). */
 MLA_API int mla_call_supported(MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char **reason);
 
 /* Fills *layout for comm.  Collective over comm on the first call for a

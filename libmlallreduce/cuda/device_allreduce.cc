@@ -1,0 +1,186 @@
+// device_allreduce.cc: lane, hier and split on device buffers.
+//
+// All three are one pattern over a group G of ranks that can map each
+// other's buffers with CUDA IPC (a node, or the ranks sharing a GPU) and a
+// cross communicator X linking the ranks that own the same block in every
+// group:
+//   1. the message is cut into |G| blocks (the first `active` non-empty); the
+//      owner of block b reads block b of every member's send buffer (peer
+//      GPUs over NVLink) and reduces it, in member order;
+//   2. when X has more than one rank, the owners allreduce their block over X
+//      (NCCL, or pinned host staging and the system MPI), all owners at once;
+//   3. the owner writes the result into block b of every member's receive
+//      buffer.
+// With no cross step, 1 and 3 are one kernel.  Each element is reduced once,
+// by one rank, so every rank receives the same bits.
+//
+// Synchronisation, correct under buffer reuse: every rank first waits for
+// its device (the application's writes to the send buffer are done), the
+// allgather of IPC handles is the entry barrier (every member's input is
+// ready and no member still reads its receive buffer from before), and a
+// barrier at the end tells every member that all writes into its receive
+// buffer and all reads of its send buffer are done.
+#include "device_allreduce.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "../partition.h"
+#include "cuda_util.h"
+#include "device_comm.h"
+#include "ipc_cache.h"
+#include "reduce_kernels.h"
+#include "staging.h"
+
+namespace mla {
+namespace cuda {
+namespace {
+
+struct Exchange {
+  ExportedBuffer send;
+  ExportedBuffer recv;
+};
+
+struct Plan {
+  MPI_Comm group = MPI_COMM_NULL;
+  int group_rank = 0;
+  int group_size = 0;
+  int active = 0;
+  MPI_Comm cross = MPI_COMM_NULL;
+  int cross_size = 1;
+  NcclLane* nccl = nullptr;  // for the cross step, or nullptr
+};
+
+int CrossStep(const Plan& plan, DeviceComm* dc, const AllreduceCall& call, DType type, DOp op, void* block,
+              size_t n, const mla_choice& choice) {
+  bool use_nccl = false;
+  if (choice.transport != MLA_TRANSPORT_MPI && plan.nccl != nullptr && NcclLane::Covers(type, op)) {
+    use_nccl = plan.nccl->Ready(plan.cross, dc->uuid);
+    if (!use_nccl && choice.transport == MLA_TRANSPORT_NCCL) {
+      Warn("transport nccl cannot run here (NCCL missing, or two ranks of a lane on one GPU): using MPI staging");
+    }
+  }
+  if (use_nccl) return plan.nccl->Allreduce(block, n, type, op, dc->stream);
+  return dc->staging.Allreduce(block, block, n, static_cast<size_t>(call.extent), call.datatype, call.op, plan.cross,
+                               choice.chunk_bytes, dc->stream);
+}
+
+int RunPlan(MPI_Comm comm, const Plan& plan, DeviceComm* dc, const AllreduceCall& call, DType type, DOp op,
+            const mla_choice& choice) {
+  const void* send = call.sendbuf == MPI_IN_PLACE ? call.recvbuf : call.sendbuf;
+  if (plan.group_size > kMaxBuffers) return MPI_ERR_INTERN;
+
+  // Inputs written by the application are complete before anyone reads them.
+  MLA_CUDA_TRY("cudaDeviceSynchronize", cudaDeviceSynchronize());
+
+  Exchange mine{};
+  ExportBuffer(send, &mine.send);
+  ExportBuffer(call.recvbuf, &mine.recv);
+  std::vector<Exchange> all(static_cast<size_t>(plan.group_size));
+  MLA_MPI_TRY(PMPI_Allgather(&mine, sizeof(Exchange), MPI_BYTE, all.data(), sizeof(Exchange), MPI_BYTE, plan.group));
+
+  // Map every member's buffers; every rank of the communicator must agree
+  // that all could be mapped, or all stage through the host.
+  std::vector<const char*> sends(plan.group_size);
+  std::vector<char*> recvs(plan.group_size);
+  int mapped = 1;
+  for (int r = 0; r < plan.group_size; ++r) {
+    if (r == plan.group_rank) {
+      sends[r] = static_cast<const char*>(send);
+      recvs[r] = static_cast<char*>(call.recvbuf);
+      continue;
+    }
+    cudaError_t err;
+    sends[r] = static_cast<const char*>(ImportBuffer(all[r].send, &err));
+    recvs[r] = static_cast<char*>(ImportBuffer(all[r].recv, &err));
+    if (sends[r] == nullptr || recvs[r] == nullptr) mapped = 0;
+  }
+  MLA_MPI_TRY(PMPI_Allreduce(MPI_IN_PLACE, &mapped, 1, MPI_INT, MPI_MIN, comm));
+  if (!mapped) {
+    Warn("device buffers could not be shared with CUDA IPC (memory not from cudaMalloc?): staging through the host");
+    return StagedAllreduce(call.sendbuf, call.recvbuf, call.count, call.datatype, call.op, comm);
+  }
+
+  const Partition p = BlockPartition(call.count, plan.group_size, plan.active);
+  const size_t n = static_cast<size_t>(p.counts[plan.group_rank]);
+  const size_t offset = static_cast<size_t>(p.displs[plan.group_rank]) * call.extent;
+  if (n > 0) {
+    BufferSet b;
+    b.nsrc = plan.group_size;
+    for (int r = 0; r < plan.group_size; ++r) b.src[r] = sends[r] + offset;
+    if (plan.cross_size > 1) {
+      b.ndst = 1;
+      b.dst[0] = recvs[plan.group_rank] + offset;
+      MLA_CUDA_TRY("reduce kernel", LaunchReduce(type, op, b, n, dc->stream));
+      MLA_MPI_TRY(CrossStep(plan, dc, call, type, op, recvs[plan.group_rank] + offset, n, choice));
+      BufferSet copy;
+      copy.nsrc = 1;
+      copy.src[0] = recvs[plan.group_rank] + offset;
+      for (int r = 0; r < plan.group_size; ++r)
+        if (r != plan.group_rank) copy.dst[copy.ndst++] = recvs[r] + offset;
+      if (copy.ndst > 0) MLA_CUDA_TRY("copy kernel", LaunchReduce(type, op, copy, n, dc->stream));
+    } else {
+      b.ndst = plan.group_size;
+      for (int r = 0; r < plan.group_size; ++r) b.dst[r] = recvs[r] + offset;
+      MLA_CUDA_TRY("reduce kernel", LaunchReduce(type, op, b, n, dc->stream));
+    }
+    MLA_CUDA_TRY("cudaStreamSynchronize", cudaStreamSynchronize(dc->stream));
+  }
+  return PMPI_Barrier(plan.group);
+}
+
+}  // namespace
+
+int DeviceAllreduce(const AllreduceCall& call, MPI_Comm comm, const Topology& topo, int device,
+                    const mla_choice& choice, mla_algo* ran) {
+  *ran = MLA_ALGO_PASSTHROUGH;
+  DType type;
+  DOp op;
+  if (!MapReduction(call.datatype, call.op, &type, &op)) {
+    return StagedAllreduce(call.sendbuf, call.recvbuf, call.count, call.datatype, call.op, comm);
+  }
+  MLA_CUDA_TRY("cudaSetDevice", cudaSetDevice(device));
+  DeviceComm* dc = nullptr;
+  MLA_MPI_TRY(GetDeviceComm(comm, topo, device, &dc));
+
+  Plan plan;
+  switch (choice.algo) {
+    case MLA_ALGO_LANE:
+    case MLA_ALGO_HIER:
+      plan.group = topo.node;
+      plan.group_rank = topo.node_rank;
+      plan.group_size = topo.node_size;
+      plan.active = choice.algo == MLA_ALGO_HIER ? 1
+                    : choice.lanes > 0          ? std::min(choice.lanes, topo.node_size)
+                                                : topo.node_size;
+      plan.cross = topo.lane;
+      plan.cross_size = topo.num_nodes;
+      plan.nccl = &dc->lane_nccl;
+      break;
+    case MLA_ALGO_SPLIT:
+      if (!dc->gpus_regular) {
+        if (Verbose()) Warn("split cannot run on a communicator with " + dc->irregular_reason + ": staging through the host");
+        return StagedAllreduce(call.sendbuf, call.recvbuf, call.count, call.datatype, call.op, comm);
+      }
+      plan.group = dc->gpu_group;
+      plan.group_rank = dc->gpu_rank;
+      plan.group_size = dc->ppg;
+      plan.active = dc->ppg;
+      plan.cross = dc->slice;
+      plan.cross_size = dc->slice_size;
+      plan.nccl = &dc->slice_nccl;
+      break;
+    default:
+      return StagedAllreduce(call.sendbuf, call.recvbuf, call.count, call.datatype, call.op, comm);
+  }
+  if (plan.group_size > kMaxBuffers) {
+    Warn("more than " + std::to_string(kMaxBuffers) + " ranks in one IPC group: staging through the host");
+    return StagedAllreduce(call.sendbuf, call.recvbuf, call.count, call.datatype, call.op, comm);
+  }
+  int rc = RunPlan(comm, plan, dc, call, type, op, choice);
+  if (rc == MPI_SUCCESS) *ran = choice.algo;
+  return rc;
+}
+
+}  // namespace cuda
+}  // namespace mla

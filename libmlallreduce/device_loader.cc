@@ -1,0 +1,69 @@
+#include "device_loader.h"
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <mutex>
+#include <string>
+
+#include "log.h"
+#include "runtime.h"
+
+namespace mla {
+namespace {
+
+std::atomic<const DeviceModule*> g_module{nullptr};
+std::atomic<bool> g_given_up{false};
+std::mutex g_mutex;
+
+void WarnFromModule(const char* message) { WarnOnce(message); }
+
+std::string ModulePath() {
+  Dl_info info;
+  std::string dir = ".";
+  if (dladdr(reinterpret_cast<void*>(&DeviceModuleIfCudaInUse), &info) != 0 && info.dli_fname != nullptr) {
+    std::string self = info.dli_fname;
+    size_t slash = self.rfind('/');
+    if (slash != std::string::npos) dir = self.substr(0, slash);
+  }
+  return dir + "/libmlallreduce_cuda.so";
+}
+
+}  // namespace
+
+const DeviceModule* DeviceModuleIfCudaInUse() {
+  if (const DeviceModule* m = g_module.load(std::memory_order_acquire)) return m;
+  if (g_given_up.load(std::memory_order_relaxed)) return nullptr;
+  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (driver == nullptr) return nullptr;
+  dlclose(driver);
+
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (const DeviceModule* m = g_module.load()) return m;
+  if (g_given_up.load()) return nullptr;
+  const std::string path = ModulePath();
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    WarnOnce("this process uses CUDA but the CUDA module " + path + " cannot be loaded (" + (why ? why : "?") +
+             "): device buffers go to the system MPI; build multilane with CUDA (nvcc) to use them");
+    g_given_up.store(true);
+    return nullptr;
+  }
+  using Init = const DeviceModule* (*)(const HostServices*);
+  auto init = reinterpret_cast<Init>(dlsym(handle, "mla_device_module_init"));
+  static HostServices services;
+  services.warn_once = WarnFromModule;
+  services.verbose = CurrentConfig().verbose;
+  const DeviceModule* m = init != nullptr ? init(&services) : nullptr;
+  if (m == nullptr || m->abi != kDeviceModuleAbi) {
+    WarnOnce(m == nullptr ? "the CUDA module found no usable GPU: device buffers go to the system MPI"
+                          : "the CUDA module " + path + " is from another multilane build: reinstall multilane");
+    g_given_up.store(true);
+    return nullptr;
+  }
+  g_module.store(m, std::memory_order_release);
+  return m;
+}
+
+}  // namespace mla
