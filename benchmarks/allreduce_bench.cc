@@ -1,0 +1,902 @@
+// allreduce_bench.cc: mlallreduce_bench, the allreduce benchmark of multilane.
+//
+// For each message size it times the system MPI (PMPI_Allreduce, the "mpi"
+// baseline) and each requested libmlallreduce algorithm side by side, checks
+// the results, and prints one row per (size, algorithm) in the style of
+// nccl-tests.  docs/benchmark.md describes the options and the columns.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "json_writer.h"
+#include "memkind.h"
+#include "mlallreduce.h"
+#include "options.h"
+#include "validate.h"
+
+extern char **environ;
+
+namespace mlabench {
+namespace {
+
+// Everything the benchmark's own communication uses goes through PMPI_* or
+// calls the library does not intercept, so that the library's counters and
+// decisions see only the measured calls.
+const MPI_Comm kComm = MPI_COMM_WORLD;
+
+// What the run knows about itself (the output header and the JSON metadata).
+struct RunInfo {
+  int rank = 0;
+  int nranks = 1;
+  int local_rank = 0;                 // rank on its physical host
+  mla_layout layout{};
+  bool layout_ok = false;
+  int hosts = 1;                      // physical hosts (MPI_COMM_TYPE_SHARED)
+  std::string host_ranges;            // "a (ranks 0-3), b (ranks 4-7)", rank 0 only
+  std::string mpi_version;            // first line of MPI_Get_library_version
+  std::string hostname;
+  std::string date;                   // UTC, ISO 8601
+  std::string command_line;
+  std::vector<std::string> argv;
+  std::vector<std::pair<std::string, std::string>> variables;  // MULTILANE_*, sorted
+  bool variables_consistent = true;
+  bool library_enabled = false;
+  std::string library_version;
+  bool supported = false;             // mla_call_supported for (type, op, comm)
+  std::string unsupported_reason;
+  std::string memory;                 // MemKind::describe()
+};
+
+// One row of the table.
+struct Row {
+  uint64_t bytes = 0;
+  uint64_t count = 0;
+  std::string algo;
+  int iters = 0;
+  int warmup = 0;
+  double time_us = 0;
+  double algbw = 0;
+  double busbw = 0;
+  bool checked = false;
+  uint64_t wrong = 0;
+  bool has_vs_mpi = false;
+  double vs_mpi = 0;
+  std::string ran_as;        // what the library's counters say ran
+  uint64_t calls = 0;        // calls the library counted (checked + warm-up + timed)
+  uint64_t unsupported = 0;  // of which went to PMPI_Allreduce as unsupported
+};
+
+std::string shell_quote(const std::string &s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                        "0123456789_-+=/.,:@%") == std::string::npos)
+    return s;
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
+  }
+  return out + "'";
+}
+
+std::string utc_now() {
+  time_t now = time(nullptr);
+  struct tm tm_utc;
+  gmtime_r(&now, &tm_utc);
+  char buf[32];
+  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm_utc);
+  return buf;
+}
+
+std::string first_line(const char *s) {
+  std::string line(s, strcspn(s, "\r\n"));
+  while (!line.empty() && (line.back() == ' ' || line.back() == ',')) line.pop_back();
+  return line;
+}
+
+std::vector<std::pair<std::string, std::string>> multilane_variables() {
+  std::vector<std::pair<std::string, std::string>> vars;
+  for (char **e = environ; e && *e; ++e) {
+    if (strncmp(*e, "MULTILANE_", 10) != 0) continue;
+    const char *eq = strchr(*e, '=');
+    if (!eq) continue;
+    vars.emplace_back(std::string(*e, eq - *e), std::string(eq + 1));
+  }
+  std::sort(vars.begin(), vars.end());
+  return vars;
+}
+
+// Same value on every rank of comm?
+bool same_on_all_ranks(uint64_t v, MPI_Comm comm = kComm) {
+  uint64_t in[2] = {v, ~v}, out[2];
+  PMPI_Allreduce(in, out, 2, MPI_UINT64_T, MPI_MAX, comm);
+  return out[0] == ~out[1];  // max == min
+}
+
+// Broadcasts bytes from rank 0 in pieces that fit an int count.
+void bcast_bytes(void *p, size_t bytes, MPI_Comm comm = kComm) {
+  const size_t kPiece = size_t{1} << 30;
+  for (size_t off = 0; off < bytes; off += kPiece) {
+    size_t n = std::min(kPiece, bytes - off);
+    MPI_Bcast(static_cast<char *>(p) + off, static_cast<int>(n), MPI_BYTE, 0, comm);
+  }
+}
+
+// Size and rank of a communicator that may be MPI_COMM_NULL (1 and 0 then).
+int comm_size(MPI_Comm comm) {
+  int n = 1;
+  if (comm != MPI_COMM_NULL) MPI_Comm_size(comm, &n);
+  return n;
+}
+int comm_rank(MPI_Comm comm) {
+  int r = 0;
+  if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &r);
+  return r;
+}
+
+// Hostnames of all ranks as "host (ranks a-b), ..." (rank 0 gets the text).
+std::string gather_host_ranges(const RunInfo &info, int *hosts) {
+  const int kLen = 256;
+  char mine[kLen] = {0};
+  snprintf(mine, kLen, "%s", info.hostname.c_str());
+  std::vector<char> all(info.rank == 0 ? static_cast<size_t>(kLen) * info.nranks : 1);
+  MPI_Gather(mine, kLen, MPI_CHAR, all.data(), kLen, MPI_CHAR, 0, kComm);
+
+  int leader = info.local_rank == 0, nleaders = 0;
+  PMPI_Allreduce(&leader, &nleaders, 1, MPI_INT, MPI_SUM, kComm);
+  *hosts = nleaders;
+
+  if (info.rank != 0) return "";
+  std::string text;
+  int start = 0;
+  for (int r = 1; r <= info.nranks; ++r) {
+    if (r < info.nranks && strcmp(&all[r * kLen], &all[start * kLen]) == 0) continue;
+    if (!text.empty()) text += ", ";
+    text += &all[start * kLen];
+    text += r - 1 == start ? " (rank " + std::to_string(start) + ")"
+                           : " (ranks " + std::to_string(start) + "-" + std::to_string(r - 1) + ")";
+    start = r;
+  }
+  return text;
+}
+
+int local_rank_of(int rank) {
+  MPI_Comm shared;
+  MPI_Comm_split_type(kComm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared);
+  int local = 0;
+  MPI_Comm_rank(shared, &local);
+  MPI_Comm_free(&shared);
+  return local;
+}
+
+// The benchmark's buffers and the host view of them.
+struct Buffers {
+  MemKind *kind = nullptr;
+  std::unique_ptr<Buffer> send, recv;
+  std::vector<unsigned char> stage;  // only when the kind is not host-accessible
+
+  // A host pointer to the first bytes of buf (staged when needed; valid until
+  // the next call).
+  const void *host_view(const Buffer &buf, size_t bytes) {
+    if (kind->host_accessible()) return buf.get();
+    kind->to_host(stage.data(), buf.get(), bytes);
+    return stage.data();
+  }
+
+  void fill_send(const Reference &ref, size_t count, size_t bytes) {
+    if (kind->host_accessible()) {
+      ref.fill(send->get(), count);
+    } else {
+      ref.fill(stage.data(), count);
+      kind->to_device(send->get(), stage.data(), bytes);
+    }
+  }
+};
+
+// The measured call for one algorithm.
+struct Caller {
+  AlgoSpec spec;
+  mla_choice choice{};
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  MPI_Op op = MPI_OP_NULL;
+  DataType dtype = DataType::kFloat;
+  RedOp redop = RedOp::kSum;
+  MemKind *kind = nullptr;
+  MPI_Comm per_gpu = MPI_COMM_NULL;  // one rank per GPU, for mpi-1pg and nccl
+  mutable std::string why;           // why a call failed, when the kind knows
+
+  // Whether this rank takes part in the call (mpi-1pg and nccl: GPU leaders).
+  bool participates() const {
+    if (spec.kind == AlgoSpec::Kind::kMpiPerGpu || spec.kind == AlgoSpec::Kind::kNccl)
+      return per_gpu != MPI_COMM_NULL;
+    return true;
+  }
+
+  int operator()(const void *send, void *recv, int count) const {
+    switch (spec.kind) {
+      case AlgoSpec::Kind::kMpi: return kind->system_allreduce(send, recv, count, type, op, kComm);
+      case AlgoSpec::Kind::kAuto: return mla_allreduce(send, recv, count, type, op, kComm);
+      case AlgoSpec::Kind::kMpiPerGpu: return kind->system_allreduce(send, recv, count, type, op, per_gpu);
+      case AlgoSpec::Kind::kNccl: return kind->nccl_allreduce(send, recv, count, dtype, redop, per_gpu, &why);
+      case AlgoSpec::Kind::kLibrary: break;
+    }
+    return mla_allreduce_with(send, recv, count, type, op, kComm, &choice);
+  }
+};
+
+class Bench {
+ public:
+  Bench(const Options &opt, RunInfo &info, Buffers &bufs, MPI_Comm per_gpu)
+      : opt_(opt), info_(info), bufs_(bufs),
+        ref_(opt.type, opt.op, info.nranks, info.rank),
+        per_gpu_ref_(opt.type, opt.op, comm_size(per_gpu), comm_rank(per_gpu)),
+        per_gpu_(per_gpu),
+        esize_(type_size(opt.type)) {}
+
+  // Runs every size and algorithm, printing rows as each size completes.
+  // Returns the total number of wrong values (0 when unchecked).
+  uint64_t run();
+
+  const std::vector<Row> &rows() const { return rows_; }
+  const std::vector<std::string> &notes() const { return notes_; }
+
+ private:
+  Caller make_caller(const AlgoSpec &spec) const;
+  Row run_one(const AlgoSpec &spec, uint64_t count, int iters, int warmup);
+  uint64_t check_result(size_t count, const Reference &ref, MPI_Comm comm);
+  uint64_t check_send(size_t count, const Reference &ref);
+  void count_calls(const AlgoSpec &spec, const mla_stats &before, const mla_stats &after, Row *row);
+  void make_notes(size_t nsizes);
+  void print_group(size_t first);
+
+  const Options &opt_;
+  RunInfo &info_;
+  Buffers &bufs_;
+  Reference ref_;
+  Reference per_gpu_ref_;  // data and results of mpi-1pg and nccl (GPU leaders)
+  MPI_Comm per_gpu_;
+  size_t esize_;
+  std::vector<Row> rows_;
+  std::vector<std::string> notes_;
+};
+
+uint64_t Bench::check_result(size_t count, const Reference &ref, MPI_Comm comm) {
+  const size_t bytes = count * esize_;
+  const void *res = bufs_.host_view(*bufs_.recv, bytes);
+  if (same_on_all_ranks(hash_bytes(res, bytes), comm)) return ref.count_wrong(res, nullptr, count);
+  // The ranks disagree: compare each element with rank 0's result as well.
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::vector<unsigned char> rank0(bytes);
+  if (rank == 0) memcpy(rank0.data(), res, bytes);
+  bcast_bytes(rank0.data(), bytes, comm);
+  return ref.count_wrong(res, rank0.data(), count);
+}
+
+uint64_t Bench::check_send(size_t count, const Reference &ref) {
+  const size_t bytes = count * esize_;
+  uint64_t changed = ref.count_send_changed(bufs_.host_view(*bufs_.send, bytes), count);
+  if (changed) bufs_.fill_send(ref, count, bytes);  // keep later runs meaningful
+  return changed;
+}
+
+void Bench::count_calls(const AlgoSpec &spec, const mla_stats &before, const mla_stats &after,
+                        Row *row) {
+  if (spec.kind == AlgoSpec::Kind::kMpi || spec.kind == AlgoSpec::Kind::kMpiPerGpu ||
+      spec.kind == AlgoSpec::Kind::kNccl) {
+    row->ran_as = spec.name;
+    return;
+  }
+  row->calls = after.calls - before.calls;
+  row->unsupported = after.unsupported - before.unsupported;
+  std::string ran;
+  for (int a = 0; a < MLA_ALGO_COUNT; ++a) {
+    uint64_t n = after.calls_by_algo[a] - before.calls_by_algo[a];
+    if (n == 0) continue;
+    if (!ran.empty()) ran += "+";
+    ran += mla_algo_name(static_cast<mla_algo>(a));
+    if (n != row->calls) ran += "(" + std::to_string(n) + ")";
+  }
+  row->ran_as = ran.empty() ? "?" : ran;
+}
+
+namespace {
+std::string size_list(const std::vector<uint64_t> &sizes, size_t nsizes) {
+  if (sizes.size() == nsizes) return "at every size";
+  std::string text = "at";
+  for (size_t i = 0; i < sizes.size(); ++i) text += (i ? ", " : " ") + std::to_string(sizes[i]);
+  return text + " B";
+}
+}  // namespace
+
+void Bench::make_notes(size_t nsizes) {
+  for (const AlgoSpec &spec : opt_.algos) {
+    if (spec.kind == AlgoSpec::Kind::kMpi || spec.kind == AlgoSpec::Kind::kMpiPerGpu ||
+        spec.kind == AlgoSpec::Kind::kNccl)
+      continue;
+    std::vector<uint64_t> all_unsupported, uncounted;
+    std::string auto_line;
+    std::string last_choice;
+    uint64_t first = 0, last = 0;
+    auto flush_auto = [&]() {
+      if (last_choice.empty()) return;
+      auto_line += (auto_line.empty() ? "" : ", ") + last_choice + " (" + std::to_string(first) +
+                   (first == last ? "" : " .. " + std::to_string(last)) + " B)";
+    };
+    for (const Row &r : rows_) {
+      if (r.algo != spec.name) continue;
+      const std::string where = spec.name + " at " + std::to_string(r.bytes) + " B: ";
+      if (r.calls == 0) {
+        uncounted.push_back(r.bytes);
+      } else if (spec.kind == AlgoSpec::Kind::kAuto) {
+        if (r.ran_as != last_choice) {
+          flush_auto();
+          last_choice = r.ran_as;
+          first = r.bytes;
+        }
+        last = r.bytes;
+      } else if (r.unsupported == r.calls) {
+        all_unsupported.push_back(r.bytes);
+      } else if (r.unsupported > 0) {
+        notes_.push_back(where + std::to_string(r.unsupported) + " of " + std::to_string(r.calls) +
+                         " calls went to PMPI_Allreduce as unsupported");
+      } else if (r.ran_as != spec.name) {
+        notes_.push_back(where + "the library's counters say it ran as " + r.ran_as);
+      }
+    }
+    flush_auto();
+    if (!auto_line.empty()) notes_.push_back("auto ran: " + auto_line);
+    if (!all_unsupported.empty())
+      notes_.push_back(spec.name + ": every call went to PMPI_Allreduce as unsupported " +
+                       size_list(all_unsupported, nsizes) +
+                       (info_.unsupported_reason.empty() ? "" : " (" + info_.unsupported_reason + ")"));
+    if (!uncounted.empty())
+      notes_.push_back(spec.name + ": mla_get_stats counted no calls " + size_list(uncounted, nsizes));
+  }
+}
+
+Caller Bench::make_caller(const AlgoSpec &spec) const {
+  Caller call;
+  call.spec = spec;
+  call.choice.algo = spec.algo;
+  call.choice.lanes = opt_.lanes;
+  call.choice.chunk_bytes = opt_.chunk_bytes;
+  call.choice.transport = spec.transport;
+  call.type = mpi_datatype(opt_.type);
+  call.op = mpi_op(opt_.op);
+  call.dtype = opt_.type;
+  call.redop = opt_.op;
+  call.kind = bufs_.kind;
+  call.per_gpu = per_gpu_;
+  return call;
+}
+
+Row Bench::run_one(const AlgoSpec &spec, uint64_t count, int iters, int warmup) {
+  const Caller call = make_caller(spec);
+  // mpi-1pg and nccl run on one rank per GPU, with their own data; the other
+  // ranks wait at the barriers.
+  const bool per_gpu_row = spec.kind == AlgoSpec::Kind::kMpiPerGpu || spec.kind == AlgoSpec::Kind::kNccl;
+  const bool active = call.participates();
+  const Reference &ref = per_gpu_row ? per_gpu_ref_ : ref_;
+  const MPI_Comm comm = per_gpu_row ? (active ? per_gpu_ : MPI_COMM_SELF) : kComm;
+  const int comm_ranks = per_gpu_row ? comm_size(per_gpu_) : info_.nranks;
+
+  const size_t bytes = count * esize_;
+  const int n = static_cast<int>(count);
+  MemKind *kind = bufs_.kind;
+  void *send = bufs_.send->get();
+  void *recv = bufs_.recv->get();
+
+  Row row;
+  row.bytes = bytes;
+  row.count = count;
+  row.algo = spec.name;
+  row.iters = iters;
+  row.warmup = warmup;
+  row.checked = opt_.check;
+
+  mla_stats before, after;
+  mla_get_stats(&before);
+  uint64_t wrong = 0;
+  int failed_calls = 0;
+  if (per_gpu_row && active) bufs_.fill_send(ref, count, bytes);
+
+  // One checked call, outside the timed loop; its time sizes the batch (-T).
+  double t_checked = 0;
+  if (active) {
+    kind->set_bytes(recv, kPoisonByte, bytes);
+    kind->synchronize();
+    double t = MPI_Wtime();
+    failed_calls += call(send, recv, n) != MPI_SUCCESS;
+    kind->synchronize();
+    t_checked = MPI_Wtime() - t;
+    if (opt_.check) {
+      wrong += check_result(count, ref, comm);
+      wrong += check_send(count, ref);
+    }
+  }
+  if (opt_.batch_seconds > 0) {
+    double t_max = 0;
+    PMPI_Allreduce(&t_checked, &t_max, 1, MPI_DOUBLE, MPI_MAX, kComm);
+    if (t_max > 0) {
+      const double fit = opt_.batch_seconds / t_max;
+      if (fit < iters) iters = std::max(3, static_cast<int>(fit));
+      warmup = std::min(warmup, std::max(1, iters / 10));
+    }
+    row.iters = iters;
+    row.warmup = warmup;
+  }
+
+  // Warm-up, then one timed batch.
+  if (active) {
+    kind->set_bytes(recv, kPoisonByte, bytes);
+    for (int i = 0; i < warmup; ++i) failed_calls += call(send, recv, n) != MPI_SUCCESS;
+    kind->synchronize();
+  }
+  MPI_Barrier(kComm);
+  double t0 = MPI_Wtime();
+  if (active) {
+    for (int i = 0; i < iters; ++i) failed_calls += call(send, recv, n) != MPI_SUCCESS;
+    kind->synchronize();
+  }
+  double t1 = MPI_Wtime();
+
+  mla_get_stats(&after);
+  double mean = active ? (t1 - t0) / iters : 0, max_mean = 0;
+  PMPI_Allreduce(&mean, &max_mean, 1, MPI_DOUBLE, MPI_MAX, kComm);
+
+  // The last timed result too.
+  if (opt_.check && active) {
+    wrong += check_result(count, ref, comm);
+    wrong += check_send(count, ref);
+  }
+  if (failed_calls) {
+    fprintf(stderr, "mlallreduce_bench: rank %d: %d calls of %s at %zu B returned an MPI error%s%s\n",
+            info_.rank, failed_calls, spec.name.c_str(), bytes, call.why.empty() ? "" : ": ",
+            call.why.c_str());
+    wrong += count;
+  }
+  uint64_t total_wrong = 0;
+  PMPI_Allreduce(&wrong, &total_wrong, 1, MPI_UINT64_T, MPI_SUM, kComm);
+  if (per_gpu_row && active) bufs_.fill_send(ref_, count, bytes);  // back to the run's data
+
+  row.time_us = max_mean * 1e6;
+  row.algbw = max_mean > 0 ? static_cast<double>(bytes) / max_mean / 1e9 : 0;
+  row.busbw = row.algbw * 2.0 * (comm_ranks - 1) / comm_ranks;
+  row.wrong = total_wrong;
+  count_calls(spec, before, after, &row);
+  return row;
+}
+
+void print_table_header() {
+  printf("#\n");
+  printf("#%11s %12s %7s %6s %12s %11s %8s %8s %7s %7s\n", "size", "count", "type", "redop", "algo",
+         "time_us", "algbw", "busbw", "#wrong", "vs_mpi");
+  printf("#%11s %12s %7s %6s %12s %11s %8s %8s %7s %7s\n", "(B)", "(elements)", "", "", "", "(us)",
+         "(GB/s)", "(GB/s)", "", "(x)");
+}
+
+void Bench::print_group(size_t first) {
+  // vs_mpi: busbw ratio to the mpi row of the same size (equal to the algbw
+  // ratio, which stays defined on one rank where busbw is 0).
+  const Row *mpi = nullptr;
+  for (size_t i = first; i < rows_.size(); ++i)
+    if (rows_[i].algo == "mpi") mpi = &rows_[i];
+  for (size_t i = first; i < rows_.size(); ++i) {
+    Row &r = rows_[i];
+    if (mpi && mpi->algbw > 0) {
+      r.has_vs_mpi = true;
+      r.vs_mpi = r.algbw / mpi->algbw;
+    }
+  }
+  if (info_.rank != 0) return;
+  for (size_t i = first; i < rows_.size(); ++i) {
+    const Row &r = rows_[i];
+    char wrong[32], vs[32];
+    if (r.checked)
+      snprintf(wrong, sizeof wrong, "%" PRIu64, r.wrong);
+    else
+      snprintf(wrong, sizeof wrong, "N/A");
+    if (r.has_vs_mpi)
+      snprintf(vs, sizeof vs, "%.2f", r.vs_mpi);
+    else
+      snprintf(vs, sizeof vs, "-");
+    printf("%12" PRIu64 " %12" PRIu64 " %7s %6s %12s %11.2f %8.3f %8.3f %7s %7s\n", r.bytes, r.count,
+           type_name(opt_.type), op_name(opt_.op), r.algo.c_str(), r.time_us, r.algbw, r.busbw, wrong,
+           vs);
+  }
+  fflush(stdout);
+}
+
+uint64_t Bench::run() {
+  std::vector<uint64_t> counts;
+  for (uint64_t size = opt_.min_bytes;; size *= opt_.factor) {
+    counts.push_back(size / esize_);
+    if (size > opt_.max_bytes / opt_.factor) break;
+  }
+
+  // A few untimed calls of every algorithm at the smallest and the largest
+  // size first, so that connection setup and the library's per-communicator
+  // set-up do not land in the first rows.
+  for (uint64_t count : {counts.front(), counts.back()}) {
+    bufs_.fill_send(ref_, count, count * esize_);
+    for (const AlgoSpec &spec : opt_.algos) {
+      Caller call = make_caller(spec);
+      if (!call.participates()) continue;
+      for (int i = 0; i < 2; ++i) call(bufs_.send->get(), bufs_.recv->get(), static_cast<int>(count));
+    }
+    bufs_.kind->synchronize();
+  }
+
+  uint64_t total_wrong = 0;
+  for (uint64_t count : counts) {
+    const uint64_t bytes = count * esize_;
+    const int iters = iters_for(opt_, bytes);
+    const int warmup = warmup_for(opt_, iters);
+    bufs_.fill_send(ref_, count, bytes);
+    size_t first = rows_.size();
+    for (const AlgoSpec &spec : opt_.algos) {
+      rows_.push_back(run_one(spec, count, iters, warmup));
+      total_wrong += rows_.back().wrong;
+    }
+    print_group(first);
+  }
+  make_notes(counts.size());
+  return total_wrong;
+}
+
+void print_header(const Options &opt, const RunInfo &info) {
+  printf("# mlallreduce_bench: multilane allreduce benchmark, libmlallreduce %s (%s)\n",
+         info.library_version.c_str(), info.library_enabled ? "enabled" : "DISABLED: passes every call to MPI");
+  printf("# command: %s\n", info.command_line.c_str());
+  printf("# date: %s  host: %s\n", info.date.c_str(), info.hostname.c_str());
+  printf("# MPI: %s\n", info.mpi_version.c_str());
+  if (info.layout_ok) {
+    printf("# layout: %d ranks, %d nodes, %d ranks per node, %d ranks per GPU%s\n", info.layout.size,
+           info.layout.nodes, info.layout.ranks_per_node, info.layout.ranks_per_gpu,
+           info.layout.regular ? "" : " (irregular)");
+  } else {
+    printf("# layout: %d ranks (mla_comm_layout failed)\n", info.nranks);
+  }
+  printf("# hosts: %d: %s\n", info.hosts, info.host_ranges.c_str());
+  if (info.variables.empty()) printf("# MULTILANE_* variables: none\n");
+  for (const auto &v : info.variables) printf("#   %s=%s\n", v.first.c_str(), v.second.c_str());
+  if (!info.variables_consistent)
+    printf("# WARNING: the MULTILANE_* variables differ across ranks (rank 0's are shown)\n");
+  std::string algos;
+  for (const AlgoSpec &a : opt.algos) algos += (algos.empty() ? "" : ",") + a.name;
+  printf("# sizes %" PRIu64 " .. %" PRIu64 " B, x%" PRIu64 "; type %s; op %s; memory %s\n", opt.min_bytes,
+         opt.max_bytes, opt.factor, type_name(opt.type), op_name(opt.op), info.memory.c_str());
+  printf("# algorithms %s; lanes %d%s; chunk %" PRIu64 " B%s\n", algos.c_str(), opt.lanes,
+         opt.lanes == 0 ? " (all)" : "", opt.chunk_bytes, opt.chunk_bytes == 0 ? " (library default)" : "");
+  std::string iters = opt.iters > 0 ? std::to_string(opt.iters) : "scaled to size";
+  std::string warmup = opt.warmup >= 0 ? std::to_string(opt.warmup) : "iters/10, >= 2";
+  printf("# iterations %s; warm-up %s; check %s\n", iters.c_str(), warmup.c_str(), opt.check ? "on" : "off");
+  if (info.supported && info.layout_ok && !info.layout.regular)
+    printf("# NOTE: %s; the library may pass its algorithms to PMPI_Allreduce\n",
+           info.unsupported_reason.c_str());
+  if (!info.supported)
+    printf("# NOTE: libmlallreduce cannot run %s/%s here (%s): its algorithms will pass to PMPI_Allreduce\n",
+           type_name(opt.type), op_name(opt.op), info.unsupported_reason.c_str());
+}
+
+void print_summary(const Options &opt, const Bench &bench, uint64_t total_wrong,
+                   const std::vector<std::string> &notes) {
+  printf("#\n");
+  for (const std::string &n : notes) printf("# note: %s\n", n.c_str());
+  if (opt.check)
+    printf("# Out of bounds values : %" PRIu64 " %s\n", total_wrong, total_wrong ? "FAILED" : "OK");
+  else
+    printf("# Out of bounds values : N/A (check off)\n");
+  size_t width = 0;
+  for (const AlgoSpec &a : opt.algos) width = std::max(width, a.name.size());
+  for (const AlgoSpec &a : opt.algos) {
+    double sum = 0;
+    int n = 0;
+    for (const Row &r : bench.rows())
+      if (r.algo == a.name) {
+        sum += r.busbw;
+        ++n;
+      }
+    printf("# Avg bus bandwidth %-*s : %.3f GB/s\n", static_cast<int>(width + 2),
+           ("(" + a.name + ")").c_str(), n ? sum / n : 0.0);
+  }
+  printf("#\n");
+  fflush(stdout);
+}
+
+bool write_json(FILE *f, const Options &opt, const RunInfo &info, const Bench &bench, uint64_t total_wrong) {
+  JsonWriter j(f);
+  j.begin_object();
+  j.kv("benchmark", "mlallreduce_bench");
+  j.kv("library_version", info.library_version);
+  j.key("library_enabled");
+  j.boolean(info.library_enabled);
+  j.kv("date", info.date);
+  j.kv("hostname", info.hostname);
+  j.kv("command_line", info.command_line);
+  j.key("argv");
+  j.begin_array(true);
+  for (const std::string &a : info.argv) j.str(a);
+  j.end_array();
+  j.kv("mpi_version", info.mpi_version);
+  j.key("ranks");
+  j.integer(info.nranks);
+  j.key("hosts");
+  j.integer(info.hosts);
+  j.kv("host_ranks", info.host_ranges);
+  j.key("layout");
+  if (info.layout_ok) {
+    j.begin_object(true);
+    j.key("size");
+    j.integer(info.layout.size);
+    j.key("nodes");
+    j.integer(info.layout.nodes);
+    j.key("ranks_per_node");
+    j.integer(info.layout.ranks_per_node);
+    j.key("ranks_per_gpu");
+    j.integer(info.layout.ranks_per_gpu);
+    j.key("regular");
+    j.boolean(info.layout.regular != 0);
+    j.end_object();
+  } else {
+    j.null();
+  }
+  j.key("variables");
+  j.begin_object();
+  for (const auto &v : info.variables) j.kv(v.first.c_str(), v.second);
+  j.end_object();
+  j.key("variables_consistent");
+  j.boolean(info.variables_consistent);
+
+  j.key("parameters");
+  j.begin_object();
+  j.key("min_bytes");
+  j.uinteger(opt.min_bytes);
+  j.key("max_bytes");
+  j.uinteger(opt.max_bytes);
+  j.key("factor");
+  j.uinteger(opt.factor);
+  j.kv("type", type_name(opt.type));
+  j.kv("redop", op_name(opt.op));
+  j.key("algos");
+  j.begin_array(true);
+  for (const AlgoSpec &a : opt.algos) j.str(a.name);
+  j.end_array();
+  j.key("lanes");
+  j.integer(opt.lanes);
+  j.key("chunk_bytes");
+  j.uinteger(opt.chunk_bytes);
+  j.key("warmup");
+  if (opt.warmup >= 0) j.integer(opt.warmup); else j.null();
+  j.key("iters");
+  if (opt.iters > 0) j.integer(opt.iters); else j.null();
+  j.key("check");
+  j.boolean(opt.check);
+  j.kv("memory", opt.memory);
+  j.key("multilane_supported");
+  j.boolean(info.supported);
+  j.end_object();
+
+  j.key("results");
+  j.begin_array();
+  for (const Row &r : bench.rows()) {
+    j.begin_object(true);
+    j.key("size");
+    j.uinteger(r.bytes);
+    j.key("count");
+    j.uinteger(r.count);
+    j.kv("type", type_name(opt.type));
+    j.kv("redop", op_name(opt.op));
+    j.kv("algo", r.algo);
+    j.key("time_us");
+    j.num(r.time_us);
+    j.key("algbw");
+    j.num(r.algbw);
+    j.key("busbw");
+    j.num(r.busbw);
+    j.key("wrong");
+    if (r.checked) j.uinteger(r.wrong); else j.null();
+    j.key("vs_mpi");
+    if (r.has_vs_mpi) j.num(r.vs_mpi); else j.null();
+    j.key("iters");
+    j.integer(r.iters);
+    j.key("warmup");
+    j.integer(r.warmup);
+    j.kv("ran_as", r.ran_as);
+    j.end_object();
+  }
+  j.end_array();
+
+  j.key("summary");
+  j.begin_object();
+  j.key("out_of_bounds");
+  if (opt.check) j.uinteger(total_wrong); else j.null();
+  j.key("avg_busbw");
+  j.begin_object(true);
+  for (const AlgoSpec &a : opt.algos) {
+    double sum = 0;
+    int n = 0;
+    for (const Row &r : bench.rows())
+      if (r.algo == a.name) {
+        sum += r.busbw;
+        ++n;
+      }
+    j.key(a.name.c_str());
+    j.num(n ? sum / n : 0.0);
+  }
+  j.end_object();
+  j.key("notes");
+  j.begin_array();
+  for (const std::string &n : bench.notes()) j.str(n);
+  j.end_array();
+  j.end_object();
+  j.end_object();
+  return !ferror(f);
+}
+
+// Ends the run everywhere with status; rank 0 prints message to stderr first.
+int finish(int rank, int status, const std::string &message) {
+  if (rank == 0 && !message.empty()) fprintf(stderr, "mlallreduce_bench: %s\n", message.c_str());
+  MPI_Finalize();
+  return status;
+}
+
+int bench_main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  RunInfo info;
+  MPI_Comm_rank(kComm, &info.rank);
+  MPI_Comm_size(kComm, &info.nranks);
+
+  Options opt;
+  std::string error;
+  switch (parse_options(argc, argv, &opt, &error)) {
+    case ParseStatus::kHelp:
+      if (info.rank == 0) fputs(usage_text(argv[0]).c_str(), stdout);
+      return finish(info.rank, 0, "");
+    case ParseStatus::kError:
+      return finish(info.rank, 2, error + "\n(run mlallreduce_bench -h for the options)");
+    case ParseStatus::kRun:
+      break;
+  }
+
+  // Open the JSON file early so that a bad path fails before the run.
+  FILE *json = nullptr;
+  int json_ok = 1;
+  if (info.rank == 0 && !opt.json_path.empty()) {
+    json = fopen(opt.json_path.c_str(), "w");
+    if (!json) {
+      json_ok = 0;
+      error = "-J: cannot write '" + opt.json_path + "': " + strerror(errno) +
+              "; give a file in a writable folder";
+    }
+  }
+  MPI_Bcast(&json_ok, 1, MPI_INT, 0, kComm);
+  if (!json_ok) return finish(info.rank, 2, error);
+
+  // Metadata.
+  char name[256] = {0};
+  gethostname(name, sizeof name - 1);
+  info.hostname = name;
+  info.date = utc_now();
+  for (int i = 0; i < argc; ++i) {
+    info.argv.push_back(argv[i]);
+    info.command_line += (i ? " " : "") + shell_quote(argv[i]);
+  }
+  char version[MPI_MAX_LIBRARY_VERSION_STRING];
+  int version_len = 0;
+  MPI_Get_library_version(version, &version_len);
+  info.mpi_version = first_line(version);
+  info.variables = multilane_variables();
+  {
+    std::string joined;
+    for (const auto &v : info.variables) joined += v.first + "=" + v.second + "\n";
+    info.variables_consistent = same_on_all_ranks(hash_bytes(joined.data(), joined.size()));
+  }
+  info.local_rank = local_rank_of(info.rank);
+  info.host_ranges = gather_host_ranges(info, &info.hosts);
+  info.layout_ok = mla_comm_layout(kComm, &info.layout) == MPI_SUCCESS;
+  info.library_enabled = mla_enabled() != 0;
+  info.library_version = mla_version();
+  const char *reason = nullptr;
+  info.supported = mla_call_supported(mpi_datatype(opt.type), mpi_op(opt.op), kComm, &reason) != 0;
+  info.unsupported_reason = reason ? reason : "";
+  if (info.supported && info.layout_ok && !info.layout.regular)
+    info.unsupported_reason = "irregular layout: nodes hold different numbers of ranks";
+
+  // Buffers of the largest size.
+  int local_size = 1;
+  {
+    MPI_Comm shared;
+    MPI_Comm_split_type(kComm, MPI_COMM_TYPE_SHARED, info.rank, MPI_INFO_NULL, &shared);
+    MPI_Comm_size(shared, &local_size);
+    MPI_Comm_free(&shared);
+  }
+  std::string kind_error;
+  std::unique_ptr<MemKind> kind = make_memkind(opt.memory, info.local_rank, local_size, &kind_error);
+  int kind_ok = kind != nullptr, all_kind_ok = 0;
+  PMPI_Allreduce(&kind_ok, &all_kind_ok, 1, MPI_INT, MPI_MIN, kComm);
+  if (!all_kind_ok) return finish(info.rank, 1, "-m " + opt.memory + ": " + (kind_error.empty() ? "failed on some rank" : kind_error));
+
+  // One rank per GPU (the first on each GPU of each host) for mpi-1pg and nccl.
+  MPI_Comm per_gpu = MPI_COMM_NULL;
+  int ranks_per_gpu = 1;
+  {
+    MPI_Comm shared, same_gpu;
+    MPI_Comm_split_type(kComm, MPI_COMM_TYPE_SHARED, info.rank, MPI_INFO_NULL, &shared);
+    MPI_Comm_split(shared, kind->device() + 1, info.rank, &same_gpu);
+    int gpu_rank = 0;
+    MPI_Comm_rank(same_gpu, &gpu_rank);
+    MPI_Comm_size(same_gpu, &ranks_per_gpu);
+    MPI_Comm_split(kComm, gpu_rank == 0 ? 0 : MPI_UNDEFINED, info.rank, &per_gpu);
+    MPI_Comm_free(&same_gpu);
+    MPI_Comm_free(&shared);
+  }
+  const size_t esize = type_size(opt.type);
+  const size_t max_bytes = (opt.max_bytes / esize) * esize;
+  Buffers bufs;
+  bufs.kind = kind.get();
+  int alloc_ok = 1;
+  if (kind) {
+    bufs.send = std::make_unique<Buffer>(kind.get(), max_bytes);
+    bufs.recv = std::make_unique<Buffer>(kind.get(), max_bytes);
+    if (!kind->host_accessible()) bufs.stage.resize(max_bytes);
+    alloc_ok = bufs.send->ok() && bufs.recv->ok();
+  } else {
+    alloc_ok = 0;
+  }
+  int all_ok = 0;
+  PMPI_Allreduce(&alloc_ok, &all_ok, 1, MPI_INT, MPI_MIN, kComm);
+  if (!all_ok)
+    return finish(info.rank, 1,
+                  "cannot allocate 2 x " + std::to_string(max_bytes) + " bytes of " + opt.memory +
+                      " memory on some rank; lower -e or run fewer ranks per node");
+  info.memory = kind->describe();
+
+  if (info.rank == 0) {
+    print_header(opt, info);
+    print_table_header();
+    fflush(stdout);
+  }
+
+  if (info.rank == 0 && kind->device() >= 0)
+    printf("# device buffers: %d rank(s) per GPU; mpi-1pg and nccl run on the first rank of each GPU\n",
+           ranks_per_gpu);
+  Bench bench(opt, info, bufs, per_gpu);
+  uint64_t total_wrong = bench.run();
+
+  int status = total_wrong > 0 ? 1 : 0;
+  if (info.rank == 0) {
+    print_summary(opt, bench, total_wrong, bench.notes());
+    if (json) {
+      bool ok = write_json(json, opt, info, bench, total_wrong);
+      ok = fclose(json) == 0 && ok;
+      if (!ok) {
+        fprintf(stderr, "mlallreduce_bench: -J: writing '%s' failed\n", opt.json_path.c_str());
+        status = 1;
+      }
+    }
+  }
+  bufs.send.reset();
+  bufs.recv.reset();
+  kind.reset();
+  if (per_gpu != MPI_COMM_NULL) MPI_Comm_free(&per_gpu);
+  return finish(info.rank, status, "");
+}
+
+}  // namespace
+}  // namespace mlabench
+
+int main(int argc, char **argv) { return mlabench::bench_main(argc, argv); }

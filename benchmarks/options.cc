@@ -1,0 +1,442 @@
+// options.cc: parsing of mlallreduce_bench's command line.
+#include "options.h"
+
+#include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+#include "memkind.h"
+
+namespace mlabench {
+
+const char kDefaultAlgos[] = "mpi,passthrough,lane,hier,split";
+const char kDefaultDeviceAlgos[] = "mpi,mpi-1pg,nccl,lane,hier,split,lane:mpi,split:mpi";
+
+namespace {
+
+// One option: short letter, long name (nccl-tests spelling where there is one).
+struct OptDef {
+  char letter;
+  const char *long_name;
+  bool takes_value;
+};
+
+const OptDef kOptDefs[] = {
+    {'b', "minbytes", true}, {'e', "maxbytes", true},     {'f', "stepfactor", true},
+    {'t', "datatype", true}, {'o', "op", true},           {'a', "algos", true},
+    {'l', "lanes", true},    {'c', "chunk", true},        {'w', "warmup_iters", true},
+    {'n', "iters", true},    {'z', "check", true},        {'J', "json", true},
+    {'m', "memory", true},   {'T', "batch_seconds", true}, {'h', "help", false},
+};
+
+const OptDef *find_short(char c) {
+  for (const OptDef &d : kOptDefs)
+    if (d.letter == c) return &d;
+  return nullptr;
+}
+
+const OptDef *find_long(const std::string &name) {
+  for (const OptDef &d : kOptDefs)
+    if (name == d.long_name) return &d;
+  return nullptr;
+}
+
+bool parse_int(const std::string &text, long long lo, long long hi, long long *out) {
+  if (text.empty()) return false;
+  char *end = nullptr;
+  errno = 0;
+  long long v = strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0' || v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}
+
+std::string trim(const std::string &s) {
+  size_t b = 0, e = s.size();
+  while (b < e && isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+std::string library_algo_names() {
+  std::string names;
+  for (int a = 0; a < MLA_ALGO_COUNT; ++a) {
+    names += ", ";
+    names += mla_algo_name(static_cast<mla_algo>(a));
+  }
+  return names;
+}
+
+bool parse_algos(const std::string &list, std::vector<AlgoSpec> *out, std::string *error) {
+  out->clear();
+  size_t pos = 0;
+  while (true) {
+    size_t comma = list.find(',', pos);
+    std::string name = trim(list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+    AlgoSpec spec;
+    spec.name = name;
+    mla_algo algo;
+    const size_t colon = name.find(':');
+    const std::string base = name.substr(0, colon);
+    mla_transport transport = MLA_TRANSPORT_AUTO;
+    if (colon != std::string::npos && !mla_transport_from_name(name.substr(colon + 1).c_str(), &transport)) {
+      *error = "-a: unknown transport in '" + name + "'; write ALGO:auto, ALGO:mpi or ALGO:nccl";
+      return false;
+    }
+    if (name == "mpi") {
+      spec.kind = AlgoSpec::Kind::kMpi;
+    } else if (name == "mpi-1pg") {
+      spec.kind = AlgoSpec::Kind::kMpiPerGpu;
+    } else if (name == "nccl") {
+      spec.kind = AlgoSpec::Kind::kNccl;
+    } else if (name == "auto") {
+      spec.kind = AlgoSpec::Kind::kAuto;
+    } else if (!base.empty() && mla_algo_from_name(base.c_str(), &algo)) {
+      spec.kind = AlgoSpec::Kind::kLibrary;
+      spec.algo = algo;
+      spec.transport = transport;
+      spec.name = mla_algo_name(algo);  // canonical spelling
+      if (transport != MLA_TRANSPORT_AUTO) spec.name += std::string(":") + mla_transport_name(transport);
+    } else {
+      *error = "-a: " + (name.empty() ? std::string("empty algorithm name") : "unknown algorithm '" + name + "'") +
+               " in '" + list + "'; give a comma list of: mpi, mpi-1pg, nccl, auto" + library_algo_names() +
+               " (library algorithms take :mpi or :nccl for the transport of device buffers)";
+      return false;
+    }
+    for (const AlgoSpec &s : *out) {
+      if (s.name == spec.name) {
+        *error = "-a: algorithm '" + spec.name + "' is listed twice in '" + list + "'; list each once";
+        return false;
+      }
+    }
+    out->push_back(spec);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool parse_size(const std::string &text, uint64_t *bytes) {
+  size_t i = 0;
+  while (i < text.size() && isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  if (i == 0 || i > 19) return false;
+  unsigned long long v = strtoull(text.substr(0, i).c_str(), nullptr, 10);
+  int shift = 0;
+  if (i < text.size()) {
+    switch (toupper(static_cast<unsigned char>(text[i]))) {
+      case 'K': shift = 10; ++i; break;
+      case 'M': shift = 20; ++i; break;
+      case 'G': shift = 30; ++i; break;
+      default: break;
+    }
+  }
+  std::string rest = text.substr(i);
+  if (!(rest.empty() || rest == "B" || rest == "b" || (shift && (rest == "iB" || rest == "ib"))))
+    return false;
+  if (shift && v > (ULLONG_MAX >> shift)) return false;
+  *bytes = static_cast<uint64_t>(v) << shift;
+  return true;
+}
+
+const char *type_name(DataType t) {
+  switch (t) {
+    case DataType::kFloat: return "float";
+    case DataType::kDouble: return "double";
+    case DataType::kInt32: return "int32";
+    case DataType::kInt64: return "int64";
+  }
+  return "?";
+}
+
+size_t type_size(DataType t) {
+  switch (t) {
+    case DataType::kFloat: return sizeof(float);
+    case DataType::kDouble: return sizeof(double);
+    case DataType::kInt32: return sizeof(int32_t);
+    case DataType::kInt64: return sizeof(int64_t);
+  }
+  return 1;
+}
+
+const char *op_name(RedOp op) {
+  switch (op) {
+    case RedOp::kSum: return "sum";
+    case RedOp::kProd: return "prod";
+    case RedOp::kMin: return "min";
+    case RedOp::kMax: return "max";
+  }
+  return "?";
+}
+
+std::string usage_text(const char *argv0) {
+  std::string s;
+  s += "usage: ";
+  s += argv0;
+  s += " [options]   (run under mpirun/srun; every rank takes the same options)\n"
+       "\n"
+       "Times MPI_Allreduce (the system MPI, called through PMPI) and each multilane\n"
+       "algorithm of libmlallreduce side by side, size by size, and checks the results.\n"
+       "\n"
+       "  -b, --minbytes SIZE      smallest message (default 4K)\n"
+       "  -e, --maxbytes SIZE      largest message (default 64M)\n"
+       "  -f, --stepfactor N       multiply the size by N (>= 2) between steps (default 2)\n"
+       "                           SIZE: bytes, optional K, M or G suffix (powers of 1024)\n"
+       "  -t, --datatype TYPE      float, double, int32 or int64 (default float)\n"
+       "  -o, --op OP              sum, prod, min or max (default sum)\n"
+       "  -a, --algos LIST         comma list of algorithms (default ";
+  s += kDefaultAlgos;
+  s += ")\n"
+       "                           (device memory default: ";
+  s += kDefaultDeviceAlgos;
+  s += ")\n"
+       "                           mpi: PMPI_Allreduce directly (the baseline of vs_mpi); for\n"
+       "                           device memory staged by hand through pinned host memory\n"
+       "                           mpi-1pg, nccl: the system MPI (staged) and NCCL with one\n"
+       "                           rank per GPU (device memory; other ranks wait)\n"
+       "                           auto: mla_allreduce, as the profile/environment decides\n"
+       "                           ";
+  s += library_algo_names().substr(2);
+  s += ": mla_allreduce_with; ALGO:mpi or ALGO:nccl picks the\n"
+       "                           transport between nodes/GPUs for device memory\n"
+       "  -l, --lanes N            lanes passed in mla_choice (default 0 = all ranks of a node)\n"
+       "  -c, --chunk SIZE         chunk_bytes passed in mla_choice (default 0 = library default)\n"
+       "  -w, --warmup_iters N     untimed calls before each timed batch (default: iters/10, >= 2)\n"
+       "  -n, --iters N            timed calls per size and algorithm (default: scaled to the\n"
+       "                           size, 256 MiB per batch, between 20 and 1000)\n"
+       "  -z, --check 0|1          validate the results (default 1); the exit status is 1\n"
+       "                           when any value is wrong\n"
+       "  -J, --json FILE          also write the run and its results as JSON (rank 0)\n"
+       "  -m, --memory KIND        where the buffers live: ";
+  s += memkind_list();
+  s += " (default host)\n"
+       "  -T, --batch_seconds S    cap each timed batch at about S seconds (iterations from the\n"
+       "                           checked call's time, at least 3); default off\n"
+       "  -h, --help               print this help\n"
+       "\n"
+       "Columns: size (bytes), count (elements), type, redop, algo, time_us (max over ranks\n"
+       "of the mean time per call), algbw = size/time (GB/s), busbw = algbw*2(n-1)/n,\n"
+       "#wrong (wrong or rank-divergent elements, all ranks), vs_mpi = busbw / busbw of mpi.\n"
+       "See docs/benchmark.md.\n";
+  return s;
+}
+
+ParseStatus parse_options(int argc, char **argv, Options *opt, std::string *error) {
+  std::string algos_text;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    const OptDef *def = nullptr;
+    std::string value;
+    bool have_value = false;
+    std::string shown;  // the option as the user wrote it, for messages
+    if (arg.size() > 2 && arg.compare(0, 2, "--") == 0) {
+      std::string name = arg.substr(2);
+      size_t eq = name.find('=');
+      if (eq != std::string::npos) {
+        value = name.substr(eq + 1);
+        have_value = true;
+        name = name.substr(0, eq);
+      }
+      def = find_long(name);
+      shown = "--" + name;
+      if (!def) {
+        *error = "unknown option '" + shown + "'";
+        return ParseStatus::kError;
+      }
+      if (!def->takes_value && have_value) {
+        *error = shown + " takes no value; write it alone";
+        return ParseStatus::kError;
+      }
+    } else if (arg.size() >= 2 && arg[0] == '-' && arg[1] != '-') {
+      def = find_short(arg[1]);
+      shown = arg.substr(0, 2);
+      if (!def) {
+        *error = "unknown option '" + shown + "'";
+        return ParseStatus::kError;
+      }
+      if (arg.size() > 2) {
+        if (!def->takes_value) {
+          *error = "unknown option '" + arg + "'; " + shown + " takes no value";
+          return ParseStatus::kError;
+        }
+        value = arg.substr(2);
+        have_value = true;
+      }
+    } else {
+      *error = "unexpected argument '" + arg + "'; options start with '-'";
+      return ParseStatus::kError;
+    }
+    if (def->takes_value && !have_value) {
+      if (i + 1 >= argc) {
+        *error = shown + " needs a value; e.g. " + shown + " " +
+                 (strchr("becJ", def->letter) ? (def->letter == 'J' ? "out.json" : "4K") : "1");
+        return ParseStatus::kError;
+      }
+      value = argv[++i];
+    }
+
+    long long n = 0;
+    uint64_t bytes = 0;
+    switch (def->letter) {
+      case 'h':
+        return ParseStatus::kHelp;
+      case 'b':
+      case 'e':
+      case 'c':
+        if (!parse_size(value, &bytes)) {
+          *error = shown + ": '" + value +
+                   "' is not a size; write bytes as an integer with an optional K, M or G suffix "
+                   "(powers of 1024), e.g. " + shown + " 4K";
+          return ParseStatus::kError;
+        }
+        if (def->letter == 'c') {
+          opt->chunk_bytes = bytes;
+        } else if (bytes == 0) {
+          *error = shown + ": the size must be at least one element, not 0; e.g. " + shown + " 4K";
+          return ParseStatus::kError;
+        } else {
+          (def->letter == 'b' ? opt->min_bytes : opt->max_bytes) = bytes;
+        }
+        break;
+      case 'f':
+        if (!parse_int(value, 2, 1 << 20, &n)) {
+          *error = shown + ": '" + value + "' is not a step factor; give an integer >= 2, e.g. " + shown + " 2";
+          return ParseStatus::kError;
+        }
+        opt->factor = static_cast<uint64_t>(n);
+        break;
+      case 't':
+        if (value == "float") opt->type = DataType::kFloat;
+        else if (value == "double") opt->type = DataType::kDouble;
+        else if (value == "int32") opt->type = DataType::kInt32;
+        else if (value == "int64") opt->type = DataType::kInt64;
+        else {
+          *error = shown + ": unknown type '" + value + "'; use one of float, double, int32, int64";
+          return ParseStatus::kError;
+        }
+        break;
+      case 'o':
+        if (value == "sum") opt->op = RedOp::kSum;
+        else if (value == "prod") opt->op = RedOp::kProd;
+        else if (value == "min") opt->op = RedOp::kMin;
+        else if (value == "max") opt->op = RedOp::kMax;
+        else {
+          *error = shown + ": unknown reduction '" + value + "'; use one of sum, prod, min, max";
+          return ParseStatus::kError;
+        }
+        break;
+      case 'a':
+        algos_text = value;
+        break;
+      case 'l':
+        if (!parse_int(value, 0, INT_MAX, &n)) {
+          *error = shown + ": '" + value + "' is not a lane count; give an integer >= 0 (0 = all), e.g. " + shown + " 2";
+          return ParseStatus::kError;
+        }
+        opt->lanes = static_cast<int>(n);
+        break;
+      case 'w':
+        if (!parse_int(value, 0, INT_MAX, &n)) {
+          *error = shown + ": '" + value + "' is not an iteration count; give an integer >= 0, e.g. " + shown + " 10";
+          return ParseStatus::kError;
+        }
+        opt->warmup = static_cast<int>(n);
+        break;
+      case 'n':
+        if (!parse_int(value, 1, INT_MAX, &n)) {
+          *error = shown + ": '" + value + "' is not an iteration count; give an integer >= 1, e.g. " + shown + " 100";
+          return ParseStatus::kError;
+        }
+        opt->iters = static_cast<int>(n);
+        break;
+      case 'z':
+        if (value == "0" || value == "1") {
+          opt->check = value == "1";
+        } else {
+          *error = shown + ": '" + value + "' is not 0 or 1; use " + shown + " 1 to check the results, " + shown + " 0 not to";
+          return ParseStatus::kError;
+        }
+        break;
+      case 'J':
+        if (value.empty()) {
+          *error = shown + ": empty file name; give the JSON file to write, e.g. " + shown + " out.json";
+          return ParseStatus::kError;
+        }
+        opt->json_path = value;
+        break;
+      case 'T': {
+        char *end = nullptr;
+        errno = 0;
+        double v = strtod(value.c_str(), &end);
+        if (value.empty() || *end != '\0' || errno != 0 || !(v > 0) || v > 3600) {
+          *error = shown + ": '" + value + "' is not a number of seconds; give e.g. " + shown + " 0.5";
+          return ParseStatus::kError;
+        }
+        opt->batch_seconds = v;
+        break;
+      }
+      case 'm': {
+        std::string why;
+        if (!memkind_known(value, &why)) {
+          *error = shown + ": " + why;
+          return ParseStatus::kError;
+        }
+        opt->memory = value;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  if (algos_text.empty()) algos_text = opt->memory == "host" ? kDefaultAlgos : kDefaultDeviceAlgos;
+  if (!parse_algos(algos_text, &opt->algos, error)) return ParseStatus::kError;
+  if (opt->memory == "host") {
+    for (const AlgoSpec &a : opt->algos) {
+      if (a.kind == AlgoSpec::Kind::kMpiPerGpu || a.kind == AlgoSpec::Kind::kNccl) {
+        *error = "-a: '" + a.name + "' needs device buffers; add -m cuda or leave it out";
+        return ParseStatus::kError;
+      }
+    }
+  }
+  if (opt->min_bytes > opt->max_bytes) {
+    *error = "-b " + std::to_string(opt->min_bytes) + " is larger than -e " + std::to_string(opt->max_bytes) +
+             "; give -b <= -e";
+    return ParseStatus::kError;
+  }
+  const uint64_t esize = type_size(opt->type);
+  if (opt->min_bytes < esize) {
+    *error = "-b " + std::to_string(opt->min_bytes) + " is smaller than one " + type_name(opt->type) +
+             " (" + std::to_string(esize) + " bytes); give -b " + std::to_string(esize) + " or more";
+    return ParseStatus::kError;
+  }
+  const uint64_t max_ok = static_cast<uint64_t>(INT_MAX) * esize;
+  if (opt->max_bytes > max_ok) {
+    *error = "-e " + std::to_string(opt->max_bytes) + " needs more than INT_MAX elements of " +
+             type_name(opt->type) + " (the MPI count is an int); give -e " + std::to_string(max_ok) +
+             " or less, or a larger -t";
+    return ParseStatus::kError;
+  }
+  return ParseStatus::kRun;
+}
+
+int iters_for(const Options &opt, uint64_t bytes) {
+  if (opt.iters > 0) return opt.iters;
+  const uint64_t kBatchBytes = 256ull << 20;  // data moved per timed batch
+  const uint64_t kMin = 20, kMax = 1000;
+  uint64_t n = bytes ? kBatchBytes / bytes : kMax;
+  if (n < kMin) n = kMin;
+  if (n > kMax) n = kMax;
+  return static_cast<int>(n);
+}
+
+int warmup_for(const Options &opt, int iters) {
+  if (opt.warmup >= 0) return opt.warmup;
+  int w = iters / 10;
+  return w < 2 ? 2 : w;
+}
+
+}  // namespace mlabench

@@ -1,0 +1,133 @@
+// validate.cc: exact-result send data and result checks (see validate.h).
+#include "validate.h"
+
+#include <cstring>
+#include <type_traits>
+
+namespace mlabench {
+namespace {
+
+// The class of element i: the top 7 bits of a multiplicative (Fibonacci) hash.
+inline unsigned element_class(uint64_t i) {
+  return static_cast<unsigned>((i * 0x9E3779B97F4A7C15ull) >> 57);
+}
+
+int64_t value_of(RedOp op, int64_t rank, int64_t c) {
+  if (op == RedOp::kProd) {
+    if (rank == c) return 2;
+    if (((7 * rank + c) & 127) == 0) return -1;
+    return 1;
+  }
+  return ((7 * rank + c) & 127) - 64;
+}
+
+int64_t combine(RedOp op, int64_t a, int64_t b) {
+  switch (op) {
+    case RedOp::kSum: return a + b;
+    case RedOp::kProd: return a * b;
+    case RedOp::kMin: return a < b ? a : b;
+    case RedOp::kMax: return a > b ? a : b;
+  }
+  return a;
+}
+
+template <typename T>
+void fill_t(T *p, size_t count, const int64_t *table) {
+  T typed[Reference::kClasses];
+  for (int c = 0; c < Reference::kClasses; ++c) typed[c] = static_cast<T>(table[c]);
+  for (size_t i = 0; i < count; ++i) p[i] = typed[element_class(i)];
+}
+
+template <typename T>
+uint64_t count_t(const T *p, const T *rank0, size_t count, const int64_t *table) {
+  T typed[Reference::kClasses];
+  for (int c = 0; c < Reference::kClasses; ++c) typed[c] = static_cast<T>(table[c]);
+  uint64_t wrong = 0;
+  if (rank0 == nullptr) {
+    for (size_t i = 0; i < count; ++i) wrong += !(p[i] == typed[element_class(i)]);
+  } else {
+    for (size_t i = 0; i < count; ++i)
+      wrong += !(p[i] == typed[element_class(i)]) || memcmp(&p[i], &rank0[i], sizeof(T)) != 0;
+  }
+  return wrong;
+}
+
+template <typename F>
+auto dispatch(DataType t, F f) {
+  switch (t) {
+    case DataType::kFloat: return f(static_cast<float *>(nullptr));
+    case DataType::kDouble: return f(static_cast<double *>(nullptr));
+    case DataType::kInt32: return f(static_cast<int32_t *>(nullptr));
+    case DataType::kInt64: break;
+  }
+  return f(static_cast<int64_t *>(nullptr));
+}
+
+}  // namespace
+
+MPI_Datatype mpi_datatype(DataType t) {
+  switch (t) {
+    case DataType::kFloat: return MPI_FLOAT;
+    case DataType::kDouble: return MPI_DOUBLE;
+    case DataType::kInt32: return MPI_INT32_T;
+    case DataType::kInt64: return MPI_INT64_T;
+  }
+  return MPI_DATATYPE_NULL;
+}
+
+MPI_Op mpi_op(RedOp op) {
+  switch (op) {
+    case RedOp::kSum: return MPI_SUM;
+    case RedOp::kProd: return MPI_PROD;
+    case RedOp::kMin: return MPI_MIN;
+    case RedOp::kMax: return MPI_MAX;
+  }
+  return MPI_OP_NULL;
+}
+
+Reference::Reference(DataType type, RedOp op, int nranks, int rank) : type_(type) {
+  for (int c = 0; c < kClasses; ++c) {
+    mine_[c] = value_of(op, rank, c);
+    int64_t acc = value_of(op, 0, c);
+    for (int r = 1; r < nranks; ++r) acc = combine(op, acc, value_of(op, r, c));
+    expected_[c] = acc;
+  }
+}
+
+void Reference::fill(void *host, size_t count) const {
+  dispatch(type_, [&](auto *tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    fill_t(static_cast<T *>(host), count, mine_);
+    return 0;
+  });
+}
+
+uint64_t Reference::count_wrong(const void *host, const void *rank0, size_t count) const {
+  return dispatch(type_, [&](auto *tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    return count_t(static_cast<const T *>(host), static_cast<const T *>(rank0), count, expected_);
+  });
+}
+
+uint64_t Reference::count_send_changed(const void *host, size_t count) const {
+  return dispatch(type_, [&](auto *tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    return count_t(static_cast<const T *>(host), static_cast<const T *>(nullptr), count, mine_);
+  });
+}
+
+uint64_t hash_bytes(const void *p, size_t bytes) {
+  const unsigned char *b = static_cast<const unsigned char *>(p);
+  uint64_t h = 0xcbf29ce484222325ull ^ bytes;
+  size_t i = 0;
+  for (; i + 8 <= bytes; i += 8) {
+    uint64_t w;
+    memcpy(&w, b + i, 8);
+    h = (h ^ w) * 0x100000001b3ull;
+    h ^= h >> 29;
+  }
+  for (; i < bytes; ++i) h = (h ^ b[i]) * 0x100000001b3ull;
+  return h;
+}
+
+}  // namespace mlabench
