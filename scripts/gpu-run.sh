@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# On a GPU host: builds multilane, runs the GPU tests and the benchmark
+# matrix (ranks per GPU x algorithm x transport, fp32 sum, 4 KiB to 1 GiB) and
+# writes logs, JSON results and a summary table to OUTDIR.
+#   scripts/gpu-run.sh OUTDIR [build|test|single|vnodes|all]...   (default: all)
+# Variables: PPG_SINGLE ("1 2 4"), PPG_VNODES ("1 2 4 8"), MAX_BYTES (1G),
+# BATCH_SECONDS (0.3), MPS (1: run several-ranks-per-GPU configurations under
+# a private MPS daemon too).
+set -euo pipefail
+OUT=$(realpath -m "${1:?usage: scripts/gpu-run.sh OUTDIR [build|test|single|vnodes|all]...}")
+shift
+STEPS=${*:-all}
+cd "$(dirname "$0")/.."
+mkdir -p "$OUT"
+source scripts/env.sh
+export NCCL_NVLS_ENABLE=0  # never NVLink multicast on the shared host
+export PATH=$PATH:/usr/local/cuda/bin
+BUILD=build/gpu
+BENCH=$BUILD/benchmarks/mlallreduce_bench
+NGPU=$(nvidia-smi -L 2>/dev/null | wc -l)
+has() { [[ " $STEPS " == *" $1 "* || " $STEPS " == *" all "* ]]; }
+
+if has build; then
+  { nvidia-smi; nvidia-smi topo -m; mpirun --version | head -1; nvcc --version | tail -1;
+    ls -l /usr/lib/x86_64-linux-gnu/libnccl.so* 2>/dev/null || true; uname -a; } > "$OUT/host.txt" 2>&1
+  cmake -S . -B $BUILD -G Ninja -DCMAKE_BUILD_TYPE=Release > "$OUT/build.log" 2>&1
+  cmake --build $BUILD -j "$(nproc)" >> "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+  echo "gpu-run: built ($NGPU GPUs)"
+fi
+
+if has test; then
+  ctest --test-dir $BUILD -L gpu --output-on-failure -j 1 2>&1 | tee "$OUT/gpu-tests.log" | tail -25
+fi
+
+bench() {  # NAME NP [VAR=VALUE...]: one benchmark run
+  local name=$1 np=$2; shift 2
+  local xs=() ; for v in "$@"; do xs+=(-x "$v"); done
+  echo "gpu-run: $name (np $np $*)"
+  mpirun -np "$np" --bind-to none "${xs[@]}" -x NCCL_NVLS_ENABLE $BENCH -m cuda -b 4K -e "${MAX_BYTES:-1G}" -f 4 \
+    -T "${BATCH_SECONDS:-0.3}" -a "$ALGOS" -J "$OUT/$name.json" > "$OUT/$name.txt" 2>&1 \
+    || { echo "gpu-run: $name failed"; tail -20 "$OUT/$name.txt"; }
+}
+
+MPS_DIRS=()
+stop_all_mps() { for d in "${MPS_DIRS[@]}"; do scripts/mps.sh stop "$d" >/dev/null 2>&1 || true; done; }
+trap stop_all_mps EXIT
+with_mps() {  # runs the bench "$@" under a private MPS daemon, then stops it
+  local dir; dir=$(mktemp -d /tmp/mla-mps.XXXXXX)
+  MPS_DIRS+=("$dir")
+  scripts/mps.sh start "$dir" >/dev/null
+  "$@" CUDA_MPS_PIPE_DIRECTORY="$dir/pipe"
+  scripts/mps.sh stop "$dir" >/dev/null
+}
+
+if has single; then
+  ALGOS=mpi,mpi-1pg,nccl,lane,hier,split,split:mpi
+  for ppg in ${PPG_SINGLE:-1 2 4}; do
+    bench "single-ppg$ppg" $((NGPU * ppg)) MULTILANE_RANKS_PER_GPU=$ppg
+    if [ "${MPS:-0}" = 1 ] && [ "$ppg" -gt 1 ]; then
+      with_mps bench "single-ppg$ppg-mps" $((NGPU * ppg)) MULTILANE_RANKS_PER_GPU=$ppg
+    fi
+  done
+fi
+
+if has vnodes; then
+  # Two virtual nodes of one GPU each: the step between them goes through the
+  # system MPI (host staging) or NCCL.
+  ALGOS=mpi,mpi-1pg,nccl,lane:mpi,lane:nccl,hier:mpi
+  for ppg in ${PPG_VNODES:-1 2 4 8}; do
+    bench "vnodes-ppg$ppg" $((2 * ppg)) MULTILANE_RANKS_PER_GPU=$ppg MULTILANE_RANKS_PER_NODE=$ppg
+  done
+fi
+
+/usr/bin/python3 scripts/bench_summary.py "$OUT" > "$OUT/summary.md" && cat "$OUT/summary.md"
