@@ -29,7 +29,8 @@ if has build; then
 fi
 
 if has test; then
-  ctest --test-dir $BUILD -L gpu --output-on-failure -j 1 2>&1 | tee "$OUT/gpu-tests.log" | tail -25
+  ctest --test-dir $BUILD -L gpu --output-on-failure -j 1 > "$OUT/gpu-tests.log" 2>&1 || true
+  tail -15 "$OUT/gpu-tests.log"
 fi
 
 bench() {  # NAME NP [VAR=VALUE...]: one benchmark run

@@ -220,13 +220,10 @@ TEST(IpcCache, RepeatedCallsOnTheSameBuffersOpenNoNewHandles) {
   cudaMemcpy(host.data(), recv.ptr, count * sizeof(float), cudaMemcpyDeviceToHost);
   bool ok = later.ipc_opened == first.ipc_opened && host[0] == static_cast<float>(g_size) &&
             host[count - 1] == static_cast<float>(g_size);
-  int node_size = 1;
-  {
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_rank, MPI_INFO_NULL, &node);
-    MPI_Comm_size(node, &node_size);
-    MPI_Comm_free(&node);
-  }
+  // Peers are mapped only inside a (virtual) node of more than one rank.
+  mla_layout layout{};
+  mla_comm_layout(MPI_COMM_WORLD, &layout);
+  const int node_size = layout.ranks_per_node;
   if (node_size > 1) ok = ok && later.ipc_hits > first.ipc_hits;
   ExpectAgreed(ok ? "" : "opened " + std::to_string(later.ipc_opened - first.ipc_opened) +
                              " new IPC handles over 50 calls on the same buffers (hits " +
