@@ -49,7 +49,7 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
     if (rc == MPI_SUCCESS) CountDone(MLA_ALGO_PASSTHROUGH, bytes);
     return rc;
   };
-  if (kinds == kBuffersMixed || (forced == nullptr && !Enabled())) return system_mpi();
+  if (kinds == kBuffersMixed || (forced == nullptr && !Enabled()) || !SettingsConsistent()) return system_mpi();
 
   mla_choice choice{MLA_ALGO_PASSTHROUGH, 0, 0, MLA_TRANSPORT_AUTO};
   const Config& config = CurrentConfig();
@@ -134,6 +134,7 @@ int mla_comm_layout(MPI_Comm comm, mla_layout* layout) {
   layout->ranks_per_gpu = topo->ppg;
   layout->node_rank = topo->node_rank;
   layout->regular = topo->regular ? 1 : 0;
+  layout->gpus_regular = topo->gpus_regular ? 1 : 0;
   return MPI_SUCCESS;
 }
 

@@ -12,6 +12,8 @@ namespace {
 std::once_flag g_config_once;
 const Config* g_config = nullptr;
 std::atomic<bool> g_enabled{false};
+std::atomic<bool> g_consistent{true};
+std::atomic<int> g_host_rank{-1};
 }  // namespace
 
 const Config& CurrentConfig() {
@@ -27,10 +29,21 @@ bool Enabled() {
   return g_enabled.load();
 }
 
+bool SettingsConsistent() { return g_consistent.load(); }
+
+int HostRank() { return g_host_rank.load(); }
+
 void OnMpiInitialized() {
   int rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   SetWorldRank(rank);
+  MPI_Comm host = MPI_COMM_NULL;
+  if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &host) == MPI_SUCCESS) {
+    int host_rank = 0;
+    PMPI_Comm_rank(host, &host_rank);
+    g_host_rank.store(host_rank);
+    PMPI_Comm_free(&host);
+  }
   const Config& config = CurrentConfig();
   InitTopologyCache();
 
@@ -40,6 +53,7 @@ void OnMpiInitialized() {
   if (PMPI_Allreduce(MPI_IN_PLACE, fp, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD) == MPI_SUCCESS &&
       fp[0] != ~fp[1]) {
     g_enabled.store(false);
+    g_consistent.store(false);
     WarnOnce("the MULTILANE_* variables (or the profile file's content) differ between ranks; "
              "multilane is off for this job and every MPI_Allreduce goes to the system MPI "
              "(pass the same variables to every rank, e.g. mpirun -x NAME)");

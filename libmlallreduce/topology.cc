@@ -35,13 +35,16 @@ int Build(MPI_Comm comm, Topology* t) {
   PMPI_Comm_rank(comm, &t->rank);
   const Config& config = CurrentConfig();
 
-  // Node: ranks sharing memory, cut into virtual nodes when asked.
+  // Node: ranks sharing memory, cut into virtual nodes when asked.  Virtual
+  // nodes are cut from the host's ranks in MPI_COMM_WORLD, so that a
+  // sub-communicator sees the nodes MPI_COMM_WORLD sees.
   MPI_Comm shared = MPI_COMM_NULL;
   if ((rc = PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, t->rank, MPI_INFO_NULL, &shared)) != MPI_SUCCESS) return rc;
+  int shared_rank = 0;
+  PMPI_Comm_rank(shared, &shared_rank);
+  const int host_rank = HostRank() >= 0 ? HostRank() : shared_rank;
   if (config.ranks_per_node > 0) {
-    int shared_rank = 0;
-    PMPI_Comm_rank(shared, &shared_rank);
-    rc = PMPI_Comm_split(shared, shared_rank / config.ranks_per_node, shared_rank, &t->node);
+    rc = PMPI_Comm_split(shared, host_rank / config.ranks_per_node, shared_rank, &t->node);
     PMPI_Comm_free(&shared);
     if (rc != MPI_SUCCESS) return rc;
   } else {
@@ -64,15 +67,20 @@ int Build(MPI_Comm comm, Topology* t) {
   // Lane: same node-local index on every node.
   if ((rc = PMPI_Comm_split(comm, t->node_rank, t->rank, &t->lane)) != MPI_SUCCESS) return rc;
 
-  // GPU groups: consecutive node ranks share a GPU.
-  t->ppg = config.ranks_per_gpu > 0 ? config.ranks_per_gpu : 1;
-  t->gpu_rank = t->node_rank % t->ppg;
-  if ((rc = PMPI_Comm_split(t->node, t->node_rank / t->ppg, t->node_rank, &t->gpu_group)) != MPI_SUCCESS) return rc;
+  // GPU groups: consecutive ranks of a (virtual) node of the host share a GPU.
+  const int ppg = config.ranks_per_gpu > 0 ? config.ranks_per_gpu : 1;
+  const int index_on_node = config.ranks_per_node > 0 ? host_rank % config.ranks_per_node : host_rank;
+  if ((rc = PMPI_Comm_split(t->node, index_on_node / ppg, t->node_rank, &t->gpu_group)) != MPI_SUCCESS) return rc;
+  PMPI_Comm_rank(t->gpu_group, &t->gpu_rank);
+  PMPI_Comm_size(t->gpu_group, &t->ppg);
   if ((rc = PMPI_Comm_split(comm, t->gpu_rank, t->rank, &t->slice)) != MPI_SUCCESS) return rc;
-  t->gpus_regular = t->regular && t->node_size % t->ppg == 0;
+  // Equal GPU groups everywhere, and the same setting on every rank.
+  int shape[4] = {t->ppg, -t->ppg, ppg, -ppg};
+  if ((rc = PMPI_Allreduce(MPI_IN_PLACE, shape, 4, MPI_INT, MPI_MAX, comm)) != MPI_SUCCESS) return rc;
+  t->gpus_regular = t->regular && shape[0] == -shape[1] && shape[2] == -shape[3];
   if (t->regular && !t->gpus_regular) {
-    t->irregular_reason = std::to_string(t->ppg) + " ranks per GPU do not divide nodes of " +
-                          std::to_string(t->node_size) + " ranks";
+    t->irregular_reason = "GPUs shared by different numbers of ranks (" + std::to_string(-shape[1]) + " to " +
+                          std::to_string(shape[0]) + " with " + std::to_string(ppg) + " ranks per GPU)";
   }
   return MPI_SUCCESS;
 }

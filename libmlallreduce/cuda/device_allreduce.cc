@@ -51,8 +51,10 @@ struct Plan {
   NcclLane* nccl = nullptr;  // for the cross step, or nullptr
 };
 
-int CrossStep(const Plan& plan, DeviceComm* dc, const AllreduceCall& call, DType type, DOp op, void* block,
-              size_t n, const mla_choice& choice) {
+// dst[0..n) = allreduce over the cross communicator of src[0..n) (device
+// memory; src may equal dst), queued on the communicator's stream.
+int CrossStep(const Plan& plan, DeviceComm* dc, const AllreduceCall& call, DType type, DOp op, const void* src,
+              void* dst, size_t n, const mla_choice& choice) {
   bool use_nccl = false;
   if (choice.transport != MLA_TRANSPORT_MPI && plan.nccl != nullptr && NcclLane::Covers(type, op)) {
     use_nccl = plan.nccl->Ready(plan.cross, dc->uuid);
@@ -60,8 +62,8 @@ int CrossStep(const Plan& plan, DeviceComm* dc, const AllreduceCall& call, DType
       Warn("transport nccl cannot run here (NCCL missing, or two ranks of a lane on one GPU): using MPI staging");
     }
   }
-  if (use_nccl) return plan.nccl->Allreduce(block, n, type, op, dc->stream);
-  return dc->staging.Allreduce(block, block, n, static_cast<size_t>(call.extent), call.datatype, call.op, plan.cross,
+  if (use_nccl) return plan.nccl->Allreduce(src, dst, n, type, op, dc->stream);
+  return dc->staging.Allreduce(src, dst, n, static_cast<size_t>(call.extent), call.datatype, call.op, plan.cross,
                                choice.chunk_bytes, dc->stream);
 }
 
@@ -72,6 +74,15 @@ int RunPlan(MPI_Comm comm, const Plan& plan, DeviceComm* dc, const AllreduceCall
 
   // Inputs written by the application are complete before anyone reads them.
   MLA_CUDA_TRY("cudaDeviceSynchronize", cudaDeviceSynchronize());
+
+  // A group of one (one rank per GPU for split, one rank per node for lane):
+  // nothing to share, the cross step reads the send buffer and writes the
+  // receive buffer directly.
+  if (plan.group_size == 1) {
+    MLA_MPI_TRY(CrossStep(plan, dc, call, type, op, send, call.recvbuf, static_cast<size_t>(call.count), choice));
+    MLA_CUDA_TRY("cudaStreamSynchronize", cudaStreamSynchronize(dc->stream));
+    return MPI_SUCCESS;
+  }
 
   Exchange mine{};
   ExportBuffer(send, &mine.send);
@@ -112,7 +123,8 @@ int RunPlan(MPI_Comm comm, const Plan& plan, DeviceComm* dc, const AllreduceCall
       b.ndst = 1;
       b.dst[0] = recvs[plan.group_rank] + offset;
       MLA_CUDA_TRY("reduce kernel", LaunchReduce(type, op, b, n, dc->stream));
-      MLA_MPI_TRY(CrossStep(plan, dc, call, type, op, recvs[plan.group_rank] + offset, n, choice));
+      MLA_MPI_TRY(CrossStep(plan, dc, call, type, op, recvs[plan.group_rank] + offset, recvs[plan.group_rank] + offset,
+                            n, choice));
       BufferSet copy;
       copy.nsrc = 1;
       copy.src[0] = recvs[plan.group_rank] + offset;

@@ -112,11 +112,11 @@ bool NcclLane::Ready(MPI_Comm comm, const unsigned char uuid[16]) {
   return true;
 }
 
-int NcclLane::Allreduce(void* buf, size_t n, DType type, DOp op, cudaStream_t stream) {
+int NcclLane::Allreduce(const void* src, void* dst, size_t n, DType type, DOp op, cudaStream_t stream) {
   ncclDataType_t t;
   ncclRedOp_t o;
   if (state_ <= 0 || !MapType(type, &t) || !MapOp(op, &o)) return MPI_ERR_INTERN;
-  ncclResult_t rc = Nccl()->all_reduce(buf, buf, n, t, o, static_cast<ncclComm_t>(comm_), stream);
+  ncclResult_t rc = Nccl()->all_reduce(src, dst, n, t, o, static_cast<ncclComm_t>(comm_), stream);
   if (rc != ncclSuccess) {
     Warn(std::string("ncclAllReduce failed: ") + Nccl()->error_string(rc));
     return MPI_ERR_OTHER;

@@ -28,9 +28,9 @@ class NcclLane {
   // rank or two ranks share a GPU; the caller then uses MPI staging.
   bool Ready(MPI_Comm comm, const unsigned char uuid[16]);
 
-  // In-place allreduce of n elements at `buf` on `stream` (not waited for).
-  // Returns an MPI error code.
-  int Allreduce(void* buf, size_t n, DType type, DOp op, cudaStream_t stream);
+  // dst[0..n) = allreduce of src[0..n) (src may equal dst), queued on
+  // `stream` (not waited for).  Returns an MPI error code.
+  int Allreduce(const void* src, void* dst, size_t n, DType type, DOp op, cudaStream_t stream);
 
  private:
   int state_ = 0;  // 0 not tried, 1 ready, -1 unusable

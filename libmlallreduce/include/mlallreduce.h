@@ -78,9 +78,12 @@ typedef struct mla_layout {
   int size;          /* ranks in the communicator */
   int nodes;         /* (virtual) nodes; 0 when the layout is irregular */
   int ranks_per_node;/* ranks on this rank's node */
-  int ranks_per_gpu; /* ranks sharing one GPU (MULTILANE_RANKS_PER_GPU on hosts without GPUs) */
+  int ranks_per_gpu; /* ranks of this communicator sharing this rank's GPU (on hosts without
+                        GPUs: consecutive ranks of the host, MULTILANE_RANKS_PER_GPU of them) */
   int node_rank;     /* this rank's index within its node (its lane) */
   int regular;       /* 1 when every node holds the same number of ranks */
+  int gpus_regular;  /* 1 when, besides, every GPU is shared by the same number of ranks
+                        (what split needs) */
 } mla_layout;
 
 /* Same contract as MPI_Allreduce.  Decides like the interposed MPI_Allreduce:
