@@ -73,7 +73,8 @@ def virtual_nodes(runs):
     if not base:
         return
     staged = rows(base, "mpi")
-    names = sorted((n for n in runs if n.startswith("vnodes-")), key=lambda n: int(n.split("ppg")[1].split("-")[0]))
+    names = sorted((n for n in runs if n.startswith("vnodes-")),
+                   key=lambda n: (int(n.split("ppg")[1].split("-")[0]), n))
     print("## Two virtual nodes of one GPU each: time of the staged system MPI at one rank per GPU "
           "divided by each configuration's time\n")
     configs = []

@@ -4,8 +4,9 @@
 # writes logs, JSON results and a summary table to OUTDIR.
 #   scripts/gpu-run.sh OUTDIR [build|test|single|vnodes|all]...   (default: all)
 # Variables: PPG_SINGLE ("1 2 4"), PPG_VNODES ("1 2 4 8"), MAX_BYTES (1G),
-# BATCH_SECONDS (0.3), MPS (1: run several-ranks-per-GPU configurations under
-# a private MPS daemon too).
+# BATCH_SECONDS (0.3), MPS (1: run the single-node configurations with several
+# ranks per GPU under a private MPS daemon too), MPS_VNODES (ranks per GPU to
+# run on virtual nodes under MPS too, e.g. "4 8").
 set -euo pipefail
 OUT=$(realpath -m "${1:?usage: scripts/gpu-run.sh OUTDIR [build|test|single|vnodes|all]...}")
 shift
@@ -69,6 +70,9 @@ if has vnodes; then
   ALGOS=mpi,mpi-1pg,nccl,lane:mpi,lane:nccl,hier:mpi
   for ppg in ${PPG_VNODES:-1 2 4 8}; do
     bench "vnodes-ppg$ppg" $((2 * ppg)) MULTILANE_RANKS_PER_GPU=$ppg MULTILANE_RANKS_PER_NODE=$ppg
+  done
+  for ppg in ${MPS_VNODES:-}; do
+    with_mps bench "vnodes-ppg$ppg-mps" $((2 * ppg)) MULTILANE_RANKS_PER_GPU=$ppg MULTILANE_RANKS_PER_NODE=$ppg
   done
 fi
 
