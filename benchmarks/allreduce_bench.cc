@@ -229,7 +229,11 @@ struct Caller {
       case AlgoSpec::Kind::kMpi: return kind->system_allreduce(send, recv, count, type, op, kComm);
       case AlgoSpec::Kind::kAuto: return mla_allreduce(send, recv, count, type, op, kComm);
       case AlgoSpec::Kind::kMpiPerGpu: return kind->system_allreduce(send, recv, count, type, op, per_gpu);
-      case AlgoSpec::Kind::kNccl: return kind->nccl_allreduce(send, recv, count, dtype, redop, per_gpu, &why);
+      case AlgoSpec::Kind::kNccl: {
+        int rc = kind->nccl_allreduce(send, recv, count, dtype, redop, per_gpu, &why);
+        if (spec.blocking) kind->synchronize();
+        return rc;
+      }
       case AlgoSpec::Kind::kLibrary: break;
     }
     return mla_allreduce_with(send, recv, count, type, op, kComm, &choice);

@@ -89,8 +89,9 @@ bool parse_algos(const std::string &list, std::vector<AlgoSpec> *out, std::strin
       spec.kind = AlgoSpec::Kind::kMpi;
     } else if (name == "mpi-1pg") {
       spec.kind = AlgoSpec::Kind::kMpiPerGpu;
-    } else if (name == "nccl") {
+    } else if (name == "nccl" || name == "nccl-sync") {
       spec.kind = AlgoSpec::Kind::kNccl;
+      spec.blocking = name == "nccl-sync";
     } else if (name == "auto") {
       spec.kind = AlgoSpec::Kind::kAuto;
     } else if (!base.empty() && mla_algo_from_name(base.c_str(), &algo)) {
@@ -101,7 +102,7 @@ bool parse_algos(const std::string &list, std::vector<AlgoSpec> *out, std::strin
       if (transport != MLA_TRANSPORT_AUTO) spec.name += std::string(":") + mla_transport_name(transport);
     } else {
       *error = "-a: " + (name.empty() ? std::string("empty algorithm name") : "unknown algorithm '" + name + "'") +
-               " in '" + list + "'; give a comma list of: mpi, mpi-1pg, nccl, auto" + library_algo_names() +
+               " in '" + list + "'; give a comma list of: mpi, mpi-1pg, nccl, nccl-sync, auto" + library_algo_names() +
                " (library algorithms take :mpi or :nccl for the transport of device buffers)";
       return false;
     }
@@ -196,7 +197,9 @@ std::string usage_text(const char *argv0) {
        "                           mpi: PMPI_Allreduce directly (the baseline of vs_mpi); for\n"
        "                           device memory staged by hand through pinned host memory\n"
        "                           mpi-1pg, nccl: the system MPI (staged) and NCCL with one\n"
-       "                           rank per GPU (device memory; other ranks wait)\n"
+       "                           rank per GPU (device memory; other ranks wait); nccl\n"
+       "                           queues calls back to back as nccl-tests does, nccl-sync\n"
+       "                           waits for each (blocking, like MPI_Allreduce)\n"
        "                           auto: mla_allreduce, as the profile/environment decides\n"
        "                           ";
   s += library_algo_names().substr(2);

@@ -24,11 +24,13 @@ struct AlgoSpec {
     kAuto,       // mla_allreduce: what the profile/environment decides
     kLibrary,    // mla_allreduce_with(choice)
     kMpiPerGpu,  // "mpi-1pg": the system MPI with one rank per GPU (device buffers)
-    kNccl,       // "nccl": ncclAllReduce with one rank per GPU (device buffers)
+    kNccl,       // "nccl": ncclAllReduce with one rank per GPU (device buffers);
+                 // "nccl-sync": the same, waiting for each call (blocking, as MPI_Allreduce)
   };
   Kind kind = Kind::kMpi;
   mla_algo algo = MLA_ALGO_PASSTHROUGH;         // for kLibrary
   mla_transport transport = MLA_TRANSPORT_AUTO;  // for kLibrary: "lane:nccl"
+  bool blocking = false;                         // for kNccl: wait for every call
   std::string name;                      // as printed in the algo column
 };
 

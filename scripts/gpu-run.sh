@@ -55,7 +55,7 @@ with_mps() {  # runs the bench "$@" under a private MPS daemon, then stops it
 }
 
 if has single; then
-  ALGOS=mpi,mpi-1pg,nccl,lane,hier,split,split:mpi
+  ALGOS=${ALGOS_SINGLE:-mpi,mpi-1pg,nccl,nccl-sync,lane,hier,split,split:mpi}
   for ppg in ${PPG_SINGLE:-1 2 4}; do
     bench "single-ppg$ppg" $((NGPU * ppg)) MULTILANE_RANKS_PER_GPU=$ppg
     if [ "${MPS:-0}" = 1 ] && [ "$ppg" -gt 1 ]; then
