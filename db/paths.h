@@ -1,0 +1,26 @@
+// paths.h: where the profile databases live.
+#ifndef MLDB_PATHS_H_
+#define MLDB_PATHS_H_
+
+#include <string>
+#include <vector>
+
+namespace mldb {
+
+// The shared database the admin tunes into: $MULTILANE_SYSTEM_DB when set and
+// not empty, else /var/lib/multilane/profiles.db.
+std::string SystemDatabasePath();
+
+// The calling user's own database: $MULTILANE_USER_DB when set and not empty,
+// else $XDG_STATE_HOME/multilane/profiles.db when XDG_STATE_HOME is an
+// absolute path, else $HOME/.local/state/multilane/profiles.db, else "" (no
+// HOME: no user database).
+std::string UserDatabasePath();
+
+// The lookup order for ResolveProfile: the user database (when there is one),
+// then the system database.
+std::vector<std::string> DefaultDatabasePaths();
+
+}  // namespace mldb
+
+#endif  // MLDB_PATHS_H_

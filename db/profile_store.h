@@ -1,0 +1,170 @@
+// profile_store.h: the SQLite database of tuned profiles, per node type.
+//
+// One file holds node types, profiles (the text the library reads plus its
+// entries as rows) and the raw measurements behind them.  Writers publish a
+// whole profile in one transaction, so readers never see half of one; any
+// number of processes may read and write one file at once (WAL mode).
+//
+// Every failure is reported, never thrown or aborted on: functions return
+// false / nullopt / empty and set *error (when error is not null) to one line
+// that names the file, says what is wrong and ends with the fix.
+#ifndef MLDB_PROFILE_STORE_H_
+#define MLDB_PROFILE_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "db/node_type.h"
+
+struct sqlite3;
+
+namespace mldb {
+
+// The schema version this code writes and reads (PRAGMA user_version).
+constexpr int kSchemaVersion = 1;
+
+// One row of a profile's table: calls of mem_kind memory whose size lies in
+// [min_bytes, max_bytes) run algo (see docs/profile-format.md).
+struct ProfileEntryRow {
+  std::string mem_kind = "host";      // "host" or "device"
+  int64_t min_bytes = 0;
+  std::optional<int64_t> max_bytes;   // nullopt: no upper bound ("inf")
+  std::string algo;                   // "passthrough", "lane", "hier", "split", ...
+  int ppg = 0;                        // 0: any ranks per GPU
+  int lanes = 0;                      // 0: default
+  int64_t chunk_bytes = 0;            // 0: default
+  std::string transport;              // "": default (auto)
+  double time_us = -1;                // -1: unknown
+  double mpi_time_us = -1;            // -1: unknown
+
+  bool operator==(const ProfileEntryRow& other) const;
+};
+
+// One probe result the tuner measured (kept for reports; not exported).
+struct Measurement {
+  std::string mem_kind = "host";  // "host" or "device"
+  int64_t bytes = 0;
+  std::string candidate;          // e.g. "lane lanes=2 chunk=4M"
+  int ppg = 0;
+  double time_us = 0;
+  int reps = 0;
+};
+
+struct ProfileRecord {
+  int64_t id = 0;                     // set by Publish / read back
+  std::string node_type_key;          // set by Publish from the fingerprint
+  std::string node_type_description;  // set by Publish from the fingerprint
+  std::string partition;              // "" when tuned without a partition
+  int nodes = 0;                      // node count the profile was tuned at
+  int ranks_per_gpu = 0;
+  std::string library_version;
+  std::string mpi_version;
+  std::string tuned_by;
+  std::string tuned_at;               // ISO 8601 UTC, "2026-11-29T12:00:00Z"; Publish fills it when empty
+  double duration_s = 0;              // tuning time
+  std::string profile_text;           // docs/profile-format.md: what the library gets
+  std::vector<ProfileEntryRow> entries;
+};
+
+struct NodeTypeRow {
+  std::string key;
+  std::string description;
+  std::string fingerprint_json;  // NodeFingerprint::ToJson(), compact
+  std::string first_seen;        // ISO 8601 UTC
+};
+
+class ProfileStore {
+ public:
+  enum class Access { kReadOnly, kReadWrite };
+
+  // What `multilane doctor` shows.
+  struct Health {
+    bool ok = false;                    // no problems
+    std::vector<std::string> problems;  // one line each, with the fix
+    int schema_version = 0;
+    int profiles = 0;                   // complete profiles
+  };
+
+  // Opens the database at `path`.
+  // kReadWrite: creates missing parent folders (0755) and the file, turns on
+  //   WAL, a 10 s busy timeout and foreign keys, and brings the schema to
+  //   kSchemaVersion in one transaction.  An empty (0-byte) file is
+  //   initialised like a new one.
+  // kReadOnly: never creates or modifies anything; a missing file is an error.
+  // Fails (nullptr, *error set) on a file that is not SQLite, corrupt or
+  // truncated, holds another program's tables, is empty (read-only), or has a
+  // schema newer than kSchemaVersion.  Never throws.
+  static std::unique_ptr<ProfileStore> Open(const std::string& path, Access access,
+                                            std::string* error);
+
+  ~ProfileStore();
+  ProfileStore(const ProfileStore&) = delete;
+  ProfileStore& operator=(const ProfileStore&) = delete;
+
+  // The path given to Open.
+  const std::string& path() const { return path_; }
+
+  // Stores `fingerprint` as a node type (when new) and *record with its
+  // entries and `measurements` in one transaction: the profile becomes visible
+  // whole or not at all.  Sets record->id, node_type_key and
+  // node_type_description, and tuned_at when empty.  Waits for (and retries
+  // after) concurrent writers of the same file for up to about 30 s.
+  // Fails on a read-only store or on an invalid record (bad mem_kind, empty
+  // algo, min_bytes >= max_bytes, negative sizes).
+  bool Publish(const NodeFingerprint& fingerprint, ProfileRecord* record,
+               const std::vector<Measurement>& measurements, std::string* error);
+
+  // The newest complete profile (by tuned_at, then id) of node type
+  // `node_type_key` tuned with exactly `library_version` and `mpi_version`.
+  // partition "" matches profiles tuned without a partition; another
+  // partition matches its own profiles first and else falls back to the
+  // partition-less ones.  A miss is nullopt with *error cleared; a database
+  // failure is nullopt with *error set.
+  std::optional<ProfileRecord> Find(const std::string& node_type_key, const std::string& partition,
+                                    const std::string& library_version,
+                                    const std::string& mpi_version, std::string* error);
+
+  // Every complete profile with its entries, newest first.  On failure
+  // returns {} and sets *error (cleared on success).
+  std::vector<ProfileRecord> List(std::string* error);
+
+  // Every node type, by first_seen then key.  On failure returns {} and sets
+  // *error (cleared on success).
+  std::vector<NodeTypeRow> NodeTypes(std::string* error);
+
+  // All node types and complete profiles with their entries (no
+  // measurements) as {"format": "multilane-profiles", "version": 1,
+  // "node_types": [...], "profiles": [...]}.  On failure returns null JSON and
+  // sets *error.
+  nlohmann::json Export(std::string* error);
+
+  // Adds the node types and profiles of a document written by Export.
+  // Validates the whole document first (errors name the field, e.g.
+  // "profiles[2].entries[0].mem_kind: ..."), then writes everything in one
+  // transaction, or nothing.  Profiles already present (same node type,
+  // partition, versions, tuned_at and text) are skipped, so importing twice
+  // adds nothing.  *imported (when not null) = profiles added.
+  bool Import(const nlohmann::json& document, int* imported, std::string* error);
+
+  // Runs PRAGMA integrity_check and foreign_key_check and counts profiles.
+  // Never fails: problems are listed in the result.
+  Health Check();
+
+ private:
+  ProfileStore(std::string path, Access access, sqlite3* db);
+
+  std::string path_;
+  Access access_;
+  sqlite3* db_;
+  std::mutex mu_;  // one call at a time: a store may be shared between threads
+};
+
+}  // namespace mldb
+
+#endif  // MLDB_PROFILE_STORE_H_

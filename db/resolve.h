@@ -1,0 +1,31 @@
+// resolve.h: find the profile for a job across the user's and the system's
+// databases, without ever failing the job.
+#ifndef MLDB_RESOLVE_H_
+#define MLDB_RESOLVE_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "db/profile_store.h"
+
+namespace mldb {
+
+// Looks the profile up (ProfileStore::Find semantics: exact node type,
+// library and MPI version; partition with fallback to partition-less) in each
+// database of `database_paths_in_order`, opened read-only, and returns the
+// first hit (DefaultDatabasePaths() gives the usual order: user, then system).
+// Appends one line per database to *notes (when not null): a missing
+// database ("no user database at PATH"), an unreadable or damaged one (the
+// file, the problem and the fix), a miss, or the hit.  Never throws, never
+// writes; returns nullopt when no database has a profile.
+std::optional<ProfileRecord> ResolveProfile(const std::vector<std::string>& database_paths_in_order,
+                                            const std::string& node_type_key,
+                                            const std::string& partition,
+                                            const std::string& library_version,
+                                            const std::string& mpi_version,
+                                            std::vector<std::string>* notes);
+
+}  // namespace mldb
+
+#endif  // MLDB_RESOLVE_H_
