@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The main job: installs dependencies, builds, and runs the allreduce
-# benchmark with libmlallreduce on 4 ranks laid out as 2 virtual nodes of 2
-# ranks, every algorithm beside the system MPI, and prints the table.
+# The main job: installs dependencies, builds, tunes this machine into a
+# profile database under the build folder (the ranks split into virtual
+# nodes), then runs the allreduce benchmark through `multilane run` with the
+# tuned profile and prints its table: the system MPI, every algorithm, and
+# `auto` (what the profile decides) side by side.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -10,11 +12,19 @@ cmake --preset default >/dev/null
 cmake --build --preset default -j "$(nproc)"
 
 RANKS=${RANKS:-4}
-RANKS_PER_NODE=${RANKS_PER_NODE:-2}
-mkdir -p build/default/results
-mpirun -np "$RANKS" \
-  -x MULTILANE_RANKS_PER_NODE="$RANKS_PER_NODE" -x MULTILANE_RANKS_PER_GPU="${RANKS_PER_GPU:-1}" \
-  -x LD_PRELOAD="$PWD/build/default/libmlallreduce/libmlallreduce.so" \
-  build/default/benchmarks/mlallreduce_bench -b "${MIN_BYTES:-4K}" -e "${MAX_BYTES:-16M}" -f 4 \
-  -J build/default/results/main-job.json "$@"
-echo "main-job: JSON results in build/default/results/main-job.json"
+NODES=${NODES:-2}
+BUILD=build/default
+DB=$BUILD/results/profiles.db
+mkdir -p $BUILD/results
+export MULTILANE_USER_DB=$PWD/$DB   # keep the user's own database out of it
+
+echo "=== multilane tune: $RANKS ranks as $NODES virtual nodes, host memory, ${SIZES:-4K:64M} ==="
+$BUILD/launcher/multilane tune --np "$RANKS" --virtual-nodes "$NODES" --sizes "${SIZES:-4K:64M}" \
+  --budget "${BUDGET:-45}" --db "$DB"
+
+echo "=== multilane run: the benchmark with the tuned profile ==="
+$BUILD/launcher/multilane run --db "$DB" -- \
+  mpirun -np "$RANKS" -x MULTILANE_RANKS_PER_NODE=$((RANKS / NODES)) -x MULTILANE_STATS=1 \
+  $BUILD/benchmarks/mlallreduce_bench -b "${MIN_BYTES:-4K}" -e "${MAX_BYTES:-16M}" -f 4 \
+  -a mpi,auto,lane,hier,split -J $BUILD/results/main-job.json "$@"
+echo "main-job: profile database $DB, JSON results in $BUILD/results/main-job.json"

@@ -1,0 +1,132 @@
+// cmd_show.cc: `multilane show`: node types, profiles and their per-size
+// decision tables with the gain over the system MPI; --json for machines.
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "context.h"
+#include "db/node_type.h"
+#include "db/profile_store.h"
+
+namespace multilane {
+namespace {
+
+struct ShowOptions {
+  std::vector<std::string> databases;
+  bool node_types_only = false;
+  bool json = false;
+  std::string partition;
+};
+
+std::string Size(int64_t bytes) {
+  static const char* kUnit[] = {"", "K", "M", "G", "T"};
+  int i = 0;
+  while (i < 4 && bytes != 0 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++i;
+  }
+  return std::to_string(bytes) + kUnit[i];
+}
+
+std::string Choice(const mldb::ProfileEntryRow& e) {
+  std::string s = e.algo;
+  if (e.lanes > 0) s += " lanes=" + std::to_string(e.lanes);
+  if (e.chunk_bytes > 0) s += " chunk=" + Size(e.chunk_bytes);
+  if (!e.transport.empty() && e.transport != "auto") s += " transport=" + e.transport;
+  if (e.ppg > 0) s += " ppg=" + std::to_string(e.ppg);
+  return s;
+}
+
+nlohmann::json EntryJson(const mldb::ProfileEntryRow& e) {
+  nlohmann::json j = {{"memory", e.mem_kind}, {"from", e.min_bytes}, {"choice", Choice(e)}, {"algo", e.algo}};
+  j["to"] = e.max_bytes ? nlohmann::json(*e.max_bytes) : nlohmann::json(nullptr);
+  j["time_us"] = e.time_us >= 0 ? nlohmann::json(e.time_us) : nlohmann::json(nullptr);
+  j["mpi_time_us"] = e.mpi_time_us >= 0 ? nlohmann::json(e.mpi_time_us) : nlohmann::json(nullptr);
+  j["gain"] = e.time_us > 0 && e.mpi_time_us > 0 ? nlohmann::json(e.mpi_time_us / e.time_us) : nlohmann::json(nullptr);
+  return j;
+}
+
+int Show(const ShowOptions& opt) {
+  const std::string mpi = MpiLibraryVersion();
+  const std::string here = mldb::CollectNodeFingerprint(mpi).Key();
+  nlohmann::json out = {{"this_node_type", here}, {"library_version", LibraryVersion()}, {"databases", nlohmann::json::array()}};
+  int status = 0;
+  for (const std::string& path : DatabasesToRead(opt.databases)) {
+    nlohmann::json db = {{"path", path}};
+    std::string error;
+    auto store = mldb::ProfileStore::Open(path, mldb::ProfileStore::Access::kReadOnly, &error);
+    if (!store) {
+      db["error"] = error;
+      out["databases"].push_back(db);
+      // A default database that does not exist yet is no error; any other
+      // failure is, and says which file and what to do.
+      const bool missing_default = opt.databases.empty() && access(path.c_str(), F_OK) != 0;
+      if (missing_default) {
+        if (!opt.json) std::printf("%s: none yet\n\n", path.c_str());
+      } else {
+        status = Fail(error);
+      }
+      continue;
+    }
+    auto types = store->NodeTypes(&error);
+    auto profiles = opt.node_types_only ? std::vector<mldb::ProfileRecord>{} : store->List(&error);
+    if (!error.empty()) {
+      status = Fail(path + ": " + error);
+      continue;
+    }
+    db["node_types"] = nlohmann::json::array();
+    for (const auto& t : types) db["node_types"].push_back({{"key", t.key}, {"description", t.description}, {"first_seen", t.first_seen}, {"this_node", t.key == here}});
+    db["profiles"] = nlohmann::json::array();
+    if (!opt.json) {
+      std::printf("%s: %zu node type(s), %zu profile(s)\n", path.c_str(), types.size(), profiles.size());
+      for (const auto& t : types)
+        std::printf("  node type %s%s  %s\n", t.key.c_str(), t.key == here ? " (this node)" : "", t.description.c_str());
+    }
+    for (const auto& p : profiles) {
+      if (!opt.partition.empty() && p.partition != opt.partition) continue;
+      nlohmann::json pj = {{"id", p.id}, {"node_type", p.node_type_key}, {"partition", p.partition}, {"nodes", p.nodes},
+                           {"ranks_per_gpu", p.ranks_per_gpu}, {"library_version", p.library_version},
+                           {"mpi_version", p.mpi_version}, {"tuned_by", p.tuned_by}, {"tuned_at", p.tuned_at},
+                           {"duration_s", p.duration_s}, {"entries", nlohmann::json::array()}};
+      for (const auto& e : p.entries) pj["entries"].push_back(EntryJson(e));
+      db["profiles"].push_back(pj);
+      if (opt.json) continue;
+      std::printf("\n  profile %lld: node type %s%s, %d node(s), %d rank(s)/GPU, libmlallreduce %s, %s\n",
+                  static_cast<long long>(p.id), p.node_type_key.c_str(),
+                  p.partition.empty() ? "" : (", partition " + p.partition).c_str(), p.nodes, p.ranks_per_gpu,
+                  p.library_version.c_str(), p.mpi_version.c_str());
+      std::printf("  tuned %s by %s in %.0f s%s\n", p.tuned_at.c_str(), p.tuned_by.c_str(), p.duration_s,
+                  p.library_version != LibraryVersion() ? "  (another library version: not used by this one)" : "");
+      std::printf("    %-7s %8s %8s  %-32s %12s %12s %7s\n", "memory", "from", "to", "choice", "time_us", "mpi_us", "gain");
+      for (const auto& e : p.entries) {
+        char gain[16] = "-";
+        if (e.time_us > 0 && e.mpi_time_us > 0) std::snprintf(gain, sizeof gain, "%.2fx", e.mpi_time_us / e.time_us);
+        std::printf("    %-7s %8s %8s  %-32s %12.1f %12.1f %7s\n", e.mem_kind.c_str(), Size(e.min_bytes).c_str(),
+                    e.max_bytes ? Size(*e.max_bytes).c_str() : "inf", Choice(e).c_str(), e.time_us, e.mpi_time_us, gain);
+      }
+    }
+    if (!opt.json) std::printf("\n");
+    out["databases"].push_back(db);
+  }
+  if (opt.json) std::printf("%s\n", out.dump(2).c_str());
+  return status;
+}
+
+}  // namespace
+
+void AddShowCommand(CLI::App& app, int* status) {
+  auto* opt = new ShowOptions();
+  CLI::App* cmd = app.add_subcommand("show", "Show node types, profiles and their decision tables");
+  cmd->add_option("--db", opt->databases, "Database to read (repeatable; default: the user's, then the system's)");
+  cmd->add_flag("--node-type", opt->node_types_only, "Show the node types only");
+  cmd->add_option("--partition", opt->partition, "Show the profiles of this partition only");
+  cmd->add_flag("--json", opt->json, "Print JSON");
+  cmd->callback([opt, status] { *status = Show(*opt); });
+}
+
+}  // namespace multilane

@@ -1,0 +1,87 @@
+// cmd_transfer.cc: `multilane export FILE` and `multilane import FILE`: move
+// profiles between clusters as JSON.
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "context.h"
+#include "db/paths.h"
+#include "db/profile_store.h"
+
+namespace multilane {
+namespace {
+
+struct TransferOptions {
+  std::string file;
+  std::string database;
+  bool system = false;
+};
+
+std::string Target(const TransferOptions& opt) {
+  if (!opt.database.empty()) return opt.database;
+  return opt.system ? mldb::SystemDatabasePath() : mldb::UserDatabasePath();
+}
+
+int Export(const TransferOptions& opt) {
+  const std::string path = Target(opt);
+  std::string error;
+  auto store = mldb::ProfileStore::Open(path, mldb::ProfileStore::Access::kReadOnly, &error);
+  if (!store) return Fail(error);
+  nlohmann::json doc = store->Export(&error);
+  if (!error.empty()) return Fail(path + ": " + error);
+  const std::string text = doc.dump(2) + "\n";
+  if (opt.file == "-") {
+    std::fputs(text.c_str(), stdout);
+    return 0;
+  }
+  const std::string tmp = opt.file + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!(out << text) || !out.flush()) return Fail("cannot write " + tmp + ": check the folder exists and is writable");
+  }
+  if (std::rename(tmp.c_str(), opt.file.c_str()) != 0) return Fail("cannot write " + opt.file);
+  std::fprintf(stderr, "multilane: exported %zu profile(s) of %s to %s\n",
+               doc.contains("profiles") ? doc["profiles"].size() : size_t{0}, path.c_str(), opt.file.c_str());
+  return 0;
+}
+
+int Import(const TransferOptions& opt) {
+  std::ifstream in(opt.file, std::ios::binary);
+  if (!in) return Fail("cannot read " + opt.file + ": check the path");
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return Fail(opt.file + " is not JSON: give a file written by `multilane export`");
+  const std::string path = Target(opt);
+  std::string error;
+  auto store = mldb::ProfileStore::Open(path, mldb::ProfileStore::Access::kReadWrite, &error);
+  if (!store) return Fail(error);
+  int imported = 0;
+  if (!store->Import(doc, &imported, &error)) return Fail(opt.file + ": " + error);
+  std::fprintf(stderr, "multilane: imported %d profile(s) into %s\n", imported, path.c_str());
+  return 0;
+}
+
+}  // namespace
+
+void AddTransferCommands(CLI::App& app, int* status) {
+  auto* exp = new TransferOptions();
+  CLI::App* e = app.add_subcommand("export", "Write the profiles of a database as JSON (FILE, or - for stdout)");
+  e->add_option("file", exp->file, "The JSON file to write")->required();
+  e->add_option("--db", exp->database, "Database to read (default: the user's)");
+  e->add_flag("--system", exp->system, "Read the system database");
+  e->callback([exp, status] { *status = Export(*exp); });
+
+  auto* imp = new TransferOptions();
+  CLI::App* i = app.add_subcommand("import", "Add the profiles of a JSON file written by `multilane export`");
+  i->add_option("file", imp->file, "The JSON file to read")->required()->check(CLI::ExistingFile);
+  i->add_option("--db", imp->database, "Database to write (default: the user's)");
+  i->add_flag("--system", imp->system, "Write the system database (the admin's)");
+  i->callback([imp, status] { *status = Import(*imp); });
+}
+
+}  // namespace multilane

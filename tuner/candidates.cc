@@ -1,0 +1,283 @@
+#include "candidates.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <set>
+#include <sstream>
+
+namespace mltuner {
+
+const char* MemKindName(MemKind kind) { return kind == MemKind::kDevice ? "device" : "host"; }
+
+bool MemKindFromName(const std::string& name, MemKind* kind) {
+  if (name == "host") { *kind = MemKind::kHost; return true; }
+  if (name == "device") { *kind = MemKind::kDevice; return true; }
+  return false;
+}
+
+bool ParseByteSize(const std::string& text, uint64_t* out) {
+  size_t i = 0;
+  uint64_t v = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+    uint64_t d = static_cast<uint64_t>(text[i] - '0');
+    if (v > (UINT64_MAX - d) / 10) return false;
+    v = v * 10 + d;
+    ++i;
+  }
+  if (i == 0) return false;
+  std::string suffix = text.substr(i);
+  for (char& ch : suffix) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  int shift = 0;
+  if (suffix.empty() || suffix == "b") shift = 0;
+  else if (suffix == "k" || suffix == "kib") shift = 10;
+  else if (suffix == "m" || suffix == "mib") shift = 20;
+  else if (suffix == "g" || suffix == "gib") shift = 30;
+  else if (suffix == "t" || suffix == "tib") shift = 40;
+  else return false;
+  if (shift > 0 && v > (UINT64_MAX >> shift)) return false;
+  *out = v << shift;
+  return true;
+}
+
+std::string FormatByteSize(uint64_t bytes) {
+  static const char* kSuffix[] = {"T", "G", "M", "K"};
+  static const int kShift[] = {40, 30, 20, 10};
+  if (bytes != 0) {
+    for (int i = 0; i < 4; ++i) {
+      uint64_t unit = uint64_t{1} << kShift[i];
+      if (bytes % unit == 0) return std::to_string(bytes / unit) + kSuffix[i];
+    }
+  }
+  return std::to_string(bytes);
+}
+
+const Dimension* Space::Find(const std::string& name) const {
+  for (const Dimension& d : dimensions)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+Dimension* Space::Find(const std::string& name) {
+  for (Dimension& d : dimensions)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+bool Space::Restrict(const std::string& name, const std::vector<std::string>& values, std::string* error) {
+  if (name == "algo") {
+    std::vector<Algorithm> kept;
+    for (const std::string& v : values) {
+      auto it = std::find_if(algorithms.begin(), algorithms.end(), [&](const Algorithm& a) { return a.name == v; });
+      if (it == algorithms.end()) {
+        *error = "algo: '" + v + "' is not an algorithm of the space";
+        return false;
+      }
+      kept.push_back(*it);
+    }
+    algorithms = kept;
+    return true;
+  }
+  Dimension* d = Find(name);
+  if (d == nullptr) {
+    *error = "'" + name + "' is not a dimension of the space";
+    return false;
+  }
+  for (const std::string& v : values) {
+    mla_choice scratch{};
+    std::string why;
+    if (!d->apply(v, &scratch, &why)) {
+      *error = name + ": " + why;
+      return false;
+    }
+  }
+  d->values = values;
+  return true;
+}
+
+namespace {
+
+bool ApplyLanes(const std::string& v, mla_choice* c, std::string* error) {
+  uint64_t n = 0;
+  if (!ParseByteSize(v, &n) || v.find_first_not_of("0123456789") != std::string::npos || n > 1u << 20) {
+    *error = "lanes='" + v + "' is not a count (0 = all)";
+    return false;
+  }
+  c->lanes = static_cast<int>(n);
+  return true;
+}
+
+bool ApplyChunk(const std::string& v, mla_choice* c, std::string* error) {
+  uint64_t n = 0;
+  if (!ParseByteSize(v, &n)) {
+    *error = "chunk='" + v + "' is not a byte size (0 = default)";
+    return false;
+  }
+  c->chunk_bytes = n;
+  return true;
+}
+
+bool ApplyTransport(const std::string& v, mla_choice* c, std::string* error) {
+  mla_transport t;
+  if (!mla_transport_from_name(v.c_str(), &t)) {
+    *error = "transport='" + v + "' is not auto, mpi or nccl";
+    return false;
+  }
+  c->transport = t;
+  return true;
+}
+
+bool AppliesTo(const Dimension& d, const std::string& algo, MemKind mem) {
+  bool algo_ok = d.applies_to.empty() ||
+                 std::find(d.applies_to.begin(), d.applies_to.end(), algo) != d.applies_to.end();
+  bool mem_ok = d.memory.empty() || std::find(d.memory.begin(), d.memory.end(), mem) != d.memory.end();
+  return algo_ok && mem_ok;
+}
+
+bool AppliesToAlgo(const Dimension& d, const std::string& algo) {
+  return d.applies_to.empty() ||
+         std::find(d.applies_to.begin(), d.applies_to.end(), algo) != d.applies_to.end();
+}
+
+}  // namespace
+
+Space DefaultSpace() {
+  Space s;
+  // One node rank (lane, hier) or one rank per GPU (split): the algorithm is a
+  // plain allreduce over all ranks, i.e. the system MPI with extra steps.
+  s.algorithms = {
+      {"lane", [](const Layout& l) { return l.ranks_per_node == 1; }},
+      {"hier", [](const Layout& l) { return l.ranks_per_node == 1; }},
+      {"split", [](const Layout& l) { return l.ranks_per_gpu == 1; }},
+  };
+  // THE TABLE: one entry per dimension.
+  s.dimensions = {
+      {"lanes", {"0", "1", "2"}, {"lane"}, {}, "0", ApplyLanes,
+       // lanes >= ranks per node is "all" (the default) or impossible
+       [](const std::string& v, const Layout& l) {
+         return l.ranks_per_node > 0 && std::strtoll(v.c_str(), nullptr, 10) >= l.ranks_per_node;
+       },
+       nullptr},
+      {"chunk", {"0", "1M", "4M"}, {"lane", "hier", "split"}, {}, "0", ApplyChunk, nullptr,
+       // a chunk no smaller than the message is the whole message
+       [](const std::string& v, uint64_t bytes) {
+         uint64_t n = 0;
+         return ParseByteSize(v, &n) && n >= bytes;
+       }},
+      {"transport", {"auto", "mpi", "nccl"}, {"lane", "split"}, {MemKind::kDevice}, "auto", ApplyTransport,
+       nullptr, nullptr},
+  };
+  return s;
+}
+
+std::string Candidate::Render() const {
+  std::string out = algo;
+  for (const auto& kv : params) out += " " + kv.first + "=" + kv.second;
+  return out;
+}
+
+Candidate Passthrough() { return Candidate{"passthrough", {}}; }
+
+std::vector<Candidate> Expand(const Space& space, const Layout& layout) {
+  std::vector<Candidate> out;
+  std::set<std::string> seen;
+  for (const Algorithm& a : space.algorithms) {
+    if (a.meaningless && a.meaningless(layout)) continue;
+    std::vector<Candidate> partial{Candidate{a.name, {}}};
+    for (const Dimension& d : space.dimensions) {
+      if (!AppliesTo(d, a.name, layout.mem)) continue;
+      std::vector<Candidate> next;
+      for (const Candidate& c : partial) {
+        for (const std::string& v : d.values) {
+          if (v != d.default_value && d.meaningless && d.meaningless(v, layout)) continue;
+          Candidate n = c;
+          if (v != d.default_value) n.params.emplace_back(d.name, v);
+          next.push_back(n);
+        }
+      }
+      partial.swap(next);
+    }
+    for (const Candidate& c : partial)
+      if (seen.insert(c.Render()).second) out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<Candidate> Expand(const Space& space, MemKind mem, int ranks_per_node, int ranks_per_gpu) {
+  return Expand(space, Layout{mem, ranks_per_node, ranks_per_gpu});
+}
+
+bool ParseCandidate(const Space& space, const std::string& words, Candidate* out, std::string* error) {
+  std::istringstream in(words);
+  std::string algo;
+  if (!(in >> algo)) {
+    *error = "empty candidate";
+    return false;
+  }
+  mla_algo parsed_algo;
+  if (!mla_algo_from_name(algo.c_str(), &parsed_algo)) {
+    *error = "'" + algo + "' is not an algorithm";
+    return false;
+  }
+  Candidate c{algo, {}};
+  std::vector<std::pair<std::string, std::string>> given;
+  std::string word;
+  while (in >> word) {
+    size_t eq = word.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      *error = "'" + word + "' is not key=value";
+      return false;
+    }
+    std::string key = word.substr(0, eq), value = word.substr(eq + 1);
+    const Dimension* d = space.Find(key);
+    if (d == nullptr) {
+      *error = "'" + key + "' is not a parameter of the space";
+      return false;
+    }
+    if (algo == "passthrough" || !AppliesToAlgo(*d, algo)) {
+      *error = "'" + key + "' does not apply to " + algo;
+      return false;
+    }
+    for (const auto& g : given)
+      if (g.first == key) {
+        *error = "'" + key + "' given twice";
+        return false;
+      }
+    mla_choice scratch{};
+    if (!d->apply(value, &scratch, error)) return false;
+    given.emplace_back(key, value);
+  }
+  for (const Dimension& d : space.dimensions)
+    for (const auto& g : given)
+      if (g.first == d.name && g.second != d.default_value) c.params.push_back(g);
+  *out = c;
+  return true;
+}
+
+bool ToChoice(const Space& space, const Candidate& c, mla_choice* choice, std::string* error) {
+  mla_choice out{MLA_ALGO_PASSTHROUGH, 0, 0, MLA_TRANSPORT_AUTO};
+  if (!mla_algo_from_name(c.algo.c_str(), &out.algo)) {
+    *error = "'" + c.algo + "' is not an algorithm";
+    return false;
+  }
+  for (const auto& kv : c.params) {
+    const Dimension* d = space.Find(kv.first);
+    if (d == nullptr) {
+      *error = "'" + kv.first + "' is not a parameter of the space";
+      return false;
+    }
+    if (!d->apply(kv.second, &out, error)) return false;
+  }
+  *choice = out;
+  return true;
+}
+
+bool RedundantAtSize(const Space& space, const Candidate& c, uint64_t bytes) {
+  for (const auto& kv : c.params) {
+    const Dimension* d = space.Find(kv.first);
+    if (d != nullptr && d->redundant_at && d->redundant_at(kv.second, bytes)) return true;
+  }
+  return false;
+}
+
+}  // namespace mltuner

@@ -1,0 +1,124 @@
+// candidates.h: the tuner's candidate space, as data.
+//
+// A candidate is one way to run an allreduce: an algorithm and values for the
+// parameters that apply to it ("lane lanes=2 chunk=4M").  The space is a
+// table of dimensions; Expand() takes the cross product of the values that
+// apply to each algorithm and memory kind and drops the combinations that
+// mean nothing on the layout at hand.
+//
+// Adding a dimension is adding ONE entry to the table of DefaultSpace() (in
+// candidates.cc): its profile key, its values, the algorithms and memory kinds
+// it applies to, the value that means "default" (left out of the profile
+// words), how a value sets an mla_choice, and optionally when a value is
+// meaningless.  Nothing else changes: Expand, rendering, parsing and the probe
+// all walk the table.  (candidates_test.cc shows it.)
+//
+// Pure C++: no MPI calls.  ToChoice uses mla_algo_from_name /
+// mla_transport_from_name of libmlallreduce.
+#ifndef MLTUNER_CANDIDATES_H_
+#define MLTUNER_CANDIDATES_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mlallreduce.h"
+
+namespace mltuner {
+
+enum class MemKind { kHost = 0, kDevice = 1 };
+
+// "host" or "device".
+const char* MemKindName(MemKind kind);
+bool MemKindFromName(const std::string& name, MemKind* kind);
+
+// Byte counts as the profile writes them: digits with an optional binary
+// suffix K/KiB, M/MiB, G/GiB, T/TiB (case-insensitive) or B.
+bool ParseByteSize(const std::string& text, uint64_t* out);
+// Largest exact binary suffix: 65536 -> "64K", 1000 -> "1000".
+std::string FormatByteSize(uint64_t bytes);
+
+// What Expand knows about the job the candidates are for.
+struct Layout {
+  MemKind mem = MemKind::kHost;
+  int ranks_per_node = 0;  // 0: unknown, nothing is dropped for it
+  int ranks_per_gpu = 0;   // 0: unknown, nothing is dropped for it
+};
+
+// One dimension of the space: a profile key and its values.
+struct Dimension {
+  std::string name;                     // profile key: "lanes", "chunk", "transport", ...
+  std::vector<std::string> values;      // value words, in order ("0", "1M", "nccl")
+  std::vector<std::string> applies_to;  // algorithm names; empty = every algorithm
+  std::vector<MemKind> memory;          // memory kinds; empty = every kind
+  std::string default_value;            // the value that means "default": not rendered
+  // Sets the choice from a value; false (with *error) when the value is bad.
+  std::function<bool(const std::string& value, mla_choice* choice, std::string* error)> apply;
+  // Optional: true when the value means nothing on this layout (dropped).
+  std::function<bool(const std::string& value, const Layout& layout)> meaningless;
+  // Optional: true when the value is equivalent to the default at a message
+  // of this many bytes (the probe skips such candidates at that size).
+  std::function<bool(const std::string& value, uint64_t bytes)> redundant_at;
+};
+
+// An algorithm of the space, with the layouts it needs.
+struct Algorithm {
+  std::string name;  // "lane", "hier", "split"
+  // Optional: true when the algorithm means nothing on this layout.
+  std::function<bool(const Layout& layout)> meaningless;
+};
+
+struct Space {
+  std::vector<Algorithm> algorithms;
+  std::vector<Dimension> dimensions;
+
+  const Dimension* Find(const std::string& name) const;
+  Dimension* Find(const std::string& name);
+  // Keeps only the listed values of a dimension (or, for name "algo", the
+  // listed algorithms); false with *error when a name or value is unknown.
+  bool Restrict(const std::string& name, const std::vector<std::string>& values, std::string* error);
+};
+
+// algo ∈ {lane, hier, split}; lanes ∈ {0=all, 1, 2} (lane only);
+// chunk ∈ {0=default, 1M, 4M}; transport ∈ {auto, mpi, nccl} (device only).
+Space DefaultSpace();
+
+// A point of the space.  params holds only the non-default values, in the
+// order of the space's dimensions.
+struct Candidate {
+  std::string algo;
+  std::vector<std::pair<std::string, std::string>> params;
+
+  // The profile entry words: "lane lanes=2 chunk=4M"; "passthrough".
+  std::string Render() const;
+  bool IsPassthrough() const { return algo == "passthrough"; }
+  bool operator==(const Candidate& o) const { return algo == o.algo && params == o.params; }
+  bool operator!=(const Candidate& o) const { return !(*this == o); }
+};
+
+// The system MPI.
+Candidate Passthrough();
+
+// Every meaningful candidate of the space for this layout (passthrough is not
+// among them: callers measure it separately), without duplicates.
+std::vector<Candidate> Expand(const Space& space, const Layout& layout);
+// The same with the layout given as its parts (ranks_per_gpu 0: unknown).
+std::vector<Candidate> Expand(const Space& space, MemKind mem, int ranks_per_node, int ranks_per_gpu = 0);
+
+// Parses profile words ("lane lanes=2 chunk=4M") against the space's keys;
+// values equal to a dimension's default are dropped, the rest put in table
+// order.  "passthrough" takes no keys.
+bool ParseCandidate(const Space& space, const std::string& words, Candidate* out, std::string* error);
+
+// The mla_choice that runs the candidate.
+bool ToChoice(const Space& space, const Candidate& c, mla_choice* choice, std::string* error);
+
+// True when some parameter of c is equivalent to its default at this message
+// size (e.g. chunk >= size): the candidate then repeats a simpler one.
+bool RedundantAtSize(const Space& space, const Candidate& c, uint64_t bytes);
+
+}  // namespace mltuner
+
+#endif  // MLTUNER_CANDIDATES_H_

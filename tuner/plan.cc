@@ -1,0 +1,182 @@
+#include "plan.h"
+
+#include <algorithm>
+
+namespace mltuner {
+
+int Plan::IterationsFor(uint64_t bytes) const {
+  double n = bytes > 0 ? static_cast<double>(iter_bytes) / static_cast<double>(bytes) : max_iters;
+  long long it = static_cast<long long>(n + 0.5);
+  it = std::max<long long>(it, min_iters);
+  it = std::min<long long>(it, max_iters);
+  return static_cast<int>(it);
+}
+
+namespace {
+
+bool GetSize(const nlohmann::json& v, uint64_t* out) {
+  if (v.is_number_unsigned()) { *out = v.get<uint64_t>(); return true; }
+  if (v.is_number_integer()) {
+    if (v.get<int64_t>() < 0) return false;
+    *out = static_cast<uint64_t>(v.get<int64_t>());
+    return true;
+  }
+  if (v.is_string()) return ParseByteSize(v.get<std::string>(), out);
+  return false;
+}
+
+template <typename T>
+bool GetNumber(const nlohmann::json& j, const char* key, T lo, T hi, T* out, std::string* error) {
+  if (!j.contains(key)) return true;
+  const nlohmann::json& v = j.at(key);
+  if (!v.is_number()) {
+    *error = std::string(key) + " must be a number";
+    return false;
+  }
+  T x = v.get<T>();
+  if (!(x >= lo && x <= hi)) {
+    *error = std::string(key) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+    return false;
+  }
+  *out = x;
+  return true;
+}
+
+}  // namespace
+
+bool ParsePlan(const nlohmann::json& j, Plan* plan, std::string* error) {
+  Plan p;
+  if (!j.is_object()) {
+    *error = "the plan must be a JSON object";
+    return false;
+  }
+  static const char* kKnown[] = {"sizes", "memory", "datatype", "op", "candidates", "space", "budget_s",
+                                 "reps_per_round", "max_rounds", "noise_floor", "margin", "warmup",
+                                 "iterations", "rep_stat", "comment"};
+  for (const auto& kv : j.items()) {
+    if (std::find_if(std::begin(kKnown), std::end(kKnown), [&](const char* k) { return kv.key() == k; }) ==
+        std::end(kKnown)) {
+      *error = "unknown field '" + kv.key() + "'";
+      return false;
+    }
+  }
+  if (!j.contains("sizes") || !j["sizes"].is_array() || j["sizes"].empty()) {
+    *error = "sizes must be a non-empty array of byte sizes";
+    return false;
+  }
+  for (const auto& v : j["sizes"]) {
+    uint64_t s = 0;
+    if (!GetSize(v, &s) || s < 4 || s % 4 != 0 || s > (uint64_t{1} << 33)) {
+      *error = "sizes: " + v.dump() + " is not a byte size that is a positive multiple of 4 (fp32) up to 8G";
+      return false;
+    }
+    p.sizes.push_back(s);
+  }
+  std::sort(p.sizes.begin(), p.sizes.end());
+  p.sizes.erase(std::unique(p.sizes.begin(), p.sizes.end()), p.sizes.end());
+  if (j.contains("memory")) {
+    if (!j["memory"].is_string() || !MemKindFromName(j["memory"].get<std::string>(), &p.mem)) {
+      *error = "memory must be \"host\" or \"device\"";
+      return false;
+    }
+  }
+  if (j.contains("datatype") && j["datatype"] != "fp32") {
+    *error = "datatype: only \"fp32\" is supported";
+    return false;
+  }
+  if (j.contains("op") && j["op"] != "sum") {
+    *error = "op: only \"sum\" is supported";
+    return false;
+  }
+  if (j.contains("space")) {
+    if (!j["space"].is_object()) {
+      *error = "space must be an object {dimension: [values]} (\"algo\" for the algorithms)";
+      return false;
+    }
+    for (const auto& kv : j["space"].items()) {
+      std::vector<std::string> values;
+      if (!kv.value().is_array()) {
+        *error = "space." + kv.key() + " must be an array";
+        return false;
+      }
+      for (const auto& v : kv.value()) values.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+      std::string why;
+      if (!p.space.Restrict(kv.key(), values, &why)) {
+        *error = "space: " + why;
+        return false;
+      }
+    }
+  }
+  if (j.contains("candidates")) {
+    if (!j["candidates"].is_array()) {
+      *error = "candidates must be an array of profile words (\"lane lanes=2\")";
+      return false;
+    }
+    p.has_candidates = true;
+    for (const auto& v : j["candidates"]) {
+      Candidate c;
+      std::string why;
+      if (!v.is_string() || !ParseCandidate(p.space, v.get<std::string>(), &c, &why)) {
+        *error = "candidates: " + v.dump() + ": " + (why.empty() ? "not a string" : why);
+        return false;
+      }
+      if (c.IsPassthrough()) continue;  // always measured anyway
+      if (std::find(p.candidates.begin(), p.candidates.end(), c) == p.candidates.end()) p.candidates.push_back(c);
+    }
+  }
+  if (!GetNumber(j, "budget_s", 0.0, 1e7, &p.budget_s, error) ||
+      !GetNumber(j, "reps_per_round", 1, 1000, &p.reps_per_round, error) ||
+      !GetNumber(j, "max_rounds", 1, 100, &p.max_rounds, error) ||
+      !GetNumber(j, "noise_floor", 0.0, 0.9, &p.noise_floor, error) ||
+      !GetNumber(j, "margin", 0.0, 100.0, &p.margin, error) ||
+      !GetNumber(j, "warmup", 0, 1000, &p.warmup, error))
+    return false;
+  if (j.contains("iterations")) {
+    const nlohmann::json& it = j["iterations"];
+    if (!it.is_object()) {
+      *error = "iterations must be an object {bytes, min, max}";
+      return false;
+    }
+    if (it.contains("bytes") && !GetSize(it["bytes"], &p.iter_bytes)) {
+      *error = "iterations.bytes must be a byte size";
+      return false;
+    }
+    if (!GetNumber(it, "min", 1, 1000000, &p.min_iters, error) ||
+        !GetNumber(it, "max", 1, 1000000, &p.max_iters, error))
+      return false;
+    if (p.min_iters > p.max_iters) {
+      *error = "iterations.min must not exceed iterations.max";
+      return false;
+    }
+  }
+  if (j.contains("rep_stat")) {
+    if (j["rep_stat"] != "median" && j["rep_stat"] != "mean") {
+      *error = "rep_stat must be \"median\" or \"mean\"";
+      return false;
+    }
+    p.rep_stat = j["rep_stat"].get<std::string>();
+  }
+  *plan = p;
+  return true;
+}
+
+std::vector<Measurement> MeasurementsFromResult(const nlohmann::json& result) {
+  std::vector<Measurement> out;
+  if (!result.contains("sizes")) return out;
+  for (const auto& s : result["sizes"]) {
+    MemKind mem = MemKind::kHost;
+    MemKindFromName(s.value("memory", std::string("host")), &mem);
+    for (const auto& c : s["candidates"]) {
+      Measurement m;
+      m.mem = mem;
+      m.bytes = s["bytes"].get<uint64_t>();
+      m.candidate = c["candidate"].get<std::string>();
+      m.samples = c["samples_us"].get<std::vector<double>>();
+      m.valid = c.value("valid", true);
+      out.push_back(m);
+    }
+  }
+  return out;
+}
+
+}  // namespace mltuner

@@ -1,0 +1,50 @@
+// plan.h: the probe's plan (what mlprobe measures) and the reading of its
+// result file back into search measurements.  Pure C++ with nlohmann::json,
+// no MPI.  The formats are described in tuner/README.md.
+#ifndef MLTUNER_PLAN_H_
+#define MLTUNER_PLAN_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "candidates.h"
+#include "search.h"
+
+namespace mltuner {
+
+struct Plan {
+  std::vector<uint64_t> sizes;  // bytes, ascending, each a multiple of 4 (fp32)
+  MemKind mem = MemKind::kHost;
+  std::string datatype = "fp32";
+  std::string op = "sum";
+  // Either explicit candidates (profile words) or the space to expand.
+  bool has_candidates = false;
+  std::vector<Candidate> candidates;
+  Space space = DefaultSpace();
+  double budget_s = 60;         // for all sizes together (budgeted mode)
+  int reps_per_round = 3;       // samples added to every survivor per round
+  int max_rounds = 4;           // rounds per size (exhaustive: all candidates, all rounds)
+  double noise_floor = 0.03;    // SearchOptions::noise_floor
+  double margin = 0.10;         // HalvingOptions::margin (the probe uses max(margin, 2 x noise_floor))
+  int warmup = 1;               // untimed calls before each repetition
+  uint64_t iter_bytes = 16u << 20;  // iterations per repetition = clamp(iter_bytes / size, min, max)
+  int min_iters = 2;
+  int max_iters = 50;
+  std::string rep_stat = "median";  // "median" or "mean" of the per-iteration maxima
+
+  int IterationsFor(uint64_t bytes) const;
+};
+
+// Reads a plan; false with *error naming the field on anything wrong.
+bool ParsePlan(const nlohmann::json& j, Plan* plan, std::string* error);
+
+// The measurements of a result file written by mlprobe (all sizes, all
+// candidates, invalid ones marked so), for Decide().
+std::vector<Measurement> MeasurementsFromResult(const nlohmann::json& result);
+
+}  // namespace mltuner
+
+#endif  // MLTUNER_PLAN_H_

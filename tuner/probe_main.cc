@@ -1,0 +1,357 @@
+// mlprobe: measures allreduce candidates for the tuner.
+//
+//   mpirun -np N [-x MULTILANE_RANKS_PER_NODE=..] mlprobe --plan PLAN.json --out RESULT.json
+//          [--exhaustive] [--profile PROFILE.txt]
+//
+// Per size of the plan: every candidate is validated once against
+// PMPI_Allreduce (a wrong one is dropped and reported), then measured in
+// rounds; each round adds reps_per_round repetitions to every survivor
+// (candidates interleaved), and successive halving (search.h: Survivors)
+// keeps the contenders, within the time budget (split over the sizes still to
+// do).  The system MPI (passthrough) is always measured.  --exhaustive
+// measures every candidate in every round, whatever the budget.
+//
+// A repetition: `warmup` untimed calls, a barrier, then `iterations` calls
+// each timed locally; the per-iteration times are reduced with MAX over the
+// ranks and the repetition's sample is the median (or mean) of those maxima.
+// All decisions are taken from values every rank holds equal (MAX-reduced
+// samples) or that rank 0 broadcasts (the clock), so every rank agrees.
+//
+// Rank 0 prints `progress <done> <total> <seconds_left> <what>` lines and
+// writes RESULT.json (format: tuner/README.md).
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "candidates.h"
+#include "mlallreduce.h"
+#include "plan.h"
+#include "search.h"
+
+using nlohmann::json;
+using namespace mltuner;
+
+namespace {
+
+int g_rank = 0;
+
+void Progress(long done, long total, double seconds_left, const std::string& what) {
+  if (g_rank != 0) return;
+  std::printf("progress %ld %ld %.1f %s\n", done, total, std::max(0.0, seconds_left), what.c_str());
+  std::fflush(stdout);
+}
+
+bool BcastString(std::string* s) {
+  unsigned long long n = s->size();
+  PMPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+  s->resize(n);
+  if (n > 0) PMPI_Bcast(&(*s)[0], static_cast<int>(n), MPI_CHAR, 0, MPI_COMM_WORLD);
+  return true;
+}
+
+// Rank 0's verdict, shared.
+bool BcastFlag(bool v) {
+  int x = v ? 1 : 0;
+  PMPI_Bcast(&x, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return x != 0;
+}
+
+bool AnyRank(bool v) {
+  int x = v ? 1 : 0, y = 0;
+  PMPI_Allreduce(&x, &y, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+  return y != 0;
+}
+
+// Host buffers; the door for device memory is a second implementation of
+// these three operations (allocation, fill, read back) behind the same loop.
+struct Buffers {
+  std::vector<float> send, recv, ref;
+  explicit Buffers(size_t count) : send(count), recv(count), ref(count) {}
+};
+
+// Small integers: every partial sum is exact in fp32 whatever the order,
+// so a right result equals PMPI_Allreduce's bit for bit.
+void Fill(std::vector<float>& v, size_t count, int rank) {
+  for (size_t i = 0; i < count; ++i)
+    v[i] = static_cast<float>(static_cast<int>((i * 2654435761u + static_cast<size_t>(rank) * 7u) % 33u) - 16);
+}
+
+struct Entry {
+  Candidate cand;
+  std::string words;
+  mla_choice choice{};
+  std::vector<double> samples;
+  bool valid = true;
+  bool fell_back = false;  // the library sent the call to PMPI_Allreduce (unsupported)
+  int dropped_in_round = -1;  // -1: survived; 0: dropped at validation
+  std::string error;
+};
+
+int Run(int argc, char** argv) {
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  int nranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+
+  CLI::App app{"mlprobe: measure allreduce candidates for the multilane tuner"};
+  std::string plan_path, out_path, profile_path;
+  bool exhaustive = false;
+  app.add_option("--plan", plan_path, "plan JSON (tuner/README.md)")->required();
+  app.add_option("--out", out_path, "result JSON written by rank 0")->required();
+  app.add_option("--profile", profile_path, "also write the profile text decided from the result");
+  app.add_flag("--exhaustive", exhaustive, "measure every candidate in every round, ignoring the budget");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e, g_rank == 0 ? std::cout : std::cerr, g_rank == 0 ? std::cerr : std::cerr);
+    return rc == 0 ? 0 : 2;
+  }
+
+  // Rank 0 reads the plan; every rank parses the same text.
+  std::string text, error;
+  if (g_rank == 0) {
+    std::ifstream in(plan_path);
+    if (!in) {
+      error = "cannot read the plan '" + plan_path + "'";
+    } else {
+      std::stringstream ss;
+      ss << in.rdbuf();
+      text = ss.str();
+    }
+  }
+  if (!BcastFlag(error.empty())) {
+    if (g_rank == 0) std::fprintf(stderr, "mlprobe: error: %s\n", error.c_str());
+    return 2;
+  }
+  BcastString(&text);
+  Plan plan;
+  json plan_json = json::parse(text, nullptr, false);
+  if (plan_json.is_discarded()) error = "the plan '" + plan_path + "' is not valid JSON";
+  else if (!ParsePlan(plan_json, &plan, &error)) error = "plan '" + plan_path + "': " + error;
+  if (error.empty() && plan.mem == MemKind::kDevice)
+    error = "memory \"device\" is not supported by this mlprobe yet (host only)";
+  if (!error.empty()) {
+    if (g_rank == 0) std::fprintf(stderr, "mlprobe: error: %s\n", error.c_str());
+    return 2;
+  }
+
+  mla_layout layout{};
+  if (mla_comm_layout(MPI_COMM_WORLD, &layout) != MPI_SUCCESS) {
+    if (g_rank == 0) std::fprintf(stderr, "mlprobe: error: mla_comm_layout failed\n");
+    return 2;
+  }
+  if (g_rank == 0 && !mla_enabled())
+    std::fprintf(stderr, "mlprobe: warning: libmlallreduce is disabled (see its warning): every candidate "
+                         "runs the system MPI\n");
+
+  std::vector<Candidate> cands = plan.has_candidates
+      ? plan.candidates
+      : Expand(plan.space, Layout{plan.mem, layout.ranks_per_node, layout.ranks_per_gpu});
+  cands.insert(cands.begin(), Passthrough());
+
+  const double t_start = MPI_Wtime();
+  const long steps_per_size = 1 + plan.max_rounds;
+  const long total = static_cast<long>(plan.sizes.size()) * steps_per_size;
+  long done = 0;
+  auto seconds_left = [&]() {
+    double el = MPI_Wtime() - t_start;
+    if (!exhaustive) return plan.budget_s - el;
+    return done > 0 ? el / static_cast<double>(done) * static_cast<double>(total - done) : 0.0;
+  };
+  Progress(0, total, exhaustive ? 0 : plan.budget_s,
+           std::string(exhaustive ? "start exhaustive" : "start budgeted") + " sizes=" +
+               std::to_string(plan.sizes.size()) + " candidates=" + std::to_string(cands.size()));
+
+  const size_t max_count = plan.sizes.back() / 4;
+  Buffers buf(max_count);
+  HalvingOptions halving;
+  halving.margin = std::max(plan.margin, 2 * plan.noise_floor);
+
+  json sizes_json = json::array();
+  for (size_t si = 0; si < plan.sizes.size(); ++si) {
+    const uint64_t bytes = plan.sizes[si];
+    const int count = static_cast<int>(bytes / 4);
+    const std::string sz = FormatByteSize(bytes);
+    const double size_start = MPI_Wtime();
+    const double size_budget =
+        (plan.budget_s - (size_start - t_start)) / static_cast<double>(plan.sizes.size() - si);
+    const int iters = plan.IterationsFor(bytes);
+
+    std::vector<Entry> entries;
+    std::vector<std::string> skipped;
+    for (const Candidate& c : cands) {
+      if (!c.IsPassthrough() && RedundantAtSize(plan.space, c, bytes)) {
+        skipped.push_back(c.Render());
+        continue;
+      }
+      Entry e;
+      e.cand = c;
+      e.words = c.Render();
+      if (!ToChoice(plan.space, c, &e.choice, &e.error)) {
+        e.valid = false;
+        e.dropped_in_round = 0;
+      }
+      entries.push_back(e);
+    }
+
+    // Validation: once per candidate, against PMPI_Allreduce.
+    Fill(buf.send, static_cast<size_t>(count), g_rank);
+    PMPI_Allreduce(buf.send.data(), buf.ref.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    for (Entry& e : entries) {
+      if (!e.valid) continue;
+      std::memset(buf.recv.data(), 0x5a, static_cast<size_t>(count) * 4);
+      mla_reset_stats();
+      int rc = mla_allreduce_with(buf.send.data(), buf.recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
+                                  &e.choice);
+      mla_stats st;
+      mla_get_stats(&st);
+      bool bad = rc != MPI_SUCCESS ||
+                 std::memcmp(buf.recv.data(), buf.ref.data(), static_cast<size_t>(count) * 4) != 0;
+      if (AnyRank(bad)) {
+        e.valid = false;
+        e.dropped_in_round = 0;
+        e.error = rc != MPI_SUCCESS ? "returned an MPI error" : "wrong result (differs from PMPI_Allreduce)";
+        if (g_rank == 0)
+          std::fprintf(stderr, "mlprobe: warning: %s at %s: %s; dropped\n", e.words.c_str(), sz.c_str(),
+                       e.error.c_str());
+      }
+      e.fell_back = !e.cand.IsPassthrough() && AnyRank(st.unsupported > 0);
+    }
+    ++done;
+    Progress(done, total, seconds_left(), "size=" + sz + " validated");
+
+    // Rounds.
+    std::vector<double> t(static_cast<size_t>(iters)), tmax(static_cast<size_t>(iters));
+    int rounds_run = 0;
+    for (int round = 1; round <= plan.max_rounds; ++round) {
+      int active = 0;
+      for (int rep = 0; rep < plan.reps_per_round; ++rep) {
+        active = 0;
+        for (Entry& e : entries) {
+          if (!e.valid || e.dropped_in_round >= 0) continue;
+          ++active;
+          for (int w = 0; w < plan.warmup; ++w)
+            mla_allreduce_with(buf.send.data(), buf.recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
+                               &e.choice);
+          PMPI_Barrier(MPI_COMM_WORLD);
+          for (int i = 0; i < iters; ++i) {
+            double t0 = MPI_Wtime();
+            mla_allreduce_with(buf.send.data(), buf.recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
+                               &e.choice);
+            t[static_cast<size_t>(i)] = (MPI_Wtime() - t0) * 1e6;
+          }
+          PMPI_Allreduce(t.data(), tmax.data(), iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+          double v = 0;
+          if (plan.rep_stat == "mean") {
+            for (double x : tmax) v += x;
+            v /= iters;
+          } else {
+            v = Median(tmax);
+          }
+          e.samples.push_back(v);
+        }
+      }
+      rounds_run = round;
+      if (!exhaustive) {
+        std::map<std::string, std::vector<double>> s;
+        for (const Entry& e : entries)
+          if (e.valid && e.dropped_in_round < 0) s[e.words] = e.samples;
+        std::vector<std::string> keep = Survivors(s, halving);
+        for (Entry& e : entries)
+          if (e.valid && e.dropped_in_round < 0 && std::find(keep.begin(), keep.end(), e.words) == keep.end())
+            e.dropped_in_round = round;
+      }
+      int left = 0;
+      for (const Entry& e : entries) left += e.valid && e.dropped_in_round < 0;
+      ++done;
+      bool more = round < plan.max_rounds && left > 1;
+      if (!exhaustive) more = BcastFlag(more && MPI_Wtime() - size_start < size_budget);
+      Progress(done, total, seconds_left(),
+               "size=" + sz + " round=" + std::to_string(round) + " measured=" + std::to_string(active) +
+                   " survivors=" + std::to_string(left));
+      if (!more) break;
+    }
+    done = static_cast<long>(si + 1) * steps_per_size;
+
+    json cj = json::array();
+    for (const Entry& e : entries) {
+      json x;
+      x["candidate"] = e.words;
+      x["samples_us"] = e.samples;
+      x["median_us"] = e.samples.empty() ? json(nullptr) : json(Median(e.samples));
+      x["reps"] = e.samples.size();
+      x["dropped_in_round"] = e.dropped_in_round < 0 ? json(nullptr) : json(e.dropped_in_round);
+      x["valid"] = e.valid;
+      x["fell_back"] = e.fell_back;
+      if (!e.error.empty()) x["error"] = e.error;
+      cj.push_back(x);
+    }
+    sizes_json.push_back({{"bytes", bytes},
+                          {"memory", MemKindName(plan.mem)},
+                          {"iterations", iters},
+                          {"rounds", rounds_run},
+                          {"budget_s", exhaustive ? json(nullptr) : json(size_budget)},
+                          {"elapsed_s", MPI_Wtime() - size_start},
+                          {"candidates", cj},
+                          {"skipped", skipped}});
+  }
+  const double wall = MPI_Wtime() - t_start;
+  Progress(total, total, 0, "done wall_s=" + std::to_string(wall));
+
+  int rc = 0;
+  if (g_rank == 0) {
+    json result;
+    result["tool"] = "mlprobe";
+    result["library_version"] = mla_version();
+    result["mode"] = exhaustive ? "exhaustive" : "budgeted";
+    result["plan"] = plan_json;
+    result["layout"] = {{"size", layout.size},
+                        {"nodes", layout.nodes},
+                        {"ranks_per_node", layout.ranks_per_node},
+                        {"ranks_per_gpu", layout.ranks_per_gpu},
+                        {"regular", layout.regular != 0},
+                        {"gpus_regular", layout.gpus_regular != 0}};
+    result["library_enabled"] = mla_enabled() != 0;
+    result["wall_s"] = wall;
+    result["sizes"] = sizes_json;
+    std::ofstream out(out_path);
+    out << result.dump(1) << "\n";
+    if (!out) {
+      std::fprintf(stderr, "mlprobe: error: cannot write '%s'\n", out_path.c_str());
+      rc = 1;
+    }
+    if (!profile_path.empty()) {
+      SearchOptions so;
+      so.noise_floor = plan.noise_floor;
+      SearchResult sr = Decide(MeasurementsFromResult(result), so);
+      std::ofstream pf(profile_path);
+      pf << RenderProfile(sr.bins, {{"tuned_by", "mlprobe"}, {"ranks", std::to_string(nranks)},
+                                    {"ranks_per_node", std::to_string(layout.ranks_per_node)}});
+      if (!pf) {
+        std::fprintf(stderr, "mlprobe: error: cannot write '%s'\n", profile_path.c_str());
+        rc = 1;
+      }
+      std::fputs(FormatDecisionTable(sr.decisions).c_str(), stdout);
+      for (const std::string& p : sr.problems) std::fprintf(stderr, "mlprobe: warning: %s\n", p.c_str());
+    }
+  }
+  return BcastFlag(rc == 0) ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rc = Run(argc, argv);
+  MPI_Finalize();
+  return rc;
+}

@@ -1,0 +1,115 @@
+// search.h: from probe timings to a profile.  Pure logic, no MPI.
+//
+// Input: per (memory kind, message size, candidate) the repetition samples in
+// microseconds, each the max over ranks of one iteration's time (or of a
+// repetition's mean/median), the system MPI ("passthrough") included.
+// Output: per size the winner, bins over [0, inf) with neighbours of the same
+// winner merged, the profile text (docs/profile-format.md) and a decision
+// table.  Also the successive-halving rule the probe uses between rounds.
+#ifndef MLTUNER_SEARCH_H_
+#define MLTUNER_SEARCH_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "candidates.h"
+
+namespace mltuner {
+
+// Median of the samples (mean of the middle two for an even count); NaN when empty.
+double Median(std::vector<double> samples);
+
+// Relative spread of samples: interquartile range / median (quartiles by
+// linear interpolation; with 3 samples this is half the range); 0 for fewer
+// than 2 samples.
+double RelativeSpread(std::vector<double> samples);
+
+// Relative standard error of the median of samples, estimated from their
+// spread: 0.929 x RelativeSpread / sqrt(n) (normal approximation); 0 for fewer
+// than 2 samples.
+double MedianRelativeError(const std::vector<double>& samples);
+
+struct Measurement {
+  MemKind mem = MemKind::kHost;
+  uint64_t bytes = 0;
+  std::string candidate;       // profile words: "passthrough", "lane lanes=2"
+  std::vector<double> samples; // microseconds, one per repetition
+  bool valid = true;           // false: gave a wrong result, never chosen
+};
+
+struct SearchOptions {
+  // A candidate must beat the system MPI's median by more than the noise to
+  // be chosen: noise = max(noise_floor, 2 x the relative standard error of the
+  // difference of the two medians, i.e. 2 x hypot(MedianRelativeError(winner),
+  // MedianRelativeError(system MPI))).  More samples give a smaller noise;
+  // the floor covers what the samples cannot show (drift between runs).
+  double noise_floor = 0.03;
+};
+
+// The decision at one measured size.
+struct Decision {
+  MemKind mem = MemKind::kHost;
+  uint64_t bytes = 0;
+  std::string winner;      // "passthrough" when the system MPI is kept
+  double time_us = 0;      // the winner's median
+  double mpi_time_us = 0;  // the system MPI's median
+  double gain = 1;         // mpi_time_us / time_us
+  double noise = 0;        // the relative noise the winner had to beat
+  std::string fastest;     // the lowest median of all (may differ from winner)
+  double fastest_time_us = 0;
+  bool kept_within_noise = false;  // fastest != passthrough but not by more than the noise
+};
+
+// One profile entry: [from, to) bytes, to == UINT64_MAX for inf.
+struct Bin {
+  MemKind mem = MemKind::kHost;
+  uint64_t from = 0;
+  uint64_t to = UINT64_MAX;
+  std::string winner;
+  // The figures of the largest measured size in the bin.
+  double time_us = 0;
+  double mpi_time_us = 0;
+};
+
+struct SearchResult {
+  std::vector<Decision> decisions;  // by memory kind, then size
+  std::vector<Bin> bins;            // by memory kind, then from
+  std::vector<std::string> problems;  // sizes without a system MPI measurement, ...
+};
+
+// Decides every (memory kind, size) that has a valid passthrough measurement
+// with samples; sizes without one are skipped and named in problems.
+SearchResult Decide(const std::vector<Measurement>& measurements, const SearchOptions& options = {});
+
+// Bins from decisions: per memory kind, boundaries at the geometric mean
+// (rounded to an integer) of neighbouring measured sizes, the first bin from 0
+// and the last to inf; neighbours with the same winner merged.
+std::vector<Bin> MakeBins(const std::vector<Decision>& decisions);
+
+// The profile text: header "multilane-profile 1" with the metadata as
+// key=value words (keys and values must not hold spaces, '#' or ';'), then one
+// entry per bin with time_us and mpi_time_us.
+std::string RenderProfile(const std::vector<Bin>& bins, const std::map<std::string, std::string>& metadata);
+
+// The decision table as aligned text columns: memory, size, winner, time_us,
+// mpi_time_us, gain.
+std::string FormatDecisionTable(const std::vector<Decision>& decisions);
+
+// Successive halving: which candidates get the next round.
+struct HalvingOptions {
+  double margin = 0.10;      // drop those whose median exceeds the best's by more than this
+  size_t keep_at_least = 2;  // the best this many always survive
+  bool halve = true;         // besides, keep at most half (rounded up) of the contenders
+};
+
+// samples: candidate words -> samples so far (candidates without samples are
+// kept).  Returns the survivors in the order of the input map; the system MPI
+// ("passthrough") always survives.
+std::vector<std::string> Survivors(const std::map<std::string, std::vector<double>>& samples,
+                                   const HalvingOptions& options = {});
+
+}  // namespace mltuner
+
+#endif  // MLTUNER_SEARCH_H_

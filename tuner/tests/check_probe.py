@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Runs mlprobe under mpirun (4 ranks as 2 virtual nodes of 2) on a tiny plan
+and checks its progress lines, its RESULT.json and the profile it writes."""
+import argparse, json, os, re, subprocess, sys, time
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--mpirun", required=True)
+ap.add_argument("--probe", required=True)
+ap.add_argument("--workdir", required=True)
+a = ap.parse_args()
+os.makedirs(a.workdir, exist_ok=True)
+plan_path = os.path.join(a.workdir, "plan.json")
+out_path = os.path.join(a.workdir, "result.json")
+prof_path = os.path.join(a.workdir, "profile.txt")
+for p in (out_path, prof_path):
+    if os.path.exists(p):
+        os.remove(p)
+plan = {
+    "sizes": [4096, "64K", "1M"],
+    "memory": "host", "datatype": "fp32", "op": "sum",
+    "candidates": ["lane", "lane lanes=1", "hier"],
+    "budget_s": 3, "reps_per_round": 2, "max_rounds": 3, "noise_floor": 0.03,
+    "warmup": 1, "iterations": {"bytes": "1M", "min": 2, "max": 10},
+}
+with open(plan_path, "w") as f:
+    json.dump(plan, f)
+
+cmd = [a.mpirun, "--oversubscribe", "--bind-to", "none", "-np", "4", "-x", "MULTILANE_RANKS_PER_NODE=2",
+       a.probe, "--plan", plan_path, "--out", out_path, "--profile", prof_path]
+print(" ".join(cmd), flush=True)
+t0 = time.time()
+p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=100)
+wall = time.time() - t0
+print(p.stdout)
+assert p.returncode == 0, "mlprobe exited with %d" % p.returncode
+
+# progress <done> <total> <seconds_left> <what>
+prog = [l for l in p.stdout.splitlines() if l.startswith("progress ")]
+assert len(prog) >= 2 + 3 * 2, "too few progress lines: %d" % len(prog)
+last_done = -1
+for l in prog:
+    m = re.match(r"^progress (\d+) (\d+) (\d+(?:\.\d+)?) (\S.*)$", l)
+    assert m, "bad progress line: %r" % l
+    done, total = int(m.group(1)), int(m.group(2))
+    assert total == 3 * (1 + 3), l
+    assert last_done <= done <= total, l
+    last_done = done
+assert last_done == 12 and prog[-1].split()[4].startswith("done"), prog[-1]
+
+with open(out_path) as f:
+    r = json.load(f)
+assert r["mode"] == "budgeted"
+assert r["plan"]["sizes"] == plan["sizes"]
+lay = r["layout"]
+assert lay["size"] == 4 and lay["nodes"] == 2 and lay["ranks_per_node"] == 2 and lay["regular"], lay
+sizes = [s["bytes"] for s in r["sizes"]]
+assert sizes == [4096, 65536, 1 << 20], sizes
+for s in r["sizes"]:
+    cands = {c["candidate"]: c for c in s["candidates"]}
+    assert set(cands) == {"passthrough", "lane", "lane lanes=1", "hier"}, cands.keys()
+    mpi = cands["passthrough"]
+    assert mpi["valid"] and mpi["dropped_in_round"] is None and mpi["reps"] >= 2, mpi
+    assert mpi["reps"] == len(mpi["samples_us"]) and all(x > 0 for x in mpi["samples_us"]), mpi
+    valid = [c for c in s["candidates"] if c["valid"] and c["candidate"] != "passthrough"]
+    assert valid, "no valid candidate at %d" % s["bytes"]
+    for c in s["candidates"]:
+        assert c["valid"], "wrong result from %s at %d: %s" % (c["candidate"], s["bytes"], c)
+        assert not c["fell_back"], c
+        assert c["reps"] >= 2 and c["median_us"] > 0, c
+        assert c["dropped_in_round"] is None or 1 <= c["dropped_in_round"] <= s["rounds"], c
+    assert 1 <= s["rounds"] <= 3 and s["iterations"] >= 2, s
+
+with open(prof_path) as f:
+    prof = f.read()
+print(prof)
+lines = [l for l in prof.splitlines() if l and not l.startswith("#")]
+assert lines[0].startswith("multilane-profile 1"), lines[0]
+assert lines[1].startswith("host 0 "), lines
+assert lines[-1].split()[2] == "inf", lines
+for l in lines[1:]:
+    assert re.match(r"^host \S+ \S+ (passthrough|lane|hier|split)( \S+=\S+)*$", l), l
+
+def run_plan(extra_plan, extra_args):
+    pl = dict(plan, **extra_plan)
+    path = os.path.join(a.workdir, "plan2.json")
+    out = os.path.join(a.workdir, "result2.json")
+    with open(path, "w") as f:
+        json.dump(pl, f)
+    c = [a.mpirun, "--oversubscribe", "--bind-to", "none", "-np", "4", "-x", "MULTILANE_RANKS_PER_NODE=2",
+         a.probe, "--plan", path, "--out", out] + extra_args
+    print(" ".join(c), flush=True)
+    q = subprocess.run(c, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=100)
+    print(q.stdout)
+    assert q.returncode == 0, "mlprobe exited with %d" % q.returncode
+    with open(out) as f:
+        return json.load(f)
+
+# A spent budget: one round per size, still every candidate measured once.
+r = run_plan({"budget_s": 0}, [])
+for s in r["sizes"]:
+    assert s["rounds"] == 1, s
+    assert all(c["reps"] == 2 for c in s["candidates"]), s
+
+# --exhaustive: every candidate, every round, nothing dropped.
+r = run_plan({"budget_s": 0}, ["--exhaustive"])
+assert r["mode"] == "exhaustive"
+for s in r["sizes"]:
+    assert s["rounds"] == 3, s
+    for c in s["candidates"]:
+        assert c["reps"] == 6 and c["dropped_in_round"] is None and c["valid"], c
+
+# A bad plan: a clear error, exit status 2, no hang.
+with open(os.path.join(a.workdir, "bad.json"), "w") as f:
+    f.write('{"sizes": [3]}')
+q = subprocess.run([a.mpirun, "--oversubscribe", "-np", "2", a.probe, "--plan", os.path.join(a.workdir, "bad.json"),
+                    "--out", os.path.join(a.workdir, "bad_out.json")],
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+print(q.stdout)
+assert q.returncode != 0 and "mlprobe: error: plan" in q.stdout, q.returncode
+print("tuner_mlprobe_mpi: ok (%.1f s for the first run)" % wall)

@@ -1,0 +1,69 @@
+#include "plan.h"
+
+#include <gtest/gtest.h>
+
+namespace mltuner {
+namespace {
+
+using nlohmann::json;
+
+TEST(Plan, Defaults) {
+  Plan p;
+  std::string error;
+  ASSERT_TRUE(ParsePlan(json::parse(R"({"sizes": [4096, "1M", "64K", 4096]})"), &p, &error)) << error;
+  EXPECT_EQ(p.sizes, (std::vector<uint64_t>{4096, 65536, 1 << 20}));
+  EXPECT_EQ(p.mem, MemKind::kHost);
+  EXPECT_FALSE(p.has_candidates);
+  EXPECT_EQ(p.reps_per_round, 3);
+  EXPECT_EQ(p.IterationsFor(4096), 50);       // 16M / 4K, capped at 50
+  EXPECT_EQ(p.IterationsFor(1 << 20), 16);
+  EXPECT_EQ(p.IterationsFor(64u << 20), 2);   // at least 2
+}
+
+TEST(Plan, CandidatesSpaceAndKnobs) {
+  Plan p;
+  std::string error;
+  ASSERT_TRUE(ParsePlan(json::parse(R"({
+      "sizes": ["4K"], "memory": "host", "datatype": "fp32", "op": "sum",
+      "candidates": ["lane", "passthrough", "lane chunk=0", "hier chunk=1M"],
+      "space": {"chunk": ["0", "1M"]},
+      "budget_s": 3, "reps_per_round": 2, "max_rounds": 3, "noise_floor": 0.05, "margin": 0.2,
+      "warmup": 0, "iterations": {"bytes": "1M", "min": 1, "max": 8}, "rep_stat": "mean"})"),
+                        &p, &error))
+      << error;
+  ASSERT_EQ(p.candidates.size(), 2u);  // passthrough is implicit; "lane chunk=0" is "lane"
+  EXPECT_EQ(p.candidates[0].Render(), "lane");
+  EXPECT_EQ(p.candidates[1].Render(), "hier chunk=1M");
+  EXPECT_DOUBLE_EQ(p.budget_s, 3);
+  EXPECT_EQ(p.max_rounds, 3);
+  EXPECT_EQ(p.IterationsFor(4096), 8);
+  EXPECT_EQ(p.rep_stat, "mean");
+  EXPECT_EQ(p.space.Find("chunk")->values, (std::vector<std::string>{"0", "1M"}));
+}
+
+TEST(Plan, Rejects) {
+  Plan p;
+  std::string error;
+  for (const char* bad : {R"([])", R"({})", R"({"sizes": []})", R"({"sizes": [3]})", R"({"sizes": ["1.5K"]})",
+                          R"({"sizes": [4096], "memory": "gpu"})", R"({"sizes": [4096], "datatype": "fp64"})",
+                          R"({"sizes": [4096], "candidates": ["ring"]})", R"({"sizes": [4096], "reps_per_round": 0})",
+                          R"({"sizes": [4096], "space": {"lanes": ["x"]}})", R"({"sizes": [4096], "typo": 1})",
+                          R"({"sizes": [4096], "iterations": {"min": 5, "max": 2}})"}) {
+    EXPECT_FALSE(ParsePlan(json::parse(bad), &p, &error)) << bad;
+    EXPECT_FALSE(error.empty()) << bad;
+  }
+}
+
+TEST(Result, MeasurementsFromResult) {
+  json r = json::parse(R"({"sizes": [{"bytes": 4096, "memory": "host", "candidates": [
+      {"candidate": "passthrough", "samples_us": [10, 11], "valid": true},
+      {"candidate": "lane", "samples_us": [], "valid": false}]}]})");
+  std::vector<Measurement> m = MeasurementsFromResult(r);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].bytes, 4096u);
+  EXPECT_EQ(m[0].samples, (std::vector<double>{10, 11}));
+  EXPECT_FALSE(m[1].valid);
+}
+
+}  // namespace
+}  // namespace mltuner
