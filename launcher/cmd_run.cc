@@ -74,8 +74,10 @@ int Run(const RunOptions& opt, std::vector<std::string> command) {
                  install.library.c_str());
     return Exec(command, opt.dry_run);
   }
+  // The user's own preloads (tools, sanitizer runtimes) stay first, so that
+  // they keep wrapping what they wrapped.
   std::string preload = install.library;
-  if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
+  if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload = std::string(old) + ":" + preload;
   setenv("LD_PRELOAD", preload.c_str(), 1);
   setenv("MULTILANE_PROFILE", profile->profile_text.c_str(), 1);
   unsetenv("MULTILANE_PROFILE_FILE");

@@ -82,10 +82,15 @@ def test_tune_then_run(tmp):
     expect("MULTILANE_PROFILE=multilane-profile 1" in p.stdout, "run passes the profile", p)
     expect("command: mpirun -x LD_PRELOAD -x MULTILANE_PROFILE -np 4" in p.stdout, "run forwards with -x", p)
 
-    # The real thing: the benchmark's `auto` rows follow the profile.
+    # The real thing: the benchmark's `auto` rows follow the profile.  (A
+    # sanitizer build needs its runtime preloaded first: the user's own
+    # LD_PRELOAD stays in front of the library's.)
+    env = dict(ENV)
+    if os.environ.get("MULTILANE_TEST_PRELOAD"):
+        env["LD_PRELOAD"] = os.environ["MULTILANE_TEST_PRELOAD"]
     p = run([MULTILANE, "run", "--db", db, "--", "mpirun", "-np", "4", "-x", "MULTILANE_RANKS_PER_NODE=2",
              "-x", "MULTILANE_STATS=1", BENCH, "-b", "4K", "-e", "64K", "-f", "4", "-n", "3", "-w", "1",
-             "-a", "mpi,auto"])
+             "-a", "mpi,auto"], env=env)
     expect("# Out of bounds values : 0 OK" in p.stdout, "the benchmark under multilane run is correct", p)
     expect("multilane: stats:" in p.stderr, "the library was injected (its stats line)", p)
 
