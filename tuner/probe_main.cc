@@ -1,7 +1,7 @@
 // mlprobe: measures allreduce candidates for the tuner.
 //
 //   mpirun -np N [-x MULTILANE_RANKS_PER_NODE=..] mlprobe --plan PLAN.json --out RESULT.json
-//          [--exhaustive] [--profile PROFILE.txt]
+//          [--exhaustive | --compare] [--profile PROFILE.txt]
 //
 // Per size of the plan: every candidate is validated once against
 // PMPI_Allreduce (a wrong one is dropped and reported), then measured in
@@ -9,7 +9,13 @@
 // (candidates interleaved), and successive halving (search.h: Survivors)
 // keeps the contenders, within the time budget (split over the sizes still to
 // do).  The system MPI (passthrough) is always measured.  --exhaustive
-// measures every candidate in every round, whatever the budget.
+// measures every candidate in every round, whatever the budget.  --compare
+// does, per size, the budgeted search exactly as the default mode and right
+// after it, in the same process, an exhaustive sweep of every valid candidate
+// at that size (max_rounds x reps_per_round repetitions, candidates
+// interleaved); the budget applies to the budgeted parts only.  The result
+// keeps the budgeted measurements under "candidates" and adds the sweep under
+// "exhaustive", so that mlregret compares both from the same minute.
 //
 // A repetition: `warmup` untimed calls, a barrier, then `iterations` calls
 // each timed locally; the per-iteration times are reduced with MAX over the
@@ -105,10 +111,15 @@ int Run(int argc, char** argv) {
   CLI::App app{"mlprobe: measure allreduce candidates for the multilane tuner"};
   std::string plan_path, out_path, profile_path;
   bool exhaustive = false;
+  bool compare = false;
   app.add_option("--plan", plan_path, "plan JSON (tuner/README.md)")->required();
   app.add_option("--out", out_path, "result JSON written by rank 0")->required();
   app.add_option("--profile", profile_path, "also write the profile text decided from the result");
-  app.add_flag("--exhaustive", exhaustive, "measure every candidate in every round, ignoring the budget");
+  auto* exh_opt =
+      app.add_flag("--exhaustive", exhaustive, "measure every candidate in every round, ignoring the budget");
+  app.add_flag("--compare", compare,
+               "per size, the budgeted search and then an exhaustive sweep in the same run (for mlregret)")
+      ->excludes(exh_opt);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -159,17 +170,21 @@ int Run(int argc, char** argv) {
   cands.insert(cands.begin(), Passthrough());
 
   const double t_start = MPI_Wtime();
-  const long steps_per_size = 1 + plan.max_rounds;
+  // --compare: validation and budgeted rounds, then the exhaustive rounds.
+  const long steps_per_size = 1 + plan.max_rounds + (compare ? plan.max_rounds : 0);
   const long total = static_cast<long>(plan.sizes.size()) * steps_per_size;
   long done = 0;
+  double budgeted_spent = 0;    // --compare: seconds of the budgeted parts so far
+  double exhaustive_spent = 0;  // --compare: seconds of the exhaustive sweeps so far
   auto seconds_left = [&]() {
     double el = MPI_Wtime() - t_start;
-    if (!exhaustive) return plan.budget_s - el;
+    if (!exhaustive && !compare) return plan.budget_s - el;
     return done > 0 ? el / static_cast<double>(done) * static_cast<double>(total - done) : 0.0;
   };
-  Progress(0, total, exhaustive ? 0 : plan.budget_s,
-           std::string(exhaustive ? "start exhaustive" : "start budgeted") + " sizes=" +
-               std::to_string(plan.sizes.size()) + " candidates=" + std::to_string(cands.size()));
+  const char* mode = compare ? "compare" : exhaustive ? "exhaustive" : "budgeted";
+  Progress(0, total, exhaustive || compare ? 0 : plan.budget_s,
+           std::string("start ") + mode + " sizes=" + std::to_string(plan.sizes.size()) +
+               " candidates=" + std::to_string(cands.size()));
 
   const size_t max_count = plan.sizes.back() / 4;
   Buffers buf(max_count);
@@ -182,8 +197,10 @@ int Run(int argc, char** argv) {
     const int count = static_cast<int>(bytes / 4);
     const std::string sz = FormatByteSize(bytes);
     const double size_start = MPI_Wtime();
-    const double size_budget =
-        (plan.budget_s - (size_start - t_start)) / static_cast<double>(plan.sizes.size() - si);
+    // The budget left for the budgeted parts (--compare: the exhaustive sweeps
+    // do not count against it), split over the sizes still to do.
+    const double spent = compare ? budgeted_spent : size_start - t_start;
+    const double size_budget = (plan.budget_s - spent) / static_cast<double>(plan.sizes.size() - si);
     const int iters = plan.IterationsFor(bytes);
 
     std::vector<Entry> entries;
@@ -229,56 +246,89 @@ int Run(int argc, char** argv) {
     ++done;
     Progress(done, total, seconds_left(), "size=" + sz + " validated");
 
-    // Rounds.
+    // Rounds: each repetition measures every active entry once (interleaved);
+    // halving drops entries after each round (budgeted), within the size's
+    // budget.  Returns the number of rounds run.
     std::vector<double> t(static_cast<size_t>(iters)), tmax(static_cast<size_t>(iters));
-    int rounds_run = 0;
-    for (int round = 1; round <= plan.max_rounds; ++round) {
-      int active = 0;
-      for (int rep = 0; rep < plan.reps_per_round; ++rep) {
-        active = 0;
-        for (Entry& e : entries) {
-          if (!e.valid || e.dropped_in_round >= 0) continue;
-          ++active;
-          for (int w = 0; w < plan.warmup; ++w)
-            mla_allreduce_with(buf.send.data(), buf.recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
-                               &e.choice);
-          PMPI_Barrier(MPI_COMM_WORLD);
-          for (int i = 0; i < iters; ++i) {
-            double t0 = MPI_Wtime();
-            mla_allreduce_with(buf.send.data(), buf.recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
-                               &e.choice);
-            t[static_cast<size_t>(i)] = (MPI_Wtime() - t0) * 1e6;
+    auto run_rounds = [&](std::vector<Entry>& es, bool budgeted, const std::string& tag) {
+      int rounds_run = 0;
+      for (int round = 1; round <= plan.max_rounds; ++round) {
+        int active = 0;
+        for (int rep = 0; rep < plan.reps_per_round; ++rep) {
+          active = 0;
+          for (Entry& e : es) {
+            if (!e.valid || e.dropped_in_round >= 0) continue;
+            ++active;
+            for (int w = 0; w < plan.warmup; ++w)
+              mla_allreduce_with(buf.send.data(), buf.recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
+                                 &e.choice);
+            PMPI_Barrier(MPI_COMM_WORLD);
+            for (int i = 0; i < iters; ++i) {
+              double t0 = MPI_Wtime();
+              mla_allreduce_with(buf.send.data(), buf.recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
+                                 &e.choice);
+              t[static_cast<size_t>(i)] = (MPI_Wtime() - t0) * 1e6;
+            }
+            PMPI_Allreduce(t.data(), tmax.data(), iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            double v = 0;
+            if (plan.rep_stat == "mean") {
+              for (double x : tmax) v += x;
+              v /= iters;
+            } else {
+              v = Median(tmax);
+            }
+            e.samples.push_back(v);
           }
-          PMPI_Allreduce(t.data(), tmax.data(), iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-          double v = 0;
-          if (plan.rep_stat == "mean") {
-            for (double x : tmax) v += x;
-            v /= iters;
-          } else {
-            v = Median(tmax);
-          }
-          e.samples.push_back(v);
         }
+        rounds_run = round;
+        if (budgeted) {
+          std::map<std::string, std::vector<double>> s;
+          for (const Entry& e : es)
+            if (e.valid && e.dropped_in_round < 0) s[e.words] = e.samples;
+          std::vector<std::string> keep = Survivors(s, halving);
+          for (Entry& e : es)
+            if (e.valid && e.dropped_in_round < 0 && std::find(keep.begin(), keep.end(), e.words) == keep.end())
+              e.dropped_in_round = round;
+        }
+        int left = 0;
+        for (const Entry& e : es) left += e.valid && e.dropped_in_round < 0;
+        ++done;
+        bool more = round < plan.max_rounds && left > 1;
+        if (budgeted) more = BcastFlag(more && MPI_Wtime() - size_start < size_budget);
+        Progress(done, total, seconds_left(),
+                 "size=" + sz + tag + " round=" + std::to_string(round) + " measured=" + std::to_string(active) +
+                     " survivors=" + std::to_string(left));
+        if (!more) break;
       }
-      rounds_run = round;
-      if (!exhaustive) {
-        std::map<std::string, std::vector<double>> s;
-        for (const Entry& e : entries)
-          if (e.valid && e.dropped_in_round < 0) s[e.words] = e.samples;
-        std::vector<std::string> keep = Survivors(s, halving);
-        for (Entry& e : entries)
-          if (e.valid && e.dropped_in_round < 0 && std::find(keep.begin(), keep.end(), e.words) == keep.end())
-            e.dropped_in_round = round;
+      return rounds_run;
+    };
+    const int rounds_run = run_rounds(entries, !exhaustive, "");
+    const double budgeted_elapsed = MPI_Wtime() - size_start;
+    done = static_cast<long>(si) * steps_per_size + 1 + plan.max_rounds;
+
+    // --compare: every valid candidate again, all rounds, no halving, no budget.
+    json exh_json = json::array();
+    int exh_rounds = 0;
+    double exh_elapsed = 0;
+    if (compare) {
+      budgeted_spent += budgeted_elapsed;
+      const double exh_start = MPI_Wtime();
+      std::vector<Entry> sweep;
+      for (const Entry& e : entries) {
+        if (!e.valid) continue;
+        Entry x = e;
+        x.samples.clear();
+        x.dropped_in_round = -1;
+        sweep.push_back(x);
       }
-      int left = 0;
-      for (const Entry& e : entries) left += e.valid && e.dropped_in_round < 0;
-      ++done;
-      bool more = round < plan.max_rounds && left > 1;
-      if (!exhaustive) more = BcastFlag(more && MPI_Wtime() - size_start < size_budget);
-      Progress(done, total, seconds_left(),
-               "size=" + sz + " round=" + std::to_string(round) + " measured=" + std::to_string(active) +
-                   " survivors=" + std::to_string(left));
-      if (!more) break;
+      exh_rounds = run_rounds(sweep, false, " exhaustive");
+      exh_elapsed = MPI_Wtime() - exh_start;
+      exhaustive_spent += exh_elapsed;
+      for (const Entry& e : sweep)
+        exh_json.push_back({{"candidate", e.words},
+                            {"samples_us", e.samples},
+                            {"median_us", e.samples.empty() ? json(nullptr) : json(Median(e.samples))},
+                            {"reps", e.samples.size()}});
     }
     done = static_cast<long>(si + 1) * steps_per_size;
 
@@ -295,14 +345,20 @@ int Run(int argc, char** argv) {
       if (!e.error.empty()) x["error"] = e.error;
       cj.push_back(x);
     }
-    sizes_json.push_back({{"bytes", bytes},
-                          {"memory", MemKindName(plan.mem)},
-                          {"iterations", iters},
-                          {"rounds", rounds_run},
-                          {"budget_s", exhaustive ? json(nullptr) : json(size_budget)},
-                          {"elapsed_s", MPI_Wtime() - size_start},
-                          {"candidates", cj},
-                          {"skipped", skipped}});
+    json sj = {{"bytes", bytes},
+               {"memory", MemKindName(plan.mem)},
+               {"iterations", iters},
+               {"rounds", rounds_run},
+               {"budget_s", exhaustive ? json(nullptr) : json(size_budget)},
+               {"elapsed_s", compare ? budgeted_elapsed : MPI_Wtime() - size_start},
+               {"candidates", cj},
+               {"skipped", skipped}};
+    if (compare) {
+      sj["exhaustive"] = exh_json;
+      sj["exhaustive_rounds"] = exh_rounds;
+      sj["exhaustive_elapsed_s"] = exh_elapsed;
+    }
+    sizes_json.push_back(sj);
   }
   const double wall = MPI_Wtime() - t_start;
   Progress(total, total, 0, "done wall_s=" + std::to_string(wall));
@@ -312,7 +368,7 @@ int Run(int argc, char** argv) {
     json result;
     result["tool"] = "mlprobe";
     result["library_version"] = mla_version();
-    result["mode"] = exhaustive ? "exhaustive" : "budgeted";
+    result["mode"] = mode;
     result["plan"] = plan_json;
     result["layout"] = {{"size", layout.size},
                         {"nodes", layout.nodes},
@@ -322,6 +378,10 @@ int Run(int argc, char** argv) {
                         {"gpus_regular", layout.gpus_regular != 0}};
     result["library_enabled"] = mla_enabled() != 0;
     result["wall_s"] = wall;
+    if (compare) {
+      result["budgeted_wall_s"] = budgeted_spent;
+      result["exhaustive_wall_s"] = exhaustive_spent;
+    }
     result["sizes"] = sizes_json;
     std::ofstream out(out_path);
     out << result.dump(1) << "\n";

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Runs mlprobe under mpirun (4 ranks as 2 virtual nodes of 2) on a tiny plan
-and checks its progress lines, its RESULT.json and the profile it writes."""
+and checks its progress lines, its RESULT.json and the profile it writes; then
+--exhaustive, --compare (and mlregret on its result) and a bad plan."""
 import argparse, json, os, re, subprocess, sys, time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--mpirun", required=True)
 ap.add_argument("--probe", required=True)
 ap.add_argument("--workdir", required=True)
+ap.add_argument("--regret", help="mlregret, run on the --compare result")
 a = ap.parse_args()
 os.makedirs(a.workdir, exist_ok=True)
 plan_path = os.path.join(a.workdir, "plan.json")
@@ -108,6 +110,45 @@ for s in r["sizes"]:
     assert s["rounds"] == 3, s
     for c in s["candidates"]:
         assert c["reps"] == 6 and c["dropped_in_round"] is None and c["valid"], c
+
+# --compare: per size the budgeted search as above, then an exhaustive sweep in the same run.
+r = run_plan({"sizes": [4096, "64K"], "candidates": ["lane", "hier"], "budget_s": 0}, ["--compare"])
+cmp_out = os.path.join(a.workdir, "result2.json")
+assert r["mode"] == "compare", r["mode"]
+assert r["budgeted_wall_s"] > 0 and r["exhaustive_wall_s"] > 0, r
+assert r["budgeted_wall_s"] + r["exhaustive_wall_s"] <= r["wall_s"] + 1e-6, r
+assert [s["bytes"] for s in r["sizes"]] == [4096, 65536], r["sizes"]
+for s in r["sizes"]:
+    assert s["rounds"] == 1, s  # budget spent: the budgeted part as without --compare
+    assert all(c["reps"] == 2 for c in s["candidates"]), s
+    assert s["budget_s"] is not None and s["elapsed_s"] > 0 and s["exhaustive_elapsed_s"] > 0, s
+    assert s["exhaustive_rounds"] == 3, s
+    exh = {c["candidate"]: c for c in s["exhaustive"]}
+    assert set(exh) == {"passthrough", "lane", "hier"}, exh.keys()
+    for c in s["exhaustive"]:
+        assert set(c) == {"candidate", "samples_us", "median_us", "reps"}, c
+        assert c["reps"] == 6 == len(c["samples_us"]) and c["median_us"] > 0, c
+        assert all(x > 0 for x in c["samples_us"]), c
+if a.regret:
+    q = subprocess.run([a.regret, cmp_out], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+    print(q.stdout)
+    assert q.returncode == 0, "mlregret exited with %d" % q.returncode
+    out = q.stdout.splitlines()
+    hdr = [i for i, l in enumerate(out) if l.split()[:2] == ["size", "chosen"]]
+    assert hdr, "no regret table header"
+    rows = out[hdr[0] + 1:hdr[0] + 3]
+    for l, size in zip(rows, ("4K", "64K")):
+        m = re.match(r"^\s*(\S+)\s+(passthrough|lane|hier)\s+(\d+\.\d)\s+(passthrough|lane|hier)\s+(\d+\.\d)\s+(\d+\.\d)%$", l)
+        assert m and m.group(1) == size, "bad regret row: %r" % l
+        assert float(m.group(3)) >= float(m.group(5)), l
+    assert any(re.match(r"^regret: mean \d+\.\d% worst \d+\.\d% over 2 sizes$", l) for l in out), out
+    assert any(re.match(r"^wall time: budgeted \d+\.\d s \(budget 0\.0 s\), exhaustive \d+\.\d s", l)
+               for l in out), out
+# --compare and --exhaustive together: refused.
+q = subprocess.run([a.mpirun, "--oversubscribe", "-np", "2", a.probe, "--plan", plan_path, "--out",
+                    os.path.join(a.workdir, "both.json"), "--compare", "--exhaustive"],
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+assert q.returncode != 0, q.stdout
 
 # A bad plan: a clear error, exit status 2, no hang.
 with open(os.path.join(a.workdir, "bad.json"), "w") as f:
