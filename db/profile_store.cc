@@ -363,10 +363,15 @@ std::unique_ptr<ProfileStore> ProfileStore::Open(const std::string& path, Access
   if (!rw) return std::unique_ptr<ProfileStore>(new ProfileStore(path, access, db));
 
   // Read-write: WAL, foreign keys, migrations.
-  {
+  // Switching the journal mode does not wait in the busy handler: a second
+  // writer creating the same new database at the same moment gets
+  // SQLITE_BUSY at once, so wait and retry here (up to about 10 s).
+  for (int attempt = 0;; ++attempt) {
     Stmt wal(db, "PRAGMA journal_mode=WAL");
     int rc = wal.Step();
-    if (rc != SQLITE_ROW) return fail(DbError(path, db, rc, "turning on WAL"));
+    if (rc == SQLITE_ROW) break;
+    if (!IsBusy(rc) || attempt >= 500) return fail(DbError(path, db, rc, "turning on WAL"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10 + attempt % 11));
   }
   // Keep -wal and -shm after the last writer closes, so that readers who may
   // not write the folder can still open the database.

@@ -194,6 +194,26 @@ TEST(ProfileStoreTest, TwoThreadsPublishAtOnce) {
   EXPECT_EQ(store->NodeTypes(&error).size(), 2u);
 }
 
+TEST(ProfileStoreTest, WritersCreatingTheSameNewDatabaseAtOnceAllSucceed) {
+  // Two `multilane tune` runs into a database that does not exist yet: both
+  // create it at the same moment (the journal-mode switch does not wait in
+  // SQLite's busy handler; Open must).
+  for (int round = 0; round < 10; ++round) {
+    const std::string path = NewTempDir() + "/fresh.db";
+    std::vector<std::thread> threads;
+    std::vector<std::string> errors(6);
+    for (int t = 0; t < 6; ++t) {
+      threads.emplace_back([&, t] {
+        auto store = ProfileStore::Open(path, Access::kReadWrite, &errors[t]);
+        if (store != nullptr) errors[t].clear();
+        else if (errors[t].empty()) errors[t] = "Open returned nullptr without an error";
+      });
+    }
+    for (auto& th : threads) th.join();
+    for (int t = 0; t < 6; ++t) EXPECT_EQ(errors[t], "") << "round " << round << " thread " << t;
+  }
+}
+
 TEST(ProfileStoreTest, ThreadsMayShareOneStore) {
   auto store = OpenOrDie(NewTempDir() + "/p.db");
   ASSERT_NE(store, nullptr);
