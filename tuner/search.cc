@@ -90,7 +90,20 @@ SearchResult Decide(const std::vector<Measurement>& measurements, const SearchOp
     d.fastest_time_us = fastest_med;
     d.noise = std::max(options.noise_floor,
                        2 * std::hypot(MedianRelativeError(fastest->samples), MedianRelativeError(mpi->samples)));
-    if (fastest != mpi && fastest_med < d.mpi_time_us * (1 - d.noise)) {
+    bool wins = fastest != mpi && fastest_med < d.mpi_time_us * (1 - d.noise);
+    if (!wins && fastest != mpi && options.paired && fastest->samples.size() >= 3 &&
+        mpi->samples.size() >= fastest->samples.size()) {
+      std::vector<double> ratios;
+      for (size_t i = 0; i < fastest->samples.size(); ++i)
+        if (mpi->samples[i] > 0) ratios.push_back(fastest->samples[i] / mpi->samples[i]);
+      const double ratio = Median(ratios);
+      const double paired_noise = std::max(options.noise_floor, 2 * MedianRelativeError(ratios));
+      if (ratios.size() >= 3 && std::isfinite(ratio) && ratio < 1 - paired_noise) {
+        wins = true;
+        d.noise = paired_noise;
+      }
+    }
+    if (wins) {
       d.winner = fastest->candidate;
       d.time_us = fastest_med;
     } else {
@@ -175,11 +188,15 @@ std::vector<std::string> Survivors(const std::map<std::string, std::vector<doubl
     if (!kv.second.empty()) ranked.emplace_back(Median(kv.second), kv.first);
   std::sort(ranked.begin(), ranked.end());
   std::map<std::string, bool> keep;
-  size_t cap = options.halve ? (ranked.size() + 1) / 2 : ranked.size();
+  // The best candidate's own noise widens the margin and stops the halving.
+  const double spread = ranked.empty() ? 0 : RelativeSpread(samples.at(ranked[0].second));
+  const double margin = std::max(options.margin, options.noise_scale * spread);
+  const bool noisy = spread > options.margin;
+  size_t cap = options.halve && !noisy ? (ranked.size() + 1) / 2 : ranked.size();
   cap = std::max(cap, options.keep_at_least);
   for (size_t i = 0; i < ranked.size(); ++i) {
     bool k = i < options.keep_at_least ||
-             (i < cap && ranked[i].first <= ranked[0].first * (1 + options.margin));
+             (i < cap && ranked[i].first <= ranked[0].first * (1 + margin));
     keep[ranked[i].second] = k;
   }
   std::vector<std::string> out;

@@ -46,6 +46,13 @@ struct SearchOptions {
   // MedianRelativeError(system MPI))).  More samples give a smaller noise;
   // the floor covers what the samples cannot show (drift between runs).
   double noise_floor = 0.03;
+  // The probe measures every candidate and the system MPI within each
+  // repetition, in repetition order, so sample i of a candidate and sample i
+  // of the system MPI saw the same moment of the machine.  When true, the
+  // candidate also wins if the median of those per-repetition ratios beats 1
+  // by more than max(noise_floor, twice its standard error): drift of the
+  // machine between repetitions then cancels out.
+  bool paired = true;
 };
 
 // The decision at one measured size.
@@ -102,6 +109,11 @@ struct HalvingOptions {
   double margin = 0.10;      // drop those whose median exceeds the best's by more than this
   size_t keep_at_least = 2;  // the best this many always survive
   bool halve = true;         // besides, keep at most half (rounded up) of the contenders
+  // The margin grows with the noise: it is at least noise_scale times the
+  // relative spread of the best candidate's samples, and a round whose best
+  // is noisier than `margin` halves nothing, so that a noisy round cannot
+  // drop the eventual winner.
+  double noise_scale = 2.0;
 };
 
 // samples: candidate words -> samples so far (candidates without samples are

@@ -203,5 +203,41 @@ TEST(Halving, DropsLosersKeepsBestTwoAndMpi) {
   EXPECT_EQ(Survivors(s), (std::vector<std::string>{"a", "b", "passthrough"}));
 }
 
+TEST(Decide, PairedRepetitionsCancelDriftOfTheMachine) {
+  // The machine slows down 2x for the last repetitions; the candidate is
+  // 30 % faster than the system MPI in every repetition.
+  std::vector<double> mpi = {16, 16.5, 16.2, 16.4, 16.1, 16.3, 33, 32, 34};
+  std::vector<double> cand;
+  for (double t : mpi) cand.push_back(t * 0.7);
+  cand[6] = 24;  // and some noise of its own
+  std::vector<Measurement> ms = {{MemKind::kHost, 1 << 24, "passthrough", mpi, true},
+                                 {MemKind::kHost, 1 << 24, "hier chunk=4M", cand, true}};
+  const SearchResult b = Decide(ms);
+  ASSERT_EQ(b.decisions.size(), 1u);
+  EXPECT_EQ(b.decisions[0].winner, "hier chunk=4M");
+  EXPECT_NEAR(b.decisions[0].gain, 1 / 0.7, 0.1);
+  // No real difference stays the system MPI, paired or not.
+  std::vector<double> same = mpi;
+  same[0] *= 0.99;
+  ms[1].samples = same;
+  EXPECT_EQ(Decide(ms).decisions[0].winner, "passthrough");
+  SearchOptions unpaired;
+  unpaired.paired = false;
+  EXPECT_EQ(Decide(ms, unpaired).decisions[0].winner, "passthrough");
+}
+
+TEST(Halving, NoisyRoundsDropLess) {
+  // The best's samples spread by about 30 %: a candidate 14 % behind stays
+  // (it would be dropped in a quiet round), and nothing is halved away.
+  std::map<std::string, std::vector<double>> quiet = {
+      {"passthrough", {500, 500, 500}}, {"a", {100, 100, 100}}, {"b", {101, 101, 101}}, {"c", {114, 114, 114}},
+      {"d", {300, 300, 300}}};
+  EXPECT_EQ(Survivors(quiet), (std::vector<std::string>{"a", "b", "passthrough"}));
+  std::map<std::string, std::vector<double>> noisy = {
+      {"passthrough", {500, 500, 500}}, {"a", {80, 100, 140}}, {"b", {101, 101, 101}}, {"c", {114, 114, 114}},
+      {"d", {300, 300, 300}}};
+  EXPECT_EQ(Survivors(noisy), (std::vector<std::string>{"a", "b", "c", "passthrough"}));
+}
+
 }  // namespace
 }  // namespace mltuner
