@@ -53,9 +53,9 @@ echo "== regret"
 if [ "$mode" = compare ]; then
   "$build/tuner/mlregret" "$work/compare.json"
   python3 -c 'import json,sys; print("budgeted tune wall time (in the probe, validation + budgeted rounds): %.1f s" % json.load(open(sys.argv[1]))["budgeted_wall_s"])' "$work/compare.json"
-  printf 'whole --compare launch incl. mpirun: %.1f s\n' "$(echo "$t1 - $t0" | bc -l)"
+  printf 'whole --compare launch incl. mpirun: %.1f s\n' "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
 else
   "$build/tuner/mlregret" "$work/budgeted.json" "$work/exhaustive.json"
-  printf 'budgeted tune wall time incl. mpirun: %.1f s\n' "$(echo "$t1 - $t0" | bc -l)"
+  printf 'budgeted tune wall time incl. mpirun: %.1f s\n' "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
 fi
 echo "(files in $work)"
