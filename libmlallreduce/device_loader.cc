@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 
+#include "cuda_presence.h"
 #include "log.h"
 #include "runtime.h"
 
@@ -34,9 +35,7 @@ std::string ModulePath() {
 const DeviceModule* DeviceModuleIfCudaInUse() {
   if (const DeviceModule* m = g_module.load(std::memory_order_acquire)) return m;
   if (g_given_up.load(std::memory_order_relaxed)) return nullptr;
-  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  if (driver == nullptr) return nullptr;
-  dlclose(driver);
+  if (!CudaDriverLoaded()) return nullptr;
 
   std::lock_guard<std::mutex> lock(g_mutex);
   if (const DeviceModule* m = g_module.load()) return m;
