@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "byte_size.h"
 #include "mlallreduce.h"
 
 namespace mla {
@@ -59,13 +60,7 @@ class Profile {
   std::map<std::string, std::string> metadata_;
 };
 
-// Parses a byte count: digits with an optional binary suffix K, KiB, M, MiB,
-// G, GiB, T, TiB (case-insensitive) or B.  "inf" is not accepted here.
-// Returns false on anything else, including overflow.
-bool ParseByteSize(std::string_view text, uint64_t* out);
-
-// Renders a byte count with the largest exact binary suffix: 65536 -> "64K".
-std::string FormatByteSize(uint64_t bytes);
+// ParseByteSize and FormatByteSize: byte_size.h.
 
 }  // namespace mla
 

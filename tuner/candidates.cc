@@ -1,5 +1,7 @@
 #include "candidates.h"
 
+#include "byte_size.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -16,41 +18,9 @@ bool MemKindFromName(const std::string& name, MemKind* kind) {
   return false;
 }
 
-bool ParseByteSize(const std::string& text, uint64_t* out) {
-  size_t i = 0;
-  uint64_t v = 0;
-  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
-    uint64_t d = static_cast<uint64_t>(text[i] - '0');
-    if (v > (UINT64_MAX - d) / 10) return false;
-    v = v * 10 + d;
-    ++i;
-  }
-  if (i == 0) return false;
-  std::string suffix = text.substr(i);
-  for (char& ch : suffix) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  int shift = 0;
-  if (suffix.empty() || suffix == "b") shift = 0;
-  else if (suffix == "k" || suffix == "kib") shift = 10;
-  else if (suffix == "m" || suffix == "mib") shift = 20;
-  else if (suffix == "g" || suffix == "gib") shift = 30;
-  else if (suffix == "t" || suffix == "tib") shift = 40;
-  else return false;
-  if (shift > 0 && v > (UINT64_MAX >> shift)) return false;
-  *out = v << shift;
-  return true;
-}
+bool ParseByteSize(const std::string& text, uint64_t* out) { return mla::ParseByteSize(text, out); }
 
-std::string FormatByteSize(uint64_t bytes) {
-  static const char* kSuffix[] = {"T", "G", "M", "K"};
-  static const int kShift[] = {40, 30, 20, 10};
-  if (bytes != 0) {
-    for (int i = 0; i < 4; ++i) {
-      uint64_t unit = uint64_t{1} << kShift[i];
-      if (bytes % unit == 0) return std::to_string(bytes / unit) + kSuffix[i];
-    }
-  }
-  return std::to_string(bytes);
-}
+std::string FormatByteSize(uint64_t bytes) { return mla::FormatByteSize(bytes); }
 
 const Dimension* Space::Find(const std::string& name) const {
   for (const Dimension& d : dimensions)

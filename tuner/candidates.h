@@ -34,8 +34,9 @@ enum class MemKind { kHost = 0, kDevice = 1 };
 const char* MemKindName(MemKind kind);
 bool MemKindFromName(const std::string& name, MemKind* kind);
 
-// Byte counts as the profile writes them: digits with an optional binary
-// suffix K/KiB, M/MiB, G/GiB, T/TiB (case-insensitive) or B.
+// Byte counts as the profile writes them, by the library's own rules
+// (libmlallreduce/byte_size.h): digits with an optional binary suffix K/KiB,
+// M/MiB, G/GiB, T/TiB (case-insensitive) or B.
 bool ParseByteSize(const std::string& text, uint64_t* out);
 // Largest exact binary suffix: 65536 -> "64K", 1000 -> "1000".
 std::string FormatByteSize(uint64_t bytes);
