@@ -596,6 +596,18 @@ void print_header(const Options &opt, const RunInfo &info) {
            type_name(opt.type), op_name(opt.op), info.unsupported_reason.c_str());
 }
 
+// The mean busbw of an algorithm's rows (nccl-tests' "Avg bus bandwidth").
+double average_busbw(const Bench &bench, const std::string &algo) {
+  double sum = 0;
+  int n = 0;
+  for (const Row &r : bench.rows())
+    if (r.algo == algo) {
+      sum += r.busbw;
+      ++n;
+    }
+  return n ? sum / n : 0.0;
+}
+
 void print_summary(const Options &opt, const Bench &bench, uint64_t total_wrong,
                    const std::vector<std::string> &notes) {
   printf("#\n");
@@ -607,15 +619,8 @@ void print_summary(const Options &opt, const Bench &bench, uint64_t total_wrong,
   size_t width = 0;
   for (const AlgoSpec &a : opt.algos) width = std::max(width, a.name.size());
   for (const AlgoSpec &a : opt.algos) {
-    double sum = 0;
-    int n = 0;
-    for (const Row &r : bench.rows())
-      if (r.algo == a.name) {
-        sum += r.busbw;
-        ++n;
-      }
     printf("# Avg bus bandwidth %-*s : %.3f GB/s\n", static_cast<int>(width + 2),
-           ("(" + a.name + ")").c_str(), n ? sum / n : 0.0);
+           ("(" + a.name + ")").c_str(), average_busbw(bench, a.name));
   }
   printf("#\n");
   fflush(stdout);
@@ -731,15 +736,8 @@ bool write_json(FILE *f, const Options &opt, const RunInfo &info, const Bench &b
   j.key("avg_busbw");
   j.begin_object(true);
   for (const AlgoSpec &a : opt.algos) {
-    double sum = 0;
-    int n = 0;
-    for (const Row &r : bench.rows())
-      if (r.algo == a.name) {
-        sum += r.busbw;
-        ++n;
-      }
     j.key(a.name.c_str());
-    j.num(n ? sum / n : 0.0);
+    j.num(average_busbw(bench, a.name));
   }
   j.end_object();
   j.key("notes");
