@@ -31,6 +31,16 @@ bool ParsePositive(const std::string& s, int* out) {
   return true;
 }
 
+// Seconds as a decimal number in [0.01, 3600].
+bool ParseSeconds(const std::string& s, double* out) {
+  if (s.empty() || s.size() > 16) return false;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !(v >= 0.01 && v <= 3600)) return false;
+  *out = v;
+  return true;
+}
+
 }  // namespace
 
 std::string Config::Summary() const {
@@ -48,6 +58,7 @@ std::string Config::Summary() const {
   }
   if (ranks_per_node > 0) out << ", virtual nodes of " << ranks_per_node << " ranks";
   if (ranks_per_gpu > 0) out << ", " << ranks_per_gpu << " ranks per GPU";
+  if (!report_dir.empty()) out << ", job report into " << report_dir;
   return out.str();
 }
 
@@ -100,6 +111,19 @@ Config LoadConfig(const EnvLookup& env) {
   const std::string verbose = get("MULTILANE_VERBOSE");
   if (!verbose.empty() && !(verbose == "0" || ParsePositive(verbose, &c.verbose)))
     problem("MULTILANE_VERBOSE='" + verbose + "' must be 0, 1 or 2");
+
+  // The report's variables: a bad value keeps its default and multilane on.
+  c.report_dir = get("MULTILANE_REPORT");
+  const std::string sample = get("MULTILANE_REPORT_SAMPLE");
+  if (!sample.empty() && !ParsePositive(sample, &c.report_sample)) {
+    c.warnings.push_back("MULTILANE_REPORT_SAMPLE='" + sample +
+                         "' must be a positive integer (sample about one call in N); using 64");
+  }
+  const std::string interval = get("MULTILANE_REPORT_INTERVAL");
+  if (!interval.empty() && !ParseSeconds(interval, &c.report_interval_s)) {
+    c.warnings.push_back("MULTILANE_REPORT_INTERVAL='" + interval +
+                         "' must be seconds between 0.01 and 3600 (e.g. 1 or 0.5); using 1");
+  }
 
   const std::string text = get("MULTILANE_PROFILE");
   const std::string file = get("MULTILANE_PROFILE_FILE");

@@ -31,8 +31,19 @@ struct Config {
   bool stats = false;
   // MULTILANE_VERBOSE=1: rank 0 prints the settings at MPI_Init.
   int verbose = 0;
+  // MULTILANE_REPORT=DIR: write the job report (docs/job-report-format.md)
+  // into DIR at MPI_Finalize; empty = no report.
+  std::string report_dir;
+  // MULTILANE_REPORT_SAMPLE: about one call in this many per communicator is
+  // sampled for waiting time.
+  int report_sample = 64;
+  // MULTILANE_REPORT_INTERVAL: seconds between two GPU samples.
+  double report_interval_s = 1.0;
   // One message per bad variable, naming it, its value and the fix.
   std::vector<std::string> problems;
+  // Messages about bad values that leave multilane on (a default is used
+  // instead): the report's variables, which never change a call's result.
+  std::vector<std::string> warnings;
   // Hash of every raw value read (the profile file's content included), so
   // ranks can check that they all run with the same settings.
   uint64_t fingerprint = 0;

@@ -4,6 +4,7 @@
 #include "algorithms.h"
 #include "call_support.h"
 #include "device_loader.h"
+#include "job_report.h"
 #include "log.h"
 #include "mlallreduce.h"
 #include "runtime.h"
@@ -27,12 +28,14 @@ uint64_t MessageBytes(int count, MPI_Datatype datatype, int* type_size) {
   return static_cast<uint64_t>(count) * static_cast<uint64_t>(*type_size);
 }
 
-// Runs one call with `choice` (nullptr: decide from the settings).
+// Runs one call with `choice` (nullptr: decide from the settings) and tells
+// *out its size, memory kind and the algorithm that ran it.
 int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-              const mla_choice* forced) {
+              const mla_choice* forced, CallOutcome* out) {
   CountCall();
   int type_size = 0;
   const uint64_t bytes = MessageBytes(count, datatype, &type_size);
+  out->bytes = bytes;
   // count, datatype, op and comm are equal on every rank (MPI's rule), and so
   // are the buffer kinds for any program a CUDA-aware MPI would run, so every
   // branch below is taken alike on every rank.
@@ -40,8 +43,12 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
 
   const DeviceModule* device = DeviceModuleIfCudaInUse();
   const int kinds = device != nullptr ? device->classify(sendbuf, recvbuf) : kBuffersHost;
-  if (kinds == kBuffersHost) device = nullptr;
-  else CountDeviceCall();
+  if (kinds == kBuffersHost) {
+    device = nullptr;
+  } else {
+    CountDeviceCall();
+    out->kind = MemKind::kDevice;
+  }
   // The system MPI path: for device buffers, staged through host memory.
   auto system_mpi = [&]() {
     int rc = device != nullptr ? device->staged(sendbuf, recvbuf, count, datatype, op, comm)
@@ -98,6 +105,18 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
     }
   }
   if (rc == MPI_SUCCESS) CountDone(ran, bytes);
+  out->algo = ran;
+  return rc;
+}
+
+// Allreduce, timed for the job report when it is on.
+int RecordedAllreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                      MPI_Comm comm, const mla_choice* forced) {
+  CallOutcome outcome;
+  if (!ReportOn()) return Allreduce(sendbuf, recvbuf, count, datatype, op, comm, forced, &outcome);
+  const ReportClock clock = ReportCallBegin(comm);
+  const int rc = Allreduce(sendbuf, recvbuf, count, datatype, op, comm, forced, &outcome);
+  ReportCallEnd(clock, outcome);
   return rc;
 }
 
@@ -107,13 +126,13 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
 extern "C" {
 
 int mla_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-  return mla::Allreduce(sendbuf, recvbuf, count, datatype, op, comm, nullptr);
+  return mla::RecordedAllreduce(sendbuf, recvbuf, count, datatype, op, comm, nullptr);
 }
 
 int mla_allreduce_with(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                        MPI_Comm comm, const mla_choice* choice) {
   mla_choice passthrough{MLA_ALGO_PASSTHROUGH, 0, 0, MLA_TRANSPORT_AUTO};
-  return mla::Allreduce(sendbuf, recvbuf, count, datatype, op, comm, choice ? choice : &passthrough);
+  return mla::RecordedAllreduce(sendbuf, recvbuf, count, datatype, op, comm, choice ? choice : &passthrough);
 }
 
 int mla_call_supported(MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char** reason) {

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <mutex>
 
+#include "job_report.h"
 #include "log.h"
 #include "stats.h"
 #include "topology.h"
@@ -59,11 +60,16 @@ void OnMpiInitialized() {
              "(pass the same variables to every rank, e.g. mpirun -x NAME)");
   }
   for (const std::string& problem : config.problems) WarnOnce(problem);
+  for (const std::string& warning : config.warnings) WarnOnce(warning);
   if (config.verbose > 0) Info(config.Summary());
+  // The report ends in collective calls: only when every rank has it on (the
+  // fingerprint covers MULTILANE_REPORT).
+  if (!config.report_dir.empty() && g_consistent.load()) StartJobReport(config, g_host_rank.load());
 }
 
 void OnMpiFinalizing() {
   const Config& config = CurrentConfig();
+  if (ReportOn()) FinishJobReport(config);
   if (config.stats) Info("stats: rank " + std::to_string(WorldRank()) + ": " + StatsLine(StatsSnapshot()));
   ReleaseTopologyCache();
 }

@@ -1,0 +1,152 @@
+#!/usr/bin/python3
+"""Runs synthetic_job under mpirun and checks the job report it leaves.
+
+Usage:
+  check_job_report.py [--no-report] [--timeout S] -- MPIRUN ... synthetic_job ARGS...
+
+Default mode: sets MULTILANE_REPORT to a fresh temporary directory, runs the
+command, reads the one line "synthetic_job truth: {...}" it prints, and checks
+the one file multilane-report-*.json in that directory
+(docs/job-report-format.md):
+  - format "multilane-job-report", version 1, ranks, program name;
+  - per bin: calls and bytes exactly as the program made them, and the calls
+    by algorithm adding up to the calls;
+  - the shares of the wall time (mean over ranks) spent in allreduce, in
+    compute (wall - allreduce) and waiting: each within TOLERANCE_PP
+    *percentage points* of the truth the program measured itself (a compute
+    share of 60 % passes when the report gives 55 % to 65 %).
+
+--no-report: MULTILANE_REPORT is unset; the command runs in a fresh
+temporary directory, which must hold no multilane-report* file afterwards.
+"""
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+TOLERANCE_PP = 5.0  # absolute percentage points of the wall time
+
+
+def run(cmd, env, cwd, timeout):
+    print("check_job_report.py: running:", " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=timeout)
+    out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+    sys.stdout.write("----- stdout -----\n" + out + "----- stderr -----\n" + err + "------------------\n")
+    return p.returncode, out, err
+
+
+def check_report(doc, truth, failures):
+    def expect(cond, what):
+        if not cond:
+            failures.append(what)
+
+    expect(doc.get("format") == "multilane-job-report", "format %r" % doc.get("format"))
+    expect(doc.get("version") == 1, "version %r" % doc.get("version"))
+    job = doc["job"]
+    expect(job["ranks"] == truth["ranks"], "job.ranks %r, want %r" % (job["ranks"], truth["ranks"]))
+    expect(job["name"] == "synthetic_job", "job.name %r" % job["name"])
+    expect(len(job["hosts"]) >= 1, "job.hosts empty")
+    expect(job["gpus"] == 0, "job.gpus %r on host buffers" % job["gpus"])
+    expect(isinstance(doc["gpus"], list), "gpus is not a list")
+
+    bins = [b for b in doc["bins"]]
+    got = {(b["memory"], b["from"]): b for b in bins}
+    want = {(b["memory"], b["from"]): b for b in truth["bins"]}
+    expect(set(got) == set(want), "bins %s, want %s" % (sorted(got), sorted(want)))
+    for key, w in want.items():
+        b = got.get(key)
+        if b is None:
+            continue
+        expect(b["calls"] == w["calls"], "bin %s: calls %r, want %r" % (key, b["calls"], w["calls"]))
+        expect(b["bytes"] == w["bytes"], "bin %s: bytes %r, want %r" % (key, b["bytes"], w["bytes"]))
+        expect(b["to"] == 2 * b["from"], "bin %s: to %r" % (key, b["to"]))
+        expect(sum(b["algos"].values()) == b["calls"], "bin %s: algos %r" % (key, b["algos"]))
+
+    t = doc["time"]
+    wall = t["wall_s"]["mean"]
+    shares = {
+        "allreduce": (t["allreduce_s"]["mean"] / wall, truth["allreduce_s_mean"] / truth["wall_s_mean"]),
+        "compute": (1 - t["allreduce_s"]["mean"] / wall, truth["compute_s_mean"] / truth["wall_s_mean"]),
+        "wait": (t["wait_s"]["mean"] / wall, truth["wait_s_mean"] / truth["wall_s_mean"]),
+    }
+    for name, (report, true) in shares.items():
+        diff = 100 * (report - true)
+        print("check_job_report.py: %-9s share: report %5.1f %%, truth %5.1f %%, difference %+.1f points"
+              % (name, 100 * report, 100 * true, diff))
+        expect(abs(diff) <= TOLERANCE_PP,
+               "%s share %.1f %% is %.1f points from the truth %.1f %% (tolerance %.0f points)"
+               % (name, 100 * report, abs(diff), 100 * true, TOLERANCE_PP))
+    expect(t["wait_sampled_calls"] > 0, "no call was sampled for waiting")
+    expect(t["wall_s"]["min"] <= wall <= t["wall_s"]["max"], "wall_s min/mean/max out of order")
+    bins_time = sum(b["time_s"]["mean"] for b in bins)
+    expect(abs(bins_time - t["allreduce_s"]["mean"]) <= 1e-3 * max(1.0, bins_time),
+           "bins' time %.6f != allreduce_s %.6f" % (bins_time, t["allreduce_s"]["mean"]))
+
+
+def main():
+    argv = sys.argv[1:]
+    no_report = False
+    timeout = 120.0
+    while argv and argv[0] != "--":
+        if argv[0] == "--no-report":
+            no_report = True
+            argv = argv[1:]
+        elif argv[0] == "--timeout":
+            timeout = float(argv[1])
+            argv = argv[2:]
+        else:
+            sys.exit("check_job_report.py: unknown option %r" % argv[0])
+    cmd = argv[1:]
+    if not cmd:
+        sys.exit("check_job_report.py: missing -- COMMAND")
+
+    tmp = tempfile.mkdtemp(prefix="mla-report-test-")
+    failures = []
+    try:
+        env = dict(os.environ)
+        if no_report:
+            env.pop("MULTILANE_REPORT", None)
+        else:
+            env["MULTILANE_REPORT"] = tmp
+        rc, out, err = run(cmd, env, tmp, timeout)
+        if rc != 0:
+            failures.append("exit code %d" % rc)
+        files = glob.glob(os.path.join(tmp, "*multilane-report*"))
+        if no_report:
+            if files:
+                failures.append("report files written without MULTILANE_REPORT: %s" % files)
+            if "multilane: warning" in out + err:
+                failures.append("a warning without MULTILANE_REPORT")
+        else:
+            names = [os.path.basename(f) for f in files]
+            if len(files) != 1 or not re.match(r"^multilane-report-local-\d{8}T\d{6}Z-\d+\.json$", names[0]):
+                failures.append("want exactly one multilane-report-local-<UTC>-<pid>.json, found %s" % names)
+            truth_lines = [l for l in out.splitlines() if l.startswith("synthetic_job truth: ")]
+            if len(truth_lines) != 1:
+                failures.append("%d truth lines" % len(truth_lines))
+            if not failures:
+                truth = json.loads(truth_lines[0][len("synthetic_job truth: "):])
+                with open(files[0]) as f:
+                    text = f.read()
+                print("----- report -----\n" + text + "------------------")
+                check_report(json.loads(text), truth, failures)
+            if len(re.findall(r"multilane: job report: ", err)) != 1:
+                failures.append("want one 'multilane: job report: PATH' line")
+    except subprocess.TimeoutExpired:
+        failures.append("timed out after %s s (hang?)" % timeout)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    for f in failures:
+        print("check_job_report.py: FAIL:", f)
+    if not failures:
+        print("check_job_report.py: OK")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
