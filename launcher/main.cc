@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   multilane::AddShowCommand(app, &status);
   multilane::AddTransferCommands(app, &status);
   multilane::AddDoctorCommand(app, &status);
+  multilane::AddReportCommand(app, &status);
+  multilane::AddResolveCommand(app, &status);
   // Everything after the first "--" is the command `multilane run` starts,
   // untouched by the parser (CLI11 would take its words as options).
   std::vector<std::string> args;

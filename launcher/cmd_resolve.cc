@@ -1,0 +1,149 @@
+// cmd_resolve.cc: `multilane resolve`: the profile look-up of `multilane run`,
+// printed as `key=value` lines for programs: the Slurm plugin (in slurmstepd,
+// as the job's user) and the cli_filter script (on the submit host).
+//
+//   found=yes|no
+//   node_type=KEY              (this host's node type; absent with --any-node-type)
+//   ranks_per_gpu=N            (the layout the profile was tuned with)
+//   profile=TEXT               (newlines written as ';', as MULTILANE_PROFILE takes it)
+//   why=ONE LINE               (with found=no: what was missing and the fix)
+//   library_loads=yes|no       (with --check-library PATH: whether dlopen takes it)
+//   library_error=ONE LINE     (when it does not)
+//
+// Exit status 0 whether found or not; 2 for bad arguments.
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "context.h"
+#include "db/node_type.h"
+#include "db/profile_store.h"
+#include "db/resolve.h"
+
+namespace multilane {
+namespace {
+
+struct ResolveOptions {
+  std::vector<std::string> databases;
+  std::string partition;
+  bool any_node_type = false;
+  std::string check_library;
+};
+
+// Loads the library the plugin is about to preload, in this process (never
+// in slurmstepd), so that a broken install is reported instead of ignored.
+void CheckLibrary(const std::string& path) {
+  if (path.empty()) return;
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    std::printf("library_loads=no\nlibrary_error=%s\n", why ? why : "unknown error");
+    return;
+  }
+  std::printf("library_loads=yes\n");
+  // Left loaded: the process ends right after.
+}
+
+std::string OneLine(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\n') {
+      if (!out.empty() && out.back() != ';') out += ';';
+    } else if (c != '\r') {
+      out += c;
+    }
+  }
+  while (!out.empty() && out.back() == ';') out.pop_back();
+  return out;
+}
+
+void PrintHit(const mldb::ProfileRecord& p, const std::string& node_type) {
+  std::printf("found=yes\n");
+  if (!node_type.empty()) std::printf("node_type=%s\n", node_type.c_str());
+  std::printf("ranks_per_gpu=%d\n", p.ranks_per_gpu > 0 ? p.ranks_per_gpu : 1);
+  std::printf("profile_id=%lld\n", static_cast<long long>(p.id));
+  std::printf("tuned_at=%s\n", p.tuned_at.c_str());
+  std::printf("profile=%s\n", OneLine(p.profile_text).c_str());
+}
+
+void PrintMiss(const std::string& why) {
+  std::printf("found=no\nwhy=%s\n", OneLine(why).c_str());
+}
+
+// A profile of `partition` for any node type (the submit host is not a node
+// of the partition), else one tuned without a partition; with several node
+// types, the one with the fewest ranks per GPU, so that every node type has
+// the CPUs for it.
+int ResolveForPartition(const ResolveOptions& opt, const std::string& mpi) {
+  std::optional<mldb::ProfileRecord> best;
+  std::string problems;
+  for (const std::string& path : DatabasesToRead(opt.databases)) {
+    std::string error;
+    auto store = mldb::ProfileStore::Open(path, mldb::ProfileStore::Access::kReadOnly, &error);
+    if (!store) {
+      problems += (problems.empty() ? "" : "; ") + error;
+      continue;
+    }
+    // The partition's own profiles first, else those tuned without a
+    // partition (as ProfileStore::Find falls back on a node).
+    const std::vector<mldb::ProfileRecord> all = store->List(&error);
+    for (const std::string& wanted : {opt.partition, std::string()}) {
+      for (const mldb::ProfileRecord& p : all) {
+        if (p.partition != wanted || p.library_version != LibraryVersion() || p.mpi_version != mpi) continue;
+        if (!best || p.ranks_per_gpu < best->ranks_per_gpu) best = p;
+      }
+      if (best) break;
+    }
+    if (best) break;
+  }
+  if (!best) {
+    PrintMiss("no profile of partition '" + opt.partition + "' for libmlallreduce " + LibraryVersion() +
+              (problems.empty() ? "" : " (" + problems + ")") +
+              "; an admin makes one with `multilane tune --partition " + opt.partition + " --system`");
+    return 0;
+  }
+  PrintHit(*best, "");
+  return 0;
+}
+
+int Resolve(const ResolveOptions& opt) {
+  CheckLibrary(opt.check_library);
+  const std::string mpi = MpiLibraryVersion();
+  if (opt.any_node_type) {
+    if (opt.partition.empty()) return Fail("--any-node-type needs --partition NAME");
+    return ResolveForPartition(opt, mpi);
+  }
+  const mldb::NodeFingerprint fp = mldb::CollectNodeFingerprint(mpi);
+  std::vector<std::string> notes;
+  auto profile = mldb::ResolveProfile(DatabasesToRead(opt.databases), fp.Key(), opt.partition, LibraryVersion(),
+                                      mpi, &notes);
+  if (!profile) {
+    std::string why = "no profile for node type " + fp.Key() + " (" + fp.Description() + ") with libmlallreduce " +
+                      LibraryVersion();
+    for (const std::string& n : notes) why += "; " + n;
+    PrintMiss(why);
+    std::printf("node_type=%s\n", fp.Key().c_str());
+    return 0;
+  }
+  PrintHit(*profile, fp.Key());
+  return 0;
+}
+
+}  // namespace
+
+void AddResolveCommand(CLI::App& app, int* status) {
+  auto* opt = new ResolveOptions();  // lives as long as the app
+  CLI::App* cmd = app.add_subcommand(
+      "resolve", "Print this node type's profile as key=value lines (for the Slurm plugin and scripts)");
+  cmd->add_option("--db", opt->databases, "Database to read (repeatable; default: the user's, then the system's)");
+  cmd->add_option("--partition", opt->partition, "Slurm partition whose profile to prefer");
+  cmd->add_flag("--any-node-type", opt->any_node_type,
+                "With --partition: any node type's profile of that partition (for submit hosts)");
+  cmd->add_option("--check-library", opt->check_library, "Also say whether this library loads (dlopen)");
+  cmd->callback([opt, status] { *status = Resolve(*opt); });
+}
+
+}  // namespace multilane

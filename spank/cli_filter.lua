@@ -1,0 +1,109 @@
+-- cli_filter.lua: the companion of spank_multilane.so.  A SPANK plugin cannot
+-- change a job request, so this cli_filter/lua script gives jobs submitted
+-- with --multilane (sbatch, salloc, srun) the tuned layout: `ranks_per_gpu`
+-- tasks on each GPU (--ntasks-per-gpu), which also sizes the allocation so
+-- that every task has a CPU.
+--
+-- Install (docs/admin.md): copy to cli_filter.lua beside slurm.conf, set the
+-- two paths below, and add `CliFilterPlugins=cli_filter/lua` to slurm.conf.
+--
+-- It changes nothing when:
+--   * --multilane is absent, `off` or `help`;
+--   * the job asks for no GPUs (--gpus, --gpus-per-node or --gres=gpu);
+--   * the user chose a layout (--ntasks, --ntasks-per-gpu, --ntasks-per-node,
+--     --gpus-per-task);
+--   * no profile of the partition exists (the job then runs unchanged, and
+--     the plugin says why in one line).
+-- It never rejects a job.
+
+local MULTILANE = "/usr/bin/multilane"               -- the multilane command
+local DATABASE = "/var/lib/multilane/profiles.db"    -- the system database
+
+local function log(message)
+  slurm.log_verbose("multilane: %s", message)
+end
+
+-- The tasks per GPU asked for with ranks-per-gpu:N; nil when not given,
+-- false when multilane is off for this job.
+local function parse_mode(value)
+  if value == nil then return false end
+  local per_gpu, enabled = nil, true
+  if value == "set" then return nil end  -- bare --multilane
+  for item in string.gmatch(value, "[^,]+") do
+    if item == "off" or item == "help" then enabled = false
+    elseif item == "auto" then enabled = true
+    else
+      local n = string.match(item, "^ranks%-per%-gpu:(%d+)$")
+      if n then per_gpu = tonumber(n) end
+    end
+  end
+  if not enabled then return false end
+  return per_gpu
+end
+
+local function set(v)
+  return v ~= nil and v ~= "" and v ~= "0" and string.sub(v, 1, 1) ~= "-"
+end
+
+local function asks_for_gpus(options)
+  if set(options["gpus"]) or set(options["gpus-per-node"]) then return true end
+  local gres = options["gres"]
+  return gres ~= nil and string.find(gres, "gpu") ~= nil
+end
+
+local function default_partition()
+  local p = io.popen("sinfo -h -o %P 2>/dev/null")
+  if p == nil then return nil end
+  for line in p:lines() do
+    local name = string.match(line, "^(.-)%*$")
+    if name then p:close() return name end
+  end
+  p:close()
+  return nil
+end
+
+-- The tuned tasks per GPU of the partition, from the system database.
+local function tuned_ranks_per_gpu(partition)
+  local cmd = string.format("%s resolve --db '%s' --partition '%s' --any-node-type 2>/dev/null",
+                            MULTILANE, DATABASE, partition)
+  local p = io.popen(cmd)
+  if p == nil then return nil end
+  local found, per_gpu = false, nil
+  for line in p:lines() do
+    if line == "found=yes" then found = true end
+    local n = string.match(line, "^ranks_per_gpu=(%d+)$")
+    if n then per_gpu = tonumber(n) end
+  end
+  p:close()
+  if found then return per_gpu end
+  return nil
+end
+
+function slurm_cli_setup_defaults(options, early)
+  return slurm.SUCCESS
+end
+
+function slurm_cli_pre_submit(options, offset)
+  local spank = options.spank and options.spank["multilane"]
+  local per_gpu = parse_mode(spank and spank["multilane"])
+  if per_gpu == false then return slurm.SUCCESS end
+  if not asks_for_gpus(options) then return slurm.SUCCESS end
+  if (set(options["ntasks"]) and options["ntasks"] ~= "1") or set(options["ntasks-per-gpu"]) or
+     set(options["ntasks-per-node"]) or set(options["gpus-per-task"]) then
+    return slurm.SUCCESS
+  end
+  if per_gpu == nil then
+    local partition = options["partition"]
+    if partition == nil or partition == "" then partition = default_partition() end
+    if partition == nil or string.find(partition, "[^%w%-_.]") then return slurm.SUCCESS end
+    per_gpu = tuned_ranks_per_gpu(partition)
+    if per_gpu == nil then return slurm.SUCCESS end
+  end
+  options["ntasks-per-gpu"] = tostring(per_gpu)
+  log("tasks per GPU: " .. tostring(per_gpu))
+  return slurm.SUCCESS
+end
+
+function slurm_cli_post_submit(offset, jobid, stepid)
+  return slurm.SUCCESS
+end

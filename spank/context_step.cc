@@ -1,0 +1,219 @@
+// context_step.cc: slurmstepd (remote context).
+//
+// user_init (once per step and node, privileges dropped to the job's user):
+//   looks up the node type's profile by running the admin's `multilane
+//   resolve` as the user against the admin's database, and on a hit puts
+//   LD_PRELOAD (the admin's library) and MULTILANE_PROFILE into the step's
+//   environment.  Any failure leaves the step as it was and says why in one
+//   line (from the step's first node only).
+// task_init_privileged (per task, root): records the step's GPU list.
+// task_init (per task, the user): binds the task to its GPU
+//   (CUDA_VISIBLE_DEVICES) and to its block of CPUs.
+#include <sched.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "plugin.h"
+#include "subprocess.h"
+#include "task_layout.h"
+
+namespace multilane_spank {
+namespace {
+
+// Step ids above this are Slurm's special steps (batch, extern, interactive).
+constexpr uint32_t kFirstSpecialStep = 0xfffffff0u;
+
+std::string GetEnv(spank_t sp, const char* name) {
+  char buf[16384];
+  if (spank_getenv(sp, name, buf, sizeof buf) != ESPANK_SUCCESS) return "";
+  return buf;
+}
+
+bool SetEnv(spank_t sp, const char* name, const std::string& value) {
+  if (spank_setenv(sp, name, value.c_str(), 1) != ESPANK_SUCCESS) {
+    Error(std::string("cannot set ") + name + " for the step");
+    return false;
+  }
+  return true;
+}
+
+template <typename T>
+bool Item(spank_t sp, spank_item_t item, T* out) {
+  return spank_get_item(sp, item, out) == ESPANK_SUCCESS;
+}
+
+// Says a line to the user once per step: from the step's first node.
+void SayOnce(spank_t sp, const std::string& message) {
+  uint32_t node = 0;
+  if (Item(sp, S_JOB_NODEID, &node) && node != 0) {
+    Info(message);
+    return;
+  }
+  Say(message);
+}
+
+// An ELF shared object we may name in LD_PRELOAD.
+bool LooksLikeLibrary(const std::string& path, std::string* why) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    *why = "the library " + path + " does not exist (" + std::strerror(errno) + "); the admin fixes library= in plugstack.conf";
+    return false;
+  }
+  FILE* f = std::fopen(path.c_str(), "rb");
+  char magic[4] = {0, 0, 0, 0};
+  const bool elf = f != nullptr && std::fread(magic, 1, 4, f) == 4 && std::memcmp(magic, "\x7f" "ELF", 4) == 0;
+  if (f) std::fclose(f);
+  if (!elf) {
+    *why = "the library " + path + " is not a loadable shared object; the admin reinstalls multilane";
+    return false;
+  }
+  return true;
+}
+
+std::vector<int> AllowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  return cpus;
+}
+
+std::vector<int>& StepCpus() {
+  static std::vector<int> cpus;
+  return cpus;
+}
+
+}  // namespace
+
+int StepUserInit(spank_t sp) {
+  PluginState& s = State();
+  uint32_t step = 0;
+  if (!Item(sp, S_JOB_STEPID, &step) || step >= kFirstSpecialStep) return 0;  // batch/extern: the sruns inject
+  if (!Enabled(s)) return 0;
+  StepCpus() = AllowedCpus();
+
+  uid_t uid = static_cast<uid_t>(-1);
+  gid_t gid = static_cast<gid_t>(-1);
+  Item(sp, S_JOB_UID, &uid);
+  Item(sp, S_JOB_GID, &gid);
+  std::vector<std::string> argv = {s.config.multilane, "resolve", "--db", s.config.database, "--check-library",
+                                   s.config.library};
+  const std::string partition = GetEnv(sp, "SLURM_JOB_PARTITION");
+  if (!partition.empty()) {
+    argv.push_back("--partition");
+    argv.push_back(partition);
+  }
+  const std::map<std::string, std::string> env = {{"PATH", "/usr/bin:/bin"}, {"LANG", "C"}, {"HOME", "/"}};
+  const SubprocessResult r = RunCapture(argv, env, uid, gid, s.config.resolve_timeout_s);
+  if (!r.ran || r.exit_status != 0) {
+    SayOnce(sp, "the profile look-up (" + s.config.multilane + " resolve) failed: " +
+                    (r.ran ? "exit status " + std::to_string(r.exit_status) : r.error) +
+                    "; this step runs without multilane");
+    return 0;
+  }
+  auto kv = ParseKeyValueLines(r.output);
+  if (kv["found"] != "yes") {
+    SayOnce(sp, (kv["why"].empty() ? std::string("no profile") : kv["why"]) + "; this step runs without multilane");
+    return 0;
+  }
+  std::string why;
+  if (!LooksLikeLibrary(s.config.library, &why)) {
+    SayOnce(sp, why + "; this step runs without multilane");
+    return 0;
+  }
+  if (kv["library_loads"] != "yes") {
+    SayOnce(sp, "the library " + s.config.library + " does not load: " + kv["library_error"] +
+                    "; this step runs without multilane (the admin reinstalls multilane)");
+    return 0;
+  }
+
+  // The user's own preloads stay first, as with `multilane run`.
+  std::string preload = s.config.library;
+  const std::string old = GetEnv(sp, "LD_PRELOAD");
+  if (!old.empty()) preload = old + ":" + preload;
+  if (!SetEnv(sp, "LD_PRELOAD", preload)) return 0;
+  s.injected = true;
+  const bool user_profile = !GetEnv(sp, "MULTILANE_PROFILE").empty() || !GetEnv(sp, "MULTILANE_PROFILE_FILE").empty();
+  if (!user_profile) SetEnv(sp, "MULTILANE_PROFILE", kv["profile"]);
+
+  uint32_t tasks = 0;
+  Item(sp, S_JOB_LOCAL_TASK_COUNT, &tasks);
+  const std::vector<std::string> gpus = SplitList(GetEnv(sp, "CUDA_VISIBLE_DEVICES"));
+  const int tuned = std::atoi(kv["ranks_per_gpu"].c_str());
+  const int wanted = s.user.ranks_per_gpu > 0 ? s.user.ranks_per_gpu : tuned;
+  if (!gpus.empty() && tasks % gpus.size() == 0 && GetEnv(sp, "MULTILANE_RANKS_PER_GPU").empty()) {
+    SetEnv(sp, "MULTILANE_RANKS_PER_GPU", std::to_string(tasks / gpus.size()));
+  }
+  if (s.user.verbose) {
+    SetEnv(sp, "MULTILANE_VERBOSE", "1");
+    SetEnv(sp, "MULTILANE_STATS", "1");
+  }
+  if (s.user.report) {
+    std::string dir = s.user.report_dir;
+    if (dir.empty()) dir = GetEnv(sp, "SLURM_SUBMIT_DIR");
+    if (!dir.empty()) SetEnv(sp, "MULTILANE_REPORT", dir);
+  }
+  if (s.config.mps) {
+    uint32_t job = 0;
+    Item(sp, S_JOB_ID, &job);
+    const std::string base = s.config.mps_dir + "/job-" + std::to_string(job);
+    SetEnv(sp, "CUDA_MPS_PIPE_DIRECTORY", base + "/pipe");
+    SetEnv(sp, "CUDA_MPS_LOG_DIRECTORY", base + "/log");
+  }
+
+  std::string line = "profile " + kv["profile_id"] + " of node type " + kv["node_type"] + " (tuned " +
+                     kv["tuned_at"] + ", " + std::to_string(tuned) + " tasks per GPU)";
+  if (user_profile) line += "; your MULTILANE_PROFILE is kept";
+  if (!gpus.empty() && wanted > 0 && tasks != gpus.size() * static_cast<uint32_t>(wanted)) {
+    SayOnce(sp, line + ": this step has " + std::to_string(tasks) + " tasks on " + std::to_string(gpus.size()) +
+                    " GPUs of this node; for the tuned layout submit with --ntasks-per-gpu=" + std::to_string(wanted) +
+                    " (or ask the admin to enable the multilane cli_filter)");
+  } else if (s.user.verbose) {
+    SayOnce(sp, line);
+  }
+  return 0;
+}
+
+int StepTaskInitPrivileged(spank_t sp) {
+  PluginState& s = State();
+  if (!s.injected) return 0;
+  s.step_gpus = GetEnv(sp, "CUDA_VISIBLE_DEVICES");
+  return 0;
+}
+
+int StepTaskInit(spank_t sp) {
+  PluginState& s = State();
+  if (!s.injected) return 0;
+  int task = -1;
+  uint32_t tasks = 0;
+  if (!Item(sp, S_TASK_ID, &task) || !Item(sp, S_JOB_LOCAL_TASK_COUNT, &tasks)) return 0;
+  const std::string gpu = GpuOfTask(SplitList(s.step_gpus), task, static_cast<int>(tasks));
+  if (!gpu.empty()) SetEnv(sp, "CUDA_VISIBLE_DEVICES", gpu);
+
+  if (s.config.bind_cores) {
+    // Slurm's own binding (task/affinity, task/cgroup) wins: bind only tasks
+    // that may still run on every CPU of the step.
+    const std::vector<int> now = AllowedCpus();
+    if (!StepCpus().empty() && now == StepCpus()) {
+      const std::vector<int> mine = CpusOfTask(StepCpus(), task, static_cast<int>(tasks));
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      for (int c : mine) CPU_SET(c, &set);
+      if (!mine.empty() && sched_setaffinity(0, sizeof set, &set) != 0) {
+        Info("cannot bind task " + std::to_string(task) + " to CPUs " + CpuListString(mine));
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace multilane_spank

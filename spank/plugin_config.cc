@@ -1,0 +1,118 @@
+// plugin_config.cc: plugstack.conf `key=value` arguments (plugin_config.h).
+#include "plugin_config.h"
+
+#include <cstdlib>
+#include <functional>
+#include <map>
+
+namespace multilane_spank {
+namespace {
+
+using Setter = std::function<bool(const std::string&, PluginConfig*, std::string*)>;
+
+Setter AbsolutePath(std::string PluginConfig::*field) {
+  return [field](const std::string& v, PluginConfig* c, std::string* why) {
+    if (v.empty() || v[0] != '/') {
+      *why = "must be an absolute path";
+      return false;
+    }
+    c->*field = v;
+    return true;
+  };
+}
+
+Setter YesNo(bool PluginConfig::*field) {
+  return [field](const std::string& v, PluginConfig* c, std::string* why) {
+    if (v == "yes" || v == "1" || v == "true") {
+      c->*field = true;
+    } else if (v == "no" || v == "0" || v == "false") {
+      c->*field = false;
+    } else {
+      *why = "must be yes or no";
+      return false;
+    }
+    return true;
+  };
+}
+
+const std::map<std::string, Setter>& Keys() {
+  static const std::map<std::string, Setter> keys = {
+      {"library", AbsolutePath(&PluginConfig::library)},
+      {"multilane", AbsolutePath(&PluginConfig::multilane)},
+      {"database", AbsolutePath(&PluginConfig::database)},
+      {"mps_control", AbsolutePath(&PluginConfig::mps_control)},
+      {"mps_dir", AbsolutePath(&PluginConfig::mps_dir)},
+      {"mps", YesNo(&PluginConfig::mps)},
+      {"default",
+       [](const std::string& v, PluginConfig* c, std::string* why) {
+         if (v == "auto" || v == "on") {
+           c->default_on = true;
+         } else if (v == "off") {
+           c->default_on = false;
+         } else {
+           *why = "must be off (users opt in with --multilane) or auto (every job, unless --multilane=off)";
+           return false;
+         }
+         return true;
+       }},
+      {"bind",
+       [](const std::string& v, PluginConfig* c, std::string* why) {
+         if (v == "cores") {
+           c->bind_cores = true;
+         } else if (v == "none") {
+           c->bind_cores = false;
+         } else {
+           *why = "must be cores or none";
+           return false;
+         }
+         return true;
+       }},
+      {"resolve_timeout",
+       [](const std::string& v, PluginConfig* c, std::string* why) {
+         char* end = nullptr;
+         const long s = std::strtol(v.c_str(), &end, 10);
+         if (v.empty() || *end != '\0' || s < 1 || s > 600) {
+           *why = "must be a number of seconds from 1 to 600";
+           return false;
+         }
+         c->resolve_timeout_s = static_cast<int>(s);
+         return true;
+       }},
+  };
+  return keys;
+}
+
+std::string KnownKeys() {
+  std::string list;
+  for (const auto& [key, setter] : Keys()) list += (list.empty() ? "" : ", ") + key;
+  return list;
+}
+
+}  // namespace
+
+bool ParsePluginConfig(int argc, char** argv, PluginConfig* out, std::string* error) {
+  PluginConfig c;
+  for (int i = 0; i < argc; ++i) {
+    const std::string arg = argv[i] ? argv[i] : "";
+    const size_t eq = arg.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      *error = "plugstack.conf: argument '" + arg + "' is not key=value; known keys: " + KnownKeys();
+      return false;
+    }
+    const std::string key = arg.substr(0, eq);
+    const auto it = Keys().find(key);
+    if (it == Keys().end()) {
+      *error = "plugstack.conf: unknown key '" + key + "'; known keys: " + KnownKeys();
+      return false;
+    }
+    std::string why;
+    if (!it->second(arg.substr(eq + 1), &c, &why)) {
+      *error = "plugstack.conf: " + key + "='" + arg.substr(eq + 1) + "' " + why;
+      return false;
+    }
+  }
+  *out = c;
+  return true;
+}
+
+}  // namespace multilane_spank

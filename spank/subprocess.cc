@@ -1,0 +1,146 @@
+// subprocess.cc: fork/exec with a clean environment, dropped ids and a time
+// limit (subprocess.h).
+#include "subprocess.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace multilane_spank {
+namespace {
+
+constexpr size_t kMaxOutput = 1 << 20;
+
+double Now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
+}
+
+}  // namespace
+
+SubprocessResult RunCapture(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                            uid_t uid, gid_t gid, int timeout_s, const std::string& input) {
+  SubprocessResult r;
+  if (argv.empty() || argv[0].empty() || argv[0][0] != '/') {
+    r.error = "not an absolute program path";
+    return r;
+  }
+  // Everything the child needs is built before fork: after fork only
+  // async-signal-safe calls.
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  std::vector<std::string> env_strings;
+  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (std::string& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  int in[2] = {-1, -1};
+  if (!input.empty()) {
+    // Small inputs (a command word) fit in the pipe's buffer: written now.
+    if (pipe2(in, O_CLOEXEC) != 0 || input.size() > 4096 ||
+        write(in[1], input.data(), input.size()) != static_cast<ssize_t>(input.size())) {
+      r.error = "cannot prepare the program's input";
+      if (in[0] >= 0) close(in[0]);
+      if (in[1] >= 0) close(in[1]);
+      return r;
+    }
+    close(in[1]);
+  }
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    if (in[0] >= 0) close(in[0]);
+    r.error = std::string("pipe: ") + std::strerror(errno);
+    return r;
+  }
+  const pid_t pid = fork();
+  if (pid < 0) {
+    r.error = std::string("fork: ") + std::strerror(errno);
+    close(out[0]);
+    close(out[1]);
+    if (in[0] >= 0) close(in[0]);
+    return r;
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    const int devnull = open("/dev/null", O_RDWR);
+    if (devnull >= 0) {
+      dup2(in[0] >= 0 ? in[0] : devnull, STDIN_FILENO);
+      dup2(devnull, STDERR_FILENO);
+    }
+    dup2(out[1], STDOUT_FILENO);
+    if (gid != static_cast<gid_t>(-1)) {
+      setgroups(0, nullptr);  // allowed only with privilege; harmless otherwise
+      if (setresgid(gid, gid, gid) != 0) _exit(126);
+    }
+    if (uid != static_cast<uid_t>(-1)) {
+      if (setresuid(uid, uid, uid) != 0) _exit(126);
+    }
+    execve(args[0], args.data(), envp.data());
+    _exit(127);
+  }
+  close(out[1]);
+  if (in[0] >= 0) close(in[0]);
+  const double deadline = Now() + timeout_s;
+  bool timed_out = false;
+  char buf[4096];
+  for (;;) {
+    const double left = deadline - Now();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{out[0], POLLIN, 0};
+    const int n = poll(&p, 1, static_cast<int>(left * 1000) + 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) continue;
+    const ssize_t got = read(out[0], buf, sizeof buf);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    if (r.output.size() < kMaxOutput) r.output.append(buf, static_cast<size_t>(got));
+  }
+  close(out[0]);
+  if (timed_out) {
+    kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) {
+    r.error = "timed out after " + std::to_string(timeout_s) + " s";
+  } else if (WIFSIGNALED(status)) {
+    r.error = std::string("killed by signal ") + std::to_string(WTERMSIG(status));
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+    r.error = "could not be started (missing or not executable)";
+  } else if (WIFEXITED(status)) {
+    r.ran = true;
+    r.exit_status = WEXITSTATUS(status);
+  }
+  return r;
+}
+
+std::map<std::string, std::string> ParseKeyValueLines(const std::string& text) {
+  std::map<std::string, std::string> kv;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    const size_t eq = line.find('=');
+    if (eq != std::string::npos && eq > 0) kv[line.substr(0, eq)] = line.substr(eq + 1);
+    start = end + 1;
+  }
+  return kv;
+}
+
+}  // namespace multilane_spank
