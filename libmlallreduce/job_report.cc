@@ -45,7 +45,15 @@ struct CommCounter {
   std::atomic<uint64_t> calls{0};
   int size = 0;
   bool sampleable = false;
+  // The barrier's own time when every rank arrives together: the least time
+  // of a second barrier run right after the first on the first kCalibrations
+  // sampled calls.  Subtracted from every sampled barrier, so that a balanced
+  // job does not show the barrier's latency as waiting.
+  std::atomic<int> calibrations{0};
+  std::atomic<uint64_t> barrier_ns{UINT64_MAX};
 };
+
+constexpr int kCalibrations = 4;
 
 constexpr int kKinds = 2;
 BinCounters g_bins[kKinds][kSizeBins];
@@ -96,11 +104,17 @@ std::string Utc(std::time_t t, const char* format) {
   return buf;
 }
 
+// The base name of argv[0] (/proc/self/comm cuts names at 15 characters).
 std::string ProgramName() {
-  std::ifstream in("/proc/self/comm");
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
   std::string name;
-  std::getline(in, name);
-  return name;
+  std::getline(in, name, '\0');
+  if (name.empty()) {
+    std::ifstream comm("/proc/self/comm");
+    std::getline(comm, name);
+  }
+  const size_t slash = name.rfind('/');
+  return slash == std::string::npos ? name : name.substr(slash + 1);
 }
 
 std::string HostName() {
@@ -253,7 +267,20 @@ ReportClock ReportCallBegin(MPI_Comm comm) {
     if (counter->sampleable &&
         SampledCall(counter->calls.fetch_add(1, std::memory_order_relaxed), g_sample_period)) {
       PMPI_Barrier(comm);
-      clock.wait_ns = NowNs() - clock.start_ns;
+      const uint64_t arrived_ns = NowNs();
+      // Every rank samples the same calls, so every rank calibrates alike.
+      if (counter->calibrations.fetch_add(1, std::memory_order_relaxed) < kCalibrations) {
+        PMPI_Barrier(comm);
+        const uint64_t second_ns = NowNs() - arrived_ns;
+        clock.sampling_ns += second_ns;
+        if (second_ns < counter->barrier_ns.load(std::memory_order_relaxed)) {
+          counter->barrier_ns.store(second_ns, std::memory_order_relaxed);
+        }
+      }
+      const uint64_t barrier_ns = arrived_ns - clock.start_ns;
+      const uint64_t latency_ns = std::min(barrier_ns, counter->barrier_ns.load(std::memory_order_relaxed));
+      clock.wait_ns = barrier_ns - latency_ns;
+      clock.sampling_ns += latency_ns;
       clock.sampled = true;
     }
   }
@@ -271,7 +298,7 @@ void ReportCallEnd(const ReportClock& clock, const CallOutcome& outcome) {
   if (clock.sampled) {
     b.sampled.fetch_add(1, std::memory_order_relaxed);
     b.sampled_wait_ns.fetch_add(clock.wait_ns, std::memory_order_relaxed);
-    b.sampled_time_ns.fetch_add(ns, std::memory_order_relaxed);
+    b.sampled_time_ns.fetch_add(ns > clock.sampling_ns ? ns - clock.sampling_ns : 0, std::memory_order_relaxed);
     g_sampled_calls.fetch_add(1, std::memory_order_relaxed);
   }
 }

@@ -48,15 +48,18 @@ struct CallOutcome {
 // after it.
 struct ReportClock {
   uint64_t start_ns = 0;
-  uint64_t wait_ns = 0;  // time in the sampling barrier
+  uint64_t wait_ns = 0;      // time in the sampling barrier beyond the barrier's own latency
+  uint64_t sampling_ns = 0;  // time sampling added: the barrier's latency, calibration
   int comm_size = 0;     // 0 when unknown
   bool sampled = false;
 };
 
 // Reads the clock and counts the call on `comm`; when the call is one of the
 // sampled ones (the same calls on every rank of `comm`), runs PMPI_Barrier on
-// `comm` first and records its time as waiting.  Communicators of one rank
-// and intercommunicators are never sampled.  Thread-safe.
+// `comm` first and records its time, less the barrier's own latency (measured
+// on the communicator's first sampled calls with a second barrier), as
+// waiting.  Communicators of one rank and intercommunicators are never
+// sampled.  Thread-safe.
 ReportClock ReportCallBegin(MPI_Comm comm);
 
 // Reads the clock and adds the call to its (memory kind, size bin).
