@@ -1,0 +1,83 @@
+// cmd_report.cc: `multilane report FILE... [--html OUT.html] [--json]`: reads
+// the job report files the library wrote, prints a summary (or the analysis
+// as JSON) and writes a self-contained HTML page (docs/report.md).
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "job_report.h"
+#include "report_analysis.h"
+#include "report_html.h"
+#include "report_json.h"
+#include "report_text.h"
+
+namespace multilane {
+namespace {
+
+struct ReportOptions {
+  std::vector<std::string> files;
+  std::string html;
+  bool json = false;
+};
+
+// Exit status of a file the command cannot use (like a usage error).
+constexpr int kBadFileStatus = 2;
+
+int Report(const ReportOptions& opt) {
+  std::vector<JobReport> reports;
+  bool bad = false;
+  for (const std::string& path : opt.files) {
+    JobReport r;
+    std::string error;
+    if (!ReadJobReport(path, &r, &error)) {
+      std::fprintf(stderr, "multilane: error: %s\n", error.c_str());
+      bad = true;
+      continue;
+    }
+    reports.push_back(std::move(r));
+  }
+  if (bad) return kBadFileStatus;
+  const ReportSet set = AnalyzeReports(std::move(reports));
+  if (opt.json) {
+    std::printf("%s\n", AnalysisJson(set).dump(2).c_str());
+  } else {
+    std::fputs(FormatReportText(set).c_str(), stdout);
+  }
+  if (!opt.html.empty()) {
+    const std::string tmp = opt.html + ".tmp";
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      out << RenderReportHtml(set);
+      if (!out.flush()) {
+        std::fprintf(stderr, "multilane: error: cannot write %s\n", tmp.c_str());
+        std::remove(tmp.c_str());
+        return 1;
+      }
+    }
+    if (std::rename(tmp.c_str(), opt.html.c_str()) != 0) {
+      std::fprintf(stderr, "multilane: error: cannot rename %s to %s\n", tmp.c_str(), opt.html.c_str());
+      std::remove(tmp.c_str());
+      return 1;
+    }
+    if (!opt.json) std::printf("\nwrote %s\n", opt.html.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddReportCommand(CLI::App& app, int* status) {
+  auto* opt = new ReportOptions();
+  CLI::App* cmd = app.add_subcommand(
+      "report", "Summarise job report files (MULTILANE_REPORT=DIR): time split, sizes, busbw, scaling, verdicts");
+  cmd->add_option("files", opt->files, "Job report files (multilane-report-*.json); several runs of one job at "
+                                       "different scales give the measured scaling")
+      ->required();
+  cmd->add_option("--html", opt->html, "Also write a self-contained HTML page with charts to this file");
+  cmd->add_flag("--json", opt->json, "Print the analysis as JSON instead of the summary");
+  cmd->callback([opt, status] { *status = Report(*opt); });
+}
+
+}  // namespace multilane

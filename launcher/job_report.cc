@@ -1,0 +1,282 @@
+// job_report.cc: reads and checks a job report file (job_report.h).
+#include "job_report.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+namespace multilane {
+namespace {
+
+using nlohmann::json;
+
+// A field that is missing or of the wrong type; the message names it.
+struct FieldError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string Join(const std::string& where, const std::string& key) { return where.empty() ? key : where + "." + key; }
+
+const char* TypeName(const json& v) { return v.type_name(); }
+
+// The member `key` of `obj`; nullptr when absent (or null) and not required.
+const json* Member(const json& obj, const std::string& where, const std::string& key, bool required) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) {
+    if (required) throw FieldError("field '" + Join(where, key) + "' is missing");
+    return nullptr;
+  }
+  return &*it;
+}
+
+const json& Object(const json& obj, const std::string& where, const std::string& key) {
+  const json& v = *Member(obj, where, key, true);
+  if (!v.is_object())
+    throw FieldError("field '" + Join(where, key) + "' must be an object, not " + TypeName(v));
+  return v;
+}
+
+// A finite number >= 0 (every figure of the format is one).
+double Number(const json& v, const std::string& name) {
+  if (!v.is_number()) throw FieldError("field '" + name + "' must be a number, not " + TypeName(v));
+  double d = v.get<double>();
+  if (!std::isfinite(d) || d < 0) throw FieldError("field '" + name + "' must be a finite number >= 0");
+  return d;
+}
+
+double NumberField(const json& obj, const std::string& where, const std::string& key) {
+  return Number(*Member(obj, where, key, true), Join(where, key));
+}
+
+std::optional<double> OptionalNumber(const json& obj, const std::string& where, const std::string& key) {
+  const json* v = Member(obj, where, key, false);
+  if (!v) return std::nullopt;
+  return Number(*v, Join(where, key));
+}
+
+int64_t Integer(const json& v, const std::string& name) {
+  if (!v.is_number_integer() && !v.is_number_unsigned())
+    throw FieldError("field '" + name + "' must be an integer, not " + TypeName(v));
+  if (v.is_number_integer() && v.get<int64_t>() < 0) throw FieldError("field '" + name + "' must be >= 0");
+  return v.get<int64_t>();
+}
+
+int64_t IntegerField(const json& obj, const std::string& where, const std::string& key, bool required = true,
+                     int64_t fallback = 0) {
+  const json* v = Member(obj, where, key, required);
+  return v ? Integer(*v, Join(where, key)) : fallback;
+}
+
+std::string String(const json& obj, const std::string& where, const std::string& key, bool required = true) {
+  const json* v = Member(obj, where, key, required);
+  if (!v) return "";
+  if (!v->is_string()) throw FieldError("field '" + Join(where, key) + "' must be a string, not " + TypeName(*v));
+  return v->get<std::string>();
+}
+
+MinMeanMax Spread(const json& obj, const std::string& where, const std::string& key) {
+  const json& v = Object(obj, where, key);
+  const std::string name = Join(where, key);
+  MinMeanMax m;
+  m.min = NumberField(v, name, "min");
+  m.mean = NumberField(v, name, "mean");
+  m.max = NumberField(v, name, "max");
+  return m;
+}
+
+// "{mean, max}" objects of gpus[]; the mean alone is kept unless asked.
+std::optional<double> SpreadPart(const json& obj, const std::string& where, const std::string& key,
+                                 const char* part) {
+  const json* v = Member(obj, where, key, false);
+  if (!v) return std::nullopt;
+  if (!v->is_object()) throw FieldError("field '" + Join(where, key) + "' must be an object, not " + TypeName(*v));
+  return OptionalNumber(*v, Join(where, key), part);
+}
+
+ReportBin ParseBin(const json& b, const std::string& where) {
+  if (!b.is_object()) throw FieldError("'" + where + "' must be an object, not " + TypeName(b));
+  ReportBin bin;
+  bin.memory = String(b, where, "memory");
+  bin.from = static_cast<uint64_t>(IntegerField(b, where, "from"));
+  if (const json* to = Member(b, where, "to", false)) bin.to = static_cast<uint64_t>(Integer(*to, Join(where, "to")));
+  bin.calls = IntegerField(b, where, "calls");
+  bin.bytes = static_cast<uint64_t>(IntegerField(b, where, "bytes"));
+  bin.time_s = Spread(b, where, "time_s");
+  bin.wait_s = NumberField(b, where, "wait_s");
+  bin.algbw_gbs = OptionalNumber(b, where, "algbw_gbs").value_or(0);
+  bin.busbw_gbs = OptionalNumber(b, where, "busbw_gbs").value_or(0);
+  if (const json* algos = Member(b, where, "algos", false)) {
+    if (!algos->is_object()) throw FieldError("field '" + Join(where, "algos") + "' must be an object");
+    for (auto it = algos->begin(); it != algos->end(); ++it)
+      bin.algos[it.key()] = Integer(it.value(), Join(Join(where, "algos"), it.key()));
+  }
+  if (const json* p = Member(b, where, "profile", false)) {
+    const std::string pw = Join(where, "profile");
+    if (!p->is_object()) throw FieldError("field '" + pw + "' must be an object, not " + TypeName(*p));
+    BinProfile profile;
+    profile.algo = String(*p, pw, "algo", false);
+    profile.time_us = OptionalNumber(*p, pw, "time_us");
+    profile.mpi_time_us = OptionalNumber(*p, pw, "mpi_time_us");
+    bin.profile = profile;
+  }
+  return bin;
+}
+
+ReportGpu ParseGpu(const json& g, const std::string& where) {
+  if (!g.is_object()) throw FieldError("'" + where + "' must be an object, not " + TypeName(g));
+  ReportGpu gpu;
+  gpu.host = String(g, where, "host", false);
+  gpu.index = static_cast<int>(IntegerField(g, where, "index", false));
+  gpu.uuid = String(g, where, "uuid", false);
+  gpu.name = String(g, where, "name", false);
+  gpu.samples = IntegerField(g, where, "samples", false);
+  gpu.interval_s = OptionalNumber(g, where, "interval_s").value_or(0);
+  gpu.utilization_mean_pct = SpreadPart(g, where, "utilization_pct", "mean");
+  gpu.memory_activity_mean_pct = SpreadPart(g, where, "memory_activity_pct", "mean");
+  gpu.power_mean_w = SpreadPart(g, where, "power_w", "mean");
+  gpu.power_max_w = SpreadPart(g, where, "power_w", "max");
+  gpu.energy_j = OptionalNumber(g, where, "energy_j");
+  return gpu;
+}
+
+// Fills *r from a document already known to be a version-1 job report.
+void ParseFields(const json& doc, JobReport* r) {
+  r->library_version = String(doc, "", "library_version", false);
+  const json& job = Object(doc, "", "job");
+  r->job_id = String(job, "job", "id", false);
+  r->job_name = String(job, "job", "name");
+  r->started_utc = String(job, "job", "started_utc", false);
+  r->ranks = static_cast<int>(IntegerField(job, "job", "ranks"));
+  if (r->ranks < 1) throw FieldError("field 'job.ranks' must be at least 1");
+  r->nodes = static_cast<int>(IntegerField(job, "job", "nodes", false, 1));
+  r->ranks_per_node = static_cast<int>(IntegerField(job, "job", "ranks_per_node", false, 0));
+  r->ranks_per_gpu = static_cast<int>(IntegerField(job, "job", "ranks_per_gpu", false, 0));
+  r->gpus = static_cast<int>(IntegerField(job, "job", "gpus", false, 0));
+  if (const json* hosts = Member(job, "job", "hosts", false)) {
+    if (!hosts->is_array()) throw FieldError("field 'job.hosts' must be an array");
+    for (const json& h : *hosts)
+      if (h.is_string()) r->hosts.push_back(h.get<std::string>());
+  }
+  if (const json* regular = Member(job, "job", "regular", false)) {
+    if (!regular->is_boolean()) throw FieldError("field 'job.regular' must be true or false");
+    r->regular = regular->get<bool>();
+  }
+  if (const json* settings = Member(doc, "", "settings", false)) {
+    if (!settings->is_object()) throw FieldError("field 'settings' must be an object");
+    r->settings_algo = String(*settings, "settings", "algo", false);
+    if (const json* p = Member(*settings, "settings", "profile", false)) {
+      if (!p->is_string()) throw FieldError("field 'settings.profile' must be a string or null");
+      r->profile_text = p->get<std::string>();
+    }
+  }
+  const json& time = Object(doc, "", "time");
+  r->wall_s = Spread(time, "time", "wall_s");
+  r->allreduce_s = Spread(time, "time", "allreduce_s");
+  r->wait_s = Spread(time, "time", "wait_s");
+  r->wait_sampled_calls = IntegerField(time, "time", "wait_sampled_calls", false);
+  const json& bins = *Member(doc, "", "bins", true);
+  if (!bins.is_array()) throw FieldError("field 'bins' must be an array, not " + std::string(TypeName(bins)));
+  for (size_t i = 0; i < bins.size(); ++i) r->bins.push_back(ParseBin(bins[i], "bins[" + std::to_string(i) + "]"));
+  if (const json* gpus = Member(doc, "", "gpus", false)) {
+    if (!gpus->is_array()) throw FieldError("field 'gpus' must be an array, not " + std::string(TypeName(*gpus)));
+    for (size_t i = 0; i < gpus->size(); ++i)
+      r->gpus_sampled.push_back(ParseGpu((*gpus)[i], "gpus[" + std::to_string(i) + "]"));
+  }
+}
+
+// Checks `format` and `version` by name before anything else is looked at.
+bool CheckIdentity(const json& doc, const std::string& path, std::string* error) {
+  if (!doc.is_object()) {
+    *error = path + ": not a multilane job report (the file holds a JSON " + TypeName(doc) +
+             ", expected an object with format '" + kJobReportFormat + "')";
+    return false;
+  }
+  auto format = doc.find("format");
+  if (format == doc.end() || !format->is_string()) {
+    *error = path + ": not a multilane job report (no 'format' field, expected '" + kJobReportFormat + "')";
+    return false;
+  }
+  if (format->get<std::string>() != kJobReportFormat) {
+    *error = path + ": not a multilane job report (format is '" + format->get<std::string>() + "', expected '" +
+             kJobReportFormat + "')";
+    return false;
+  }
+  auto version = doc.find("version");
+  if (version == doc.end() || !version->is_number_integer()) {
+    *error = path + ": job report without an integer 'version' (this multilane reads version " +
+             std::to_string(kJobReportVersion) + ")";
+    return false;
+  }
+  const int64_t v = version->get<int64_t>();
+  if (v > kJobReportVersion) {
+    *error = path + ": job report version " + std::to_string(v) + " is newer than this multilane reads (version " +
+             std::to_string(kJobReportVersion) + "): use a newer multilane";
+    return false;
+  }
+  if (v != kJobReportVersion) {
+    *error = path + ": job report version " + std::to_string(v) + " is not supported (this multilane reads version " +
+             std::to_string(kJobReportVersion) + ")";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool ParseJobReport(const std::string& text, const std::string& path, JobReport* report, std::string* error) {
+  const size_t last = text.find_last_not_of(" \t\r\n");
+  if (last == std::string::npos) {
+    *error = path + ": not a complete JSON file (truncated?): the file is empty";
+    return false;
+  }
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    // An error at (or past) the last character: the input stopped early.
+    const bool at_end = e.byte > last || std::strstr(e.what(), "end of input") != nullptr;
+    if (at_end) {
+      *error = path + ": not a complete JSON file (truncated?): the text stops after " + std::to_string(last + 1) +
+               " bytes";
+    } else {
+      *error = path + ": not a JSON file (syntax error at byte " + std::to_string(e.byte) + ")";
+    }
+    return false;
+  }
+  if (!CheckIdentity(doc, path, error)) return false;
+  JobReport r;
+  r.path = path;
+  try {
+    ParseFields(doc, &r);
+  } catch (const FieldError& e) {
+    *error = path + ": bad job report: " + e.what();
+    return false;
+  } catch (const json::exception& e) {
+    *error = path + ": bad job report: " + e.what();
+    return false;
+  }
+  *report = std::move(r);
+  return true;
+}
+
+bool ReadJobReport(const std::string& path, JobReport* report, std::string* error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *error = path + ": cannot read: " + std::strerror(errno);
+    return false;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    *error = path + ": cannot read: " + std::strerror(errno);
+    return false;
+  }
+  return ParseJobReport(text.str(), path, report, error);
+}
+
+}  // namespace multilane

@@ -1,0 +1,136 @@
+#include "job_report.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace multilane {
+namespace {
+
+std::string Fixture(const std::string& name) { return std::string(MULTILANE_REPORT_FIXTURES) + "/" + name; }
+
+std::string ParseError(const std::string& text) {
+  JobReport r;
+  std::string error;
+  EXPECT_FALSE(ParseJobReport(text, "f.json", &r, &error)) << text;
+  return error;
+}
+
+TEST(JobReportFile, ReadsTheKnownJob) {
+  JobReport r;
+  std::string error;
+  ASSERT_TRUE(ReadJobReport(Fixture("known_job.json"), &r, &error)) << error;
+  EXPECT_EQ(r.job_name, "train_model");
+  EXPECT_EQ(r.job_id, "4242");
+  EXPECT_EQ(r.ranks, 8);
+  EXPECT_EQ(r.nodes, 2);
+  EXPECT_EQ(r.gpus, 8);
+  EXPECT_EQ(r.hosts.size(), 2u);
+  EXPECT_TRUE(r.profile_text.has_value());
+  EXPECT_DOUBLE_EQ(r.wall_s.mean, 100.0);
+  EXPECT_DOUBLE_EQ(r.allreduce_s.max, 42.0);
+  EXPECT_DOUBLE_EQ(r.wait_s.mean, 10.0);
+  EXPECT_EQ(r.wait_sampled_calls, 46);
+  ASSERT_EQ(r.bins.size(), 2u);
+  EXPECT_EQ(r.bins[1].memory, "host");
+  EXPECT_EQ(r.bins[1].from, 4194304u);
+  EXPECT_EQ(*r.bins[1].to, 8388608u);
+  EXPECT_EQ(r.bins[1].calls, 2000);
+  EXPECT_EQ(r.bins[1].algos.at("lane"), 2000);
+  ASSERT_TRUE(r.bins[1].profile.has_value());
+  EXPECT_DOUBLE_EQ(*r.bins[1].profile->mpi_time_us, 20000.0);
+  ASSERT_EQ(r.gpus_sampled.size(), 2u);
+  EXPECT_DOUBLE_EQ(*r.gpus_sampled[1].energy_j, 32000.0);
+  EXPECT_DOUBLE_EQ(*r.gpus_sampled[0].utilization_mean_pct, 70.0);
+}
+
+TEST(JobReportFile, NullProfileAndNoGpus) {
+  JobReport r;
+  std::string error;
+  ASSERT_TRUE(ReadJobReport(Fixture("cpu_no_profile.json"), &r, &error)) << error;
+  EXPECT_FALSE(r.profile_text.has_value());
+  EXPECT_TRUE(r.gpus_sampled.empty());
+  EXPECT_FALSE(r.bins[0].profile.has_value());
+}
+
+TEST(JobReportFile, TruncatedFileSaysSo) {
+  JobReport r;
+  std::string error;
+  const std::string path = Fixture("truncated.json");
+  ASSERT_FALSE(ReadJobReport(path, &r, &error));
+  EXPECT_EQ(error.rfind(path + ": not a complete JSON file (truncated?)", 0), 0u) << error;
+  EXPECT_NE(ParseError("{\"format\": \"multilane-job-report\", \"vers").find("not a complete JSON file (truncated?)"),
+            std::string::npos);
+  EXPECT_NE(ParseError("  \n").find("not a complete JSON file (truncated?): the file is empty"), std::string::npos);
+}
+
+TEST(JobReportFile, ForeignJsonNamesItsFormat) {
+  JobReport r;
+  std::string error;
+  const std::string path = Fixture("foreign.json");
+  ASSERT_FALSE(ReadJobReport(path, &r, &error));
+  EXPECT_EQ(error, path + ": not a multilane job report (format is 'speedscope', expected 'multilane-job-report')");
+  ASSERT_FALSE(ReadJobReport(Fixture("no_format.json"), &r, &error));
+  EXPECT_NE(error.find("not a multilane job report (no 'format' field"), std::string::npos) << error;
+  EXPECT_NE(ParseError("[1, 2]").find("not a multilane job report (the file holds a JSON array"), std::string::npos);
+}
+
+TEST(JobReportFile, NewerVersionIsNamed) {
+  JobReport r;
+  std::string error;
+  const std::string path = Fixture("version2.json");
+  ASSERT_FALSE(ReadJobReport(path, &r, &error));
+  EXPECT_EQ(error, path + ": job report version 2 is newer than this multilane reads (version 1): use a newer multilane");
+  EXPECT_NE(ParseError("{\"format\": \"multilane-job-report\", \"version\": \"1\"}").find("integer 'version'"),
+            std::string::npos);
+  EXPECT_NE(ParseError("{\"format\": \"multilane-job-report\", \"version\": 0}").find("version 0 is not supported"),
+            std::string::npos);
+}
+
+TEST(JobReportFile, NotJsonAtAll) {
+  EXPECT_NE(ParseError("multilane-profile 1\nhost 0 inf lane\n").find("f.json: not a JSON file (syntax error at byte"),
+            std::string::npos);
+}
+
+TEST(JobReportFile, MissingOrIllTypedFieldIsNamed) {
+  const std::string head = "{\"format\": \"multilane-job-report\", \"version\": 1, ";
+  const std::string job = "\"job\": {\"name\": \"x\", \"ranks\": 2}, ";
+  const std::string spread = "{\"min\": 1, \"mean\": 1, \"max\": 1}";
+  const std::string time = "\"time\": {\"wall_s\": " + spread + ", \"allreduce_s\": " + spread + ", \"wait_s\": " +
+                           spread + "}";
+  JobReport r;
+  std::string error;
+  ASSERT_TRUE(ParseJobReport(head + job + time + ", \"bins\": []}", "f.json", &r, &error)) << error;
+  EXPECT_EQ(ParseError(head + job + time + "}"), "f.json: bad job report: field 'bins' is missing");
+  EXPECT_EQ(ParseError(head + "\"job\": {\"name\": \"x\"}, " + time + ", \"bins\": []}"),
+            "f.json: bad job report: field 'job.ranks' is missing");
+  EXPECT_EQ(ParseError(head + job + "\"time\": {\"wall_s\": {\"min\": 1, \"mean\": \"2\", \"max\": 3}}, \"bins\": []}"),
+            "f.json: bad job report: field 'time.wall_s.mean' must be a number, not string");
+  EXPECT_EQ(ParseError(head + job + time + ", \"bins\": [{\"memory\": \"host\"}]}"),
+            "f.json: bad job report: field 'bins[0].from' is missing");
+  EXPECT_EQ(ParseError(head + job + time + ", \"bins\": [], \"gpus\": {}}"),
+            "f.json: bad job report: field 'gpus' must be an array, not object");
+}
+
+TEST(JobReportFile, UnknownFieldsAreIgnored) {
+  JobReport r;
+  std::string error;
+  const std::string spread = "{\"min\": 1, \"mean\": 1, \"max\": 1, \"p50\": 1}";
+  ASSERT_TRUE(ParseJobReport("{\"format\": \"multilane-job-report\", \"version\": 1, \"new_field\": [1], "
+                             "\"job\": {\"name\": \"x\", \"ranks\": 2, \"color\": \"red\"}, \"time\": {\"wall_s\": " +
+                                 spread + ", \"allreduce_s\": " + spread + ", \"wait_s\": " + spread +
+                                 "}, \"bins\": []}",
+                             "f.json", &r, &error))
+      << error;
+  EXPECT_EQ(r.ranks, 2);
+}
+
+TEST(JobReportFile, MissingFileIsAnError) {
+  JobReport r;
+  std::string error;
+  ASSERT_FALSE(ReadJobReport("/nonexistent/report.json", &r, &error));
+  EXPECT_EQ(error.rfind("/nonexistent/report.json: cannot read: ", 0), 0u) << error;
+}
+
+}  // namespace
+}  // namespace multilane

@@ -1,0 +1,405 @@
+// report_analysis.cc: the figures and verdicts of `multilane report`
+// (report_analysis.h; the model is documented in docs/report.md).
+#include "report_analysis.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+namespace multilane {
+namespace {
+
+std::string Format(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+// "1.2 s", "340 ms", "12 us": a duration for people.
+std::string Seconds(double s) {
+  const double a = std::fabs(s);
+  if (a >= 1) return Format("%.3g s", s);
+  if (a >= 1e-3) return Format("%.3g ms", s * 1e3);
+  return Format("%.3g us", s * 1e6);
+}
+
+std::string Gbs(double v) { return Format("%.3g GB/s", v); }
+
+TimeSplit Split(const JobReport& r) {
+  TimeSplit t;
+  t.wall_s = r.wall_s.mean;
+  double in_allreduce = r.allreduce_s.mean;
+  double wait = r.wait_s.mean;
+  if (in_allreduce > t.wall_s) {
+    in_allreduce = t.wall_s;
+    t.clamped = true;
+  }
+  if (wait > in_allreduce) {
+    wait = in_allreduce;
+    t.clamped = true;
+  }
+  t.wait_s = wait;
+  t.allreduce_s = in_allreduce - wait;
+  t.compute_s = t.wall_s - in_allreduce;
+  if (t.wall_s > 0) {
+    t.compute_share = t.compute_s / t.wall_s;
+    t.allreduce_share = t.allreduce_s / t.wall_s;
+    t.wait_share = t.wait_s / t.wall_s;
+  }
+  return t;
+}
+
+// The calls of `bin` that multilane ran (not the system MPI).
+int64_t MultilaneCalls(const ReportBin& bin) {
+  if (bin.algos.empty()) return bin.profile && bin.profile->algo != "passthrough" ? bin.calls : 0;
+  int64_t n = 0;
+  for (const auto& kv : bin.algos)
+    if (kv.first != "passthrough") n += kv.second;
+  return std::min(n, bin.calls);
+}
+
+BinAnalysis AnalyzeBin(const ReportBin& b, int ranks, double total_time, int64_t total_calls) {
+  BinAnalysis a;
+  a.memory = b.memory;
+  a.from = b.from;
+  a.to = b.to;
+  a.calls = b.calls;
+  a.time_s = b.time_s.mean;
+  a.time_share = total_time > 0 ? b.time_s.mean / total_time : 0;
+  a.calls_share = total_calls > 0 ? static_cast<double>(b.calls) / static_cast<double>(total_calls) : 0;
+  a.busbw_gbs = b.busbw_gbs;
+  int64_t most = -1;
+  for (const auto& kv : b.algos)
+    if (kv.second > most) {
+      most = kv.second;
+      a.algo = kv.first;
+    }
+  if (a.algo.empty() && b.profile) a.algo = b.profile->algo;
+  if (b.calls <= 0) return a;
+  a.mean_message_bytes = static_cast<double>(b.bytes) / static_cast<double>(b.calls);
+  a.per_call_us = std::max(0.0, b.time_s.max - b.wait_s) / static_cast<double>(b.calls) * 1e6;
+  // busbw = algbw x bus factor; the file's own pair gives the factor of the
+  // communicator that ran the calls, else the world's 2(n-1)/n.
+  double bus_factor = b.algbw_gbs > 0 && b.busbw_gbs > 0 ? b.busbw_gbs / b.algbw_gbs
+                                                         : 2.0 * (ranks - 1) / std::max(ranks, 1);
+  if (!b.profile) return a;
+  const auto busbw_at = [&](double us) { return a.mean_message_bytes / (us * 1e-6) / 1e9 * bus_factor; };
+  if (b.profile->time_us && *b.profile->time_us > 0) {
+    a.time_us = *b.profile->time_us;
+    if (bus_factor > 0) a.expected_busbw_gbs = busbw_at(*a.time_us);
+    if (a.expected_busbw_gbs && a.busbw_gbs > 0) a.vs_expected = a.busbw_gbs / *a.expected_busbw_gbs;
+  }
+  if (b.profile->mpi_time_us && *b.profile->mpi_time_us > 0) {
+    a.mpi_time_us = *b.profile->mpi_time_us;
+    if (bus_factor > 0) a.mpi_busbw_gbs = busbw_at(*a.mpi_time_us);
+    const int64_t by_multilane = MultilaneCalls(b);
+    a.saved_s = by_multilane == 0 ? 0.0 : static_cast<double>(by_multilane) * (*a.mpi_time_us - a.per_call_us) * 1e-6;
+  }
+  return a;
+}
+
+EnergyAnalysis Energy(const JobReport& r, const TimeSplit& split) {
+  EnergyAnalysis e;
+  double power = 0, util = 0;
+  int with_power = 0, with_util = 0;
+  for (const ReportGpu& g : r.gpus_sampled) {
+    if (g.energy_j) {
+      e.measured = true;
+      e.energy_j += *g.energy_j;
+      ++e.gpus;
+    }
+    if (g.power_mean_w) {
+      power += *g.power_mean_w;
+      ++with_power;
+    }
+    if (g.utilization_mean_pct) {
+      util += *g.utilization_mean_pct;
+      ++with_util;
+    }
+  }
+  if (with_power) e.mean_power_w = power / with_power;
+  if (with_util) e.mean_utilization_pct = util / with_util;
+  e.communication_energy_j = e.energy_j * (split.allreduce_share + split.wait_share);
+  return e;
+}
+
+void Add(std::vector<Verdict>* v, const char* id, VerdictLevel level, const std::string& text) {
+  v->push_back(Verdict{id, level, text});
+}
+
+void JobVerdicts(const JobReport& r, JobAnalysis* a) {
+  std::vector<Verdict>* v = &a->verdicts;
+  const TimeSplit& t = a->split;
+  const std::string unit = a->scale_unit;
+  if (a->prediction_possible) {
+    const PredictionPoint& p = a->prediction.front();
+    std::string text = "allreduce takes " + Percent(t.allreduce_share) + " of the time: doubling the " + unit +
+                       " (" + std::to_string(a->scale) + " to " + std::to_string(p.scale) +
+                       ") is predicted to give " + Times(p.speedup);
+    if (p.efficiency >= kScalesWellEfficiency) {
+      Add(v, "scaling", VerdictLevel::kGood,
+          text + " (efficiency " + Percent(p.efficiency) + ", at or above the " + Percent(kScalesWellEfficiency) +
+              " that counts as scaling well)");
+    } else if (p.efficiency >= kScalesPoorlyEfficiency) {
+      Add(v, "scaling", VerdictLevel::kWarn,
+          text + ", not 2× (efficiency " + Percent(p.efficiency) + ", below the " + Percent(kScalesWellEfficiency) +
+              " that counts as scaling well)");
+    } else {
+      Add(v, "scaling", VerdictLevel::kWarn,
+          text + ", not 2×: more " + unit + " would mostly wait for the network (efficiency " +
+              Percent(p.efficiency) + ", below " + Percent(kScalesPoorlyEfficiency) + ")");
+    }
+  } else {
+    Add(v, "scaling", VerdictLevel::kNote, "no scaling prediction: " + a->prediction_note);
+  }
+  if (t.allreduce_share >= kCommunicationBoundShare)
+    Add(v, "communication-bound", VerdictLevel::kWarn,
+        "communication-bound: allreduce transfers take " + Percent(t.allreduce_share) +
+            " of the wall time (threshold " + Percent(kCommunicationBoundShare) +
+            "): overlap them with computation, or send fewer, larger messages");
+  if (t.wait_share >= kWaitingHighShare) {
+    Add(v, "waiting", VerdictLevel::kWarn,
+        "load imbalance: ranks wait " + Percent(t.wait_share) + " of the time (" + Seconds(t.wait_s) +
+            ") for the slowest rank to reach the allreduce (threshold " + Percent(kWaitingHighShare) +
+            "): balance the work between ranks; a faster network does not help here");
+  } else if (r.wait_sampled_calls == 0 && r.allreduce_s.mean > 0) {
+    Add(v, "waiting", VerdictLevel::kNote,
+        "no call was sampled for waiting (MULTILANE_REPORT_SAMPLE): the allreduce share includes any waiting");
+  }
+
+  const Savings& s = a->savings;
+  if (s.known) {
+    if (s.share_of_wall >= kSavingsNoticeableShare) {
+      Add(v, "savings", VerdictLevel::kGood,
+          "multilane saved " + Seconds(s.saved_s) + " against the system MPI's tuned times (" +
+              Percent(s.share_of_wall) + " of the wall time: the job ran " + Times(s.job_speedup) + " as fast)");
+    } else if (s.share_of_wall <= -kSavingsNoticeableShare) {
+      Add(v, "savings", VerdictLevel::kWarn,
+          "multilane cost " + Seconds(-s.saved_s) + " against the system MPI's tuned times (" +
+              Percent(-s.share_of_wall) + " of the wall time): re-tune this node type");
+    } else {
+      Add(v, "savings", VerdictLevel::kNote,
+          "multilane made little difference: " + Seconds(s.saved_s) + " saved, under " +
+              Percent(kSavingsNoticeableShare) + " of the wall time");
+    }
+  } else if (!r.profile_text) {
+    Add(v, "savings", VerdictLevel::kNote,
+        "no profile was in force: the allreduces ran on the system MPI (multilane tune, then multilane run)");
+  } else {
+    Add(v, "savings", VerdictLevel::kNote,
+        "the profile records no system MPI times for these sizes: what multilane saved is unknown");
+  }
+
+  for (const BinAnalysis& b : a->bins) {
+    if (b.time_share < kBinMinTimeShare) continue;
+    if (b.vs_expected && *b.vs_expected < kBelowExpectationRatio)
+      Add(v, "below-expectation", VerdictLevel::kWarn,
+          BinLabel(b, true) + " reaches " + Percent(*b.vs_expected) + " of the bus bandwidth the profile expects (" +
+              Gbs(b.busbw_gbs) + " of " + Gbs(*b.expected_busbw_gbs) + "; threshold " +
+              Percent(kBelowExpectationRatio) + "): the network may be shared, or the profile is stale (re-tune)");
+    if (b.mpi_time_us && b.algo != "passthrough" && b.calls > 0) {
+      const double mpi_us = *b.mpi_time_us;
+      if (b.per_call_us > mpi_us * (1 + kSlowerThanMpiMargin))
+        Add(v, "slower-than-mpi", VerdictLevel::kWarn,
+            BinLabel(b, true) + ": " + b.algo + " took " + Seconds(b.per_call_us * 1e-6) +
+                " per call, more than " + Percent(kSlowerThanMpiMargin) + " above the system MPI's tuned " +
+                Seconds(mpi_us * 1e-6) + ": re-tune this node type");
+    }
+  }
+  double small = 0;
+  for (const BinAnalysis& b : a->bins)
+    if (b.to && *b.to <= kSmallMessageBytes) small += b.time_share;
+  if (small >= kSmallMessagesShare)
+    Add(v, "small-messages", VerdictLevel::kNote,
+        Percent(small) + " of the allreduce time is in messages under " + SizeLabel(kSmallMessageBytes) +
+            " (threshold " + Percent(kSmallMessagesShare) +
+            "): latency, not bandwidth, limits them and multilane leaves them to the system MPI; fuse small "
+            "allreduces into larger buckets");
+  if (a->energy.mean_utilization_pct && *a->energy.mean_utilization_pct < kGpuUnderusedPct)
+    Add(v, "gpu-underused", VerdictLevel::kNote,
+        "the GPUs were busy " + Percent(*a->energy.mean_utilization_pct / 100) + " of the time on average (threshold " +
+            Percent(kGpuUnderusedPct / 100) + ")");
+  if (t.clamped)
+    Add(v, "inconsistent", VerdictLevel::kNote,
+        "the file's times were inconsistent (allreduce above wall, or waiting above allreduce) and were clamped");
+}
+
+}  // namespace
+
+std::string Percent(double share) {
+  const double p = share * 100;
+  if (std::fabs(p) >= 9.95) return Format("%.0f %%", p);
+  return Format("%.1f %%", p);
+}
+
+std::string Times(double factor) {
+  std::string s = Format(std::fabs(factor) >= 10 ? "%.1f" : "%.2f", factor);
+  while (!s.empty() && s.back() == '0') s.pop_back();
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  return s + "×";
+}
+
+std::string Joules(double j) {
+  if (std::fabs(j) < 1e3) return Format("%.0f J", j);
+  if (std::fabs(j) < 1e6) return Format("%.1f kJ", j / 1e3);
+  return Format("%.2f MJ", j / 1e6);
+}
+
+std::string SizeLabel(uint64_t bytes) {
+  static const char* kUnit[] = {"", "K", "M", "G", "T"};
+  int i = 0;
+  while (i < 4 && bytes != 0 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++i;
+  }
+  return std::to_string(bytes) + kUnit[i];
+}
+
+std::string BinLabel(const BinAnalysis& bin, bool with_memory) {
+  std::string s = SizeLabel(bin.from) + "–" + (bin.to ? SizeLabel(*bin.to) : std::string("inf"));
+  return with_memory ? bin.memory + " " + s : s;
+}
+
+const char* LevelName(VerdictLevel level) {
+  switch (level) {
+    case VerdictLevel::kGood:
+      return "good";
+    case VerdictLevel::kWarn:
+      return "warn";
+    case VerdictLevel::kNote:
+      break;
+  }
+  return "note";
+}
+
+double RingFactor(int n, double k) {
+  if (n < 2) return 1;
+  const double now = 2.0 * (n - 1) / n;
+  const double kn = k * n;
+  return (2.0 * (kn - 1) / kn) / now;
+}
+
+double PredictTime(const TimeSplit& split, int n, double k, double extra_allreduce_s) {
+  return split.compute_s / k + split.wait_s / k + (split.allreduce_s + extra_allreduce_s) * RingFactor(n, k);
+}
+
+JobAnalysis AnalyzeJob(const JobReport& r) {
+  JobAnalysis a;
+  a.split = Split(r);
+  a.scale_unit = r.gpus > 0 ? "GPUs" : "ranks";
+  a.scale = r.gpus > 0 ? r.gpus : r.ranks;
+
+  double total_time = 0;
+  int64_t total_calls = 0;
+  for (const ReportBin& b : r.bins) {
+    total_time += b.time_s.mean;
+    total_calls += b.calls;
+  }
+  for (const ReportBin& b : r.bins) {
+    a.bins.push_back(AnalyzeBin(b, r.ranks, total_time, total_calls));
+    const BinAnalysis& ba = a.bins.back();
+    ++a.savings.bins_total;
+    if (ba.saved_s) {
+      a.savings.known = true;
+      ++a.savings.bins_known;
+      a.savings.saved_s += *ba.saved_s;
+    }
+  }
+  if (a.split.wall_s > 0) {
+    a.savings.share_of_wall = a.savings.saved_s / a.split.wall_s;
+    a.savings.job_speedup = (a.split.wall_s + a.savings.saved_s) / a.split.wall_s;
+  }
+
+  if (a.split.wall_s <= 0) {
+    a.prediction_note = "the job's wall time is zero";
+  } else if (a.scale < 2) {
+    a.prediction_note = "the job ran on one of its " + a.scale_unit + ": no allreduce between them to scale from";
+  } else {
+    a.prediction_possible = true;
+    for (int k : kPredictionFactors) {
+      PredictionPoint p;
+      p.factor = k;
+      p.scale = a.scale * k;
+      p.ring_factor = RingFactor(a.scale, k);
+      p.time_s = PredictTime(a.split, a.scale, k);
+      p.speedup = p.time_s > 0 ? a.split.wall_s / p.time_s : k;
+      p.efficiency = p.speedup / k;
+      if (a.savings.known) {
+        const double t = PredictTime(a.split, a.scale, k, a.savings.saved_s);
+        if (t > 0) p.speedup_system_mpi = a.split.wall_s / t;
+      }
+      a.prediction.push_back(p);
+    }
+  }
+  a.energy = Energy(r, a.split);
+  JobVerdicts(r, &a);
+  return a;
+}
+
+std::vector<ScalingSeries> MeasuredScaling(const std::vector<JobReport>& reports,
+                                           const std::vector<JobAnalysis>& analyses) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<size_t>> groups;
+  for (size_t i = 0; i < reports.size(); ++i) {
+    if (!groups.count(reports[i].job_name)) order.push_back(reports[i].job_name);
+    groups[reports[i].job_name].push_back(i);
+  }
+  std::vector<ScalingSeries> out;
+  for (const std::string& name : order) {
+    const std::vector<size_t>& files = groups[name];
+    bool all_gpus = true;
+    for (size_t i : files) all_gpus = all_gpus && reports[i].gpus > 0;
+    const auto scale_of = [&](size_t i) { return all_gpus ? reports[i].gpus : reports[i].ranks; };
+    std::vector<size_t> sorted = files;
+    std::stable_sort(sorted.begin(), sorted.end(), [&](size_t x, size_t y) { return scale_of(x) < scale_of(y); });
+    if (scale_of(sorted.front()) == scale_of(sorted.back())) continue;  // one scale: no curve
+    ScalingSeries s;
+    s.job_name = name;
+    s.scale_unit = all_gpus ? "GPUs" : "ranks";
+    const size_t first = sorted.front();
+    const double t0 = analyses[first].split.wall_s;
+    const int n0 = scale_of(first);
+    for (size_t i : sorted) {
+      SeriesPoint p;
+      p.file = i;
+      p.scale = scale_of(i);
+      p.wall_s = analyses[i].split.wall_s;
+      p.factor = static_cast<double>(p.scale) / n0;
+      p.speedup = p.wall_s > 0 ? t0 / p.wall_s : 0;
+      p.efficiency = p.speedup / p.factor;
+      p.allreduce_share = analyses[i].split.allreduce_share;
+      if (n0 >= 2 && t0 > 0) {
+        const double t = PredictTime(analyses[first].split, n0, p.factor);
+        if (t > 0) p.predicted_speedup = t0 / t;
+      }
+      s.points.push_back(p);
+    }
+    const SeriesPoint& last = s.points.back();
+    std::string text = "from " + std::to_string(n0) + " to " + std::to_string(last.scale) + " " + s.scale_unit +
+                       " the job ran " + Times(last.speedup) + " as fast, against " + Times(last.factor) +
+                       " ideal (efficiency " + Percent(last.efficiency);
+    if (last.predicted_speedup)
+      text += "; the model of the " + std::to_string(n0) + "-" + (all_gpus ? "GPU" : "rank") + " run predicted " +
+              Times(*last.predicted_speedup);
+    if (last.efficiency >= kMeasuredEfficiencyLow) {
+      s.verdicts.push_back(Verdict{"measured-scaling", VerdictLevel::kGood,
+                                   text + "; at or above the " + Percent(kMeasuredEfficiencyLow) + " threshold)"});
+    } else {
+      s.verdicts.push_back(Verdict{"measured-scaling", VerdictLevel::kWarn,
+                                   text + "; below the " + Percent(kMeasuredEfficiencyLow) + " threshold)"});
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+ReportSet AnalyzeReports(std::vector<JobReport> reports) {
+  ReportSet set;
+  set.reports = std::move(reports);
+  for (const JobReport& r : set.reports) set.jobs.push_back(AnalyzeJob(r));
+  set.series = MeasuredScaling(set.reports, set.jobs);
+  return set;
+}
+
+}  // namespace multilane

@@ -1,0 +1,207 @@
+// report_analysis.h: what `multilane report` concludes from job report
+// files: the time split, the per-size figures against the profile, what
+// multilane saved, a strong-scaling prediction, the measured scaling of
+// several runs of one job, and plain-language verdicts.  Pure functions of
+// the parsed files (job_report.h); docs/report.md explains the model.
+#ifndef MULTILANE_LAUNCHER_REPORT_ANALYSIS_H_
+#define MULTILANE_LAUNCHER_REPORT_ANALYSIS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "job_report.h"
+
+namespace multilane {
+
+// Thresholds of the verdicts (shares are fractions of 1).
+// Predicted parallel efficiency at 2x the GPUs at or above which the job is
+// said to scale well, and below which more GPUs are "mostly wasted".
+inline constexpr double kScalesWellEfficiency = 0.80;
+inline constexpr double kScalesPoorlyEfficiency = 0.50;
+// Share of the wall time in allreduce transfers (waiting excluded) at or
+// above which the job is called communication-bound.
+inline constexpr double kCommunicationBoundShare = 0.25;
+// Share of the wall time spent waiting for the slowest rank at or above
+// which load imbalance is reported.
+inline constexpr double kWaitingHighShare = 0.10;
+// A bin whose achieved bus bandwidth is below this fraction of the profile's
+// expectation is reported, when it holds at least kBinMinTimeShare of the
+// allreduce time.
+inline constexpr double kBelowExpectationRatio = 0.80;
+inline constexpr double kBinMinTimeShare = 0.05;
+// A bin run by multilane that took longer per call than the system MPI's
+// tuned time by more than this fraction is reported as a loss.
+inline constexpr double kSlowerThanMpiMargin = 0.10;
+// Savings below this share of the wall time are "little difference".
+inline constexpr double kSavingsNoticeableShare = 0.01;
+// Messages below this size are latency-bound (multilane leaves them to the
+// system MPI); when they hold at least kSmallMessagesShare of the allreduce
+// time, the report suggests fusing them.
+inline constexpr uint64_t kSmallMessageBytes = 256 * 1024;
+inline constexpr double kSmallMessagesShare = 0.50;
+// Mean GPU utilisation (percent) below which the GPUs are called underused.
+inline constexpr double kGpuUnderusedPct = 50.0;
+// Measured parallel efficiency of a scaling series below which it is flagged.
+inline constexpr double kMeasuredEfficiencyLow = 0.80;
+// The scale factors of the prediction.
+inline constexpr int kPredictionFactors[] = {2, 4};
+
+// Where the job's time went: means over ranks.  compute + allreduce + wait
+// = wall; `allreduce` is the time inside MPI_Allreduce less the waiting.
+struct TimeSplit {
+  double wall_s = 0;
+  double compute_s = 0;
+  double allreduce_s = 0;
+  double wait_s = 0;
+  double compute_share = 0;
+  double allreduce_share = 0;
+  double wait_share = 0;
+  bool clamped = false;  // the file's figures were inconsistent and were clamped
+};
+
+// One size bin, with the profile's expectation where it has one.
+struct BinAnalysis {
+  std::string memory;
+  uint64_t from = 0;
+  std::optional<uint64_t> to;
+  int64_t calls = 0;
+  double mean_message_bytes = 0;
+  std::string algo;            // the algorithm that ran most of the calls
+  double time_s = 0;           // mean over ranks, inside allreduce
+  double time_share = 0;       // of all bins' time_s
+  double calls_share = 0;      // of all bins' calls
+  double per_call_us = 0;      // (time_s.max - wait) / calls: what algbw uses
+  double busbw_gbs = 0;        // achieved, from the file
+  std::optional<double> time_us;             // the profile's time of its algorithm
+  std::optional<double> mpi_time_us;         // the profile's time of the system MPI
+  std::optional<double> expected_busbw_gbs;  // from the profile's time_us
+  std::optional<double> mpi_busbw_gbs;       // from the profile's mpi_time_us
+  std::optional<double> vs_expected;         // busbw / expected
+  std::optional<double> saved_s;             // calls by multilane x (mpi_time - per_call)
+};
+
+// What multilane saved against the system MPI's tuned times.
+struct Savings {
+  bool known = false;      // at least one bin has mpi_time_us
+  double saved_s = 0;      // may be negative (a loss)
+  double share_of_wall = 0;
+  double job_speedup = 1;  // (wall + saved) / wall
+  int bins_known = 0;
+  int bins_total = 0;
+};
+
+// One point of the strong-scaling prediction.
+struct PredictionPoint {
+  double factor = 1;      // k: GPUs (or ranks) x k
+  int scale = 0;          // the GPUs (or ranks) that gives
+  double ring_factor = 1; // f = (2(kn-1)/kn) / (2(n-1)/n)
+  double time_s = 0;      // C/k + W/k + A f
+  double speedup = 1;     // wall / time_s
+  double efficiency = 1;  // speedup / k
+  std::optional<double> speedup_system_mpi;  // the same with A + saved as allreduce time
+};
+
+// Energy of the sampled GPUs.
+struct EnergyAnalysis {
+  bool measured = false;
+  int gpus = 0;
+  double energy_j = 0;
+  double mean_power_w = 0;
+  std::optional<double> mean_utilization_pct;
+  double communication_energy_j = 0;  // energy x (allreduce + wait share)
+};
+
+enum class VerdictLevel { kGood, kNote, kWarn };
+
+// One plain-language conclusion; `text` names the threshold it used.
+struct Verdict {
+  std::string id;
+  VerdictLevel level = VerdictLevel::kNote;
+  std::string text;
+};
+
+// Everything the report says about one file.
+struct JobAnalysis {
+  TimeSplit split;
+  std::vector<BinAnalysis> bins;
+  std::string scale_unit;  // "GPUs" when the job used GPUs, else "ranks"
+  int scale = 0;           // job.gpus, or job.ranks
+  bool prediction_possible = false;
+  std::string prediction_note;  // why not, when not
+  std::vector<PredictionPoint> prediction;
+  Savings savings;
+  EnergyAnalysis energy;
+  std::vector<Verdict> verdicts;
+};
+
+// One run in a measured scaling series.
+struct SeriesPoint {
+  size_t file = 0;  // index into the files given
+  int scale = 0;
+  double wall_s = 0;
+  double factor = 1;      // scale / first scale
+  double speedup = 1;     // first wall / wall
+  double efficiency = 1;  // speedup / factor
+  std::optional<double> predicted_speedup;  // the first run's model at this factor
+  double allreduce_share = 0;
+};
+
+// Several files of the same job (same job.name) at different scales.
+struct ScalingSeries {
+  std::string job_name;
+  std::string scale_unit;
+  std::vector<SeriesPoint> points;  // by scale, smallest first
+  std::vector<Verdict> verdicts;
+};
+
+// The files given to `multilane report`, analysed.
+struct ReportSet {
+  std::vector<JobReport> reports;
+  std::vector<JobAnalysis> jobs;      // one per report, same order
+  std::vector<ScalingSeries> series;  // MeasuredScaling(reports, jobs)
+};
+
+// Analyses every report and the scaling series between them.
+ReportSet AnalyzeReports(std::vector<JobReport> reports);
+
+// Analyses one file.
+JobAnalysis AnalyzeJob(const JobReport& report);
+
+// The ring factor of the model: (2(kn-1)/kn) / (2(n-1)/n) for n >= 2; how
+// much longer one bandwidth-bound ring allreduce of the same message takes on
+// k times the participants.
+double RingFactor(int n, double k);
+
+// Predicts the job's time on k times the GPUs (docs/report.md): compute and
+// waiting divide by k, allreduce time scales by RingFactor.  `extra_allreduce_s`
+// is added to the allreduce time (the savings, for the system MPI's curve).
+double PredictTime(const TimeSplit& split, int n, double k, double extra_allreduce_s = 0);
+
+// Groups the files by job name; every name with at least two distinct scales
+// gives a series, sorted by scale (ties keep the given order).
+std::vector<ScalingSeries> MeasuredScaling(const std::vector<JobReport>& reports,
+                                           const std::vector<JobAnalysis>& analyses);
+
+// "41 %", "4.1 %", "0.4 %": a share for people.
+std::string Percent(double share);
+
+// "1.3x"-style factor with two significant decimals where small.
+std::string Times(double factor);
+
+// "850 J", "62.0 kJ", "1.25 MJ": energy for people.
+std::string Joules(double joules);
+
+// "1M", "256K", "1000": sizes as the profile writes them.
+std::string SizeLabel(uint64_t bytes);
+
+// "host 1M-2M": a bin for people.
+std::string BinLabel(const BinAnalysis& bin, bool with_memory);
+
+// "good", "note", "warn".
+const char* LevelName(VerdictLevel level);
+
+}  // namespace multilane
+
+#endif  // MULTILANE_LAUNCHER_REPORT_ANALYSIS_H_

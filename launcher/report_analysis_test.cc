@@ -1,0 +1,224 @@
+#include "report_analysis.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "report_html.h"
+#include "report_json.h"
+#include "report_text.h"
+
+namespace multilane {
+namespace {
+
+JobReport Load(const std::string& name) {
+  JobReport r;
+  std::string error;
+  EXPECT_TRUE(ReadJobReport(std::string(MULTILANE_REPORT_FIXTURES) + "/" + name, &r, &error)) << error;
+  return r;
+}
+
+const Verdict* Find(const std::vector<Verdict>& verdicts, const std::string& id) {
+  for (const Verdict& v : verdicts)
+    if (v.id == id) return &v;
+  return nullptr;
+}
+
+TEST(ReportAnalysis, RingFactor) {
+  EXPECT_DOUBLE_EQ(RingFactor(8, 2), 15.0 / 14.0);
+  EXPECT_DOUBLE_EQ(RingFactor(8, 4), 31.0 / 28.0);
+  EXPECT_DOUBLE_EQ(RingFactor(2, 2), 1.5);
+  EXPECT_DOUBLE_EQ(RingFactor(8, 1), 1.0);
+  EXPECT_DOUBLE_EQ(RingFactor(1, 2), 1.0);  // no model for one participant
+}
+
+// known_job.json: wall 100 s, 40 s in allreduce of which 10 s waiting, on 8
+// GPUs; a lane bin of 2000 calls at 14.75 ms against 20 ms for the MPI.
+TEST(ReportAnalysis, KnownJobTimeSplit) {
+  const JobAnalysis a = AnalyzeJob(Load("known_job.json"));
+  EXPECT_DOUBLE_EQ(a.split.wall_s, 100);
+  EXPECT_DOUBLE_EQ(a.split.compute_s, 60);
+  EXPECT_DOUBLE_EQ(a.split.allreduce_s, 30);
+  EXPECT_DOUBLE_EQ(a.split.wait_s, 10);
+  EXPECT_DOUBLE_EQ(a.split.compute_share, 0.6);
+  EXPECT_DOUBLE_EQ(a.split.allreduce_share, 0.3);
+  EXPECT_DOUBLE_EQ(a.split.wait_share, 0.1);
+  EXPECT_FALSE(a.split.clamped);
+  EXPECT_EQ(a.scale_unit, "GPUs");
+  EXPECT_EQ(a.scale, 8);
+}
+
+TEST(ReportAnalysis, KnownJobBins) {
+  const JobAnalysis a = AnalyzeJob(Load("known_job.json"));
+  ASSERT_EQ(a.bins.size(), 2u);
+  const BinAnalysis& small = a.bins[0];
+  const BinAnalysis& big = a.bins[1];
+  EXPECT_NEAR(small.time_share, 0.05, 1e-12);
+  EXPECT_NEAR(big.time_share, 0.95, 1e-12);
+  EXPECT_NEAR(big.calls_share, 2.0 / 3, 1e-12);
+  EXPECT_EQ(big.algo, "lane");
+  EXPECT_NEAR(big.per_call_us, 14750, 1e-6);
+  EXPECT_NEAR(small.per_call_us, 1600, 1e-6);
+  // expected busbw = 4 MiB / 10 ms x 2(8-1)/8
+  EXPECT_NEAR(*big.expected_busbw_gbs, 4194304 / 0.010 / 1e9 * 1.75, 1e-6);
+  EXPECT_NEAR(*big.mpi_busbw_gbs, 4194304 / 0.020 / 1e9 * 1.75, 1e-6);
+  EXPECT_NEAR(*big.vs_expected, 10000.0 / 14750, 1e-6);
+  EXPECT_NEAR(*big.saved_s, 2000 * (20000 - 14750) * 1e-6, 1e-9);
+  EXPECT_NEAR(*small.saved_s, 0, 1e-12);  // the system MPI ran it: nothing saved
+}
+
+TEST(ReportAnalysis, KnownJobSavingsAndPrediction) {
+  const JobAnalysis a = AnalyzeJob(Load("known_job.json"));
+  EXPECT_TRUE(a.savings.known);
+  EXPECT_NEAR(a.savings.saved_s, 10.5, 1e-9);
+  EXPECT_NEAR(a.savings.share_of_wall, 0.105, 1e-12);
+  EXPECT_NEAR(a.savings.job_speedup, 1.105, 1e-12);
+  EXPECT_EQ(a.savings.bins_known, 2);
+  ASSERT_TRUE(a.prediction_possible);
+  ASSERT_EQ(a.prediction.size(), 2u);
+  // T / (C/k + W/k + A f): 100 / (30 + 5 + 30 x 15/14)
+  EXPECT_NEAR(a.prediction[0].time_s, 35 + 30 * 15.0 / 14, 1e-9);
+  EXPECT_NEAR(a.prediction[0].speedup, 100 / (35 + 30 * 15.0 / 14), 1e-9);
+  EXPECT_NEAR(a.prediction[0].efficiency, a.prediction[0].speedup / 2, 1e-12);
+  EXPECT_EQ(a.prediction[0].scale, 16);
+  EXPECT_NEAR(*a.prediction[0].speedup_system_mpi, 100 / (35 + 40.5 * 15.0 / 14), 1e-9);
+  EXPECT_NEAR(a.prediction[1].speedup, 100 / (17.5 + 30 * 31.0 / 28), 1e-9);
+  EXPECT_EQ(a.prediction[1].scale, 32);
+}
+
+TEST(ReportAnalysis, KnownJobEnergy) {
+  const JobAnalysis a = AnalyzeJob(Load("known_job.json"));
+  EXPECT_TRUE(a.energy.measured);
+  EXPECT_DOUBLE_EQ(a.energy.energy_j, 62000);
+  EXPECT_DOUBLE_EQ(a.energy.mean_power_w, 310);
+  EXPECT_DOUBLE_EQ(*a.energy.mean_utilization_pct, 75);
+  EXPECT_NEAR(a.energy.communication_energy_j, 62000 * 0.4, 1e-6);
+}
+
+TEST(ReportAnalysis, KnownJobVerdicts) {
+  const JobAnalysis a = AnalyzeJob(Load("known_job.json"));
+  const Verdict* scaling = Find(a.verdicts, "scaling");
+  ASSERT_NE(scaling, nullptr);
+  EXPECT_EQ(scaling->level, VerdictLevel::kWarn);
+  EXPECT_EQ(scaling->text,
+            "allreduce takes 30 % of the time: doubling the GPUs (8 to 16) is predicted to give 1.49×, not 2× "
+            "(efficiency 74 %, below the 80 % that counts as scaling well)");
+  ASSERT_NE(Find(a.verdicts, "communication-bound"), nullptr);  // 30 % >= 25 %
+  ASSERT_NE(Find(a.verdicts, "waiting"), nullptr);              // 10 % >= 10 %
+  EXPECT_EQ(Find(a.verdicts, "waiting")->level, VerdictLevel::kWarn);
+  ASSERT_NE(Find(a.verdicts, "savings"), nullptr);
+  EXPECT_EQ(Find(a.verdicts, "savings")->level, VerdictLevel::kGood);
+  const Verdict* below = Find(a.verdicts, "below-expectation");
+  ASSERT_NE(below, nullptr);  // 68 % of the expected busbw < 80 %
+  EXPECT_NE(below->text.find("host 4M–8M reaches 68 %"), std::string::npos) << below->text;
+  EXPECT_EQ(Find(a.verdicts, "slower-than-mpi"), nullptr);
+  EXPECT_EQ(Find(a.verdicts, "small-messages"), nullptr);
+  EXPECT_EQ(Find(a.verdicts, "gpu-underused"), nullptr);
+}
+
+TEST(ReportAnalysis, CpuJobWithoutProfile) {
+  const JobAnalysis a = AnalyzeJob(Load("cpu_no_profile.json"));
+  EXPECT_EQ(a.scale_unit, "ranks");
+  EXPECT_EQ(a.scale, 4);
+  EXPECT_FALSE(a.savings.known);
+  EXPECT_FALSE(a.energy.measured);
+  EXPECT_FALSE(a.bins[0].expected_busbw_gbs.has_value());
+  EXPECT_NEAR(a.split.allreduce_share, 0.78, 1e-12);
+  EXPECT_NE(Find(a.verdicts, "savings")->text.find("no profile was in force"), std::string::npos);
+  // 7 of 8 s of allreduce in 4K messages.
+  const Verdict* small = Find(a.verdicts, "small-messages");
+  ASSERT_NE(small, nullptr);
+  EXPECT_NE(small->text.find("88 % of the allreduce time is in messages under 256K (threshold 50 %)"),
+            std::string::npos)
+      << small->text;
+  // 2 x 4 ranks: predicted 2x efficiency well below 50 %.
+  EXPECT_NE(Find(a.verdicts, "scaling")->text.find("would mostly wait for the network"), std::string::npos);
+}
+
+TEST(ReportAnalysis, InconsistentTimesAreClamped) {
+  JobReport r = Load("cpu_no_profile.json");
+  r.allreduce_s.mean = 12;  // above the wall time
+  r.wait_s.mean = 20;
+  const JobAnalysis a = AnalyzeJob(r);
+  EXPECT_TRUE(a.split.clamped);
+  EXPECT_DOUBLE_EQ(a.split.compute_s, 0);
+  EXPECT_DOUBLE_EQ(a.split.wait_s, 10);
+  EXPECT_DOUBLE_EQ(a.split.allreduce_s, 0);
+  EXPECT_NE(Find(a.verdicts, "inconsistent"), nullptr);
+}
+
+TEST(ReportAnalysis, OneGpuHasNoPrediction) {
+  JobReport r = Load("known_job.json");
+  r.gpus = 1;
+  const JobAnalysis a = AnalyzeJob(r);
+  EXPECT_FALSE(a.prediction_possible);
+  EXPECT_TRUE(a.prediction.empty());
+  EXPECT_EQ(Find(a.verdicts, "scaling")->level, VerdictLevel::kNote);
+}
+
+// series_*.json: 100 s on 4 GPUs, 56 s on 8, 35 s on 16 (given out of order).
+TEST(ReportAnalysis, MeasuredScalingSeries) {
+  const ReportSet set = AnalyzeReports({Load("series_16gpus.json"), Load("known_job.json"), Load("series_4gpus.json"),
+                                        Load("series_8gpus.json")});
+  ASSERT_EQ(set.series.size(), 1u);  // train_model has one scale only
+  const ScalingSeries& s = set.series[0];
+  EXPECT_EQ(s.job_name, "resnet");
+  EXPECT_EQ(s.scale_unit, "GPUs");
+  ASSERT_EQ(s.points.size(), 3u);
+  EXPECT_EQ(s.points[0].scale, 4);
+  EXPECT_EQ(s.points[0].file, 2u);
+  EXPECT_EQ(s.points[1].scale, 8);
+  EXPECT_EQ(s.points[2].scale, 16);
+  EXPECT_DOUBLE_EQ(s.points[0].speedup, 1);
+  EXPECT_NEAR(s.points[1].speedup, 100.0 / 56, 1e-12);
+  EXPECT_NEAR(s.points[1].efficiency, 100.0 / 56 / 2, 1e-12);
+  EXPECT_NEAR(s.points[2].speedup, 100.0 / 35, 1e-12);
+  EXPECT_NEAR(s.points[2].efficiency, 100.0 / 35 / 4, 1e-12);
+  // The 4-GPU run's model: C 80, A 16, W 4; f(4, 2) = 7/6, f(4, 4) = 5/4.
+  EXPECT_NEAR(*s.points[1].predicted_speedup, 100 / (40 + 2 + 16 * 7.0 / 6), 1e-9);
+  EXPECT_NEAR(*s.points[2].predicted_speedup, 100 / (20 + 1 + 16 * 1.25), 1e-9);
+  ASSERT_EQ(s.verdicts.size(), 1u);
+  EXPECT_EQ(s.verdicts[0].level, VerdictLevel::kWarn);  // 71 % < 80 %
+  EXPECT_EQ(s.verdicts[0].text.rfind("from 4 to 16 GPUs the job ran 2.86× as fast, against 4× ideal (efficiency 71 %", 0),
+            0u)
+      << s.verdicts[0].text;
+}
+
+TEST(ReportAnalysis, Formatting) {
+  EXPECT_EQ(Percent(0.41), "41 %");
+  EXPECT_EQ(Percent(0.041), "4.1 %");
+  EXPECT_EQ(Percent(0.0996), "10 %");
+  EXPECT_EQ(Times(2), "2×");
+  EXPECT_EQ(Times(1.3), "1.3×");
+  EXPECT_EQ(Times(1.489), "1.49×");
+  EXPECT_EQ(SizeLabel(262144), "256K");
+  EXPECT_EQ(SizeLabel(1000), "1000");
+}
+
+TEST(ReportRender, EveryRendererNamesTheFigures) {
+  const ReportSet set = AnalyzeReports({Load("known_job.json"), Load("series_4gpus.json"), Load("series_8gpus.json")});
+  const std::string text = FormatReportText(set);
+  EXPECT_NE(text.find("allreduce takes 30 % of the time"), std::string::npos);
+  EXPECT_NE(text.find("measured scaling of job resnet"), std::string::npos);
+  const nlohmann::json j = AnalysisJson(set);
+  EXPECT_EQ(j["jobs"].size(), 3u);
+  EXPECT_DOUBLE_EQ(j["jobs"][0]["time"]["allreduce_share"].get<double>(), 0.3);
+  EXPECT_TRUE(j["jobs"][1]["energy"]["measured"].is_boolean());
+  const std::string html = RenderReportHtml(set);
+  EXPECT_NE(html.find("id=\"j0-share-allreduce\" data-figure=\"share-allreduce\" data-value=\"0.3\">30 %</td>"),
+            std::string::npos);
+  EXPECT_EQ(html.find("http://"), std::string::npos);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+}
+
+TEST(ReportRender, HtmlEscapesWhatTheFileSays) {
+  JobReport r = Load("known_job.json");
+  r.job_name = "<script>alert(1)</script>";
+  const std::string html = RenderReportHtml(AnalyzeReports({r}));
+  EXPECT_EQ(html.find("<script>"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace multilane

@@ -1,0 +1,342 @@
+// report_html.cc: the self-contained report page (report_html.h).
+#include "report_html.h"
+
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "svg_chart.h"
+
+namespace multilane {
+namespace {
+
+constexpr char kCompute[] = "#4e79a7";
+constexpr char kAllreduce[] = "#e15759";
+constexpr char kWaiting[] = "#f28e2b";
+constexpr char kExpected[] = "#59a14f";
+constexpr char kMpi[] = "#9c755f";
+constexpr char kIdeal[] = "#bab0ac";
+
+constexpr char kStyle[] = R"(
+body { font: 15px/1.45 system-ui, sans-serif; color: #222; margin: 24px auto; max-width: 920px; padding: 0 12px; }
+h1 { font-size: 24px; } h2 { font-size: 20px; margin-top: 36px; border-bottom: 2px solid #ddd; }
+h3 { font-size: 16px; margin-top: 22px; }
+table { border-collapse: collapse; margin: 6px 0 12px; }
+td, th { padding: 3px 10px; border-bottom: 1px solid #eee; text-align: right; }
+th { background: #f5f5f5; } td.l, th.l { text-align: left; }
+ul.verdicts { list-style: none; padding: 0; }
+li.verdict { padding: 6px 10px; margin: 4px 0; border-left: 5px solid #999; background: #f7f7f7; }
+li.good { border-color: #59a14f; } li.warn { border-color: #e15759; background: #fdf0f0; }
+li.note { border-color: #4e79a7; }
+svg.chart { display: block; max-width: 100%; height: auto; }
+svg text { font: 12px system-ui, sans-serif; fill: #333; } svg text.inbar { fill: #fff; font-weight: bold; }
+svg line.grid { stroke: #e4e4e4; } svg line.axisline { stroke: #666; }
+.meta { color: #666; } code { background: #f3f3f3; padding: 0 3px; }
+)";
+
+std::string Fmt(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+// The machine value: enough digits to compare with --json exactly enough.
+std::string Value(double v) { return Fmt("%.10g", v); }
+
+class Page {
+ public:
+  void Raw(const std::string& s) { html_ += s; }
+  void Text(const std::string& s) { html_ += HtmlEscape(s); }
+  // <TAG id="PREFIX-NAME" data-figure="NAME" data-value="V">SHOWN</TAG>
+  void Figure(const char* tag, const std::string& prefix, const std::string& name, double value,
+              const std::string& shown) {
+    html_ += "<" + std::string(tag) + " id=\"" + HtmlEscape(prefix + "-" + name) + "\" data-figure=\"" +
+             HtmlEscape(name) + "\" data-value=\"" + Value(value) + "\">" + HtmlEscape(shown) + "</" + tag + ">";
+  }
+  // A figure that may be unknown: data-value="" and "-" shown.
+  void MaybeFigure(const char* tag, const std::string& prefix, const std::string& name,
+                   const std::optional<double>& value, const char* fmt) {
+    if (value) {
+      Figure(tag, prefix, name, *value, Fmt(fmt, *value));
+    } else {
+      html_ += "<" + std::string(tag) + " id=\"" + HtmlEscape(prefix + "-" + name) + "\" data-figure=\"" +
+               HtmlEscape(name) + "\" data-value=\"\">-</" + tag + ">";
+    }
+  }
+  std::string& html() { return html_; }
+
+ private:
+  std::string html_;
+};
+
+void Verdicts(Page* p, const std::vector<Verdict>& verdicts) {
+  p->Raw("<ul class=\"verdicts\">");
+  for (const Verdict& v : verdicts) {
+    p->Raw(std::string("<li class=\"verdict ") + LevelName(v.level) + "\" data-id=\"" + HtmlEscape(v.id) +
+           "\" data-level=\"" + LevelName(v.level) + "\">");
+    p->Text(v.text);
+    p->Raw("</li>");
+  }
+  p->Raw("</ul>");
+}
+
+void Facts(Page* p, const JobReport& r) {
+  p->Raw("<table class=\"facts\">");
+  const auto row = [&](const std::string& k, const std::string& v) {
+    p->Raw("<tr><th class=\"l\">");
+    p->Text(k);
+    p->Raw("</th><td class=\"l\">");
+    p->Text(v);
+    p->Raw("</td></tr>");
+  };
+  row("file", r.path);
+  row("job", r.job_name + " (id " + r.job_id + "), started " + r.started_utc);
+  row("layout", std::to_string(r.ranks) + " rank(s) on " + std::to_string(r.nodes) + " node(s), " +
+                    std::to_string(r.gpus) + " GPU(s), " + std::to_string(r.ranks_per_gpu) + " rank(s) per GPU");
+  std::string hosts;
+  for (const std::string& h : r.hosts) hosts += (hosts.empty() ? "" : ", ") + h;
+  row("hosts", hosts.empty() ? "-" : hosts);
+  row("libmlallreduce", r.library_version + ", MULTILANE_ALGO=" + (r.settings_algo.empty() ? "auto" : r.settings_algo));
+  row("profile", r.profile_text ? *r.profile_text : "none");
+  p->Raw("</table>");
+}
+
+void TimeSplitPart(Page* p, const std::string& id, const TimeSplit& t) {
+  p->Raw("<h3>Where the time went</h3>");
+  p->Raw(StackedBarSvg("time split", {{"computation", t.compute_share, kCompute},
+                                      {"allreduce", t.allreduce_share, kAllreduce},
+                                      {"waiting for the slowest rank", t.wait_share, kWaiting}}));
+  p->Raw("<table class=\"split\"><tr><th class=\"l\">part</th><th>seconds (mean over ranks)</th><th>share</th></tr>");
+  const auto row = [&](const char* label, const char* name, double s, double share) {
+    p->Raw(std::string("<tr><td class=\"l\">") + label + "</td>");
+    p->Figure("td", id, std::string("time-") + name, s, Fmt("%.3f s", s));
+    p->Figure("td", id, std::string("share-") + name, share, Percent(share));
+    p->Raw("</tr>");
+  };
+  row("computation", "compute", t.compute_s, t.compute_share);
+  row("allreduce (waiting excluded)", "allreduce", t.allreduce_s, t.allreduce_share);
+  row("waiting", "waiting", t.wait_s, t.wait_share);
+  p->Raw("<tr><td class=\"l\">wall</td>");
+  p->Figure("td", id, "time-wall", t.wall_s, Fmt("%.3f s", t.wall_s));
+  p->Raw("<td>100 %</td></tr></table>");
+}
+
+void BinsPart(Page* p, const std::string& id, const JobAnalysis& a) {
+  if (a.bins.empty()) {
+    p->Raw("<h3>Message sizes</h3><p>No allreduce call was recorded.</p>");
+    return;
+  }
+  bool both_kinds = false;
+  for (const BinAnalysis& b : a.bins) both_kinds = both_kinds || b.memory != a.bins.front().memory;
+  std::vector<std::string> labels;
+  Series calls{"share of calls", kCompute, {}, false}, time{"share of allreduce time", kAllreduce, {}, false};
+  Series achieved{"achieved busbw", kAllreduce, {}, false}, expected{"profile's expectation", kExpected, {}, false},
+      mpi{"system MPI (profile)", kMpi, {}, false};
+  for (const BinAnalysis& b : a.bins) {
+    labels.push_back(BinLabel(b, both_kinds));
+    calls.values.push_back(b.calls_share * 100);
+    time.values.push_back(b.time_share * 100);
+    achieved.values.push_back(b.busbw_gbs);
+    expected.values.push_back(b.expected_busbw_gbs);
+    mpi.values.push_back(b.mpi_busbw_gbs);
+  }
+  p->Raw("<h3>Message sizes</h3>");
+  p->Raw(GroupedBarsSvg("size histogram", labels, {calls, time}, "% of calls / of allreduce time"));
+  p->Raw("<h3>Bus bandwidth per size</h3>");
+  p->Raw(GroupedBarsSvg("busbw per size", labels, {achieved, expected, mpi}, "busbw GB/s"));
+  p->Raw("<table class=\"bins\"><tr><th class=\"l\">memory</th><th class=\"l\">size</th><th class=\"l\">algorithm</th>"
+         "<th>calls</th><th>% calls</th><th>% time</th><th>us per call</th><th>busbw GB/s</th>"
+         "<th>expected GB/s</th><th>system MPI GB/s</th><th>saved s</th></tr>");
+  for (size_t i = 0; i < a.bins.size(); ++i) {
+    const BinAnalysis& b = a.bins[i];
+    const std::string bid = id + "-bin" + std::to_string(i);
+    p->Raw("<tr class=\"bin\" data-memory=\"" + HtmlEscape(b.memory) + "\" data-from=\"" + std::to_string(b.from) +
+           "\" data-to=\"" + (b.to ? std::to_string(*b.to) : std::string()) + "\"><td class=\"l\">");
+    p->Text(b.memory);
+    p->Raw("</td><td class=\"l\">");
+    p->Text(BinLabel(b, false));
+    p->Raw("</td><td class=\"l\">");
+    p->Text(b.algo);
+    p->Raw("</td>");
+    p->Figure("td", bid, "calls", static_cast<double>(b.calls), std::to_string(b.calls));
+    p->Figure("td", bid, "calls-share", b.calls_share, Percent(b.calls_share));
+    p->Figure("td", bid, "time-share", b.time_share, Percent(b.time_share));
+    p->Figure("td", bid, "per-call-us", b.per_call_us, Fmt("%.1f", b.per_call_us));
+    p->Figure("td", bid, "busbw", b.busbw_gbs, Fmt("%.3g", b.busbw_gbs));
+    p->MaybeFigure("td", bid, "expected-busbw", b.expected_busbw_gbs, "%.3g");
+    p->MaybeFigure("td", bid, "mpi-busbw", b.mpi_busbw_gbs, "%.3g");
+    p->MaybeFigure("td", bid, "saved-s", b.saved_s, "%.3g");
+    p->Raw("</tr>");
+  }
+  p->Raw("</table>");
+}
+
+void SavingsPart(Page* p, const std::string& id, const Savings& s) {
+  p->Raw("<h3>What multilane saved</h3>");
+  if (!s.known) {
+    p->Raw("<p id=\"" + id + "-saved-unknown\">Unknown: no bin has a system MPI time in the profile.</p>");
+    return;
+  }
+  p->Raw("<table class=\"savings\"><tr><th class=\"l\">allreduce time saved against the system MPI's tuned times</th>");
+  p->Figure("td", id, "saved-s", s.saved_s, Fmt("%.3f s", s.saved_s));
+  p->Raw("</tr><tr><th class=\"l\">share of the wall time</th>");
+  p->Figure("td", id, "saved-share", s.share_of_wall, Percent(s.share_of_wall));
+  p->Raw("</tr><tr><th class=\"l\">the job ran as fast as</th>");
+  p->Figure("td", id, "saved-speedup", s.job_speedup, Times(s.job_speedup));
+  p->Raw("</tr><tr><th class=\"l\">bins with system MPI times</th><td>" + std::to_string(s.bins_known) + " of " +
+         std::to_string(s.bins_total) + "</td></tr></table>");
+}
+
+void PredictionPart(Page* p, const std::string& id, const JobAnalysis& a) {
+  p->Raw("<h3>Scaling prediction</h3>");
+  if (!a.prediction_possible) {
+    p->Raw("<p id=\"" + id + "-prediction-none\">No prediction: ");
+    p->Text(a.prediction_note);
+    p->Raw("</p>");
+    return;
+  }
+  std::vector<double> x = {1};
+  std::vector<std::string> labels = {std::to_string(a.scale)};
+  Series ideal{"ideal", kIdeal, {1.0}, true}, pred{"predicted (multilane)", kAllreduce, {1.0}, false};
+  Series mpi{"predicted (system MPI)", kMpi, {a.savings.known ? std::optional<double>(1 / a.savings.job_speedup)
+                                                              : std::nullopt},
+             true};
+  for (const PredictionPoint& pt : a.prediction) {
+    x.push_back(pt.factor);
+    labels.push_back(std::to_string(pt.scale));
+    ideal.values.push_back(pt.factor);
+    pred.values.push_back(pt.speedup);
+    mpi.values.push_back(pt.speedup_system_mpi);
+  }
+  std::vector<Series> series = {ideal, pred};
+  if (a.savings.known) series.push_back(mpi);
+  p->Raw(LineChartSvg("scaling prediction", x, labels, series, a.scale_unit, "speedup over this run"));
+  p->Raw("<p class=\"meta\">Strong scaling: computation and waiting divide by k; each allreduce takes the ring "
+         "factor 2(kn−1)/kn ÷ 2(n−1)/n longer (n = " + std::to_string(a.scale) + " " + a.scale_unit +
+         " now). The system MPI curve adds what multilane saved back to the allreduce time.</p>");
+  p->Raw("<table class=\"prediction\"><tr><th>" + a.scale_unit +
+         "</th><th>factor</th><th>ring factor</th><th>predicted time</th><th>speedup</th><th>efficiency</th>"
+         "<th>speedup with the system MPI</th></tr>");
+  for (const PredictionPoint& pt : a.prediction) {
+    const std::string pid = id + "-predict-" + std::to_string(static_cast<int>(pt.factor)) + "x";
+    p->Raw("<tr class=\"predict\" data-factor=\"" + Value(pt.factor) + "\"><td>" + std::to_string(pt.scale) +
+           "</td><td>" + HtmlEscape(Times(pt.factor)) + "</td>");
+    p->Figure("td", pid, "ring-factor", pt.ring_factor, Fmt("%.3f", pt.ring_factor));
+    p->Figure("td", pid, "time", pt.time_s, Fmt("%.3f s", pt.time_s));
+    p->Figure("td", pid, "speedup", pt.speedup, Times(pt.speedup));
+    p->Figure("td", pid, "efficiency", pt.efficiency, Percent(pt.efficiency));
+    if (pt.speedup_system_mpi)
+      p->Figure("td", pid, "speedup-system-mpi", *pt.speedup_system_mpi, Times(*pt.speedup_system_mpi));
+    else
+      p->MaybeFigure("td", pid, "speedup-system-mpi", std::nullopt, "");
+    p->Raw("</tr>");
+  }
+  p->Raw("</table>");
+}
+
+void EnergyPart(Page* p, const std::string& id, const JobReport& r, const EnergyAnalysis& e) {
+  p->Raw("<h3>Energy</h3>");
+  if (!e.measured) {
+    p->Raw("<p id=\"" + id + "-energy-none\">Not measured: no GPU was sampled (host buffers only, or no NVML).</p>");
+    return;
+  }
+  std::vector<std::string> labels;
+  Series energy{"energy kJ", kCompute, {}, false};
+  for (const ReportGpu& g : r.gpus_sampled) {
+    labels.push_back(g.host + ":" + std::to_string(g.index));
+    energy.values.push_back(g.energy_j ? std::optional<double>(*g.energy_j / 1000) : std::nullopt);
+  }
+  p->Raw(GroupedBarsSvg("energy per GPU", labels, {energy}, "kJ"));
+  p->Raw("<table class=\"energy\"><tr><th class=\"l\">energy of " + std::to_string(e.gpus) + " GPU(s)</th>");
+  p->Figure("td", id, "energy-j", e.energy_j, Joules(e.energy_j));
+  p->Raw("</tr><tr><th class=\"l\">mean board power per GPU</th>");
+  p->Figure("td", id, "power-mean-w", e.mean_power_w, Fmt("%.4g W", e.mean_power_w));
+  p->Raw("</tr><tr><th class=\"l\">mean GPU utilisation</th>");
+  p->MaybeFigure("td", id, "utilization-mean-pct", e.mean_utilization_pct, "%.1f %%");
+  p->Raw("</tr><tr><th class=\"l\">while in allreduce or waiting (by time share)</th>");
+  p->Figure("td", id, "energy-communication-j", e.communication_energy_j, Joules(e.communication_energy_j));
+  p->Raw("</tr></table>");
+}
+
+void JobSection(Page* p, size_t index, const JobReport& r, const JobAnalysis& a) {
+  const std::string id = "j" + std::to_string(index);
+  p->Raw("<section class=\"job\" id=\"" + id + "\" data-file=\"" + HtmlEscape(r.path) + "\" data-job-name=\"" +
+         HtmlEscape(r.job_name) + "\" data-scale=\"" + std::to_string(a.scale) + "\"><h2>Job ");
+  p->Text(r.job_name + " — " + std::to_string(a.scale) + " " + a.scale_unit);
+  p->Raw("</h2>");
+  Facts(p, r);
+  p->Raw("<h3>Verdicts</h3>");
+  Verdicts(p, a.verdicts);
+  TimeSplitPart(p, id, a.split);
+  BinsPart(p, id, a);
+  SavingsPart(p, id, a.savings);
+  PredictionPart(p, id, a);
+  EnergyPart(p, id, r, a.energy);
+  p->Raw("</section>");
+}
+
+void SeriesSection(Page* p, size_t index, const ScalingSeries& s) {
+  const std::string id = "s" + std::to_string(index);
+  p->Raw("<section class=\"series\" id=\"" + id + "\" data-job-name=\"" + HtmlEscape(s.job_name) +
+         "\"><h2>Measured scaling of ");
+  p->Text(s.job_name);
+  p->Raw("</h2>");
+  Verdicts(p, s.verdicts);
+  std::vector<double> x;
+  std::vector<std::string> labels;
+  Series ideal{"ideal", kIdeal, {}, true}, measured{"measured", kAllreduce, {}, false},
+      predicted{"predicted from the smallest run", kExpected, {}, true};
+  for (const SeriesPoint& pt : s.points) {
+    x.push_back(pt.factor);
+    labels.push_back(std::to_string(pt.scale));
+    ideal.values.push_back(pt.factor);
+    measured.values.push_back(pt.speedup);
+    predicted.values.push_back(pt.predicted_speedup);
+  }
+  p->Raw(LineChartSvg("measured scaling", x, labels, {ideal, measured, predicted}, s.scale_unit,
+                      "speedup over the smallest run"));
+  p->Raw("<table class=\"series-points\"><tr><th>" + s.scale_unit +
+         "</th><th>wall s</th><th>ideal</th><th>speedup</th><th>efficiency</th><th>predicted</th>"
+         "<th>allreduce share</th></tr>");
+  for (size_t i = 0; i < s.points.size(); ++i) {
+    const SeriesPoint& pt = s.points[i];
+    const std::string pid = id + "-p" + std::to_string(i);
+    p->Raw("<tr class=\"series-point\" data-scale=\"" + std::to_string(pt.scale) + "\"><td>" +
+           std::to_string(pt.scale) + "</td>");
+    p->Figure("td", pid, "wall", pt.wall_s, Fmt("%.3f", pt.wall_s));
+    p->Figure("td", pid, "factor", pt.factor, Times(pt.factor));
+    p->Figure("td", pid, "speedup", pt.speedup, Times(pt.speedup));
+    p->Figure("td", pid, "efficiency", pt.efficiency, Percent(pt.efficiency));
+    if (pt.predicted_speedup)
+      p->Figure("td", pid, "predicted-speedup", *pt.predicted_speedup, Times(*pt.predicted_speedup));
+    else
+      p->MaybeFigure("td", pid, "predicted-speedup", std::nullopt, "");
+    p->Figure("td", pid, "allreduce-share", pt.allreduce_share, Percent(pt.allreduce_share));
+    p->Raw("</tr>");
+  }
+  p->Raw("</table></section>");
+}
+
+}  // namespace
+
+std::string RenderReportHtml(const ReportSet& set) {
+  Page p;
+  std::string title = "multilane report";
+  if (!set.reports.empty()) title += ": " + set.reports.front().job_name;
+  p.Raw("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>");
+  p.Text(title);
+  p.Raw("</title><style>");
+  p.Raw(kStyle);
+  p.Raw("</style></head><body><h1>");
+  p.Text(title);
+  p.Raw("</h1><p class=\"meta\">" + std::to_string(set.reports.size()) +
+        " job report file(s). Figures: means over ranks; shares of the wall time. How to read this page: "
+        "docs/report.md of multilane.</p>");
+  for (size_t i = 0; i < set.series.size(); ++i) SeriesSection(&p, i, set.series[i]);
+  for (size_t i = 0; i < set.jobs.size(); ++i) JobSection(&p, i, set.reports[i], set.jobs[i]);
+  p.Raw("</body></html>\n");
+  return std::move(p.html());
+}
+
+}  // namespace multilane

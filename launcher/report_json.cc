@@ -1,0 +1,121 @@
+// report_json.cc: the analysis as JSON (report_json.h).
+#include "report_json.h"
+
+#include <optional>
+
+namespace multilane {
+namespace {
+
+using nlohmann::json;
+
+template <typename T>
+json OrNull(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+json Verdicts(const std::vector<Verdict>& verdicts) {
+  json out = json::array();
+  for (const Verdict& v : verdicts) out.push_back({{"id", v.id}, {"level", LevelName(v.level)}, {"text", v.text}});
+  return out;
+}
+
+json JobJson(const JobReport& r, const JobAnalysis& a) {
+  json j;
+  j["file"] = r.path;
+  j["job"] = {{"name", r.job_name}, {"id", r.job_id},     {"started_utc", r.started_utc},
+              {"ranks", r.ranks},   {"nodes", r.nodes},   {"ranks_per_gpu", r.ranks_per_gpu},
+              {"gpus", r.gpus},     {"hosts", r.hosts},   {"library_version", r.library_version},
+              {"algo", r.settings_algo}, {"profile", r.profile_text ? json(*r.profile_text) : json(nullptr)}};
+  j["scale_unit"] = a.scale_unit;
+  j["scale"] = a.scale;
+  const TimeSplit& t = a.split;
+  j["time"] = {{"wall_s", t.wall_s},
+               {"compute_s", t.compute_s},
+               {"allreduce_s", t.allreduce_s},
+               {"wait_s", t.wait_s},
+               {"compute_share", t.compute_share},
+               {"allreduce_share", t.allreduce_share},
+               {"wait_share", t.wait_share},
+               {"clamped", t.clamped}};
+  j["bins"] = json::array();
+  for (const BinAnalysis& b : a.bins) {
+    j["bins"].push_back({{"memory", b.memory},
+                         {"from", b.from},
+                         {"to", OrNull(b.to)},
+                         {"calls", b.calls},
+                         {"mean_message_bytes", b.mean_message_bytes},
+                         {"algo", b.algo},
+                         {"time_s", b.time_s},
+                         {"time_share", b.time_share},
+                         {"calls_share", b.calls_share},
+                         {"per_call_us", b.per_call_us},
+                         {"busbw_gbs", b.busbw_gbs},
+                         {"time_us", OrNull(b.time_us)},
+                         {"mpi_time_us", OrNull(b.mpi_time_us)},
+                         {"expected_busbw_gbs", OrNull(b.expected_busbw_gbs)},
+                         {"mpi_busbw_gbs", OrNull(b.mpi_busbw_gbs)},
+                         {"vs_expected", OrNull(b.vs_expected)},
+                         {"saved_s", OrNull(b.saved_s)}});
+  }
+  const Savings& s = a.savings;
+  j["savings"] = {{"known", s.known},           {"saved_s", s.saved_s},       {"share_of_wall", s.share_of_wall},
+                  {"job_speedup", s.job_speedup}, {"bins_known", s.bins_known}, {"bins_total", s.bins_total}};
+  json points = json::array();
+  for (const PredictionPoint& p : a.prediction)
+    points.push_back({{"factor", p.factor},
+                      {"scale", p.scale},
+                      {"ring_factor", p.ring_factor},
+                      {"time_s", p.time_s},
+                      {"speedup", p.speedup},
+                      {"efficiency", p.efficiency},
+                      {"speedup_system_mpi", OrNull(p.speedup_system_mpi)}});
+  j["prediction"] = {{"possible", a.prediction_possible}, {"note", a.prediction_note}, {"points", points}};
+  const EnergyAnalysis& e = a.energy;
+  j["energy"] = {{"measured", e.measured},
+                 {"gpus", e.gpus},
+                 {"energy_j", e.energy_j},
+                 {"mean_power_w", e.mean_power_w},
+                 {"mean_utilization_pct", OrNull(e.mean_utilization_pct)},
+                 {"communication_energy_j", e.communication_energy_j}};
+  j["verdicts"] = Verdicts(a.verdicts);
+  return j;
+}
+
+}  // namespace
+
+json AnalysisJson(const ReportSet& set) {
+  json out = {{"format", "multilane-report-analysis"}, {"version", 1}};
+  out["thresholds"] = {{"scales_well_efficiency", kScalesWellEfficiency},
+                       {"scales_poorly_efficiency", kScalesPoorlyEfficiency},
+                       {"communication_bound_share", kCommunicationBoundShare},
+                       {"waiting_high_share", kWaitingHighShare},
+                       {"below_expectation_ratio", kBelowExpectationRatio},
+                       {"bin_min_time_share", kBinMinTimeShare},
+                       {"slower_than_mpi_margin", kSlowerThanMpiMargin},
+                       {"savings_noticeable_share", kSavingsNoticeableShare},
+                       {"small_message_bytes", kSmallMessageBytes},
+                       {"small_messages_share", kSmallMessagesShare},
+                       {"gpu_underused_pct", kGpuUnderusedPct},
+                       {"measured_efficiency_low", kMeasuredEfficiencyLow}};
+  out["jobs"] = json::array();
+  for (size_t i = 0; i < set.jobs.size(); ++i) out["jobs"].push_back(JobJson(set.reports[i], set.jobs[i]));
+  out["series"] = json::array();
+  for (const ScalingSeries& s : set.series) {
+    json points = json::array();
+    for (const SeriesPoint& p : s.points)
+      points.push_back({{"file", set.reports[p.file].path},
+                        {"index", p.file},
+                        {"scale", p.scale},
+                        {"wall_s", p.wall_s},
+                        {"factor", p.factor},
+                        {"speedup", p.speedup},
+                        {"efficiency", p.efficiency},
+                        {"predicted_speedup", OrNull(p.predicted_speedup)},
+                        {"allreduce_share", p.allreduce_share}});
+    out["series"].push_back(
+        {{"job_name", s.job_name}, {"scale_unit", s.scale_unit}, {"points", points}, {"verdicts", Verdicts(s.verdicts)}});
+  }
+  return out;
+}
+
+}  // namespace multilane

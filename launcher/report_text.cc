@@ -1,0 +1,142 @@
+// report_text.cc: the terminal summary (report_text.h).
+#include "report_text.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <string>
+
+namespace multilane {
+namespace {
+
+void Line(std::string* out, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+void Line(std::string* out, const char* fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  *out += buf;
+  *out += '\n';
+}
+
+std::string Bar(double share, int width) {
+  int n = static_cast<int>(share * width + 0.5);
+  if (n < 0) n = 0;
+  if (n > width) n = width;
+  std::string s;
+  for (int i = 0; i < n; ++i) s += "#";
+  return s;
+}
+
+// `s` padded with spaces to `width` characters (UTF-8 aware: "–" is one).
+std::string Pad(const std::string& s, size_t width) {
+  size_t chars = 0;
+  for (unsigned char c : s) chars += (c & 0xC0) != 0x80;
+  return chars >= width ? s : s + std::string(width - chars, ' ');
+}
+
+// `s` right-aligned in `width` characters.
+std::string PadLeft(const std::string& s, size_t width) {
+  size_t chars = 0;
+  for (unsigned char c : s) chars += (c & 0xC0) != 0x80;
+  return chars >= width ? s : std::string(width - chars, ' ') + s;
+}
+
+std::string Opt(const std::optional<double>& v, const char* fmt) {
+  if (!v) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, fmt, *v);
+  return buf;
+}
+
+const char* Mark(VerdictLevel level) {
+  switch (level) {
+    case VerdictLevel::kGood:
+      return "ok";
+    case VerdictLevel::kWarn:
+      return "!!";
+    case VerdictLevel::kNote:
+      break;
+  }
+  return "--";
+}
+
+void Job(const JobReport& r, const JobAnalysis& a, std::string* out) {
+  Line(out, "%s: job %s (id %s), %d rank(s) on %d node(s), %d GPU(s), started %s, libmlallreduce %s",
+       r.path.c_str(), r.job_name.c_str(), r.job_id.c_str(), r.ranks, r.nodes, r.gpus, r.started_utc.c_str(),
+       r.library_version.c_str());
+  Line(out, "  profile: %s; MULTILANE_ALGO=%s", r.profile_text ? "in force" : "none",
+       r.settings_algo.empty() ? "auto" : r.settings_algo.c_str());
+  const TimeSplit& t = a.split;
+  Line(out, "  time split (mean over ranks, wall %.3f s):", t.wall_s);
+  Line(out, "    %-12s %10.3f s %7s  %s", "computation", t.compute_s, Percent(t.compute_share).c_str(),
+       Bar(t.compute_share, 40).c_str());
+  Line(out, "    %-12s %10.3f s %7s  %s", "allreduce", t.allreduce_s, Percent(t.allreduce_share).c_str(),
+       Bar(t.allreduce_share, 40).c_str());
+  Line(out, "    %-12s %10.3f s %7s  %s", "waiting", t.wait_s, Percent(t.wait_share).c_str(),
+       Bar(t.wait_share, 40).c_str());
+  if (!a.bins.empty()) {
+    Line(out, "  sizes (busbw GB/s: achieved, profile's expectation, system MPI per the profile):");
+    Line(out, "    %-16s %-11s %9s %7s %7s %10s %9s %9s %9s %10s", "bin", "algorithm", "calls", "calls", "time",
+         "us/call", "busbw", "expected", "mpi", "saved s");
+    for (const BinAnalysis& b : a.bins) {
+      Line(out, "    %s %-11s %9lld %7s %7s %10.1f %9.3g %9s %9s %10s", Pad(BinLabel(b, true), 16).c_str(), b.algo.c_str(),
+           static_cast<long long>(b.calls), Percent(b.calls_share).c_str(), Percent(b.time_share).c_str(),
+           b.per_call_us, b.busbw_gbs, Opt(b.expected_busbw_gbs, "%.3g").c_str(), Opt(b.mpi_busbw_gbs, "%.3g").c_str(),
+           Opt(b.saved_s, "%.3g").c_str());
+    }
+  }
+  const Savings& s = a.savings;
+  if (s.known)
+    Line(out, "  multilane saved %.3f s (%s of the wall time, %s as fast) on %d of %d bin(s) with system MPI times",
+         s.saved_s, Percent(s.share_of_wall).c_str(), Times(s.job_speedup).c_str(), s.bins_known, s.bins_total);
+  else
+    Line(out, "  multilane saved: unknown (no system MPI times in the profile)");
+  if (a.prediction_possible) {
+    Line(out, "  scaling prediction (strong scaling; compute and waiting / k, allreduce x ring factor):");
+    for (const PredictionPoint& p : a.prediction) {
+      std::string mpi = p.speedup_system_mpi ? ", with the system MPI " + Times(*p.speedup_system_mpi) : "";
+      Line(out, "    %s the %s (%d): %.3f s, speedup %s, efficiency %s%s", Times(p.factor).c_str(),
+           a.scale_unit.c_str(), p.scale, p.time_s, Times(p.speedup).c_str(), Percent(p.efficiency).c_str(),
+           mpi.c_str());
+    }
+  } else {
+    Line(out, "  scaling prediction: none (%s)", a.prediction_note.c_str());
+  }
+  const EnergyAnalysis& e = a.energy;
+  if (e.measured) {
+    Line(out, "  energy: %s on %d GPU(s), mean power %.4g W%s; about %s while in allreduce or waiting",
+         Joules(e.energy_j).c_str(), e.gpus, e.mean_power_w,
+         e.mean_utilization_pct ? (", mean utilisation " + Percent(*e.mean_utilization_pct / 100)).c_str() : "",
+         Joules(e.communication_energy_j).c_str());
+  } else {
+    Line(out, "  energy: not measured (no GPU samples)");
+  }
+  Line(out, "  verdicts:");
+  for (const Verdict& v : a.verdicts) Line(out, "    %s %s", Mark(v.level), v.text.c_str());
+}
+
+}  // namespace
+
+std::string FormatReportText(const ReportSet& set) {
+  std::string out;
+  for (size_t i = 0; i < set.jobs.size(); ++i) {
+    if (i) out += "\n";
+    Job(set.reports[i], set.jobs[i], &out);
+  }
+  for (const ScalingSeries& s : set.series) {
+    out += "\n";
+    Line(&out, "measured scaling of job %s over %zu runs:", s.job_name.c_str(), s.points.size());
+    Line(&out, "    %8s %10s %9s %10s %10s %10s", s.scale_unit.c_str(), "wall s", "ideal", "speedup", "efficiency",
+         "predicted");
+    for (const SeriesPoint& p : s.points)
+      Line(&out, "    %8d %10.3f %s %s %s %s", p.scale, p.wall_s, PadLeft(Times(p.factor), 9).c_str(),
+           PadLeft(Times(p.speedup), 10).c_str(), PadLeft(Percent(p.efficiency), 10).c_str(),
+           PadLeft(p.predicted_speedup ? Times(*p.predicted_speedup) : "-", 10).c_str());
+    Line(&out, "  verdicts:");
+    for (const Verdict& v : s.verdicts) Line(&out, "    %s %s", Mark(v.level), v.text.c_str());
+  }
+  return out;
+}
+
+}  // namespace multilane

@@ -1,0 +1,17 @@
+// report_text.h: `multilane report`'s terminal summary.
+#ifndef MULTILANE_LAUNCHER_REPORT_TEXT_H_
+#define MULTILANE_LAUNCHER_REPORT_TEXT_H_
+
+#include <string>
+
+#include "report_analysis.h"
+
+namespace multilane {
+
+// The summary of every file and series, plain text lines of at most about
+// 100 columns, figures rounded for people (the same rounding as the HTML page).
+std::string FormatReportText(const ReportSet& set);
+
+}  // namespace multilane
+
+#endif  // MULTILANE_LAUNCHER_REPORT_TEXT_H_

@@ -1,0 +1,193 @@
+// svg_chart.cc: inline SVG charts (svg_chart.h).
+#include "svg_chart.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace multilane {
+namespace {
+
+constexpr int kWidth = 860;
+constexpr int kLeft = 70;     // room for the y axis labels
+constexpr int kRight = 20;
+constexpr int kTop = 20;
+constexpr int kPlotHeight = 220;
+constexpr int kBottom = 70;   // x labels and legend
+
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+std::string Label(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// A round step so that about 5 ticks cover [0, top].
+double NiceStep(double top) {
+  if (!(top > 0)) return 1;
+  const double raw = top / 5;
+  const double mag = std::pow(10, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (raw <= m * mag) return m * mag;
+  return 10 * mag;
+}
+
+std::string Open(const std::string& title, int height) {
+  return "<svg class=\"chart\" role=\"img\" viewBox=\"0 0 " + std::to_string(kWidth) + " " + std::to_string(height) +
+         "\" width=\"" + std::to_string(kWidth) + "\" height=\"" + std::to_string(height) + "\"><title>" +
+         HtmlEscape(title) + "</title>";
+}
+
+std::string Text(double x, double y, const std::string& text, const char* anchor = "start", const char* cls = "") {
+  return "<text x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" text-anchor=\"" + anchor + "\" class=\"" + cls + "\">" +
+         HtmlEscape(text) + "</text>";
+}
+
+std::string Legend(const std::vector<Series>& series, double y) {
+  std::string out;
+  double x = kLeft;
+  for (const Series& s : series) {
+    out += "<rect x=\"" + Num(x) + "\" y=\"" + Num(y - 10) + "\" width=\"12\" height=\"12\" fill=\"" + s.color + "\"/>";
+    out += Text(x + 16, y, s.name);
+    x += 30 + 7.5 * static_cast<double>(s.name.size());
+  }
+  return out;
+}
+
+// The y axis and its grid; returns the top of the axis.
+double YAxis(double top_value, const std::string& y_label, std::string* out) {
+  const double step = NiceStep(top_value);
+  const double top = std::max(step, std::ceil(top_value / step - 1e-9) * step);
+  for (double v = 0; v <= top + step / 2; v += step) {
+    const double y = kTop + kPlotHeight * (1 - v / top);
+    *out += "<line class=\"grid\" x1=\"" + std::to_string(kLeft) + "\" x2=\"" + std::to_string(kWidth - kRight) +
+            "\" y1=\"" + Num(y) + "\" y2=\"" + Num(y) + "\"/>";
+    *out += Text(kLeft - 6, y + 4, Label(v), "end", "tick");
+  }
+  *out += "<text class=\"axis\" transform=\"translate(14," + Num(kTop + kPlotHeight / 2.0) +
+          ") rotate(-90)\" text-anchor=\"middle\">" + HtmlEscape(y_label) + "</text>";
+  return top;
+}
+
+}  // namespace
+
+std::string HtmlEscape(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string StackedBarSvg(const std::string& title, const std::vector<Segment>& segments) {
+  const int height = 90;
+  std::string out = Open(title, height);
+  const double width = kWidth - kLeft - kRight;
+  double x = kLeft;
+  for (const Segment& s : segments) {
+    const double w = std::max(0.0, s.share) * width;
+    out += "<rect x=\"" + Num(x) + "\" y=\"10\" width=\"" + Num(w) + "\" height=\"40\" fill=\"" + s.color +
+           "\"><title>" + HtmlEscape(s.label) + "</title></rect>";
+    if (w > 60) {
+      char pct[32];
+      std::snprintf(pct, sizeof pct, "%.0f %%", s.share * 100);
+      out += Text(x + w / 2, 35, pct, "middle", "inbar");
+    }
+    x += w;
+  }
+  std::vector<Series> legend;
+  for (const Segment& s : segments) legend.push_back(Series{s.label, s.color, {}, false});
+  out += Legend(legend, 75);
+  return out + "</svg>";
+}
+
+std::string GroupedBarsSvg(const std::string& title, const std::vector<std::string>& categories,
+                           const std::vector<Series>& series, const std::string& y_label) {
+  const int height = kTop + kPlotHeight + kBottom;
+  std::string out = Open(title, height);
+  double top_value = 0;
+  for (const Series& s : series)
+    for (const auto& v : s.values)
+      if (v && std::isfinite(*v)) top_value = std::max(top_value, *v);
+  const double top = YAxis(top_value, y_label, &out);
+  const double plot_width = kWidth - kLeft - kRight;
+  const size_t n = std::max<size_t>(categories.size(), 1);
+  const double group = plot_width / static_cast<double>(n);
+  const double bar = std::min(40.0, group * 0.8 / static_cast<double>(std::max<size_t>(series.size(), 1)));
+  for (size_t c = 0; c < categories.size(); ++c) {
+    const double x0 = kLeft + group * static_cast<double>(c) +
+                      (group - bar * static_cast<double>(series.size())) / 2;
+    for (size_t i = 0; i < series.size(); ++i) {
+      if (c >= series[i].values.size() || !series[i].values[c] || !std::isfinite(*series[i].values[c])) continue;
+      const double v = std::max(0.0, *series[i].values[c]);
+      const double h = kPlotHeight * v / top;
+      out += "<rect x=\"" + Num(x0 + bar * static_cast<double>(i)) + "\" y=\"" + Num(kTop + kPlotHeight - h) +
+             "\" width=\"" + Num(bar - 1) + "\" height=\"" + Num(h) + "\" fill=\"" + series[i].color + "\"><title>" +
+             HtmlEscape(series[i].name + " " + categories[c] + ": " + Label(v)) + "</title></rect>";
+    }
+    out += Text(kLeft + group * (static_cast<double>(c) + 0.5), kTop + kPlotHeight + 16, categories[c], "middle",
+                "tick");
+  }
+  out += "<line class=\"axisline\" x1=\"" + std::to_string(kLeft) + "\" x2=\"" + std::to_string(kWidth - kRight) +
+         "\" y1=\"" + std::to_string(kTop + kPlotHeight) + "\" y2=\"" + std::to_string(kTop + kPlotHeight) + "\"/>";
+  out += Legend(series, kTop + kPlotHeight + 50);
+  return out + "</svg>";
+}
+
+std::string LineChartSvg(const std::string& title, const std::vector<double>& x,
+                         const std::vector<std::string>& x_labels, const std::vector<Series>& series,
+                         const std::string& x_label, const std::string& y_label) {
+  const int height = kTop + kPlotHeight + kBottom;
+  std::string out = Open(title, height);
+  double top_value = 0;
+  for (const Series& s : series)
+    for (const auto& v : s.values)
+      if (v && std::isfinite(*v)) top_value = std::max(top_value, *v);
+  const double top = YAxis(top_value, y_label, &out);
+  double lo = 0, hi = 0;
+  bool first = true;
+  for (double v : x) {
+    if (!(v > 0)) continue;
+    const double l = std::log2(v);
+    lo = first ? l : std::min(lo, l);
+    hi = first ? l : std::max(hi, l);
+    first = false;
+  }
+  const double span = hi > lo ? hi - lo : 1;
+  const double plot_width = kWidth - kLeft - kRight - 40;
+  const auto px = [&](double v) { return kLeft + 20 + plot_width * (std::log2(v) - lo) / span; };
+  const auto py = [&](double v) { return kTop + kPlotHeight * (1 - std::max(0.0, v) / top); };
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!(x[i] > 0)) continue;
+    out += Text(px(x[i]), kTop + kPlotHeight + 16, i < x_labels.size() ? x_labels[i] : Label(x[i]), "middle", "tick");
+  }
+  out += Text(kLeft + plot_width / 2, kTop + kPlotHeight + 32, x_label, "middle", "axis");
+  for (const Series& s : series) {
+    std::string points;
+    for (size_t i = 0; i < x.size() && i < s.values.size(); ++i) {
+      if (!(x[i] > 0) || !s.values[i] || !std::isfinite(*s.values[i])) continue;
+      points += Num(px(x[i])) + "," + Num(py(*s.values[i])) + " ";
+      out += "<circle cx=\"" + Num(px(x[i])) + "\" cy=\"" + Num(py(*s.values[i])) + "\" r=\"4\" fill=\"" + s.color +
+             "\"><title>" + HtmlEscape(s.name + ": " + Label(*s.values[i])) + "</title></circle>";
+    }
+    out += "<polyline fill=\"none\" stroke=\"" + s.color + "\" stroke-width=\"2\"" +
+           (s.dashed ? " stroke-dasharray=\"6 4\"" : "") + " points=\"" + points + "\"/>";
+  }
+  out += Legend(series, kTop + kPlotHeight + 55);
+  return out + "</svg>";
+}
+
+}  // namespace multilane
