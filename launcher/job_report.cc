@@ -108,6 +108,7 @@ ReportBin ParseBin(const json& b, const std::string& where) {
   bin.bytes = static_cast<uint64_t>(IntegerField(b, where, "bytes"));
   bin.time_s = Spread(b, where, "time_s");
   bin.wait_s = NumberField(b, where, "wait_s");
+  bin.comm_ranks = static_cast<int>(IntegerField(b, where, "comm_ranks", false, 0));
   bin.algbw_gbs = OptionalNumber(b, where, "algbw_gbs").value_or(0);
   bin.busbw_gbs = OptionalNumber(b, where, "busbw_gbs").value_or(0);
   if (const json* algos = Member(b, where, "algos", false)) {

@@ -38,7 +38,8 @@ struct ReportBin {
   uint64_t bytes = 0;  // message size x calls, world rank 0
   MinMeanMax time_s;
   double wait_s = 0;
-  double algbw_gbs = 0;
+  int comm_ranks = 0;  // n of busbw; 0 when the file does not say
+  double algbw_gbs = 0;  // 0 when the file has null (no time to divide by)
   double busbw_gbs = 0;
   std::map<std::string, int64_t> algos;  // calls by algorithm
   std::optional<BinProfile> profile;

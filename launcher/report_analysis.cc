@@ -79,10 +79,10 @@ BinAnalysis AnalyzeBin(const ReportBin& b, int ranks, double total_time, int64_t
   if (b.calls <= 0) return a;
   a.mean_message_bytes = static_cast<double>(b.bytes) / static_cast<double>(b.calls);
   a.per_call_us = std::max(0.0, b.time_s.max - b.wait_s) / static_cast<double>(b.calls) * 1e6;
-  // busbw = algbw x bus factor; the file's own pair gives the factor of the
-  // communicator that ran the calls, else the world's 2(n-1)/n.
-  double bus_factor = b.algbw_gbs > 0 && b.busbw_gbs > 0 ? b.busbw_gbs / b.algbw_gbs
-                                                         : 2.0 * (ranks - 1) / std::max(ranks, 1);
+  // busbw = algbw x 2(n-1)/n with n the ranks of the bin's communicator
+  // (comm_ranks; files without it: the world's).
+  const int n = b.comm_ranks > 0 ? b.comm_ranks : ranks;
+  const double bus_factor = 2.0 * (n - 1) / std::max(n, 1);
   if (!b.profile) return a;
   const auto busbw_at = [&](double us) { return a.mean_message_bytes / (us * 1e-6) / 1e9 * bus_factor; };
   if (b.profile->time_us && *b.profile->time_us > 0) {
@@ -141,14 +141,14 @@ void JobVerdicts(const JobReport& r, JobAnalysis* a) {
       Add(v, "scaling", VerdictLevel::kGood,
           text + " (efficiency " + Percent(p.efficiency) + ", at or above the " + Percent(kScalesWellEfficiency) +
               " that counts as scaling well)");
-    } else if (p.efficiency >= kScalesPoorlyEfficiency) {
+    } else if (p.speedup >= 1) {
       Add(v, "scaling", VerdictLevel::kWarn,
           text + ", not 2× (efficiency " + Percent(p.efficiency) + ", below the " + Percent(kScalesWellEfficiency) +
               " that counts as scaling well)");
     } else {
       Add(v, "scaling", VerdictLevel::kWarn,
-          text + ", not 2×: more " + unit + " would mostly wait for the network (efficiency " +
-              Percent(p.efficiency) + ", below " + Percent(kScalesPoorlyEfficiency) + ")");
+          text + ": the job would be slower on more " + unit + ", its allreduces would grow more than its "
+              "computation shrinks (efficiency " + Percent(p.efficiency) + ")");
     }
   } else {
     Add(v, "scaling", VerdictLevel::kNote, "no scaling prediction: " + a->prediction_note);
@@ -222,7 +222,8 @@ void JobVerdicts(const JobReport& r, JobAnalysis* a) {
             Percent(kGpuUnderusedPct / 100) + ")");
   if (t.clamped)
     Add(v, "inconsistent", VerdictLevel::kNote,
-        "the file's times were inconsistent (allreduce above wall, or waiting above allreduce) and were clamped");
+        "the time inside MPI_Allreduce exceeds the wall time (calls from several threads at once each count), or "
+        "the waiting exceeds it: the split is clamped to the wall time and is only indicative");
 }
 
 }  // namespace

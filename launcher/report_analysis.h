@@ -17,9 +17,8 @@ namespace multilane {
 
 // Thresholds of the verdicts (shares are fractions of 1).
 // Predicted parallel efficiency at 2x the GPUs at or above which the job is
-// said to scale well, and below which more GPUs are "mostly wasted".
+// said to scale well (below it: "not 2x"; below 50 %, a predicted slowdown).
 inline constexpr double kScalesWellEfficiency = 0.80;
-inline constexpr double kScalesPoorlyEfficiency = 0.50;
 // Share of the wall time in allreduce transfers (waiting excluded) at or
 // above which the job is called communication-bound.
 inline constexpr double kCommunicationBoundShare = 0.25;

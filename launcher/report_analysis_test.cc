@@ -131,8 +131,15 @@ TEST(ReportAnalysis, CpuJobWithoutProfile) {
   EXPECT_NE(small->text.find("88 % of the allreduce time is in messages under 256K (threshold 50 %)"),
             std::string::npos)
       << small->text;
-  // 2 x 4 ranks: predicted 2x efficiency well below 50 %.
-  EXPECT_NE(Find(a.verdicts, "scaling")->text.find("would mostly wait for the network"), std::string::npos);
+  // 78 % in allreduce on 4 ranks: 8 ranks would be slower (0.98x).
+  EXPECT_NE(Find(a.verdicts, "scaling")->text.find("is predicted to give 0.98×: the job would be slower"),
+            std::string::npos)
+      << Find(a.verdicts, "scaling")->text;
+  JobReport r = Load("cpu_no_profile.json");
+  r.allreduce_s.mean = 5;  // 48 % in allreduce: 1.22x on 8 ranks
+  EXPECT_NE(Find(AnalyzeJob(r).verdicts, "scaling")->text.find("is predicted to give 1.22×, not 2× (efficiency 61 %"),
+            std::string::npos)
+      << Find(AnalyzeJob(r).verdicts, "scaling")->text;
 }
 
 TEST(ReportAnalysis, InconsistentTimesAreClamped) {

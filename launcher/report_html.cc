@@ -1,6 +1,7 @@
 // report_html.cc: the self-contained report page (report_html.h).
 #include "report_html.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -23,7 +24,8 @@ body { font: 15px/1.45 system-ui, sans-serif; color: #222; margin: 24px auto; ma
 h1 { font-size: 24px; } h2 { font-size: 20px; margin-top: 36px; border-bottom: 2px solid #ddd; }
 h3 { font-size: 16px; margin-top: 22px; }
 table { border-collapse: collapse; margin: 6px 0 12px; }
-td, th { padding: 3px 10px; border-bottom: 1px solid #eee; text-align: right; }
+td, th { padding: 3px 10px; border-bottom: 1px solid #eee; text-align: right; white-space: nowrap; }
+table.facts td { white-space: normal; }
 th { background: #f5f5f5; } td.l, th.l { text-align: left; }
 ul.verdicts { list-style: none; padding: 0; }
 li.verdict { padding: 6px 10px; margin: 4px 0; border-left: 5px solid #999; background: #f7f7f7; }
@@ -323,7 +325,10 @@ void SeriesSection(Page* p, size_t index, const ScalingSeries& s) {
 std::string RenderReportHtml(const ReportSet& set) {
   Page p;
   std::string title = "multilane report";
-  if (!set.reports.empty()) title += ": " + set.reports.front().job_name;
+  std::vector<std::string> names;
+  for (const JobReport& r : set.reports)
+    if (std::find(names.begin(), names.end(), r.job_name) == names.end()) names.push_back(r.job_name);
+  for (size_t i = 0; i < names.size(); ++i) title += (i ? ", " : ": ") + names[i];
   p.Raw("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>");
   p.Text(title);
   p.Raw("</title><style>");

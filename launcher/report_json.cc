@@ -86,7 +86,6 @@ json JobJson(const JobReport& r, const JobAnalysis& a) {
 json AnalysisJson(const ReportSet& set) {
   json out = {{"format", "multilane-report-analysis"}, {"version", 1}};
   out["thresholds"] = {{"scales_well_efficiency", kScalesWellEfficiency},
-                       {"scales_poorly_efficiency", kScalesPoorlyEfficiency},
                        {"communication_bound_share", kCommunicationBoundShare},
                        {"waiting_high_share", kWaitingHighShare},
                        {"below_expectation_ratio", kBelowExpectationRatio},
