@@ -45,12 +45,14 @@ struct CallOutcome {
 };
 
 // One call being timed: ReportCallBegin before the allreduce, ReportCallEnd
-// after it.
+// after it.  Times are in ticks of the report's clock (the TSC where it is
+// invariant, else nanoseconds of CLOCK_MONOTONIC), turned into seconds at
+// MPI_Finalize.
 struct ReportClock {
-  uint64_t start_ns = 0;
-  uint64_t wait_ns = 0;      // time in the sampling barrier beyond the barrier's own latency
-  uint64_t sampling_ns = 0;  // time sampling added: the barrier's latency, calibration
-  int comm_size = 0;     // 0 when unknown
+  uint64_t start = 0;
+  uint64_t wait = 0;      // time in the sampling barrier beyond the barrier's own latency
+  uint64_t sampling = 0;  // time sampling added: the barrier's latency, calibration
+  int comm_size = 0;      // 0 when unknown
   bool sampled = false;
 };
 
