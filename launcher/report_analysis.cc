@@ -67,6 +67,7 @@ BinAnalysis AnalyzeBin(const ReportBin& b, int ranks, double total_time, int64_t
   a.calls = b.calls;
   a.time_s = b.time_s.mean;
   a.time_share = total_time > 0 ? b.time_s.mean / total_time : 0;
+  a.transfer_s = std::max(0.0, b.time_s.mean - b.wait_s);
   a.calls_share = total_calls > 0 ? static_cast<double>(b.calls) / static_cast<double>(total_calls) : 0;
   a.busbw_gbs = b.busbw_gbs;
   int64_t most = -1;
@@ -192,7 +193,7 @@ void JobVerdicts(const JobReport& r, JobAnalysis* a) {
   }
 
   for (const BinAnalysis& b : a->bins) {
-    if (b.time_share < kBinMinTimeShare) continue;
+    if (b.transfer_share < kBinMinTimeShare) continue;
     if (b.vs_expected && *b.vs_expected < kBelowExpectationRatio)
       Add(v, "below-expectation", VerdictLevel::kWarn,
           BinLabel(b, true) + " reaches " + Percent(*b.vs_expected) + " of the bus bandwidth the profile expects (" +
@@ -209,10 +210,11 @@ void JobVerdicts(const JobReport& r, JobAnalysis* a) {
   }
   double small = 0;
   for (const BinAnalysis& b : a->bins)
-    if (b.to && *b.to <= kSmallMessageBytes) small += b.time_share;
+    if (b.to && *b.to <= kSmallMessageBytes) small += b.transfer_share;
   if (small >= kSmallMessagesShare)
     Add(v, "small-messages", VerdictLevel::kNote,
-        Percent(small) + " of the allreduce time is in messages under " + SizeLabel(kSmallMessageBytes) +
+        Percent(small) + " of the allreduce time (waiting excluded) is in messages under " +
+            SizeLabel(kSmallMessageBytes) +
             " (threshold " + Percent(kSmallMessagesShare) +
             "): latency, not bandwidth, limits them and multilane leaves them to the system MPI; fuse small "
             "allreduces into larger buckets");
@@ -307,6 +309,9 @@ JobAnalysis AnalyzeJob(const JobReport& r) {
       a.savings.saved_s += *ba.saved_s;
     }
   }
+  double total_transfer = 0;
+  for (const BinAnalysis& b : a.bins) total_transfer += b.transfer_s;
+  for (BinAnalysis& b : a.bins) b.transfer_share = total_transfer > 0 ? b.transfer_s / total_transfer : 0;
   if (a.split.wall_s > 0) {
     a.savings.share_of_wall = a.savings.saved_s / a.split.wall_s;
     a.savings.job_speedup = (a.split.wall_s + a.savings.saved_s) / a.split.wall_s;

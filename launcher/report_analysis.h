@@ -27,7 +27,7 @@ inline constexpr double kCommunicationBoundShare = 0.25;
 inline constexpr double kWaitingHighShare = 0.10;
 // A bin whose achieved bus bandwidth is below this fraction of the profile's
 // expectation is reported, when it holds at least kBinMinTimeShare of the
-// allreduce time.
+// allreduce time (waiting excluded, as in every per-bin verdict).
 inline constexpr double kBelowExpectationRatio = 0.80;
 inline constexpr double kBinMinTimeShare = 0.05;
 // A bin run by multilane that took longer per call than the system MPI's
@@ -70,6 +70,8 @@ struct BinAnalysis {
   std::string algo;            // the algorithm that ran most of the calls
   double time_s = 0;           // mean over ranks, inside allreduce
   double time_share = 0;       // of all bins' time_s
+  double transfer_s = 0;       // time_s less the bin's waiting
+  double transfer_share = 0;   // of all bins' transfer_s
   double calls_share = 0;      // of all bins' calls
   double per_call_us = 0;      // (time_s.max - wait) / calls: what algbw uses
   double busbw_gbs = 0;        // achieved, from the file

@@ -47,6 +47,8 @@ json JobJson(const JobReport& r, const JobAnalysis& a) {
                          {"algo", b.algo},
                          {"time_s", b.time_s},
                          {"time_share", b.time_share},
+                         {"transfer_s", b.transfer_s},
+                         {"transfer_share", b.transfer_share},
                          {"calls_share", b.calls_share},
                          {"per_call_us", b.per_call_us},
                          {"busbw_gbs", b.busbw_gbs},
