@@ -10,6 +10,7 @@ PACKAGES=(
   python3 python3-mpi4py python3-numpy # the third-party MPI client test (/usr/bin/python3)
   libsqlite3-dev sqlite3 libhwloc-dev   # the profile store and the node-type fingerprint (db/)
   libcli11-dev nlohmann-json3-dev       # the multilane command (launcher/), JSON export and probes
+  chromium                             # multilane report's test opens the HTML page headless
 )
 
 missing=()
