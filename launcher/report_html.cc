@@ -26,7 +26,7 @@ h3 { font-size: 16px; margin-top: 22px; }
 table { border-collapse: collapse; margin: 6px 0 12px; }
 td, th { padding: 3px 10px; border-bottom: 1px solid #eee; text-align: right; white-space: nowrap; }
 table.facts td { white-space: normal; }
-th { background: #f5f5f5; } td.l, th.l { text-align: left; }
+th { background: #f5f5f5; white-space: normal; } td.l, th.l { text-align: left; }
 ul.verdicts { list-style: none; padding: 0; }
 li.verdict { padding: 6px 10px; margin: 4px 0; border-left: 5px solid #999; background: #f7f7f7; }
 li.good { border-color: #59a14f; } li.warn { border-color: #e15759; background: #fdf0f0; }

@@ -91,7 +91,7 @@ void Job(const JobReport& r, const JobAnalysis& a, std::string* out) {
     Line(out, "  multilane saved %.3f s (%s of the wall time, %s as fast) on %d of %d bin(s) with system MPI times",
          s.saved_s, Percent(s.share_of_wall).c_str(), Times(s.job_speedup).c_str(), s.bins_known, s.bins_total);
   else
-    Line(out, "  multilane saved: unknown (no system MPI times in the profile)");
+    Line(out, "  multilane saved: unknown (%s)", r.profile_text ? "no system MPI times in the profile" : "no profile in force");
   if (a.prediction_possible) {
     Line(out, "  scaling prediction (strong scaling; compute and waiting / k, allreduce x ring factor):");
     for (const PredictionPoint& p : a.prediction) {

@@ -14,6 +14,7 @@ constexpr int kRight = 20;
 constexpr int kTop = 20;
 constexpr int kPlotHeight = 220;
 constexpr int kBottom = 70;   // x labels and legend
+constexpr size_t kUprightLabels = 8;  // more categories than this: slanted labels
 
 std::string Num(double v) {
   char buf[32];
@@ -116,7 +117,9 @@ std::string StackedBarSvg(const std::string& title, const std::vector<Segment>& 
 
 std::string GroupedBarsSvg(const std::string& title, const std::vector<std::string>& categories,
                            const std::vector<Series>& series, const std::string& y_label) {
-  const int height = kTop + kPlotHeight + kBottom;
+  const bool slanted = categories.size() > kUprightLabels;
+  const int bottom = slanted ? kBottom + 40 : kBottom;
+  const int height = kTop + kPlotHeight + bottom;
   std::string out = Open(title, height);
   double top_value = 0;
   for (const Series& s : series)
@@ -138,12 +141,17 @@ std::string GroupedBarsSvg(const std::string& title, const std::vector<std::stri
              "\" width=\"" + Num(bar - 1) + "\" height=\"" + Num(h) + "\" fill=\"" + series[i].color + "\"><title>" +
              HtmlEscape(series[i].name + " " + categories[c] + ": " + Label(v)) + "</title></rect>";
     }
-    out += Text(kLeft + group * (static_cast<double>(c) + 0.5), kTop + kPlotHeight + 16, categories[c], "middle",
-                "tick");
+    const double label_x = kLeft + group * (static_cast<double>(c) + 0.5);
+    if (slanted) {  // many bins: slanted labels do not overlap
+      out += "<text class=\"tick\" text-anchor=\"end\" transform=\"translate(" + Num(label_x) + "," +
+             Num(kTop + kPlotHeight + 12) + ") rotate(-35)\">" + HtmlEscape(categories[c]) + "</text>";
+    } else {
+      out += Text(label_x, kTop + kPlotHeight + 16, categories[c], "middle", "tick");
+    }
   }
   out += "<line class=\"axisline\" x1=\"" + std::to_string(kLeft) + "\" x2=\"" + std::to_string(kWidth - kRight) +
          "\" y1=\"" + std::to_string(kTop + kPlotHeight) + "\" y2=\"" + std::to_string(kTop + kPlotHeight) + "\"/>";
-  out += Legend(series, kTop + kPlotHeight + 50);
+  out += Legend(series, kTop + kPlotHeight + bottom - 20);
   return out + "</svg>";
 }
 
