@@ -146,7 +146,7 @@ void BinsPart(Page* p, const std::string& id, const JobAnalysis& a) {
   p->Raw("<h3>Message sizes</h3>");
   p->Raw(GroupedBarsSvg("size histogram", labels, {calls, time}, "% of calls / of allreduce time"));
   p->Raw("<h3>Bus bandwidth per size</h3>");
-  p->Raw(GroupedBarsSvg("busbw per size", labels, {achieved, expected, mpi}, "busbw GB/s"));
+  p->Raw(GroupedBarsSvg("busbw per size", labels, {achieved, expected, mpi}, "busbw GB/s", /*log_y=*/true));
   p->Raw("<table class=\"bins\"><tr><th class=\"l\">memory</th><th class=\"l\">size</th><th class=\"l\">algorithm</th>"
          "<th>calls</th><th>% calls</th><th>% time</th><th>us per call</th><th>busbw GB/s</th>"
          "<th>expected GB/s</th><th>system MPI GB/s</th><th>saved s</th></tr>");

@@ -116,16 +116,39 @@ std::string StackedBarSvg(const std::string& title, const std::vector<Segment>& 
 }
 
 std::string GroupedBarsSvg(const std::string& title, const std::vector<std::string>& categories,
-                           const std::vector<Series>& series, const std::string& y_label) {
+                           const std::vector<Series>& series, const std::string& y_label, bool log_y) {
   const bool slanted = categories.size() > kUprightLabels;
   const int bottom = slanted ? kBottom + 40 : kBottom;
   const int height = kTop + kPlotHeight + bottom;
   std::string out = Open(title, height);
-  double top_value = 0;
+  double top_value = 0, least_positive = 0;
   for (const Series& s : series)
     for (const auto& v : s.values)
-      if (v && std::isfinite(*v)) top_value = std::max(top_value, *v);
-  const double top = YAxis(top_value, y_label, &out);
+      if (v && std::isfinite(*v)) {
+        top_value = std::max(top_value, *v);
+        if (*v > 0) least_positive = least_positive > 0 ? std::min(least_positive, *v) : *v;
+      }
+  log_y = log_y && least_positive > 0;
+  double top = 1, lo_decade = 0, hi_decade = 1;
+  if (log_y) {
+    lo_decade = std::floor(std::log10(least_positive));
+    hi_decade = std::max(lo_decade + 1, std::ceil(std::log10(top_value)));
+    for (double d = lo_decade; d <= hi_decade + 0.5; d += 1) {
+      const double y = kTop + kPlotHeight * (1 - (d - lo_decade) / (hi_decade - lo_decade));
+      out += "<line class=\"grid\" x1=\"" + std::to_string(kLeft) + "\" x2=\"" + std::to_string(kWidth - kRight) +
+             "\" y1=\"" + Num(y) + "\" y2=\"" + Num(y) + "\"/>";
+      out += Text(kLeft - 6, y + 4, Label(std::pow(10, d)), "end", "tick");
+    }
+    out += "<text class=\"axis\" transform=\"translate(14," + Num(kTop + kPlotHeight / 2.0) +
+           ") rotate(-90)\" text-anchor=\"middle\">" + HtmlEscape(y_label + " (log scale)") + "</text>";
+  } else {
+    top = YAxis(top_value, y_label, &out);
+  }
+  // The height of a bar of value v > 0.
+  const auto bar_height = [&](double v) {
+    if (!log_y) return kPlotHeight * v / top;
+    return kPlotHeight * std::max(0.0, (std::log10(v) - lo_decade) / (hi_decade - lo_decade));
+  };
   const double plot_width = kWidth - kLeft - kRight;
   const size_t n = std::max<size_t>(categories.size(), 1);
   const double group = plot_width / static_cast<double>(n);
@@ -136,7 +159,8 @@ std::string GroupedBarsSvg(const std::string& title, const std::vector<std::stri
     for (size_t i = 0; i < series.size(); ++i) {
       if (c >= series[i].values.size() || !series[i].values[c] || !std::isfinite(*series[i].values[c])) continue;
       const double v = std::max(0.0, *series[i].values[c]);
-      const double h = kPlotHeight * v / top;
+      if (log_y && v <= 0) continue;
+      const double h = bar_height(v);
       out += "<rect x=\"" + Num(x0 + bar * static_cast<double>(i)) + "\" y=\"" + Num(kTop + kPlotHeight - h) +
              "\" width=\"" + Num(bar - 1) + "\" height=\"" + Num(h) + "\" fill=\"" + series[i].color + "\"><title>" +
              HtmlEscape(series[i].name + " " + categories[c] + ": " + Label(v)) + "</title></rect>";

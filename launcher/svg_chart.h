@@ -32,9 +32,10 @@ struct Series {
 };
 
 // Bars grouped by category: for each category one bar per series, a y axis
-// from 0 labelled `y_label`, and a legend.
+// labelled `y_label` (from 0, or with `log_y` logarithmic over the decades
+// of the positive values, which then are the only ones drawn), and a legend.
 std::string GroupedBarsSvg(const std::string& title, const std::vector<std::string>& categories,
-                           const std::vector<Series>& series, const std::string& y_label);
+                           const std::vector<Series>& series, const std::string& y_label, bool log_y = false);
 
 // Lines through points (x[i], series.values[i]) on a log2 x axis (x > 0),
 // y from 0; x ticks at each x, labelled by `x_labels`.
