@@ -1,7 +1,9 @@
 // cmd_report.cc: `multilane report FILE... [--html OUT.html] [--json]`: reads
 // the job report files the library wrote, prints a summary (or the analysis
 // as JSON) and writes a self-contained HTML page (docs/report.md).
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -48,16 +50,19 @@ int Report(const ReportOptions& opt) {
   if (!opt.html.empty()) {
     const std::string tmp = opt.html + ".tmp";
     {
+      errno = 0;
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
       out << RenderReportHtml(set);
       if (!out.flush()) {
-        std::fprintf(stderr, "multilane: error: cannot write %s\n", tmp.c_str());
+        std::fprintf(stderr, "multilane: error: cannot write %s: %s\n", tmp.c_str(),
+                     errno ? std::strerror(errno) : "write failed");
         std::remove(tmp.c_str());
         return 1;
       }
     }
     if (std::rename(tmp.c_str(), opt.html.c_str()) != 0) {
-      std::fprintf(stderr, "multilane: error: cannot rename %s to %s\n", tmp.c_str(), opt.html.c_str());
+      std::fprintf(stderr, "multilane: error: cannot rename %s to %s: %s\n", tmp.c_str(), opt.html.c_str(),
+                   std::strerror(errno));
       std::remove(tmp.c_str());
       return 1;
     }

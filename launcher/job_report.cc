@@ -1,6 +1,8 @@
 // job_report.cc: reads and checks a job report file (job_report.h).
 #include "job_report.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -266,6 +268,12 @@ bool ParseJobReport(const std::string& text, const std::string& path, JobReport*
 }
 
 bool ReadJobReport(const std::string& path, JobReport* report, std::string* error) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    *error = path + ": cannot read: it is a directory (give the report files in it, e.g. " + path +
+             "/multilane-report-*.json)";
+    return false;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     *error = path + ": cannot read: " + std::strerror(errno);

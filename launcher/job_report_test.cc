@@ -130,6 +130,8 @@ TEST(JobReportFile, MissingFileIsAnError) {
   std::string error;
   ASSERT_FALSE(ReadJobReport("/nonexistent/report.json", &r, &error));
   EXPECT_EQ(error.rfind("/nonexistent/report.json: cannot read: ", 0), 0u) << error;
+  ASSERT_FALSE(ReadJobReport(MULTILANE_REPORT_FIXTURES, &r, &error));
+  EXPECT_NE(error.find(": cannot read: it is a directory"), std::string::npos) << error;
 }
 
 }  // namespace
