@@ -12,8 +12,11 @@
 //
 // Exit status 0 whether found or not; 2 for bad arguments.
 #include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -33,20 +36,6 @@ struct ResolveOptions {
   std::string check_library;
 };
 
-// Loads the library the plugin is about to preload, in this process (never
-// in slurmstepd), so that a broken install is reported instead of ignored.
-void CheckLibrary(const std::string& path) {
-  if (path.empty()) return;
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* why = dlerror();
-    std::printf("library_loads=no\nlibrary_error=%s\n", why ? why : "unknown error");
-    return;
-  }
-  std::printf("library_loads=yes\n");
-  // Left loaded: the process ends right after.
-}
-
 std::string OneLine(const std::string& text) {
   std::string out;
   for (char c : text) {
@@ -58,6 +47,46 @@ std::string OneLine(const std::string& text) {
   }
   while (!out.empty() && out.back() == ';') out.pop_back();
   return out;
+}
+
+// Loads the library the plugin is about to preload, in a child of this
+// process (never in slurmstepd): a broken file can crash the loader (a
+// truncated ELF gives SIGBUS), and that is reported, not suffered.
+void CheckLibrary(const std::string& path) {
+  if (path.empty()) return;
+  int fds[2];
+  if (pipe(fds) != 0) {
+    std::printf("library_loads=no\nlibrary_error=cannot check it (pipe failed)\n");
+    return;
+  }
+  std::fflush(stdout);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    const char* why = handle ? "" : dlerror();
+    if (why == nullptr) why = "unknown error";
+    ssize_t ignored = write(fds[1], why, std::strlen(why));
+    (void)ignored;
+    _exit(handle ? 0 : 1);
+  }
+  close(fds[1]);
+  std::string why;
+  char buf[1024];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof buf)) > 0) why.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) < 0) {
+    std::printf("library_loads=no\nlibrary_error=cannot check it (fork failed)\n");
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    std::printf("library_loads=yes\n");
+  } else if (WIFSIGNALED(status)) {
+    std::printf("library_loads=no\nlibrary_error=loading it crashed (signal %d): a damaged or truncated file\n",
+                WTERMSIG(status));
+  } else {
+    std::printf("library_loads=no\nlibrary_error=%s\n", OneLine(why).c_str());
+  }
 }
 
 void PrintHit(const mldb::ProfileRecord& p, const std::string& node_type) {

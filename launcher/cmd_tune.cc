@@ -23,6 +23,7 @@
 #include "db/paths.h"
 #include "db/profile_store.h"
 #include "progress.h"
+#include "slurm_partition.h"
 #include "tuner/candidates.h"
 #include "tuner/plan.h"
 #include "tuner/search.h"
@@ -138,6 +139,126 @@ mldb::ProfileEntryRow EntryFromBin(const mltuner::Space& space, const mltuner::B
   return e;
 }
 
+std::string ShellQuote(const std::string& word) {
+  std::string q = "'";
+  for (char c : word) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string ReadCommand(const std::vector<std::string>& argv, int* status) {
+  std::string line;
+  for (const std::string& a : argv) line += (line.empty() ? "" : " ") + ShellQuote(a);
+  std::string out;
+  FILE* p = popen((line + " 2>&1").c_str(), "r");
+  if (p == nullptr) {
+    *status = -1;
+    return out;
+  }
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int rc = pclose(p);
+  *status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  return out;
+}
+
+std::string SelfPath() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "multilane";
+  buf[n] = '\0';
+  return buf;
+}
+
+// `multilane tune --partition NAME` outside an allocation: one batch job per
+// node type of the partition (sbatch --wait, all at once), each running this
+// command again inside its allocation on one node of that type, where it
+// probes with srun and publishes the profile.  The database must be reachable
+// from the compute nodes (a shared file system).
+int TunePartition(const TuneOptions& opt) {
+  int status = 0;
+  const std::string sinfo = ReadCommand(SinfoNodeArguments(opt.partition), &status);
+  if (status != 0)
+    return Fail("sinfo failed for partition '" + opt.partition + "' (" + sinfo.substr(0, sinfo.find('\n')) +
+                "); check the partition name and that Slurm's commands are on PATH");
+  const std::vector<SlurmNodeGroup> groups = ParseSinfoNodeGroups(sinfo);
+  if (groups.empty()) return Fail("partition '" + opt.partition + "' has no nodes (sinfo -p " + opt.partition + ")");
+  std::string db_path = !opt.database.empty() ? opt.database : mldb::SystemDatabasePath();
+  if (db_path[0] != '/') {
+    char cwd[4096];
+    if (getcwd(cwd, sizeof cwd) != nullptr) db_path = std::string(cwd) + "/" + db_path;
+  }
+  {
+    std::string error;  // a broken database fails before any job is submitted
+    if (!mldb::ProfileStore::Open(db_path, mldb::ProfileStore::Access::kReadWrite, &error)) return Fail(error);
+  }
+  // The jobs' output goes where the compute nodes can write it and this host
+  // read it: --keep, else a new folder in the current (shared) directory.
+  std::string dir = opt.keep;
+  if (dir.empty()) {
+    char tmpl[] = "multilane-tune.XXXXXX";
+    const char* made = mkdtemp(tmpl);
+    char cwd[4096];
+    if (made != nullptr && getcwd(cwd, sizeof cwd) != nullptr) dir = std::string(cwd) + "/" + made;
+  } else {
+    dir = TempDir(opt.keep);
+  }
+  if (dir.empty()) return Fail("cannot make a folder for the jobs' output in the current directory; give --keep DIR");
+
+  struct Job {
+    const SlurmNodeGroup* group;
+    pid_t pid;
+    std::string output;
+  };
+  std::vector<Job> jobs;
+  for (const SlurmNodeGroup& g : groups) {
+    const int np = opt.np > 0 ? opt.np : std::max(1, std::atoi(g.cpus.c_str()));
+    std::vector<std::string> inner = {SelfPath(), "tune", "--partition", opt.partition, "--db", db_path,
+                                      "--budget", std::to_string(opt.budget_s), "--sizes", opt.sizes,
+                                      "--step", std::to_string(opt.step), "--memory", opt.memory,
+                                      "--np", std::to_string(np)};
+    if (opt.virtual_nodes > 0) inner.insert(inner.end(), {"--virtual-nodes", std::to_string(opt.virtual_nodes)});
+    if (opt.ranks_per_gpu > 0) inner.insert(inner.end(), {"--ranks-per-gpu", std::to_string(opt.ranks_per_gpu)});
+    if (opt.exhaustive) inner.push_back("--exhaustive");
+    std::string wrap;
+    for (const std::string& a : inner) wrap += (wrap.empty() ? "" : " ") + ShellQuote(a);
+    const std::string output = dir + "/tune-" + g.nodes.front() + "-%j.out";
+    std::vector<std::string> argv = {"sbatch", "--wait", "--job-name=multilane-tune", "--partition", opt.partition,
+                                     "--nodes=1", "--nodelist=" + g.nodes.front(), "--ntasks=" + std::to_string(np),
+                                     "--output=" + output};
+    if (g.gpus > 0) argv.push_back("--gpus-per-node=" + std::to_string(g.gpus));
+    argv.push_back("--wrap=" + wrap);
+    std::fprintf(stderr, "multilane tune: node type of %s (%s CPUs, gres %s, %zu node(s)): submitting\n",
+                 g.nodes.front().c_str(), g.cpus.c_str(), g.gres.c_str(), g.nodes.size());
+    std::vector<char*> cargv;
+    for (std::string& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    pid_t pid = 0;
+    if (posix_spawnp(&pid, "sbatch", nullptr, nullptr, cargv.data(), environ) != 0)
+      return Fail("cannot run sbatch: is Slurm's client on PATH?");
+    jobs.push_back({&g, pid, output});
+  }
+  int failed = 0;
+  for (Job& j : jobs) {
+    int st = 0;
+    waitpid(j.pid, &st, 0);
+    const bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    if (!ok) ++failed;
+    std::fprintf(stderr, "multilane tune: node type of %s: %s\n", j.group->nodes.front().c_str(),
+                 ok ? "profile published" : "the probe job failed");
+    // The job's own report (the decision table and the profile).
+    int ls = 0;
+    const std::string files = ReadCommand({"sh", "-c", "cat " + dir + "/tune-" + j.group->nodes.front() + "-*.out"}, &ls);
+    std::fputs(files.c_str(), ok ? stdout : stderr);
+  }
+  if (failed > 0)
+    return Fail(std::to_string(failed) + " of " + std::to_string(jobs.size()) +
+                " probe jobs failed; their output is above (and in " + dir + ")");
+  std::printf("multilane tune: partition %s: %zu node type(s) tuned into %s\n", opt.partition.c_str(), jobs.size(),
+              db_path.c_str());
+  return 0;
+}
+
 int Tune(const TuneOptions& opt) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<uint64_t> sizes;
@@ -146,6 +267,7 @@ int Tune(const TuneOptions& opt) {
   mltuner::MemKind mem;
   if (!mltuner::MemKindFromName(opt.memory, &mem)) return Fail("--memory must be host or device");
   if (opt.budget_s <= 0) return Fail("--budget must be a positive number of seconds");
+  if (!opt.partition.empty() && !InSlurmAllocation()) return TunePartition(opt);
 
   const Installation install = FindInstallation();
   if (access(install.probe.c_str(), X_OK) != 0)
@@ -286,7 +408,9 @@ void AddTuneCommand(CLI::App& app, int* status) {
   cmd->add_option("--np", opt->np, "Ranks for the probes outside Slurm (default: the cores)");
   cmd->add_option("--virtual-nodes", opt->virtual_nodes, "Split the ranks into this many virtual nodes (one machine)");
   cmd->add_option("--ranks-per-gpu", opt->ranks_per_gpu, "Ranks sharing one GPU");
-  cmd->add_option("--partition", opt->partition, "Slurm partition the profile is for");
+  cmd->add_option("--partition", opt->partition,
+                  "Slurm partition the profile is for; outside an allocation, submits one probe job per node type "
+                  "of the partition with sbatch and stores into the system database (or --db)");
   cmd->add_flag("--system", opt->system, "Store in the system database (the admin's) instead of the user's");
   cmd->add_option("--db", opt->database, "Store in this database file");
   cmd->add_flag("--exhaustive", opt->exhaustive, "Measure every candidate fully (slow; for comparisons)");

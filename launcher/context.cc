@@ -47,7 +47,8 @@ std::string MpiLibraryVersion() {
   int len = 0;
   if (MPI_Get_library_version(version, &len) != MPI_SUCCESS) return "unknown MPI";
   std::string s(version, static_cast<size_t>(len));
-  s = s.substr(0, s.find_first_of("\r\n"));
+  // Open MPI counts the terminating NUL in len.
+  s = s.substr(0, s.find_first_of(std::string("\r\n\0", 3)));
   while (!s.empty() && (s.back() == ' ' || s.back() == ',')) s.pop_back();
   return s;
 }

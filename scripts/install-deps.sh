@@ -11,6 +11,8 @@ PACKAGES=(
   libsqlite3-dev sqlite3 libhwloc-dev   # the profile store and the node-type fingerprint (db/)
   libcli11-dev nlohmann-json3-dev       # the multilane command (launcher/), JSON export and probes
   chromium                             # multilane report's test opens the HTML page headless
+  slurm-wlm munge libslurm-dev         # the SPANK plugin (spank.h) and the local Slurm of its tests
+  valgrind                             # the plugin checked inside slurmstepd
 )
 
 missing=()

@@ -41,14 +41,26 @@ bool GetJob(spank_t sp, JobIds* ids) {
 bool JobWantsMultilane(spank_t sp) {
   char* arg = nullptr;
   PluginState& s = State();
+  const char* value = nullptr;
+  bool given = false;
   if (spank_option_getopt(sp, MultilaneOption(), &arg) == ESPANK_SUCCESS) {
+    value = arg;
+    given = true;
+  } else if (const char* env = std::getenv("SPANK__SLURM_SPANK_OPTION_multilane_multilane")) {
+    // Slurm 22.05 hands the prolog the job's options as variables only.
+    value = env;
+    given = true;
+  }
+  if (given) {
     UserOptions parsed;
     std::string error;
-    if (ParseUserOptions(arg, &parsed, &error)) {
+    if (ParseUserOptions(value, &parsed, &error)) {
       s.user = parsed;
       s.user_seen = true;
     }
   }
+  Info(std::string("job script: option ") + (given ? (value ? value : "(bare)") : "absent") + ", multilane " +
+       (Enabled(s) ? "on" : "off"));
   return Enabled(s);
 }
 
@@ -110,9 +122,11 @@ int JobEpilog(spank_t sp) {
     Error("stopping the MPS daemon of job " + std::to_string(ids.job) + " failed: " +
           (r.ran ? "exit status " + std::to_string(r.exit_status) : r.error));
   }
-  // Removed as the user: root never follows what the user left in there.
-  RunCapture({"/bin/rm", "-rf", "--one-file-system", dir}, {{"PATH", "/usr/bin:/bin"}}, ids.uid, ids.gid, kMpsTimeoutS);
-  if (lstat(dir.c_str(), &st) == 0) Error("cannot remove " + dir);
+  // What is inside is removed as the user (root never follows what the user
+  // left in there); the emptied directory itself by root.
+  RunCapture({"/usr/bin/find", dir, "-mindepth", "1", "-delete"}, {{"PATH", "/usr/bin:/bin"}}, ids.uid, ids.gid,
+             kMpsTimeoutS);
+  if (rmdir(dir.c_str()) != 0) Error("cannot remove " + dir + ": " + std::strerror(errno));
   return 0;
 }
 

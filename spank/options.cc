@@ -38,7 +38,10 @@ bool ParseUserOptions(const char* value, UserOptions* out, std::string* error) {
   UserOptions o;
   o.given = true;
   o.enabled = true;
-  const std::string text = value ? value : "";
+  // A bare --multilane given to sbatch reaches the job's sruns through the
+  // environment as the text "(null)" (Slurm 22.05).
+  std::string text = value ? value : "";
+  if (text == "(null)") text.clear();
   size_t start = 0;
   while (start <= text.size()) {
     size_t end = text.find(',', start);

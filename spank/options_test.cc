@@ -21,7 +21,7 @@ std::string ParseError(const char* v) {
 }
 
 TEST(UserOptions, BareOptionMeansAuto) {
-  for (const char* v : {static_cast<const char*>(nullptr), "", "auto"}) {
+  for (const char* v : {static_cast<const char*>(nullptr), "", "auto", "(null)"}) {
     const UserOptions o = Parse(v);
     EXPECT_TRUE(o.given);
     EXPECT_TRUE(o.enabled);

@@ -95,11 +95,13 @@ using namespace multilane_spank;
 extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
   return Guard("init", [&] {
     std::string error;
+    const spank_context_t ctx = spank_context();
     if (!ParsePluginConfig(ac, av, &State().config, &error)) {
       Error(error);
-      return -1;  // the admin's configuration is wrong: say so loudly
+      // The admin's configuration is wrong: jobs that load the plugin stop
+      // and say so; slurmd itself keeps running, so the node stays up.
+      return ctx == S_CTX_SLURMD ? 0 : -1;
     }
-    const spank_context_t ctx = spank_context();
     if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR || ctx == S_CTX_REMOTE || ctx == S_CTX_JOB_SCRIPT) {
       if (spank_option_register(sp, &kOption) != ESPANK_SUCCESS) {
         Error("cannot register the --multilane option");
@@ -128,12 +130,28 @@ extern "C" int slurm_spank_task_init(spank_t sp, int /*ac*/, char** /*av*/) {
   return Guard("task_init", [&] { return StepTaskInit(sp); }, 0);
 }
 
-extern "C" int slurm_spank_job_prolog(spank_t sp, int /*ac*/, char** /*av*/) {
-  return Guard("job_prolog", [&] { return JobProlog(sp); }, 0);
+// In the job script context Slurm calls no init: the plugstack.conf
+// arguments come with the callback itself.
+extern "C" int slurm_spank_job_prolog(spank_t sp, int ac, char** av) {
+  return Guard("job_prolog", [&] {
+    std::string error;
+    if (!ParsePluginConfig(ac, av, &State().config, &error)) {
+      Error(error);
+      return 0;
+    }
+    return JobProlog(sp);
+  }, 0);
 }
 
-extern "C" int slurm_spank_job_epilog(spank_t sp, int /*ac*/, char** /*av*/) {
-  return Guard("job_epilog", [&] { return JobEpilog(sp); }, 0);
+extern "C" int slurm_spank_job_epilog(spank_t sp, int ac, char** av) {
+  return Guard("job_epilog", [&] {
+    std::string error;
+    if (!ParsePluginConfig(ac, av, &State().config, &error)) {
+      Error(error);
+      return 0;
+    }
+    return JobEpilog(sp);
+  }, 0);
 }
 
 #pragma GCC visibility pop

@@ -33,6 +33,15 @@ SubprocessResult RunCapture(const std::vector<std::string>& argv, const std::map
     r.error = "not an absolute program path";
     return r;
   }
+  // Slurm may run us with standard descriptors closed: keep the pipes off
+  // 0-2, so that the child's dup2 onto them cannot be a no-op that leaves
+  // close-on-exec set.
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (fcntl(fd, F_GETFD) == -1) {
+      const int opened = open("/dev/null", O_RDWR);
+      if (opened >= 0 && opened != fd) close(opened);
+    }
+  }
   // Everything the child needs is built before fork: after fork only
   // async-signal-safe calls.
   std::vector<char*> args;

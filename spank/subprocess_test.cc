@@ -28,6 +28,19 @@ TEST(Subprocess, FeedsInput) {
   EXPECT_EQ(r.output, "quit\n");
 }
 
+TEST(Subprocess, WorksWithStandardDescriptorsClosed) {
+  const int saved_in = dup(0), saved_out = dup(1);
+  close(0);
+  close(1);
+  const SubprocessResult r = RunCapture({"/bin/cat"}, {}, kSame, kSameGroup, 10, "quit\n");
+  dup2(saved_in, 0);
+  dup2(saved_out, 1);
+  close(saved_in);
+  close(saved_out);
+  ASSERT_TRUE(r.ran) << r.error;
+  EXPECT_EQ(r.output, "quit\n");
+}
+
 TEST(Subprocess, TimesOutAndKillsTheGroup) {
   const SubprocessResult r = RunCapture({"/bin/sh", "-c", "sleep 30 & sleep 30"}, {}, kSame, kSameGroup, 1);
   EXPECT_FALSE(r.ran);

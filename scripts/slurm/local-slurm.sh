@@ -100,7 +100,19 @@ CONF
 for line in "$@"; do echo "$line" >> "$dir/plugstack.conf"; done
 chmod 644 "$dir"/*.conf
 
+# Another Slurm on our ports (a test that died without stopping its own)
+# would answer in our place: refuse to start next to it.
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+for port in "${MLA_SLURMCTLD_PORT:-16817}" "${MLA_SLURMD_PORT:-16818}"; do
+  for _ in $(seq 50); do port_busy "$port" || break; sleep 0.2; done
+  if port_busy "$port"; then
+    echo "local-slurm.sh: port $port is in use (a Slurm left running?); stop it first" >&2
+    exit 1
+  fi
+done
+
 export SLURM_CONF=$dir/slurm.conf
+trap 'bash "$0" stop "$dir"' ERR
 /usr/sbin/slurmctld -i
 /usr/sbin/slurmd -N localhost
 for _ in $(seq 150); do
@@ -112,4 +124,5 @@ for _ in $(seq 150); do
 done
 echo "local-slurm.sh: the node did not become idle in 30 s; logs in $dir/log" >&2
 tail -5 "$dir/log/slurmctld.log" "$dir/log/slurmd.log" >&2 || true
+bash "$0" stop "$dir"
 exit 1

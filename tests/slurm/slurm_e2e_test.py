@@ -1,0 +1,506 @@
+#!/usr/bin/python3
+"""End-to-end tests of spank_multilane.so on a real Slurm (munge, slurmctld,
+slurmd on localhost, started here by scripts/slurm/local-slurm.sh), with
+Debian's Open MPI under `srun --mpi=pmix`.
+
+    slurm_e2e_test.py CASE --build DIR --source DIR
+
+Each case starts its own Slurm in a fresh folder and stops it at the end.
+The node claims 8 CPUs and 2 fake GPUs (character devices), so the layout
+(tasks per GPU, CUDA_VISIBLE_DEVICES, CPU binding) is real Slurm behaviour;
+what runs on the "GPUs" is host-memory MPI.
+"""
+import argparse
+import hashlib
+import json
+import os
+import pwd
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ARGS = None
+TEST_USER = "mltest"
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def run(cmd, check=True, env=None, timeout=300, user=None, cwd=None):
+    """Runs cmd (a list); returns CompletedProcess with text output."""
+    if user is not None:
+        cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--init-groups", "--"] + cmd
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, cwd=cwd)
+    if check and p.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} exited {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}")
+    return p
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+class Slurm:
+    """A local Slurm with the plugin in a test-owned plugstack.conf."""
+
+    def __init__(self, root, plugin_args, cli_filter=True, required=True):
+        self.root = root
+        self.dir = os.path.join(root, "slurm")
+        self.db = os.path.join(root, "system", "profiles.db")
+        os.makedirs(os.path.dirname(self.db), exist_ok=True)
+        os.chmod(root, 0o1777)  # the second user's jobs write their output here
+        os.chmod(os.path.dirname(self.db), 0o755)
+        args = {
+            "library": ARGS.library,
+            "multilane": ARGS.multilane,
+            "database": self.db,
+        }
+        args.update(plugin_args)
+        words = " ".join(f"{k}={v}" for k, v in args.items() if v is not None)
+        line = f"{'required' if required else 'optional'} {ARGS.plugin} {words}"
+        env = dict(os.environ)
+        env["MLA_SLURM_CLI_FILTER"] = "1" if cli_filter else "0"
+        script = os.path.join(ARGS.source, "scripts", "slurm", "local-slurm.sh")
+        os.makedirs(self.dir, exist_ok=True)
+        if cli_filter:
+            with open(os.path.join(ARGS.source, "spank", "cli_filter.lua")) as f:
+                lua = f.read()
+            lua = re.sub(r'^local MULTILANE = .*$', f'local MULTILANE = "{ARGS.multilane}"', lua, flags=re.M)
+            lua = re.sub(r'^local DATABASE = .*$', f'local DATABASE = "{self.db}"', lua, flags=re.M)
+            with open(os.path.join(self.dir, "cli_filter.lua"), "w") as f:
+                f.write(lua)
+        self.env = dict(os.environ)
+        self.env["SLURM_CONF"] = os.path.join(self.dir, "slurm.conf")
+        for k in list(self.env):
+            if k.startswith("MULTILANE_") or k.startswith("SLURM_SPANK") or k == "LD_PRELOAD":
+                del self.env[k]
+        self.script = script
+        p = subprocess.run(["bash", script, "start", self.dir, line], capture_output=True, text=True, env=env,
+                           timeout=120)
+        if p.returncode != 0:
+            self.stop()
+            raise AssertionError(f"local Slurm did not start:\n{p.stdout}\n{p.stderr}")
+        log(f"slurm: started in {self.dir}; plugstack: {line}")
+
+    def stop(self):
+        subprocess.run(["bash", self.script, "stop", self.dir], capture_output=True, text=True, timeout=60)
+
+    def cmd(self, args, check_rc=True, user=None, timeout=300, cwd=None):
+        return run(args, check=check_rc, env=self.env, user=user, timeout=timeout, cwd=cwd or self.root)
+
+    def sbatch(self, options, script_body, user=None, name="job"):
+        """Submits a batch script with --wait; returns (CompletedProcess, output file text)."""
+        out = os.path.join(self.root, f"{name}.out")
+        path = os.path.join(self.root, f"{name}.sh")
+        with open(path, "w") as f:
+            f.write("#!/bin/bash\n" + script_body)
+        os.chmod(path, 0o755)
+        if os.path.exists(out):
+            os.remove(out)
+        p = self.cmd(["sbatch", "--wait", "-o", out] + options + [path], check_rc=False, user=user)
+        text = open(out).read() if os.path.exists(out) else ""
+        log(f"--- sbatch {' '.join(options)} (exit {p.returncode})\n{p.stdout}{p.stderr}{text}---")
+        return p, text
+
+
+def probe_env():
+    env = dict(os.environ)
+    env["MULTILANE_LIBRARY"] = ARGS.library
+    env["MULTILANE_PROBE"] = ARGS.mlprobe
+    return env
+
+
+def publish_lane_profile(db, partition=""):
+    """Tunes this node type for real (a short budget), then publishes a copy
+    of that profile whose table sends every host call to `lane`, so that the
+    tests can tell from the library's counters that its profile was used."""
+    tmp = tempfile.mkdtemp(prefix="mltune-")
+    tuned = os.path.join(tmp, "tuned.db")
+    run([ARGS.multilane, "tune", "--db", tuned, "--budget", "3", "--sizes", "64K:256K", "--np", "4",
+         "--virtual-nodes", "2", "--ranks-per-gpu", "2"] + (["--partition", partition] if partition else []),
+        env=probe_env(), timeout=300)
+    doc_path = os.path.join(tmp, "profiles.json")
+    run([ARGS.multilane, "export", "--db", tuned, doc_path])
+    doc = json.load(open(doc_path))
+    prof = doc["profiles"][0]
+    header = prof["profile_text"].splitlines()[0]
+    prof["profile_text"] = header + "\nhost 0 inf lane\n"
+    prof["entries"] = [{"algo": "lane", "chunk_bytes": 0, "lanes": 0, "mem_kind": "host", "min_bytes": 0, "max_bytes": None,
+                        "mpi_time_us": -1, "ppg": 0, "time_us": -1, "transport": ""}]
+    prof["tuned_at"] = "2099-01-01T00:00:00Z"  # newer than anything tuned for real
+    with open(doc_path, "w") as f:
+        json.dump(doc, f)
+    run([ARGS.multilane, "import", "--db", db, doc_path])
+    os.chmod(db, 0o644)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def rank_lines(text):
+    rows = []
+    for line in text.splitlines():
+        if line.startswith("rank="):
+            rows.append(dict(kv.split("=", 1) for kv in line.split()))
+    return sorted(rows, key=lambda r: int(r["rank"]))
+
+
+def multilane_lines(text):
+    return [l for l in text.splitlines() if "multilane:" in l]
+
+
+def ensure_test_user(root):
+    try:
+        pwd.getpwnam(TEST_USER)
+    except KeyError:
+        run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", TEST_USER])
+    return pwd.getpwnam(TEST_USER).pw_uid
+
+
+def sha256(path):
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+PROBE_JOB = "srun {probe} 5\n"
+
+
+# ---------------------------------------------------------------- the cases
+
+def case_sbatch_tuned_layout(root):
+    """sbatch --multilane --gpus=2: the cli_filter gives 2 tasks per GPU (the
+    tuned number), the plugin binds tasks 0,1 to GPU 0 and 2,3 to GPU 1 and
+    each task to its own block of CPUs, and every MPI_Allreduce of the job
+    runs through the library with the published profile."""
+    s = Slurm(root, {})
+    try:
+        publish_lane_profile(s.db)
+        p, out = s.sbatch(["--gpus=2", "--multilane"], "echo batch ntasks=$SLURM_NTASKS\n" + PROBE_JOB.format(probe=ARGS.probe))
+        check(p.returncode == 0, "the job failed")
+        check("batch ntasks=4" in out, "the allocation did not get 2 tasks per GPU (4 tasks)")
+        rows = rank_lines(out)
+        check(len(rows) == 4, f"expected 4 ranks, got {len(rows)}")
+        check([r["gpu"] for r in rows] == ["0", "0", "1", "1"], f"GPU binding {[r['gpu'] for r in rows]}")
+        cpus = [r["cpus"] for r in rows]
+        check(len(set(cpus)) > 1, f"tasks were not bound to CPU blocks: {cpus}")
+        ncpu = os.cpu_count()
+        want = [str(i * ncpu // 4) for i in range(4)] if ncpu < 4 else None
+        if want:
+            check(cpus == want, f"CPU blocks {cpus}, expected {want}")
+        for r in rows:
+            check(r["size"] == "4" and r["ok"] == "1", f"rank {r['rank']}: wrong result")
+            check(r["preload"] == "1", f"rank {r['rank']}: libmlallreduce not preloaded")
+            check(r["calls"] == "5" and r["lane"] == "5",
+                  f"rank {r['rank']}: the library's counters say calls={r['calls']} lane={r['lane']}, expected 5 and 5")
+        check(not multilane_lines(out), f"a successful job printed: {multilane_lines(out)}")
+    finally:
+        s.stop()
+
+
+def case_srun_ranks_per_gpu(root):
+    """srun --multilane=ranks-per-gpu:1,verbose overrides the tuned number;
+    verbose shows the library's counters at MPI_Finalize."""
+    s = Slurm(root, {})
+    try:
+        publish_lane_profile(s.db)
+        p = s.cmd(["srun", "--gpus=2", "--multilane=ranks-per-gpu:1,verbose", ARGS.probe, "3"])
+        rows = rank_lines(p.stdout)
+        check([r["gpu"] for r in rows] == ["0", "1"], f"expected 2 tasks on GPUs 0 and 1, got {rows}")
+        check(all(r["lane"] == "3" for r in rows), "calls did not run the profile's algorithm")
+        text = p.stdout + p.stderr
+        check("multilane: stats: rank 0: calls=3" in text, "verbose did not print the library's counters")
+        check(re.search(r"multilane: profile \d+ of node type", text), "verbose did not name the profile")
+    finally:
+        s.stop()
+
+
+def case_second_user_reuses_profile(root):
+    """A second Unix user gets the admin's profile with no probes: the job
+    runs with the library, and the system database is unchanged byte for byte."""
+    ensure_test_user(root)
+    s = Slurm(root, {})
+    try:
+        publish_lane_profile(s.db)
+        before = sha256(s.db)
+        os.chmod(root, 0o777)
+        p, out = s.sbatch(["--gpus=2", "--multilane"],
+                          "id -un\n" + PROBE_JOB.format(probe=ARGS.probe), user=TEST_USER, name="user2")
+        check(p.returncode == 0, "the second user's job failed")
+        check(out.splitlines()[0] == TEST_USER, "the job did not run as the second user")
+        rows = rank_lines(out)
+        check(len(rows) == 4 and all(r["lane"] == "5" for r in rows), f"the profile was not used: {rows}")
+        check(sha256(s.db) == before, "the system database changed")
+        check("mlprobe" not in out and "tune" not in out, "probes ran for the second user")
+        log_text = open(os.path.join(s.dir, "log", "slurmctld.log")).read()
+        user_jobs = re.findall(r"_slurm_rpc_submit_batch_job: JobId=(\d+)", log_text)
+        check(len(user_jobs) == 1, f"expected exactly the user's one job, the controller saw {len(user_jobs)}")
+    finally:
+        s.stop()
+
+
+def case_option_errors(root):
+    """Bad --multilane values stop srun/sbatch with a message naming the item;
+    --multilane=help prints the grammar."""
+    s = Slurm(root, {})
+    try:
+        p = s.cmd(["srun", "--multilane=fast", "true"], check_rc=False)
+        check(p.returncode != 0, "srun accepted --multilane=fast")
+        check("unknown item 'fast'" in p.stderr and "ranks-per-gpu:N" in p.stderr, p.stderr)
+        p = s.cmd(["srun", "--multilane=ranks-per-gpu:0", "true"], check_rc=False)
+        check(p.returncode != 0 and "1 to 64" in p.stderr, p.stderr)
+        job = os.path.join(root, "j.sh")
+        with open(job, "w") as f:
+            f.write("#!/bin/bash\ntrue\n")
+        p = s.cmd(["sbatch", "--multilane=report:", job], check_rc=False)
+        check(p.returncode != 0 and "report:" in p.stderr, p.stderr)
+        p = s.cmd(["srun", "--multilane=help"], check_rc=False)
+        check(p.returncode == 0 and "ranks-per-gpu:N" in p.stdout, p.stdout + p.stderr)
+        p = s.cmd(["sbatch", "--multilane=help", job], check_rc=False)  # sbatch reads the script first
+        check(p.returncode == 0 and "report[:DIR]" in p.stdout, p.stdout + p.stderr)
+    finally:
+        s.stop()
+
+
+def case_unknown_plugstack_key(root):
+    """An unknown key in plugstack.conf is an error that names the key."""
+    s = Slurm(root, {"databse": "/x.db"})
+    try:
+        p = s.cmd(["srun", "--multilane", "true"], check_rc=False)
+        check(p.returncode != 0, "srun ran with a plugstack.conf error in a required plugin")
+        check("unknown key 'databse'" in p.stderr and "database" in p.stderr, p.stderr)
+    finally:
+        s.stop()
+
+
+def fail_open(root, plugin_args, prepare, why_pattern):
+    s = Slurm(root, plugin_args)
+    try:
+        prepare(s)
+        p = s.cmd(["srun", "-n", "2", "--multilane", ARGS.probe, "2"], check_rc=False)
+        text = p.stdout + p.stderr
+        log(text)
+        check(p.returncode == 0, f"the job failed (exit {p.returncode})")
+        rows = rank_lines(p.stdout)
+        check(len(rows) == 2 and all(r["ok"] == "1" and r["preload"] == "0" for r in rows),
+              f"the job did not run unchanged without multilane: {rows}")
+        lines = multilane_lines(text)
+        check(len(lines) == 1, f"expected one line saying why, got {lines}")
+        check(re.search(why_pattern, lines[0]), f"the line does not say why ({why_pattern}): {lines[0]}")
+        check("without multilane" in lines[0], lines[0])
+    finally:
+        s.stop()
+
+
+def case_fail_open_no_database(root):
+    fail_open(root, {}, lambda s: None, r"no (system )?database|does not exist|not found")
+
+
+def case_fail_open_no_profile(root):
+    def prepare(s):
+        # A valid database holding only a profile made by another version.
+        publish_lane_profile(s.db)
+        doc = os.path.join(root, "other.json")
+        run([ARGS.multilane, "export", "--db", s.db, doc])
+        d = json.load(open(doc))
+        os.remove(s.db)
+        for p in d["profiles"]:
+            p["library_version"] = "0.0.1"  # another library version: a miss
+        with open(doc, "w") as f:
+            json.dump(d, f)
+        run([ARGS.multilane, "import", "--db", s.db, doc])
+    fail_open(root, {}, prepare, r"no profile for node type")
+
+
+def case_fail_open_corrupt_database(root):
+    def prepare(s):
+        with open(s.db, "wb") as f:
+            f.write(b"this is not a database" * 100)
+    fail_open(root, {}, prepare, r"profiles\.db")
+
+
+def case_fail_open_library_does_not_load(root):
+    broken = os.path.join(root, "libbroken.so")
+
+    def prepare(s):
+        publish_lane_profile(s.db)
+        with open(ARGS.library, "rb") as f:
+            head = f.read(4096)  # an ELF header and nothing behind it
+        with open(broken, "wb") as f:
+            f.write(head)
+    fail_open(root, {"library": broken}, prepare, r"does not load")
+
+
+def case_fail_open_missing_library(root):
+    fail_open(root, {"library": "/nonexistent/libmlallreduce.so"}, lambda s: publish_lane_profile(s.db),
+              r"does not exist")
+
+
+def case_fail_open_resolver_missing(root):
+    fail_open(root, {"multilane": "/nonexistent/multilane"}, lambda s: None, r"look-up .* failed")
+
+
+def case_without_cli_filter(root):
+    """Without the cli_filter the plugin maps the step's own tasks and says
+    how to get the tuned layout."""
+    s = Slurm(root, {}, cli_filter=False)
+    try:
+        publish_lane_profile(s.db)
+        p = s.cmd(["srun", "--gpus=2", "-n", "2", "--multilane", ARGS.probe, "2"])
+        rows = rank_lines(p.stdout)
+        check([r["gpu"] for r in rows] == ["0", "1"], f"GPU binding {rows}")
+        check(all(r["lane"] == "2" for r in rows), "the library did not run the profile")
+        check("--ntasks-per-gpu=2" in p.stderr + p.stdout, "no hint about the tuned layout")
+    finally:
+        s.stop()
+
+
+def case_tune_partition(root):
+    """`multilane tune --partition gpu` submits the probe job with sbatch,
+    waits and publishes the profile of the partition in the system database;
+    a user job then gets it with --multilane and no probes."""
+    s = Slurm(root, {})
+    try:
+        env = dict(s.env)
+        env.update(probe_env())
+        p = run([ARGS.multilane, "tune", "--partition", "gpu", "--db", s.db, "--budget", "3", "--sizes", "64K:256K",
+                 "--np", "4", "--virtual-nodes", "2", "--ranks-per-gpu", "2"], env=env, timeout=600, cwd=root)
+        text = p.stdout + p.stderr
+        log(text)
+        check(re.search(r"submitted batch job \d+", text, re.I), "tune did not go through sbatch")
+        r = run([ARGS.multilane, "resolve", "--db", s.db, "--partition", "gpu", "--any-node-type"])
+        check("found=yes" in r.stdout and "ranks_per_gpu=2" in r.stdout, r.stdout)
+        p, out = s.sbatch(["--gpus=2", "--multilane"], PROBE_JOB.format(probe=ARGS.probe), name="after-tune")
+        rows = rank_lines(out)
+        check(len(rows) == 4 and all(x["preload"] == "1" and x["calls"] == "5" for x in rows),
+              f"the job did not run with the partition's profile: {rows}")
+    finally:
+        s.stop()
+
+
+def case_mps_daemon(root):
+    """mps=yes: the job prolog starts one MPS control daemon per job as the
+    job's user with private pipe and log directories, the tasks are pointed
+    at it, and the epilog stops it and removes the directories.  There is no
+    NVIDIA driver here, so mps_control names a stand-in that records how it
+    was called and stays alive like the daemon until it reads `quit`."""
+    ensure_test_user(root)
+    mps_dir = os.path.join(root, "mps")
+    record = os.path.join(root, "mps-record")
+    os.makedirs(record, exist_ok=True)
+    os.chmod(record, 0o777)
+    stand_in = os.path.join(root, "mps-control")
+    with open(stand_in, "w") as f:
+        f.write(f"""#!/bin/sh
+# stand-in for nvidia-cuda-mps-control (records its calls)
+if [ "$1" = "-d" ]; then
+  echo "start uid=$(id -u) pipe=$CUDA_MPS_PIPE_DIRECTORY log=$CUDA_MPS_LOG_DIRECTORY gpus=$CUDA_VISIBLE_DEVICES" >> {record}/calls
+  stat -c '%a %U' "$CUDA_MPS_PIPE_DIRECTORY" >> {record}/calls
+  setsid sh -c 'echo $$ > "$CUDA_MPS_PIPE_DIRECTORY/daemon.pid"; exec sleep 300' </dev/null >/dev/null 2>&1 &
+  exit 0
+fi
+read word
+echo "$word uid=$(id -u)" >> {record}/calls
+kill "$(cat "$CUDA_MPS_PIPE_DIRECTORY/daemon.pid")"
+""")
+    os.chmod(stand_in, 0o755)
+    os.chmod(root, 0o777)
+    s = Slurm(root, {"mps": "yes", "mps_control": stand_in, "mps_dir": mps_dir})
+    try:
+        publish_lane_profile(s.db)
+        p, out = s.sbatch(["--gpus=2", "--multilane"],
+                          "srun bash -c 'echo task $SLURM_PROCID pipe=$CUDA_MPS_PIPE_DIRECTORY'\n",
+                          user=TEST_USER, name="mps")
+        check(p.returncode == 0, "the job failed")
+        uid = str(pwd.getpwnam(TEST_USER).pw_uid)
+        deadline = time.time() + 30
+        calls = ""
+        while time.time() < deadline:  # the epilog runs after the job is reported done
+            calls = open(os.path.join(record, "calls")).read() if os.path.exists(os.path.join(record, "calls")) else ""
+            if "quit" in calls and not os.path.exists(os.path.join(mps_dir, "job-1")):
+                break
+            time.sleep(0.5)
+        log(calls)
+        job = re.search(r"pipe=(\S+)/job-(\d+)/pipe", calls)
+        check(job, f"the prolog did not start the daemon: {calls!r}")
+        jobdir = os.path.join(mps_dir, f"job-{job.group(2)}")
+        check(f"start uid={uid} pipe={jobdir}/pipe log={jobdir}/log gpus=0,1" in calls, calls)
+        check(f"700 {TEST_USER}" in calls, f"the pipe directory is not private to the user: {calls}")
+        check(f"quit uid={uid}" in calls, "the epilog did not stop the daemon as the user")
+        check(not os.path.exists(jobdir), "the epilog left the job's MPS directory")
+        tasks = [l for l in out.splitlines() if l.startswith("task ")]
+        check(len(tasks) == 4 and all(f"pipe={jobdir}/pipe" in t for t in tasks), f"tasks not pointed at MPS: {tasks}")
+    finally:
+        s.stop()
+
+
+def case_valgrind_slurmstepd(root):
+    """The plugin inside slurmstepd under valgrind (memcheck): slurmd runs in
+    a private mount namespace where /usr/sbin/slurmstepd is a wrapper that
+    starts the real one under valgrind; no invalid access may be reported."""
+    s = Slurm(root, {})
+    vg = os.path.join(root, "valgrind")
+    os.makedirs(vg, exist_ok=True)
+    try:
+        publish_lane_profile(s.db)
+        # restart slurmd in its own mount namespace with the wrapper
+        run(["bash", "-c", f"kill $(cat {s.dir}/run/slurmd.pid); sleep 1"], check=False)
+        real = os.path.join(root, "slurmstepd.real")
+        shutil.copy2("/usr/sbin/slurmstepd", real)
+        wrapper = os.path.join(root, "slurmstepd-valgrind")
+        with open(wrapper, "w") as f:
+            f.write(f"#!/bin/sh\nexec valgrind --tool=memcheck --trace-children=no --child-silent-after-fork=no "
+                    f"--log-file={vg}/stepd.%p.log {real} \"$@\"\n")
+        os.chmod(wrapper, 0o755)
+        run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+             f"mount --bind {wrapper} /usr/sbin/slurmstepd && exec /usr/sbin/slurmd -N localhost"], env=s.env)
+        for _ in range(150):
+            if "localhost" in s.cmd(["sinfo", "-h", "-t", "idle", "-o", "%N"], check_rc=False).stdout:
+                break
+            time.sleep(0.2)
+        p = s.cmd(["srun", "--gpus=2", "--multilane=verbose", ARGS.probe, "2"], timeout=600)
+        rows = rank_lines(p.stdout)
+        check(len(rows) == 4 and all(r["lane"] == "2" for r in rows), f"the job under valgrind: {rows}")
+        logs = [os.path.join(vg, f) for f in os.listdir(vg)]
+        check(logs, "valgrind wrote no log: slurmstepd did not run under it")
+        text = "".join(open(l).read() for l in logs)
+        check("spank_multilane" in text or "Memcheck" in text, "valgrind logs look empty")
+        invalid = re.findall(r"^==\d+== (Invalid (?:read|write|free).*)$", text, re.M)
+        check(not invalid, f"valgrind reported invalid accesses: {invalid[:5]}")
+        log(f"valgrind: {len(logs)} slurmstepd processes checked, no invalid access")
+    finally:
+        s.stop()
+
+
+CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", choices=sorted(CASES))
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--multilane", required=True)
+    ap.add_argument("--library", required=True)
+    ap.add_argument("--plugin", required=True)
+    ap.add_argument("--probe", required=True, help="layout_probe")
+    ap.add_argument("--mlprobe", required=True)
+    ARGS = ap.parse_args()
+    if os.geteuid() != 0:
+        print("SKIP: the Slurm tests start slurmctld and slurmd and need root")
+        return 77
+    root = tempfile.mkdtemp(prefix=f"mlslurm-{ARGS.case}-")
+    try:
+        CASES[ARGS.case](root)
+    except AssertionError as e:
+        print(f"FAIL: {ARGS.case}: {e}")
+        print(f"(files kept in {root})")
+        return 1
+    print(f"PASS: {ARGS.case}")
+    shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
