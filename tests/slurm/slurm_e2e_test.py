@@ -240,6 +240,28 @@ def case_second_user_reuses_profile(root):
         s.stop()
 
 
+def case_report_mode(root):
+    """--multilane=report:DIR makes the library write the job report into DIR,
+    which `multilane report` reads."""
+    s = Slurm(root, {})
+    try:
+        publish_lane_profile(s.db)
+        reports = os.path.join(root, "reports")
+        os.makedirs(reports)
+        s.cmd(["srun", "--gpus=2", f"--multilane=report:{reports}", ARGS.probe, "3"])
+        files = [f for f in os.listdir(reports) if f.endswith(".json")]
+        check(len(files) == 1, f"expected one report in {reports}, found {files}")
+        doc = json.load(open(os.path.join(reports, files[0])))
+        check(doc.get("format") == "multilane-job-report", f"not a job report: {doc.get('format')}")
+        check(doc["job"]["ranks"] == 4, f"the report counts {doc['job']['ranks']} ranks, not 4")
+        calls = sum(b["calls"] for b in doc["bins"])
+        check(calls == 3, f"the report counts {calls} allreduce calls of rank 0, not 3")
+        r = run([ARGS.multilane, "report", os.path.join(reports, files[0])])
+        check("allreduce" in r.stdout, r.stdout)
+    finally:
+        s.stop()
+
+
 def case_option_errors(root):
     """Bad --multilane values stop srun/sbatch with a message naming the item;
     --multilane=help prints the grammar."""
