@@ -5,10 +5,11 @@
 -- that every task has a CPU.
 --
 -- Install (docs/admin.md): copy to cli_filter.lua beside slurm.conf, set the
--- two paths below, and add `CliFilterPlugins=cli_filter/lua` to slurm.conf.
+-- settings below as in plugstack.conf, and add `CliFilterPlugins=cli_filter/lua`
+-- to slurm.conf.
 --
 -- It changes nothing when:
---   * --multilane is absent, `off` or `help`;
+--   * --multilane is absent (and DEFAULT is off), `off` or `help`;
 --   * the job asks for no GPUs (--gpus, --gpus-per-node or --gres=gpu);
 --   * the user chose a layout (--ntasks, --ntasks-per-gpu, --ntasks-per-node,
 --     --gpus-per-task);
@@ -18,6 +19,7 @@
 
 local MULTILANE = "/usr/bin/multilane"               -- the multilane command
 local DATABASE = "/var/lib/multilane/profiles.db"    -- the system database
+local DEFAULT = "off"                                -- as default= in plugstack.conf: off or auto
 
 local function log(message)
   slurm.log_verbose("multilane: %s", message)
@@ -26,7 +28,10 @@ end
 -- The tasks per GPU asked for with ranks-per-gpu:N; nil when not given,
 -- false when multilane is off for this job.
 local function parse_mode(value)
-  if value == nil then return false end
+  if value == nil then
+    if DEFAULT == "auto" then return nil end
+    return false
+  end
   local per_gpu, enabled = nil, true
   if value == "set" then return nil end  -- bare --multilane
   for item in string.gmatch(value, "[^,]+") do
