@@ -72,6 +72,8 @@ class Slurm:
                 lua = f.read()
             lua = re.sub(r'^local MULTILANE = .*$', f'local MULTILANE = "{ARGS.multilane}"', lua, flags=re.M)
             lua = re.sub(r'^local DATABASE = .*$', f'local DATABASE = "{self.db}"', lua, flags=re.M)
+            default = plugin_args.get("default") or "off"
+            lua = re.sub(r'^local DEFAULT = .*$', f'local DEFAULT = "{default}"', lua, flags=re.M)
             with open(os.path.join(self.dir, "cli_filter.lua"), "w") as f:
                 f.write(lua)
         self.env = dict(os.environ)
@@ -258,6 +260,24 @@ def case_report_mode(root):
         check(calls == 3, f"the report counts {calls} allreduce calls of rank 0, not 3")
         r = run([ARGS.multilane, "report", os.path.join(reports, files[0])])
         check("allreduce" in r.stdout, r.stdout)
+    finally:
+        s.stop()
+
+
+def case_default_auto(root):
+    """default=auto: jobs get multilane without the option (layout included);
+    --multilane=off opts out."""
+    s = Slurm(root, {"default": "auto"})
+    try:
+        publish_lane_profile(s.db)
+        p, out = s.sbatch(["--gpus=2"], PROBE_JOB.format(probe=ARGS.probe), name="default")
+        rows = rank_lines(out)
+        check(len(rows) == 4 and all(r["preload"] == "1" and r["lane"] == "5" for r in rows),
+              f"default=auto did not give the tuned layout and the library: {rows}")
+        p = s.cmd(["srun", "--gpus=2", "-n", "2", "--multilane=off", ARGS.probe, "2"])
+        rows = rank_lines(p.stdout)
+        check(len(rows) == 2 and all(r["preload"] == "0" and r["calls"] == "0" for r in rows),
+              f"--multilane=off still injected the library: {rows}")
     finally:
         s.stop()
 
