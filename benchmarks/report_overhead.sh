@@ -14,7 +14,8 @@
 #                   application's MPI_Allreduce gets (the system MPI without a profile)
 #   SAMPLE=         MULTILANE_REPORT_SAMPLE for the "on" runs (default: the library's, 64)
 #   BENCH_ARGS=     more mlallreduce_bench options (e.g. "-n 2000")
-#   MPIRUN="mpirun --oversubscribe --bind-to none"
+#   MPIRUN="mpirun --oversubscribe --bind-to none"   (--bind-to core where there are
+#                   cores enough: far less noise)
 # Prints the table on stdout; the raw rows go to $OUT (default: a temporary file).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -56,12 +57,13 @@ for line in open(path):
     s, r, size, us = line.split()
     t.setdefault((int(size), s), []).append(float(us))
 print("# job report overhead: mlallreduce_bench -a %s, %s ranks, median of %s runs per setting" % (algo, np_, reps))
-print("# %10s %12s %12s %8s %22s" % ("size (B)", "off (us)", "on (us)", "on/off", "on/off per run (min-max)"))
+print("# median and least time per call over the runs; on/off of the medians and of the least times")
+print("# %10s %10s %10s %8s %10s %10s %8s" % ("size (B)", "off (us)", "on (us)", "on/off", "off min", "on min", "on/off"))
 for size in sorted({k[0] for k in t}):
     off, on = t.get((size, "off"), []), t.get((size, "on"), [])
     if not off or not on:
         continue
     mo, mn = statistics.median(off), statistics.median(on)
-    pairs = [b / a for a, b in zip(off, on)]
-    print("  %10d %12.2f %12.2f %8.3f %10.3f - %-10.3f" % (size, mo, mn, mn / mo, min(pairs), max(pairs)))
+    print("  %10d %10.2f %10.2f %8.3f %10.2f %10.2f %8.3f" % (size, mo, mn, mn / mo, min(off), min(on),
+                                                            min(on) / min(off)))
 PY

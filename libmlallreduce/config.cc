@@ -120,9 +120,11 @@ Config LoadConfig(const EnvLookup& env) {
                          "' must be a positive integer (sample about one call in N); using 64");
   }
   const std::string interval = get("MULTILANE_REPORT_INTERVAL");
-  if (!interval.empty() && !ParseSeconds(interval, &c.report_interval_s)) {
+  if (interval == "0") {
+    c.report_interval_s = 0;  // no GPU sampling
+  } else if (!interval.empty() && !ParseSeconds(interval, &c.report_interval_s)) {
     c.warnings.push_back("MULTILANE_REPORT_INTERVAL='" + interval +
-                         "' must be seconds between 0.01 and 3600 (e.g. 1 or 0.5); using 1");
+                         "' must be 0 (no GPU sampling) or seconds between 0.01 and 3600 (e.g. 1 or 0.5); using 1");
   }
 
   const std::string text = get("MULTILANE_PROFILE");

@@ -37,7 +37,8 @@ struct Config {
   // MULTILANE_REPORT_SAMPLE: about one call in this many per communicator is
   // sampled for waiting time.
   int report_sample = 64;
-  // MULTILANE_REPORT_INTERVAL: seconds between two GPU samples.
+  // MULTILANE_REPORT_INTERVAL: seconds between two GPU samples; 0 = no GPU
+  // sampling.
   double report_interval_s = 1.0;
   // One message per bad variable, naming it, its value and the fix.
   std::vector<std::string> problems;

@@ -1,6 +1,9 @@
 #include "gpu_sampler.h"
 
 #include <dlfcn.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -129,6 +132,10 @@ bool GpuSampler::Start(double interval_s) {
     g_nvml.shutdown();
     return false;
   }
+  // The first sample here, in MPI_Init: NVML's first queries are slow (tens
+  // of milliseconds were seen), and on a thread they would delay rank 0, and
+  // with it every rank, in the application's first calls.
+  SampleAll();
   try {
     thread_ = std::thread(&GpuSampler::Run, this);
   } catch (const std::system_error&) {
@@ -156,10 +163,13 @@ void GpuSampler::SampleAll() {
 }
 
 void GpuSampler::Run() {
+  // The lowest priority for this thread only (Linux applies it to a thread
+  // id): where ranks are bound to cores, the sampler shares rank 0's core and
+  // must not delay it, since every collective would then wait for rank 0.
+  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
   std::unique_lock<std::mutex> lock(mutex_);
-  while (!stop_) {
+  while (!wake_.wait_for(lock, std::chrono::duration<double>(interval_s_), [this] { return stop_; })) {
     SampleAll();
-    wake_.wait_for(lock, std::chrono::duration<double>(interval_s_), [this] { return stop_; });
   }
 }
 

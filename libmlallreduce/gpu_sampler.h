@@ -53,8 +53,9 @@ class GpuSampler {
   // Stops the thread if it still runs.
   ~GpuSampler();
 
-  // Loads NVML and starts a thread that samples every GPU it sees every
-  // `interval_s` seconds (the first sample at once).  Returns false, with
+  // Loads NVML, takes a first sample of every GPU it sees on the calling
+  // thread and starts a thread that samples them every `interval_s` seconds,
+  // at the lowest scheduling priority.  Returns false, with
   // nothing started, when NVML cannot be loaded, sees no GPU or the thread
   // cannot start.  Call at most once.
   bool Start(double interval_s);

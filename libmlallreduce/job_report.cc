@@ -62,6 +62,7 @@ constexpr int kCalibrations = 4;
 constexpr int kKinds = 2;
 BinCounters g_bins[kKinds][kSizeBins];
 std::atomic<uint64_t> g_sampled_calls{0};
+std::atomic<uint64_t> g_sampling{0};  // ticks the sampling barriers added beyond waiting
 int g_sample_period = 64;
 int g_counter_key = MPI_KEYVAL_INVALID;
 CommCounter g_world_counter;  // MPI_COMM_WORLD's, without an attribute lookup
@@ -168,7 +169,7 @@ void AtomicMax(std::atomic<int>* a, int v) {
 }
 
 // Per-rank figures, reduced with MIN, SUM and MAX to world rank 0.
-enum Scalar { kWall, kAllreduce, kWait, kDeviceUsed, kScalars };
+enum Scalar { kWall, kAllreduce, kWait, kSampling, kDeviceUsed, kScalars };
 enum PerBin { kCalls, kBytes, kTime, kBinWait, kCommSize, kPerBin };
 constexpr int kFigures = kScalars + kKinds * kSizeBins * kPerBin;
 int Figure(int kind, int bin, int what) { return kScalars + (kind * kSizeBins + bin) * kPerBin + what; }
@@ -206,6 +207,7 @@ void LocalFigures(uint64_t end_ns, uint64_t end_ticks, std::vector<double>* v) {
   (*v)[kWall] = (end_ns - g_start_ns) * 1e-9;
   (*v)[kAllreduce] = total;
   (*v)[kWait] = wait;
+  (*v)[kSampling] = g_sampling.load() * tick_s;
 }
 
 // Distinct host names and the "gpus" elements of every host, gathered from
@@ -278,7 +280,7 @@ void StartJobReport(const Config& config, int host_rank) {
   if (g_counter_key == MPI_KEYVAL_INVALID) {
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, DeleteCounter, &g_counter_key, nullptr);
   }
-  if (host_rank == 0) {
+  if (host_rank == 0 && config.report_interval_s > 0) {
     auto* sampler = new GpuSampler();
     if (sampler->Start(config.report_interval_s)) g_sampler = sampler;
     else delete sampler;
@@ -335,6 +337,7 @@ void ReportCallEnd(const ReportClock& clock, const CallOutcome& outcome) {
     b.sampled_wait.fetch_add(clock.wait, std::memory_order_relaxed);
     b.sampled_time.fetch_add(ticks > clock.sampling ? ticks - clock.sampling : 0, std::memory_order_relaxed);
     g_sampled_calls.fetch_add(1, std::memory_order_relaxed);
+    g_sampling.fetch_add(clock.sampling, std::memory_order_relaxed);
   }
 }
 
@@ -414,6 +417,7 @@ void FinishJobReport(const Config& config) {
   data.wall_s = {lo[kWall], sum[kWall], hi[kWall]};
   data.allreduce_s = {lo[kAllreduce], sum[kAllreduce], hi[kAllreduce]};
   data.wait_s = {lo[kWait], sum[kWait], hi[kWait]};
+  data.sampling_s = {lo[kSampling], sum[kSampling], hi[kSampling]};
   data.wait_sampled_calls = g_sampled_calls.load();
   const int ppg = config.ranks_per_gpu > 0 ? config.ranks_per_gpu : 1;
   for (int k = 0; k < kKinds; ++k) {

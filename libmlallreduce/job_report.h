@@ -120,6 +120,7 @@ struct ReportData {
   bool has_profile = false;
   std::string profile_text;
   Spread wall_s, allreduce_s, wait_s;
+  Spread sampling_s;  // what the sampling barriers cost beyond waiting (part of allreduce_s)
   uint64_t wait_sampled_calls = 0;
   std::vector<ReportBin> bins;  // sorted by memory kind, then size
   std::string gpus_json;        // the elements of "gpus", comma-separated

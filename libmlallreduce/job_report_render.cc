@@ -54,7 +54,8 @@ std::string RenderReport(const ReportData& d) {
   s += "  \"time\": {\n    \"wall_s\": " + SpreadJson(d.wall_s, d.ranks) +
        ",\n    \"allreduce_s\": " + SpreadJson(d.allreduce_s, d.ranks) +
        ",\n    \"wait_s\": " + SpreadJson(d.wait_s, d.ranks) +
-       ",\n    \"wait_sampled_calls\": " + std::to_string(d.wait_sampled_calls) + "\n  },\n";
+       ",\n    \"wait_sampled_calls\": " + std::to_string(d.wait_sampled_calls) +
+       ",\n    \"sampling_s\": " + SpreadJson(d.sampling_s, d.ranks) + "\n  },\n";
   s += "  \"bins\": [";
   for (size_t i = 0; i < d.bins.size(); ++i) {
     const ReportBin& b = d.bins[i];

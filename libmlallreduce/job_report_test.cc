@@ -92,6 +92,12 @@ TEST(JobReport, ConfigReadsTheReportVariables) {
   EXPECT_NE(c.fingerprint, off.fingerprint);  // ranks must agree on the report too
 }
 
+TEST(JobReport, IntervalZeroTurnsGpuSamplingOff) {
+  Config c = Load({{"MULTILANE_REPORT", "/tmp/r"}, {"MULTILANE_REPORT_INTERVAL", "0"}});
+  EXPECT_TRUE(c.warnings.empty());
+  EXPECT_EQ(c.report_interval_s, 0.0);
+}
+
 TEST(JobReport, BadReportValuesWarnAndKeepMultilaneOn) {
   Config c = Load({{"MULTILANE_REPORT", "/tmp/r"}, {"MULTILANE_REPORT_SAMPLE", "0"},
                    {"MULTILANE_REPORT_INTERVAL", "soon"}});
@@ -149,6 +155,7 @@ TEST(JobReport, RendersTheDocumentedFields) {
   EXPECT_DOUBLE_EQ(j["time"]["wall_s"]["mean"].get<double>(), 10.02);
   EXPECT_DOUBLE_EQ(j["time"]["wait_s"]["max"].get<double>(), 1.2);
   EXPECT_EQ(j["time"]["wait_sampled_calls"], 40);
+  EXPECT_TRUE(j["time"]["sampling_s"].contains("mean"));
   ASSERT_EQ(j["bins"].size(), 1u);
   const json& b = j["bins"][0];
   EXPECT_EQ(b["memory"], "host");
