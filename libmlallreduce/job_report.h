@@ -28,7 +28,7 @@ extern std::atomic<bool> g_on;
 
 // Returns true between StartJobReport and FinishJobReport.  Thread-safe; the
 // whole cost of the report for a job that did not ask for it.
-inline bool ReportOn() { return report_internal::g_on.load(std::memory_order_relaxed); }
+inline bool ReportOn() { return report_internal::g_on.load(std::memory_order_acquire); }
 
 // Starts recording: notes the time, creates the communicator attribute that
 // holds the call counters and, on the first rank of a host (host_rank 0),
