@@ -14,7 +14,10 @@ the one file multilane-report-*.json in that directory
   - the shares of the wall time (mean over ranks) spent in allreduce, in
     compute (wall - allreduce) and waiting: each within TOLERANCE_PP
     *percentage points* of the truth the program measured itself (a compute
-    share of 60 % passes when the report gives 55 % to 65 %).
+    share of 60 % passes when the report gives 55 % to 65 %).  The true
+    waiting is the program's: per call, the last rank's arrival time minus
+    this rank's (one host, one clock); it includes ranks made late by a
+    loaded host, which the report's barriers see as waiting too.
 
 --no-report: MULTILANE_REPORT is unset; the command runs in a fresh
 temporary directory, which must hold no multilane-report* file afterwards.

@@ -10,8 +10,13 @@
 //   synthetic_job truth: {"ranks": 4, "iterations": 50, ..., "bins": [...]}
 // measured by the program itself around its own calls (wall time from the
 // end of MPI_Init to the start of MPI_Finalize, time asleep, time inside
-// MPI_Allreduce) and the waiting each rank had to do: per iteration, the
-// slowest rank's compute minus its own.
+// MPI_Allreduce) and the waiting each rank had to do: per call, the time
+// from its own arrival at MPI_Allreduce to the last rank's arrival
+// (wait_s_mean; CLOCK_MONOTONIC is one clock for all processes of a host,
+// so this holds on one host only), and per iteration the slowest rank's
+// compute minus its own (imbalance_s_mean: equal to the waiting on an idle
+// host; on a loaded one, ranks descheduled on the way to the call make the
+// others wait longer).
 //
 // Usage: synthetic_job [--iterations N] [--compute-ms X] [--imbalance-ms Y]
 //                      [--bytes SIZE[,SIZE...]] [--slow-rank R]
@@ -130,6 +135,8 @@ int main(int argc, char** argv) {
   uint64_t largest = *std::max_element(o.bytes.begin(), o.bytes.end());
   std::vector<float> send(largest / 4, 1.0f), recv(largest / 4, 0.0f);
   std::vector<double> compute(o.iterations);
+  const size_t calls = static_cast<size_t>(o.iterations) * o.bytes.size();
+  std::vector<double> arrivals(calls);
   double allreduce_s = 0;
   bool right = true;
   for (int it = 0; it < o.iterations; ++it) {
@@ -137,9 +144,10 @@ int main(int argc, char** argv) {
     SleepMs(o.compute_ms + (rank == slow ? o.imbalance_ms : 0));
     const double t1 = Now();
     compute[it] = t1 - t0;
-    for (uint64_t b : o.bytes) {
-      const int count = static_cast<int>(b / 4);
+    for (size_t j = 0; j < o.bytes.size(); ++j) {
+      const int count = static_cast<int>(o.bytes[j] / 4);
       const double a0 = Now();
+      arrivals[it * o.bytes.size() + j] = a0;
       MPI_Allreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
       allreduce_s += Now() - a0;
       if (recv[0] != static_cast<float>(size) || recv[count - 1] != static_cast<float>(size)) right = false;
@@ -151,13 +159,16 @@ int main(int argc, char** argv) {
   std::vector<double> all_compute(rank == 0 ? static_cast<size_t>(size) * o.iterations : 0);
   MPI_Gather(compute.data(), o.iterations, MPI_DOUBLE, all_compute.data(), o.iterations, MPI_DOUBLE, 0,
              MPI_COMM_WORLD);
+  std::vector<double> all_arrivals(rank == 0 ? static_cast<size_t>(size) * calls : 0);
+  MPI_Gather(arrivals.data(), static_cast<int>(calls), MPI_DOUBLE, all_arrivals.data(), static_cast<int>(calls),
+             MPI_DOUBLE, 0, MPI_COMM_WORLD);
   double mine[4] = {wall, 0, allreduce_s, right ? 0.0 : 1.0};
   for (double c : compute) mine[1] += c;
   std::vector<double> all(rank == 0 ? 4 * size : 0);
   MPI_Gather(mine, 4, MPI_DOUBLE, all.data(), 4, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   int status = 0;
   if (rank == 0) {
-    double wall_sum = 0, compute_sum = 0, allreduce_sum = 0, wait_sum = 0;
+    double wall_sum = 0, compute_sum = 0, allreduce_sum = 0, wait_sum = 0, imbalance_sum = 0;
     int wrong = 0;
     for (int r = 0; r < size; ++r) {
       wall_sum += all[4 * r];
@@ -168,7 +179,12 @@ int main(int argc, char** argv) {
     for (int it = 0; it < o.iterations; ++it) {
       double slowest = 0;
       for (int r = 0; r < size; ++r) slowest = std::max(slowest, all_compute[static_cast<size_t>(r) * o.iterations + it]);
-      for (int r = 0; r < size; ++r) wait_sum += slowest - all_compute[static_cast<size_t>(r) * o.iterations + it];
+      for (int r = 0; r < size; ++r) imbalance_sum += slowest - all_compute[static_cast<size_t>(r) * o.iterations + it];
+    }
+    for (size_t c = 0; c < calls; ++c) {
+      double last = 0;
+      for (int r = 0; r < size; ++r) last = std::max(last, all_arrivals[r * calls + c]);
+      for (int r = 0; r < size; ++r) wait_sum += last - all_arrivals[r * calls + c];
     }
     std::map<int, std::pair<uint64_t, uint64_t>> bins;  // bin -> calls, bytes
     for (uint64_t b : o.bytes) {
@@ -177,9 +193,10 @@ int main(int argc, char** argv) {
     }
     std::printf("synthetic_job truth: {\"ranks\": %d, \"iterations\": %d, \"slow_rank\": %d, "
                 "\"compute_ms\": %g, \"imbalance_ms\": %g, \"wall_s_mean\": %.6f, \"compute_s_mean\": %.6f, "
-                "\"allreduce_s_mean\": %.6f, \"wait_s_mean\": %.6f, \"wrong_ranks\": %d, \"bins\": [",
+                "\"allreduce_s_mean\": %.6f, \"wait_s_mean\": %.6f, \"imbalance_s_mean\": %.6f, "
+                "\"wrong_ranks\": %d, \"bins\": [",
                 size, o.iterations, slow, o.compute_ms, o.imbalance_ms, wall_sum / size, compute_sum / size,
-                allreduce_sum / size, wait_sum / size, wrong);
+                allreduce_sum / size, wait_sum / size, imbalance_sum / size, wrong);
     bool first = true;
     for (const auto& [bin, cb] : bins) {
       std::printf("%s{\"memory\": \"host\", \"from\": %llu, \"calls\": %llu, \"bytes\": %llu}", first ? "" : ", ",
