@@ -184,6 +184,10 @@ void JobVerdicts(const JobReport& r, JobAnalysis* a) {
           "multilane made little difference: " + Seconds(s.saved_s) + " saved, under " +
               Percent(kSavingsNoticeableShare) + " of the wall time");
     }
+  } else if (!r.profile_text && !r.settings_algo.empty() && r.settings_algo != "auto") {
+    Add(v, "savings", VerdictLevel::kNote,
+        "MULTILANE_ALGO=" + r.settings_algo +
+            " forced the algorithm and no profile was in force: no system MPI times to compare with");
   } else if (!r.profile_text) {
     Add(v, "savings", VerdictLevel::kNote,
         "no profile was in force: the allreduces ran on the system MPI (multilane tune, then multilane run)");

@@ -116,6 +116,20 @@ TEST(ReportAnalysis, KnownJobVerdicts) {
   EXPECT_EQ(Find(a.verdicts, "gpu-underused"), nullptr);
 }
 
+// A real report: mlallreduce_bench on 2 H200 with 2 ranks per GPU, device
+// buffers, MULTILANE_ALGO=lane and no profile (tests/report/fixtures).
+TEST(ReportAnalysis, RealGpuJobWithForcedAlgorithm) {
+  const JobAnalysis a = AnalyzeJob(Load("h200_forced_lane.json"));
+  EXPECT_EQ(a.scale_unit, "GPUs");
+  EXPECT_EQ(a.scale, 2);
+  EXPECT_TRUE(a.energy.measured);
+  EXPECT_EQ(a.energy.gpus, 2);
+  EXPECT_GT(a.energy.energy_j, 0);
+  EXPECT_FALSE(a.savings.known);
+  const std::string savings = Find(a.verdicts, "savings")->text;
+  EXPECT_NE(savings.find("MULTILANE_ALGO=lane forced the algorithm"), std::string::npos) << savings;
+}
+
 TEST(ReportAnalysis, CpuJobWithoutProfile) {
   const JobAnalysis a = AnalyzeJob(Load("cpu_no_profile.json"));
   EXPECT_EQ(a.scale_unit, "ranks");
