@@ -12,6 +12,7 @@
 #include "context.h"
 #include "db/node_type.h"
 #include "db/profile_store.h"
+#include "tuner/candidates.h"
 
 namespace multilane {
 namespace {
@@ -23,15 +24,7 @@ struct ShowOptions {
   std::string partition;
 };
 
-std::string Size(int64_t bytes) {
-  static const char* kUnit[] = {"", "K", "M", "G", "T"};
-  int i = 0;
-  while (i < 4 && bytes != 0 && bytes % 1024 == 0) {
-    bytes /= 1024;
-    ++i;
-  }
-  return std::to_string(bytes) + kUnit[i];
-}
+std::string Size(int64_t bytes) { return mltuner::FormatByteSize(static_cast<uint64_t>(bytes)); }
 
 std::string Choice(const mldb::ProfileEntryRow& e) {
   std::string s = e.algo;

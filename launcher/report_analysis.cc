@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <map>
 
+#include "byte_size.h"
+
 namespace multilane {
 namespace {
 
@@ -253,15 +255,7 @@ std::string Joules(double j) {
   return Format("%.2f MJ", j / 1e6);
 }
 
-std::string SizeLabel(uint64_t bytes) {
-  static const char* kUnit[] = {"", "K", "M", "G", "T"};
-  int i = 0;
-  while (i < 4 && bytes != 0 && bytes % 1024 == 0) {
-    bytes /= 1024;
-    ++i;
-  }
-  return std::to_string(bytes) + kUnit[i];
-}
+std::string SizeLabel(uint64_t bytes) { return mla::FormatByteSize(bytes); }
 
 std::string BinLabel(const BinAnalysis& bin, bool with_memory) {
   std::string s = SizeLabel(bin.from) + "–" + (bin.to ? SizeLabel(*bin.to) : std::string("inf"));

@@ -30,9 +30,13 @@ namespace {
 constexpr uint32_t kFirstSpecialStep = 0xfffffff0u;
 
 std::string GetEnv(spank_t sp, const char* name) {
-  char buf[16384];
-  if (spank_getenv(sp, name, buf, sizeof buf) != ESPANK_SUCCESS) return "";
-  return buf;
+  std::vector<char> buf(16384);
+  for (;;) {
+    const spank_err_t rc = spank_getenv(sp, name, buf.data(), static_cast<int>(buf.size()));
+    if (rc == ESPANK_SUCCESS) return buf.data();
+    if (rc != ESPANK_NOSPACE || buf.size() >= (1u << 24)) return "";
+    buf.resize(buf.size() * 4);  // a long profile or preload list
+  }
 }
 
 bool SetEnv(spank_t sp, const char* name, const std::string& value) {

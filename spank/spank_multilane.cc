@@ -82,6 +82,18 @@ int Guard(const char* where, F&& body, int on_exception) {
   return on_exception;
 }
 
+// Parses the plugstack.conf arguments, then runs body; a bad argument is
+// logged and the job goes on (prolog and epilog never fail a job).
+template <typename F>
+int WithConfig(int ac, char** av, F&& body) {
+  std::string error;
+  if (!ParsePluginConfig(ac, av, &State().config, &error)) {
+    Error(error);
+    return 0;
+  }
+  return body();
+}
+
 }  // namespace
 
 struct spank_option* MultilaneOption() { return &kOption; }
@@ -133,25 +145,11 @@ extern "C" int slurm_spank_task_init(spank_t sp, int /*ac*/, char** /*av*/) {
 // In the job script context Slurm calls no init: the plugstack.conf
 // arguments come with the callback itself.
 extern "C" int slurm_spank_job_prolog(spank_t sp, int ac, char** av) {
-  return Guard("job_prolog", [&] {
-    std::string error;
-    if (!ParsePluginConfig(ac, av, &State().config, &error)) {
-      Error(error);
-      return 0;
-    }
-    return JobProlog(sp);
-  }, 0);
+  return Guard("job_prolog", [&] { return WithConfig(ac, av, [&] { return JobProlog(sp); }); }, 0);
 }
 
 extern "C" int slurm_spank_job_epilog(spank_t sp, int ac, char** av) {
-  return Guard("job_epilog", [&] {
-    std::string error;
-    if (!ParsePluginConfig(ac, av, &State().config, &error)) {
-      Error(error);
-      return 0;
-    }
-    return JobEpilog(sp);
-  }, 0);
+  return Guard("job_epilog", [&] { return WithConfig(ac, av, [&] { return JobEpilog(sp); }); }, 0);
 }
 
 #pragma GCC visibility pop

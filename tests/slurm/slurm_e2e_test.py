@@ -166,7 +166,7 @@ def sha256(path):
     return hashlib.sha256(open(path, "rb").read()).hexdigest()
 
 
-PROBE_JOB = "srun {probe} 5\n"
+PROBE_JOB = "srun --mpi=pmix {probe} 5\n"
 
 
 # ---------------------------------------------------------------- the cases
