@@ -4,30 +4,9 @@
 #include <cinttypes>
 #include <cmath>
 
-namespace mlabench {
+#include "json_text.h"
 
-std::string JsonWriter::escape(const std::string &s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);  // UTF-8 passes through unchanged
-        }
-    }
-  }
-  return out;
-}
+namespace mlabench {
 
 void JsonWriter::newline() {
   fputc('\n', f_);
@@ -68,13 +47,13 @@ void JsonWriter::close(char c) {
 
 void JsonWriter::key(const char *k) {
   before_value();
-  fprintf(f_, "\"%s\": ", escape(k).c_str());
+  fprintf(f_, "%s: ", mla::JsonString(k).c_str());
   after_key_ = true;
 }
 
 void JsonWriter::str(const std::string &s) {
   before_value();
-  fprintf(f_, "\"%s\"", escape(s).c_str());
+  fputs(mla::JsonString(s).c_str(), f_);
 }
 
 void JsonWriter::num(double v) {

@@ -34,8 +34,6 @@ class JsonWriter {
   void kv(const char *k, const std::string &s) { key(k); str(s); }
   void kv(const char *k, const char *s) { key(k); str(s); }
 
-  static std::string escape(const std::string &s);
-
  private:
   struct Level {
     bool inline_;
