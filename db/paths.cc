@@ -3,6 +3,8 @@
 
 #include <cstdlib>
 
+#include "multilane/install_paths.h"  // generated: kSystemDatabase
+
 namespace mldb {
 
 namespace {
@@ -16,7 +18,7 @@ std::string Env(const char* name) {
 
 std::string SystemDatabasePath() {
   std::string v = Env("MULTILANE_SYSTEM_DB");
-  return v.empty() ? "/var/lib/multilane/profiles.db" : v;
+  return v.empty() ? multilane_install::kSystemDatabase : v;
 }
 
 std::string UserDatabasePath() {

@@ -8,7 +8,8 @@
 namespace mldb {
 
 // The shared database the admin tunes into: $MULTILANE_SYSTEM_DB when set and
-// not empty, else /var/lib/multilane/profiles.db.
+// not empty, else the configured one (MULTILANE_SYSTEM_DATABASE at build time,
+// /var/lib/multilane/profiles.db unless the admin chose another).
 std::string SystemDatabasePath();
 
 // The calling user's own database: $MULTILANE_USER_DB when set and not empty,

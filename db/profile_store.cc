@@ -1,5 +1,8 @@
 // profile_store.cc: the SQLite profile store.
 #include "db/profile_store.h"
+#include "db/snapshot.h"
+
+#include "db/profile_check.h"
 
 #include <errno.h>
 #include <sqlite3.h>
@@ -212,6 +215,20 @@ bool MakeParents(const std::string& path, std::string* error) {
   return true;
 }
 
+// A database file that does not exist yet needs a folder we may write (SQLite
+// would say "No such file or directory").  On failure sets *error.
+bool CanCreateIn(const std::string& path, std::string* error) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) == 0) return true;
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  if (::access(dir.c_str(), W_OK | X_OK) == 0) return true;
+  SetError(error, Prefix(path) + "cannot create the database in " + dir + ": " + std::strerror(errno) +
+                      "; choose another path (MULTILANE_USER_DB / MULTILANE_SYSTEM_DB) or give yourself "
+                      "write access to the folder");
+  return false;
+}
+
 // Reads PRAGMA user_version and the names of the tables.
 int ReadSchema(sqlite3* db, int* version, std::set<std::string>* tables) {
   Stmt v(db, "PRAGMA user_version");
@@ -293,7 +310,7 @@ ProfileStore::ProfileStore(std::string path, Access access, sqlite3* db)
 ProfileStore::~ProfileStore() { sqlite3_close_v2(db_); }
 
 std::unique_ptr<ProfileStore> ProfileStore::Open(const std::string& path, Access access,
-                                                 std::string* error) {
+                                                 std::string* error, Journal journal) {
   std::string local_error;
   if (error == nullptr) error = &local_error;
   ClearError(error);
@@ -303,10 +320,17 @@ std::unique_ptr<ProfileStore> ProfileStore::Open(const std::string& path, Access
   }
   const bool rw = access == Access::kReadWrite;
   if (rw && !MakeParents(path, error)) return nullptr;
+  if (rw && !CanCreateIn(path, error)) return nullptr;
   struct stat st;
   if (stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) {
       SetError(error, Prefix(path) + "is a folder, not a database file; " + kForeignFix);
+      return nullptr;
+    }
+    if (rw && IsPublishedSnapshot(path)) {
+      SetError(error, Prefix(path) + "a published snapshot, never written in place; write its working copy " +
+                          WorkingCopyPath(path) + " (`multilane tune --system` / `import --system` do) and "
+                          "publish again (docs/admin.md, \"The system database on a shared file system\")");
       return nullptr;
     }
     if (!rw && st.st_size == 0) {
@@ -322,11 +346,13 @@ std::unique_ptr<ProfileStore> ProfileStore::Open(const std::string& path, Access
   }
 
   // Opens, tries a first read; on a read-only WAL database whose -shm cannot
-  // be created (a folder the reader may not write), reopens immutable.
+  // be created (a folder the reader may not write), reopens immutable.  A
+  // published snapshot is never changed in place: immutable at once.
   sqlite3* db = nullptr;
   int version = 0;
   std::set<std::string> tables;
-  for (int attempt = 0; attempt < 2; ++attempt) {
+  const bool snapshot = !rw && IsPublishedSnapshot(path);
+  for (int attempt = snapshot ? 1 : 0; attempt < 2; ++attempt) {
     const bool immutable = attempt == 1;
     int flags = rw ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
     flags |= SQLITE_OPEN_FULLMUTEX;
@@ -362,21 +388,23 @@ std::unique_ptr<ProfileStore> ProfileStore::Open(const std::string& path, Access
   if (!CheckSchema(path, version, tables, rw, error)) return fail(*error);
   if (!rw) return std::unique_ptr<ProfileStore>(new ProfileStore(path, access, db));
 
-  // Read-write: WAL, foreign keys, migrations.
+  // Read-write: the journal mode, foreign keys, migrations.
   // Switching the journal mode does not wait in the busy handler: a second
   // writer creating the same new database at the same moment gets
   // SQLITE_BUSY at once, so wait and retry here (up to about 10 s).
+  const bool wal_mode = journal == Journal::kWal;
   for (int attempt = 0;; ++attempt) {
-    Stmt wal(db, "PRAGMA journal_mode=WAL");
-    int rc = wal.Step();
+    Stmt mode(db, wal_mode ? "PRAGMA journal_mode=WAL" : "PRAGMA journal_mode=DELETE");
+    int rc = mode.Step();
     if (rc == SQLITE_ROW) break;
-    if (!IsBusy(rc) || attempt >= 500) return fail(DbError(path, db, rc, "turning on WAL"));
+    if (!IsBusy(rc) || attempt >= 500)
+      return fail(DbError(path, db, rc, wal_mode ? "turning on WAL" : "turning on the rollback journal"));
     std::this_thread::sleep_for(std::chrono::milliseconds(10 + attempt % 11));
   }
   // Keep -wal and -shm after the last writer closes, so that readers who may
   // not write the folder can still open the database.
   int persist = 1;
-  sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
+  if (wal_mode) sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
   int rc = sqlite3_exec(db, "PRAGMA foreign_keys=ON", nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) return fail(DbError(path, db, rc, "turning on foreign keys"));
 
@@ -440,6 +468,12 @@ bool ValidRecord(const ProfileRecord& r, const std::string& where, std::string* 
     if (!ValidEntry(r.entries[i], where + "entries[" + std::to_string(i) + "].", error)) {
       return false;
     }
+  }
+  // What `run` gives the library (the text) must be what `show` lists (the rows).
+  std::string why;
+  if (!CheckProfileText(r.profile_text, r.entries, &why)) {
+    *error = where + why;
+    return false;
   }
   return true;
 }
@@ -726,6 +760,35 @@ std::vector<ProfileRecord> ProfileStore::List(std::string* error) {
   int rc = txn.rc == SQLITE_OK ? QueryAllProfiles(db_, &out) : txn.rc;
   if (rc != SQLITE_OK) {
     SetError(error, DbError(path_, db_, rc, "listing profiles"));
+    return {};
+  }
+  return out;
+}
+
+std::vector<Measurement> ProfileStore::Measurements(int64_t profile_id, std::string* error) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ClearError(error);
+  std::vector<Measurement> out;
+  Stmt s(db_,
+         "SELECT mem_kind, bytes, candidate, ppg, time_us, reps FROM measurements WHERE profile_id = ?"
+         " ORDER BY mem_kind DESC, ppg, bytes, candidate");
+  int rc = s.prepare_rc();
+  if (rc == SQLITE_OK) {
+    s.Bind(1, profile_id);
+    while ((rc = s.Step()) == SQLITE_ROW) {
+      Measurement m;
+      m.mem_kind = s.Text(0);
+      m.bytes = s.Int(1);
+      m.candidate = s.Text(2);
+      m.ppg = s.IsNull(3) ? 0 : static_cast<int>(s.Int(3));
+      m.time_us = s.Double(4);
+      m.reps = static_cast<int>(s.Int(5));
+      out.push_back(std::move(m));
+    }
+    if (rc == SQLITE_DONE) rc = SQLITE_OK;
+  }
+  if (rc != SQLITE_OK) {
+    SetError(error, DbError(path_, db_, rc, "reading measurements"));
     return {};
   }
   return out;

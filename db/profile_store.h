@@ -3,7 +3,10 @@
 // One file holds node types, profiles (the text the library reads plus its
 // entries as rows) and the raw measurements behind them.  Writers publish a
 // whole profile in one transaction, so readers never see half of one; any
-// number of processes may read and write one file at once (WAL mode).
+// number of processes of one machine may read and write one file at once
+// (WAL mode, for files on local disks).  A file on a shared (network) file
+// system is written as a private working copy in rollback-journal mode and
+// published as a read-only snapshot by atomic rename (db/snapshot.h).
 //
 // Every failure is reported, never thrown or aborted on: functions return
 // false / nullopt / empty and set *error (when error is not null) to one line
@@ -82,6 +85,10 @@ struct NodeTypeRow {
 class ProfileStore {
  public:
   enum class Access { kReadOnly, kReadWrite };
+  // How a read-write store journals: WAL (one machine's processes, local
+  // disks) or a rollback journal (journal_mode=DELETE: the working copy of a
+  // published snapshot, db/snapshot.h).
+  enum class Journal { kWal, kRollback };
 
   // What `multilane doctor` shows.
   struct Health {
@@ -93,15 +100,17 @@ class ProfileStore {
 
   // Opens the database at `path`.
   // kReadWrite: creates missing parent folders (0755) and the file, turns on
-  //   WAL, a 10 s busy timeout and foreign keys, and brings the schema to
-  //   kSchemaVersion in one transaction.  An empty (0-byte) file is
-  //   initialised like a new one.
+  //   `journal` (WAL by default), a 10 s busy timeout and foreign keys, and
+  //   brings the schema to kSchemaVersion in one transaction.  An empty
+  //   (0-byte) file is initialised like a new one.  A published snapshot
+  //   (IsPublishedSnapshot) is refused: it is never written in place.
   // kReadOnly: never creates or modifies anything; a missing file is an error.
+  //   A published snapshot is opened immutable (no locks, no -shm/-journal).
   // Fails (nullptr, *error set) on a file that is not SQLite, corrupt or
   // truncated, holds another program's tables, is empty (read-only), or has a
   // schema newer than kSchemaVersion.  Never throws.
   static std::unique_ptr<ProfileStore> Open(const std::string& path, Access access,
-                                            std::string* error);
+                                            std::string* error, Journal journal = Journal::kWal);
 
   ~ProfileStore();
   ProfileStore(const ProfileStore&) = delete;
@@ -134,6 +143,11 @@ class ProfileStore {
   // returns {} and sets *error (cleared on success).
   std::vector<ProfileRecord> List(std::string* error);
 
+  // The measurements stored with profile `profile_id` (by memory kind, ppg,
+  // bytes, candidate); {} for a profile without any.  On failure returns {}
+  // and sets *error (cleared on success).
+  std::vector<Measurement> Measurements(int64_t profile_id, std::string* error);
+
   // Every node type, by first_seen then key.  On failure returns {} and sets
   // *error (cleared on success).
   std::vector<NodeTypeRow> NodeTypes(std::string* error);
@@ -151,6 +165,21 @@ class ProfileStore {
   // partition, versions, tuned_at and text) are skipped, so importing twice
   // adds nothing.  *imported (when not null) = profiles added.
   bool Import(const nlohmann::json& document, int* imported, std::string* error);
+
+  // Writes a consistent copy of this (read-write) store to `target` as a
+  // published snapshot: a new file in target's folder (rollback journal,
+  // marked by kSnapshotApplicationId, mode 0644, synced) renamed over
+  // `target` in one step.  Readers that opened the old file keep reading it;
+  // readers opening `target` afterwards get the new one; nobody sees half a
+  // file.  Holds this store's write lock while copying and renaming, so
+  // concurrent publishers take turns and a newer snapshot is never replaced
+  // by an older one.  Defined in db/snapshot.cc.
+  bool PublishSnapshot(const std::string& target, std::string* error);
+
+  // Writes a consistent copy of this store into the (new or empty) file
+  // `to`, unmarked and in rollback-journal mode.  Returns "" or what failed.
+  // Defined in db/snapshot.cc.
+  std::string CopyTo(const std::string& to);
 
   // Runs PRAGMA integrity_check and foreign_key_check and counts profiles.
   // Never fails: problems are listed in the result.

@@ -69,7 +69,8 @@ inline ProfileRecord TestProfile(const std::string& tag = "t", const std::string
   r.tuned_by = "tester-" + tag;
   r.duration_s = 12.5;
   r.profile_text = "multilane-profile 1 tag=" + tag +
-                   "\nhost 0 256K passthrough\nhost 256K inf lane lanes=2 time_us=812\n";
+                   "\nhost 0 256K passthrough\nhost 256K inf lane lanes=2 time_us=812 mpi_time_us=1304\n"
+                   "device 1M inf split chunk=4M transport=nccl ppg=4\n";
   ProfileEntryRow a;
   a.mem_kind = "host";
   a.min_bytes = 0;

@@ -1,10 +1,18 @@
-// cmd_doctor.cc: `multilane doctor`: checks the installation, the databases,
-// MPI and GPUs, and says what to fix.  Exit status 1 when something is broken.
+// cmd_doctor.cc: `multilane doctor`: checks what runs - the library, probe
+// and CUDA module this command would use (each loaded in a child process, so
+// a damaged file cannot crash the doctor), the databases and their profiles
+// per partition, MPI, and where Slurm is installed the plugstack line, the
+// plugin, the Slurm version it was built for and the cli_filter - and says
+// what to fix.  Exit status 1 when anything is wrong; the last line says so.
 #include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,9 +22,23 @@
 #include "db/paths.h"
 #include "db/profile_store.h"
 #include "db/resolve.h"
+#include "db/snapshot.h"
+#include "doctor_slurm.h"
+#include "install_defaults.h"  // generated: kBuildLibrary (a build tree's library)
+#include "plugin_config.h"     // spank/: the plugin's own parser of its plugstack arguments
+#include "process.h"
+#include "db/profile_check.h"
+#include "slurm_partition.h"
 
 namespace multilane {
 namespace {
+
+struct DoctorOptions {
+  std::vector<std::string> databases;
+  bool system = false;
+  std::string load_check;  // hidden: load this file and print what it exports
+  bool lazy = false;       // hidden: with --load-check, resolve symbols lazily (a Slurm plugin)
+};
 
 struct Doctor {
   int errors = 0;
@@ -28,18 +50,86 @@ struct Doctor {
   }
 };
 
-bool OnPath(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string p = path ? path : "";
+// The child's side of LoadInChild: prints what the file exports.
+int LoadCheck(const std::string& path, bool lazy) {
+  void* handle = dlopen(path.c_str(), (lazy ? RTLD_LAZY : RTLD_NOW) | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    std::printf("error=%s\n", why ? why : "dlopen failed");
+    return 3;
+  }
+  using VersionFn = const char* (*)();
+  if (auto version = reinterpret_cast<VersionFn>(dlsym(handle, "mla_version"))) std::printf("version=%s\n", version());
+  if (auto pv = static_cast<const unsigned*>(dlsym(handle, "plugin_version"))) std::printf("plugin_version=%u\n", *pv);
+  std::printf("loads=yes\n");
+  return 0;
+}
+
+struct Loaded {
+  bool ok = false;
+  std::string why;  // when !ok: the loader's message or the crash
+  std::map<std::string, std::string> values;
+  std::string Get(const std::string& key) const {
+    auto it = values.find(key);
+    return it == values.end() ? "?" : it->second;
+  }
+};
+
+// Loads `path` in a child (`multilane doctor --load-check`): a truncated
+// library can crash the loader (SIGBUS), which must not crash the doctor.
+Loaded LoadInChild(const std::string& path, bool lazy) {
+  Loaded l;
+  std::vector<std::string> argv = {SelfPath(), "doctor", "--load-check", path};
+  if (lazy) argv.push_back("--lazy");
+  std::string out;
+  const int status = RunAndCapture(argv, &out);
   size_t start = 0;
-  while (start <= p.size()) {
-    size_t end = p.find(':', start);
-    std::string dir = p.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    if (!dir.empty() && access((dir + "/" + name).c_str(), X_OK) == 0) return true;
-    if (end == std::string::npos) break;
+  while (start < out.size()) {
+    size_t end = out.find('\n', start);
+    if (end == std::string::npos) end = out.size();
+    const std::string line = out.substr(start, end - start);
+    const size_t eq = line.find('=');
+    if (eq != std::string::npos) l.values[line.substr(0, eq)] = line.substr(eq + 1);
     start = end + 1;
   }
-  return false;
+  if (status == 0 && l.values["loads"] == "yes") {
+    l.ok = true;
+  } else if (status > 128) {
+    l.why = "loading it crashed (signal " + std::to_string(status - 128) + "): the file is damaged or truncated";
+  } else {
+    l.why = l.values.count("error") ? l.values["error"] : out.substr(0, out.find('\n'));
+  }
+  return l;
+}
+
+// Runs a program briefly (`--version`) and, when it cannot even start (the
+// loader's exit status 127), returns the loader's own message.
+std::string StartProblem(const std::string& program) {
+  std::string out;
+  const int status = RunAndCapture({program, "--version"}, &out);
+  if (status == 0) return "";
+  const std::string first = out.substr(0, out.find('\n'));
+  if (status == 127) return "cannot start: " + (first.empty() ? std::string("exit status 127") : first);
+  if (status > 128) return "crashed at start (signal " + std::to_string(status - 128) + ")";
+  return "";  // it started (and may not know --version): not a start problem
+}
+
+std::string RealPath(const std::string& path) {
+  char buf[PATH_MAX];
+  return realpath(path.c_str(), buf) != nullptr ? std::string(buf) : path;
+}
+
+// The fix for a broken part of the installation: rebuild in a build tree,
+// reinstall elsewhere (a node has no source).
+std::string ReinstallFix(const Installation& in, const std::string& variable) {
+  if (in.library == kBuildLibrary) {
+    std::string build = kBuildLibrary;
+    build = build.substr(0, build.rfind('/'));
+    build = build.substr(0, build.rfind('/'));
+    return "rebuild this build tree (cmake --build " + build + "), or set " + variable;
+  }
+  return "reinstall multilane (its package, or `cmake --install` of the same version) on this node, or set " +
+         variable + " to the right file";
 }
 
 void CheckDatabase(Doctor* d, const std::string& label, const std::string& path, const std::string& fix_missing) {
@@ -64,43 +154,221 @@ void CheckDatabase(Doctor* d, const std::string& label, const std::string& path,
     return;
   }
   d->Ok(label + " database " + path + ": schema " + std::to_string(health.schema_version) + ", " +
-        std::to_string(health.profiles) + " profile(s)");
+        std::to_string(health.profiles) + " profile(s)" +
+        (mldb::IsPublishedSnapshot(path) ? ", a published snapshot" : ""));
+  for (const mldb::ProfileRecord& p : store->List(&error)) {
+    // What jobs get is the profile text, read by the library's own parser:
+    // a profile it rejects (or whose rows say otherwise) is a problem here,
+    // not a warning in every job.
+    std::string bad;
+    if (!mldb::CheckProfileText(p.profile_text, p.entries, &bad))
+      d->Error(label + " database " + path + ": profile " + std::to_string(p.id) + " is not what jobs can use: " + bad,
+               "tune that node type again (or import a corrected profile)");
+    if (p.profile_text.find(" oversubscribed=") == std::string::npos) continue;
+    const std::string what = label + " database " + path + ": profile " + std::to_string(p.id) +
+                             " was tuned oversubscribed (more ranks than cores): a test profile";
+    if (label == "system") d->Error(what, "tune that node type again without oversubscribing");
+    else d->Note(what);
+  }
 }
 
-int RunDoctor() {
-  Doctor d;
-  std::printf("multilane doctor (libmlallreduce %s)\n", LibraryVersion().c_str());
-  const Installation in = FindInstallation();
-
-  std::printf("installation\n");
-  void* lib = dlopen(in.library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) {
-    const char* why = dlerror();
-    d.Error("libmlallreduce cannot be loaded from " + in.library + ": " + (why ? why : "?"),
-            "build multilane (cmake --build) or set MULTILANE_LIBRARY to the library's path");
+void CheckInstallation(Doctor* d, const Installation& in) {
+  std::printf("installation (what this command uses)\n");
+  const Loaded lib = LoadInChild(in.library, false);
+  if (!lib.ok) {
+    d->Error("libmlallreduce " + in.library + " does not load: " + lib.why, ReinstallFix(in, "MULTILANE_LIBRARY"));
+  } else if (lib.Get("version") != LibraryVersion()) {
+    d->Error(in.library + " is version " + lib.Get("version") +
+                 ", this command " + LibraryVersion(),
+             ReinstallFix(in, "MULTILANE_LIBRARY"));
   } else {
-    using VersionFn = const char* (*)();
-    auto version = reinterpret_cast<VersionFn>(dlsym(lib, "mla_version"));
-    std::string v = version ? version() : "?";
-    if (v != LibraryVersion())
-      d.Error(in.library + " is version " + v + ", this command " + LibraryVersion(), "install matching versions");
-    else
-      d.Ok("libmlallreduce " + v + " at " + in.library);
-    dlclose(lib);
+    d->Ok("libmlallreduce " + lib.Get("version") + " at " + in.library + " (loads)");
   }
   const std::string module = in.library.substr(0, in.library.rfind('/') + 1) + "libmlallreduce_cuda.so";
-  if (access(module.c_str(), R_OK) == 0) d.Ok("CUDA module at " + module);
-  else d.Note("no CUDA module next to the library: device buffers go to the system MPI (build with nvcc to add it)");
-  if (access(in.probe.c_str(), X_OK) == 0) d.Ok("probe program " + in.probe);
-  else d.Error("probe program " + in.probe + " is missing", "build multilane or set MULTILANE_PROBE");
+  if (access(module.c_str(), F_OK) == 0) {
+    const Loaded cuda = LoadInChild(module, false);
+    if (cuda.ok) d->Ok("CUDA module " + module + " (loads)");
+    else if (cuda.why.find("libcuda.so") != std::string::npos)
+      d->Note("CUDA module " + module + " needs the NVIDIA driver (" + cuda.why +
+              "): none here, so device buffers go to the system MPI");
+    else d->Error("CUDA module " + module + " does not load: " + cuda.why + "; device buffers go to the system MPI",
+                  "install the CUDA runtime it needs, or " + ReinstallFix(in, "MULTILANE_LIBRARY"));
+  } else {
+    d->Note("no CUDA module beside the library: device buffers go to the system MPI");
+  }
+  if (access(in.probe.c_str(), X_OK) != 0) {
+    d->Error("probe program " + in.probe + " is missing or not executable", ReinstallFix(in, "MULTILANE_PROBE"));
+  } else {
+    const std::string problem = StartProblem(in.probe);
+    if (problem.empty()) d->Ok("probe program " + in.probe + " (starts)");
+    else d->Error("probe program " + in.probe + ": " + problem, ReinstallFix(in, "MULTILANE_PROBE"));
+  }
+}
+
+// Profiles that serve this node type, per partition.
+void CheckProfiles(Doctor* d, const std::vector<std::string>& databases, const std::string& node_type,
+                   const std::string& mpi) {
+  std::vector<std::string> notes;
+  auto profile = mldb::ResolveProfile(databases, node_type, "", LibraryVersion(), mpi, &notes);
+  if (profile) d->Ok("profile " + std::to_string(profile->id) + " serves this node type (tuned " + profile->tuned_at + ")");
+  // Partitions: those Slurm lists, and those profiles were tuned for.
+  std::set<std::string> partitions;
+  std::string sinfo;
+  if (RunAndCapture({"sinfo", "-h", "-o", "%R"}, &sinfo) == 0) {
+    size_t start = 0;
+    while (start < sinfo.size()) {
+      size_t end = sinfo.find('\n', start);
+      if (end == std::string::npos) end = sinfo.size();
+      if (end > start) partitions.insert(sinfo.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  for (const std::string& path : databases) {
+    std::string error;
+    auto store = mldb::ProfileStore::Open(path, mldb::ProfileStore::Access::kReadOnly, &error);
+    if (!store) continue;
+    for (const mldb::ProfileRecord& p : store->List(&error))
+      if (!p.partition.empty() && p.node_type_key == node_type) partitions.insert(p.partition);
+  }
+  for (const std::string& partition : partitions) {
+    auto hit = mldb::ResolveProfile(databases, node_type, partition, LibraryVersion(), mpi, nullptr);
+    if (hit) d->Ok("partition " + partition + ": profile " + std::to_string(hit->id) + " (tuned " + hit->tuned_at +
+                   (hit->partition.empty() ? ", for any partition" : "") + ")");
+    else d->Note("partition " + partition + ": no profile for this node type and versions (`multilane tune --partition " +
+                 partition + " --system`)");
+  }
+  if (!profile && partitions.empty())
+    d->Note("no profile for this node type and library version yet: run `multilane tune`");
+}
+
+void CheckSlurm(Doctor* d, const Installation& in) {
+  SlurmConf conf;
+  if (!ReadSlurmConf(SlurmConfPath(), &conf)) {
+    std::printf("Slurm\n");
+    d->Note("no " + SlurmConfPath() + ": not a Slurm node (or SLURM_CONF names another file)");
+    return;
+  }
+  std::printf("Slurm (%s)\n", conf.path.c_str());
+  unsigned installed = 0;
+  for (const std::vector<std::string>& argv : std::vector<std::vector<std::string>>{
+           {"slurmd", "-V"}, {"sinfo", "--version"}, {"srun", "--version"}}) {
+    std::string out;
+    if (RunAndCapture(argv, &out) == 0 && (installed = ParseSlurmVersion(out)) != 0) break;
+  }
+  std::vector<std::string> problems;
+  if (access(conf.plugstack.c_str(), R_OK) != 0) {
+    d->Note("no plugstack file " + conf.plugstack + " (PlugStackConfig): --multilane is not enabled here");
+    return;
+  }
+  std::vector<PlugstackLine> lines = ReadPlugstack(conf.plugstack, &problems);
+  for (const std::string& p : problems)
+    d->Error("plugstack line not understood: " + p, "fix or remove it (Slurm refuses the whole file)");
+  std::vector<PlugstackLine> ours;
+  for (const PlugstackLine& l : lines)
+    if (l.plugin.find("spank_multilane") != std::string::npos) ours.push_back(l);
+  if (ours.empty()) {
+    d->Note("no plugstack line names spank_multilane.so (read " + conf.plugstack +
+            " and its includes): --multilane is not enabled here");
+    return;
+  }
+  if (ours.size() > 1) {
+    std::string where;
+    for (const PlugstackLine& l : ours) where += " " + l.file + ":" + std::to_string(l.line);
+    d->Error("spank_multilane.so is named " + std::to_string(ours.size()) + " times:" + where,
+             "keep one line (Slurm would load the plugin twice)");
+  }
+  const PlugstackLine& line = ours.front();
+  const std::string at = line.file + ":" + std::to_string(line.line);
+  std::vector<char*> argv;
+  std::vector<std::string> args = line.args;
+  for (std::string& a : args) argv.push_back(a.data());
+  multilane_spank::PluginConfig config;
+  std::string error;
+  if (!multilane_spank::ParsePluginConfig(static_cast<int>(argv.size()), argv.data(), &config, &error)) {
+    d->Error(at + ": " + error, "correct the line (docs/admin.md lists the keys)");
+    return;
+  }
+  d->Ok(at + ": " + line.kind + " " + line.plugin + " (keys valid)");
+  const Loaded plugin = LoadInChild(line.plugin, true);
+  if (!plugin.ok) {
+    d->Error("the plugin " + line.plugin + " does not load: " + plugin.why,
+             "install slurm-spank-multilane built for this Slurm (or fix the path on the plugstack line)");
+  } else {
+    const unsigned built = static_cast<unsigned>(std::strtoul(plugin.Get("plugin_version").c_str(), nullptr, 10));
+    if (installed == 0) {
+      d->Note("the plugin loads (built for Slurm " + FormatSlurmVersion(built) +
+              "); this node's Slurm version is unknown (no slurmd -V, sinfo --version)");
+    } else if ((built >> 8) != (installed >> 8)) {
+      d->Error("the plugin was built for Slurm " + FormatSlurmVersion(built) + ", this node runs " +
+                   FormatSlurmVersion(installed) + ": Slurm refuses to load it",
+               "install the plugin built against this Slurm version");
+    } else {
+      d->Ok("the plugin loads and matches Slurm " + FormatSlurmVersion(installed));
+    }
+  }
+  if (access(config.multilane.c_str(), X_OK) != 0) {
+    d->Error("multilane=" + config.multilane + " is missing or not executable: jobs run without multilane",
+             "install multilane on this node, or point multilane= at it");
+  } else {
+    const std::string problem = StartProblem(config.multilane);
+    if (!problem.empty())
+      d->Error("multilane=" + config.multilane + ": " + problem + ": jobs run without multilane",
+               "reinstall multilane on this node (its library must be where its RUNPATH says)");
+    else if (RealPath(config.multilane) != RealPath(SelfPath()))
+      d->Note("multilane=" + config.multilane + " is not this command (" + SelfPath() + ")");
+    else
+      d->Ok("multilane=" + config.multilane + " (starts)");
+  }
+  const Loaded lib = LoadInChild(config.library, false);
+  if (!lib.ok)
+    d->Error("library=" + config.library + " does not load: " + lib.why, "install multilane's library there, or fix library=");
+  else if (lib.Get("version") != LibraryVersion())
+    d->Error("library=" + config.library + " is version " + lib.Get("version") + ", this command " + LibraryVersion(),
+             "install matching versions of multilane and its library");
+  else if (RealPath(config.library) != RealPath(in.library))
+    d->Note("library=" + config.library + " is not the library this command uses (" + in.library + ")");
+  else
+    d->Ok("library=" + config.library + " (loads, " + LibraryVersion() + ")");
+  CheckDatabase(d, "plugstack database=", config.database, "the admin creates it with `multilane tune --system`");
+
+  // The cli_filter: the tuned layout at submission.
+  if (conf.cli_filter.find("lua") == std::string::npos) {
+    d->Note("CliFilterPlugins has no cli_filter/lua: --multilane jobs do not get the tuned tasks per GPU");
+    return;
+  }
+  const std::string lua = conf.path.substr(0, conf.path.rfind('/') + 1) + "cli_filter.lua";
+  const CliFilterSettings filter = ReadCliFilter(lua);
+  if (!filter.ours) {
+    d->Error(lua + " is not multilane's cli_filter.lua (or is missing)",
+             "install multilane's cli_filter.lua there (slurm-spank-multilane), with the settings of the plugstack line");
+    return;
+  }
+  const std::string mode = config.default_on ? "auto" : "off";
+  if (filter.multilane != config.multilane || filter.database != config.database || filter.default_mode != mode)
+    d->Error(lua + " settings (MULTILANE=" + filter.multilane + " DATABASE=" + filter.database + " DEFAULT=" +
+                 filter.default_mode + ") differ from the plugstack line (multilane=" + config.multilane +
+                 " database=" + config.database + " default=" + mode + ")",
+             "set the three values at the top of " + lua + " as on the plugstack line");
+  else
+    d->Ok("cli_filter " + lua + " (settings match the plugstack line)");
+}
+
+int RunDoctor(const DoctorOptions& opt) {
+  if (!opt.load_check.empty()) return LoadCheck(opt.load_check, opt.lazy);
+  Doctor d;
+  std::printf("multilane doctor (multilane %s at %s)\n", LibraryVersion().c_str(), SelfPath().c_str());
+  const Installation in = FindInstallation();
+  CheckInstallation(&d, in);
 
   std::printf("MPI\n");
   const std::string mpi = MpiLibraryVersion();
   d.Ok(mpi);
+  std::string found;
   if (InSlurmAllocation()) {
-    if (OnPath("srun")) d.Ok("inside Slurm job " + std::string(std::getenv("SLURM_JOB_ID")) + ": probes run with srun");
+    if (RunAndCapture({"srun", "--version"}, &found) != 127)
+      d.Ok("inside Slurm job " + std::string(std::getenv("SLURM_JOB_ID")) + ": probes run with srun");
     else d.Error("SLURM_JOB_ID is set but srun is not on PATH", "load Slurm's environment (PATH)");
-  } else if (OnPath("mpirun")) {
+  } else if (RunAndCapture({"mpirun", "--version"}, &found) != 127) {
     d.Ok("mpirun on PATH: probes outside Slurm run with mpirun");
   } else {
     d.Error("mpirun is not on PATH", "install Open MPI (apt-get install openmpi-bin) or fix PATH");
@@ -113,22 +381,39 @@ int RunDoctor() {
   else d.Ok(std::to_string(fp.gpus.size()) + " GPU(s), CUDA driver " + fp.cuda_driver_version);
 
   std::printf("databases\n");
-  CheckDatabase(&d, "user", mldb::UserDatabasePath(), "`multilane tune` creates it");
-  CheckDatabase(&d, "system", mldb::SystemDatabasePath(), "the admin creates it with `multilane tune --system`");
-  std::vector<std::string> notes;
-  auto profile = mldb::ResolveProfile(mldb::DefaultDatabasePaths(), fp.Key(), "", LibraryVersion(), mpi, &notes);
-  if (profile) d.Ok("profile " + std::to_string(profile->id) + " serves this node type (tuned " + profile->tuned_at + ")");
-  else d.Note("no profile for this node type and library version yet: run `multilane tune`");
+  std::vector<std::string> databases = opt.databases;
+  if (!databases.empty()) {
+    for (const std::string& db : databases) CheckDatabase(&d, "--db", db, "check the path");
+  } else if (opt.system) {
+    databases = {mldb::SystemDatabasePath()};
+    CheckDatabase(&d, "system", databases[0], "the admin creates it with `multilane tune --system`");
+  } else {
+    databases = mldb::DefaultDatabasePaths();
+    CheckDatabase(&d, "user", mldb::UserDatabasePath(), "`multilane tune` creates it");
+    CheckDatabase(&d, "system", mldb::SystemDatabasePath(), "the admin creates it with `multilane tune --system`");
+  }
+  CheckProfiles(&d, databases, fp.Key(), mpi);
 
-  std::printf("%s\n", d.errors ? "problems found: see the fixes above" : "all good");
+  CheckSlurm(&d, in);
+
+  if (d.errors == 0) std::printf("all good\n");
+  else std::printf("%d problem(s) found: see the fixes above\n", d.errors);
   return d.errors ? 1 : 0;
 }
 
 }  // namespace
 
 void AddDoctorCommand(CLI::App& app, int* status) {
-  CLI::App* cmd = app.add_subcommand("doctor", "Check the installation, databases, MPI and GPUs, and say what to fix");
-  cmd->callback([status] { *status = RunDoctor(); });
+  auto* opt = new DoctorOptions();  // lives as long as the app
+  CLI::App* cmd = app.add_subcommand(
+      "doctor", "Check what runs: the library, probe and CUDA module, the databases and profiles per partition, MPI, "
+                "and Slurm's plugstack line, plugin and cli_filter; say what to fix (exit 1 on any problem)");
+  cmd->add_option("--db", opt->databases, "Check this database (repeatable) instead of the user's and the system's");
+  cmd->add_flag("--system", opt->system, "Check the system database only (the admin's view)");
+  cmd->add_option("--load-check", opt->load_check, "(internal: load FILE in this process and print its version)")
+      ->group("");
+  cmd->add_flag("--lazy", opt->lazy, "(internal)")->group("");
+  cmd->callback([opt, status] { *status = RunDoctor(*opt); });
 }
 
 }  // namespace multilane

@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "job_report.h"
+#include "libmlallreduce/terminal_text.h"
 #include "report_analysis.h"
 #include "report_html.h"
 #include "report_json.h"
@@ -24,6 +25,22 @@ struct ReportOptions {
   bool json = false;
 };
 
+// The summary with the control bytes of report fields (job names, hosts)
+// escaped; its own line breaks stay.
+std::string TerminalSafe(const std::string& text) {
+  std::string out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t nl = text.find('\n', pos);
+    const size_t end = nl == std::string::npos ? text.size() : nl;
+    out += mla::EscapeControlBytes(std::string_view(text).substr(pos, end - pos));
+    if (nl == std::string::npos) break;
+    out += '\n';
+    pos = nl + 1;
+  }
+  return out;
+}
+
 // Exit status of a file the command cannot use (like a usage error).
 constexpr int kBadFileStatus = 2;
 
@@ -34,7 +51,7 @@ int Report(const ReportOptions& opt) {
     JobReport r;
     std::string error;
     if (!ReadJobReport(path, &r, &error)) {
-      std::fprintf(stderr, "multilane: error: %s\n", error.c_str());
+      std::fprintf(stderr, "multilane: error: %s\n", mla::EscapeControlBytes(error).c_str());
       bad = true;
       continue;
     }
@@ -45,7 +62,7 @@ int Report(const ReportOptions& opt) {
   if (opt.json) {
     std::printf("%s\n", AnalysisJson(set).dump(2).c_str());
   } else {
-    std::fputs(FormatReportText(set).c_str(), stdout);
+    std::fputs(TerminalSafe(FormatReportText(set)).c_str(), stdout);
   }
   if (!opt.html.empty()) {
     const std::string tmp = opt.html + ".tmp";

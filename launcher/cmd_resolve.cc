@@ -4,7 +4,9 @@
 //
 //   found=yes|no
 //   node_type=KEY              (this host's node type; absent with --any-node-type)
-//   ranks_per_gpu=N            (the layout the profile was tuned with)
+//   ranks_per_gpu=N            (the layout the profile was tuned with, or recommends)
+//   ranks_per_gpu_tuned=1,2,4  (the values the profile holds entries for)
+//   mps=on|off|none            (whether its launches of several ranks per GPU ran under MPS)
 //   profile=TEXT               (newlines written as ';', as MULTILANE_PROFILE takes it)
 //   why=ONE LINE               (with found=no: what was missing and the fix)
 //   library_loads=yes|no       (with --check-library PATH: whether dlopen takes it)
@@ -93,6 +95,12 @@ void PrintHit(const mldb::ProfileRecord& p, const std::string& node_type) {
   std::printf("found=yes\n");
   if (!node_type.empty()) std::printf("node_type=%s\n", node_type.c_str());
   std::printf("ranks_per_gpu=%d\n", p.ranks_per_gpu > 0 ? p.ranks_per_gpu : 1);
+  // A tune of several values: which were measured, and whether under MPS.
+  const std::string tuned = ProfileHeaderValue(p.profile_text, "ranks_per_gpu_tuned");
+  std::printf("ranks_per_gpu_tuned=%s\n", tuned.empty() ? std::to_string(p.ranks_per_gpu > 0 ? p.ranks_per_gpu : 1).c_str()
+                                                         : OneLine(tuned).c_str());
+  const std::string mps = ProfileHeaderValue(p.profile_text, "mps");
+  if (!mps.empty()) std::printf("mps=%s\n", OneLine(mps).c_str());
   std::printf("profile_id=%lld\n", static_cast<long long>(p.id));
   std::printf("tuned_at=%s\n", p.tuned_at.c_str());
   std::printf("profile=%s\n", OneLine(p.profile_text).c_str());

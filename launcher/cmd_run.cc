@@ -24,11 +24,12 @@ struct RunOptions {
   std::string partition;
   bool dry_run = false;
   bool quiet = false;
+  std::string ranks_per_gpu;  // "", "auto" or a number
 };
 
 int Exec(const std::vector<std::string>& command, bool dry_run) {
   if (dry_run) {
-    for (const char* name : {"LD_PRELOAD", "MULTILANE_PROFILE"}) {
+    for (const char* name : {"LD_PRELOAD", "MULTILANE_PROFILE", "MULTILANE_RANKS_PER_GPU"}) {
       const char* v = std::getenv(name);
       std::printf("%s=%s\n", name, v ? v : "");
     }
@@ -69,6 +70,32 @@ int Run(const RunOptions& opt, std::vector<std::string> command) {
       for (const std::string& n : notes) std::fprintf(stderr, "multilane:   %s\n", n.c_str());
     return Exec(command, opt.dry_run);
   }
+  // --ranks-per-gpu: the layout the job runs, so that the library takes the
+  // profile's entries tuned at it (auto: the profile's recommendation).
+  std::vector<std::string> forwarded = {"LD_PRELOAD", "MULTILANE_PROFILE"};
+  if (!opt.ranks_per_gpu.empty()) {
+    int n = 0;
+    if (opt.ranks_per_gpu == "auto") {
+      n = profile->ranks_per_gpu > 0 ? profile->ranks_per_gpu : 1;
+    } else {
+      char* end = nullptr;
+      const long v = std::strtol(opt.ranks_per_gpu.c_str(), &end, 10);
+      if (end == opt.ranks_per_gpu.c_str() || *end != '\0' || v < 1 || v > 64)
+        return Fail("--ranks-per-gpu '" + opt.ranks_per_gpu + "' must be auto or a number from 1 to 64");
+      n = static_cast<int>(v);
+      const std::string tuned = ProfileHeaderValue(profile->profile_text, "ranks_per_gpu_tuned");
+      const std::string list = tuned.empty() ? std::to_string(profile->ranks_per_gpu) : tuned;
+      if (!InRanksPerGpuList(list, n))
+        std::fprintf(stderr,
+                     "multilane: note: the profile was tuned at %s rank(s) per GPU, not %d: this job gets the "
+                     "entries of the recommended %d\n",
+                     list.c_str(), n, profile->ranks_per_gpu);
+    }
+    setenv("MULTILANE_RANKS_PER_GPU", std::to_string(n).c_str(), 1);
+    forwarded.push_back("MULTILANE_RANKS_PER_GPU");
+    if (!opt.quiet)
+      std::fprintf(stderr, "multilane: %d rank(s) per GPU: start that many ranks on each GPU (-np = %d x GPUs)\n", n, n);
+  }
   if (access(install.library.c_str(), R_OK) != 0) {
     std::fprintf(stderr, "multilane: %s not found: running the command without multilane; reinstall multilane\n",
                  install.library.c_str());
@@ -86,7 +113,7 @@ int Run(const RunOptions& opt, std::vector<std::string> command) {
                  static_cast<long long>(profile->id), fp.Key().c_str(), profile->tuned_at.c_str(),
                  profile->tuned_by.c_str(), profile->partition.empty() ? "" : (", partition " + profile->partition).c_str());
   }
-  return Exec(ForwardVariables(command, {"LD_PRELOAD", "MULTILANE_PROFILE"}), opt.dry_run);
+  return Exec(ForwardVariables(command, forwarded), opt.dry_run);
 }
 
 }  // namespace
@@ -103,6 +130,9 @@ void AddRunCommand(CLI::App& app, int* status) {
   cmd->add_option("--db", opt->databases, "Database to read (repeatable; default: the user's, then the system's)");
   cmd->add_option("--partition", opt->partition, "Slurm partition whose profile to prefer (default: $SLURM_JOB_PARTITION)");
   cmd->add_flag("--dry-run", opt->dry_run, "Print the environment and command instead of running it");
+  cmd->add_option("--ranks-per-gpu", opt->ranks_per_gpu,
+                  "The job's ranks per GPU (auto: the profile's recommendation): the library then takes the "
+                  "profile's entries tuned at that value (MULTILANE_RANKS_PER_GPU)");
   cmd->add_flag("-q,--quiet", opt->quiet, "Say nothing when a profile is found");
   cmd->prefix_command();
   cmd->allow_extras();

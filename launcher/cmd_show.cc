@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -11,7 +13,9 @@
 #include "commands.h"
 #include "context.h"
 #include "db/node_type.h"
+#include "db/profile_check.h"
 #include "db/profile_store.h"
+#include "libmlallreduce/terminal_text.h"
 #include "tuner/candidates.h"
 
 namespace multilane {
@@ -23,6 +27,9 @@ struct ShowOptions {
   bool json = false;
   std::string partition;
 };
+
+// Database fields on the terminal: control bytes escaped.
+std::string Safe(const std::string& s) { return mla::EscapeControlBytes(s); }
 
 std::string Size(int64_t bytes) { return mltuner::FormatByteSize(static_cast<uint64_t>(bytes)); }
 
@@ -42,6 +49,32 @@ nlohmann::json EntryJson(const mldb::ProfileEntryRow& e) {
   j["mpi_time_us"] = e.mpi_time_us >= 0 ? nlohmann::json(e.mpi_time_us) : nlohmann::json(nullptr);
   j["gain"] = e.time_us > 0 && e.mpi_time_us > 0 ? nlohmann::json(e.mpi_time_us / e.time_us) : nlohmann::json(nullptr);
   return j;
+}
+
+// Per (memory, size): the best measured time at each ranks-per-GPU value
+// (the fastest valid candidate, the system MPI included).  Empty unless the
+// measurements hold two or more values.
+struct PpgRow {
+  std::string memory;
+  int64_t bytes = 0;
+  std::map<int, double> best_us;  // ranks per GPU -> time
+};
+std::vector<PpgRow> RanksPerGpuTable(const std::vector<mldb::Measurement>& ms) {
+  std::map<std::pair<std::string, int64_t>, PpgRow> rows;
+  std::set<int> values;
+  for (const auto& m : ms) {
+    if (m.candidate.find("(wrong result)") != std::string::npos || m.time_us <= 0) continue;
+    PpgRow& r = rows[{m.mem_kind, m.bytes}];
+    r.memory = m.mem_kind;
+    r.bytes = m.bytes;
+    auto it = r.best_us.find(m.ppg);
+    if (it == r.best_us.end() || m.time_us < it->second) r.best_us[m.ppg] = m.time_us;
+    values.insert(m.ppg);
+  }
+  std::vector<PpgRow> out;
+  if (values.size() < 2) return out;
+  for (auto& kv : rows) out.push_back(kv.second);
+  return out;
 }
 
 int Show(const ShowOptions& opt) {
@@ -78,7 +111,8 @@ int Show(const ShowOptions& opt) {
     if (!opt.json) {
       std::printf("%s: %zu node type(s), %zu profile(s)\n", path.c_str(), types.size(), profiles.size());
       for (const auto& t : types)
-        std::printf("  node type %s%s  %s\n", t.key.c_str(), t.key == here ? " (this node)" : "", t.description.c_str());
+        std::printf("  node type %s%s  %s\n", Safe(t.key).c_str(), t.key == here ? " (this node)" : "",
+                    Safe(t.description).c_str());
     }
     for (const auto& p : profiles) {
       if (!opt.partition.empty() && p.partition != opt.partition) continue;
@@ -87,20 +121,56 @@ int Show(const ShowOptions& opt) {
                            {"mpi_version", p.mpi_version}, {"tuned_by", p.tuned_by}, {"tuned_at", p.tuned_at},
                            {"duration_s", p.duration_s}, {"entries", nlohmann::json::array()}};
       for (const auto& e : p.entries) pj["entries"].push_back(EntryJson(e));
+      // The table lists the entries; `run` hands the library the text.  Publish
+      // and import refuse a disagreement, so only an older database has one.
+      std::string disagreement;
+      if (!mldb::CheckProfileText(p.profile_text, p.entries, &disagreement)) {
+        disagreement += "; `run` uses the text, not this table: re-tune or re-import this profile";
+        pj["problem"] = disagreement;
+      }
+      // A tune of several ranks-per-GPU values: their best times per size.
+      std::string merror;
+      const std::vector<PpgRow> ppg_rows = RanksPerGpuTable(store->Measurements(p.id, &merror));
+      if (!ppg_rows.empty()) {
+        pj["recommended_ranks_per_gpu"] = p.ranks_per_gpu;
+        pj["ranks_per_gpu_by_size"] = nlohmann::json::array();
+        for (const PpgRow& r : ppg_rows) {
+          nlohmann::json times = nlohmann::json::object();
+          for (const auto& [v, t] : r.best_us) times[std::to_string(v)] = t;
+          pj["ranks_per_gpu_by_size"].push_back({{"memory", r.memory}, {"bytes", r.bytes}, {"best_time_us", times}});
+        }
+      }
       db["profiles"].push_back(pj);
       if (opt.json) continue;
       std::printf("\n  profile %lld: node type %s%s, %d node(s), %d rank(s)/GPU, libmlallreduce %s, %s\n",
-                  static_cast<long long>(p.id), p.node_type_key.c_str(),
-                  p.partition.empty() ? "" : (", partition " + p.partition).c_str(), p.nodes, p.ranks_per_gpu,
-                  p.library_version.c_str(), p.mpi_version.c_str());
-      std::printf("  tuned %s by %s in %.0f s%s\n", p.tuned_at.c_str(), p.tuned_by.c_str(), p.duration_s,
+                  static_cast<long long>(p.id), Safe(p.node_type_key).c_str(),
+                  p.partition.empty() ? "" : (", partition " + Safe(p.partition)).c_str(), p.nodes, p.ranks_per_gpu,
+                  Safe(p.library_version).c_str(), Safe(p.mpi_version).c_str());
+      std::printf("  tuned %s by %s in %.0f s%s\n", Safe(p.tuned_at).c_str(), Safe(p.tuned_by).c_str(), p.duration_s,
                   p.library_version != LibraryVersion() ? "  (another library version: not used by this one)" : "");
+      if (!disagreement.empty()) std::printf("  warning: %s\n", Safe(disagreement).c_str());
       std::printf("    %-7s %8s %8s  %-32s %12s %12s %7s\n", "memory", "from", "to", "choice", "time_us", "mpi_us", "gain");
       for (const auto& e : p.entries) {
         char gain[16] = "-";
         if (e.time_us > 0 && e.mpi_time_us > 0) std::snprintf(gain, sizeof gain, "%.2fx", e.mpi_time_us / e.time_us);
-        std::printf("    %-7s %8s %8s  %-32s %12.1f %12.1f %7s\n", e.mem_kind.c_str(), Size(e.min_bytes).c_str(),
-                    e.max_bytes ? Size(*e.max_bytes).c_str() : "inf", Choice(e).c_str(), e.time_us, e.mpi_time_us, gain);
+        std::printf("    %-7s %8s %8s  %-32s %12.1f %12.1f %7s\n", Safe(e.mem_kind).c_str(), Size(e.min_bytes).c_str(),
+                    e.max_bytes ? Size(*e.max_bytes).c_str() : "inf", Safe(Choice(e)).c_str(), e.time_us, e.mpi_time_us, gain);
+      }
+      if (!ppg_rows.empty()) {
+        std::printf("    best time_us at each ranks per GPU (* recommended; the profile's entries follow the job's own value):\n");
+        std::printf("    %-7s %8s", "memory", "size");
+        for (const auto& [v, t] : ppg_rows.front().best_us)
+          std::printf(" %11s", (std::to_string(v) + (v == p.ranks_per_gpu ? "*" : " ")).c_str());
+        std::printf("\n");
+        for (const PpgRow& r : ppg_rows) {
+          std::printf("    %-7s %8s", Safe(r.memory).c_str(), Size(r.bytes).c_str());
+          for (const auto& [v, t] : ppg_rows.front().best_us) {
+            auto it = r.best_us.find(v);
+            if (it == r.best_us.end()) std::printf(" %11s", "-");
+            else std::printf(" %11.1f", it->second);
+          }
+          std::printf("\n");
+        }
       }
     }
     if (!opt.json) std::printf("\n");

@@ -11,6 +11,7 @@
 #include "context.h"
 #include "db/paths.h"
 #include "db/profile_store.h"
+#include "store_target.h"
 
 namespace multilane {
 namespace {
@@ -56,12 +57,16 @@ int Import(const TransferOptions& opt) {
   text << in.rdbuf();
   nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return Fail(opt.file + " is not JSON: give a file written by `multilane export`");
-  const std::string path = Target(opt);
+  // The system database (or any published snapshot) is written through its
+  // working copy and published again (db/snapshot.h).
+  const StoreTarget target = ChooseStoreTarget(opt.database, opt.system);
+  const std::string path = target.path;
   std::string error;
-  auto store = mldb::ProfileStore::Open(path, mldb::ProfileStore::Access::kReadWrite, &error);
+  auto store = OpenStoreTarget(target, &error);
   if (!store) return Fail(error);
   int imported = 0;
   if (!store->Import(doc, &imported, &error)) return Fail(opt.file + ": " + error);
+  if (!FinishStoreTarget(store.get(), target, &error)) return Fail(error);
   std::fprintf(stderr, "multilane: imported %d profile(s) into %s\n", imported, path.c_str());
   return 0;
 }

@@ -1,14 +1,14 @@
 // cmd_tune.cc: `multilane tune`: runs the probe program on this machine (or
 // inside a Slurm allocation), turns its timings into a profile and stores it.
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -22,31 +22,22 @@
 #include "db/node_type.h"
 #include "db/paths.h"
 #include "db/profile_store.h"
+#include "process.h"
 #include "progress.h"
-#include "slurm_partition.h"
+#include "store_target.h"
+#include "tune_budget.h"
+#include "tune_folder.h"
+#include "tune_gpu.h"
+#include "job_report.h"
+#include "mps_daemon.h"
+#include "tune_layout.h"
+#include "tune_options.h"
 #include "tuner/candidates.h"
 #include "tuner/plan.h"
 #include "tuner/search.h"
 
-extern char** environ;
-
 namespace multilane {
 namespace {
-
-struct TuneOptions {
-  double budget_s = 60;
-  std::string sizes = "4K:64M";
-  int step = 4;
-  std::string memory = "host";
-  int np = 0;
-  int virtual_nodes = 0;
-  int ranks_per_gpu = 0;
-  std::string partition;
-  bool system = false;
-  std::string database;
-  bool exhaustive = false;
-  std::string keep;
-};
 
 // "4K:64M" -> 4K, 16K, ... 64M (times `step`).
 bool ParseSizes(const std::string& text, int step, std::vector<uint64_t>* out, std::string* error) {
@@ -68,51 +59,57 @@ bool ParseSizes(const std::string& text, int step, std::vector<uint64_t>* out, s
   return true;
 }
 
-std::string TempDir(const std::string& keep) {
-  if (!keep.empty()) {
-    std::string cmd = "mkdir -p '" + keep + "'";
-    if (std::system(cmd.c_str()) != 0) return "";
-    return keep;
-  }
-  char tmpl[] = "/tmp/multilane-tune.XXXXXX";
-  const char* dir = mkdtemp(tmpl);
-  return dir ? dir : "";
-}
+// One progress bar over all the probe launches of a tune: launch `index` of
+// `count` maps its probe's steps into the whole.
+struct SharedProgress {
+  ProgressBar* bar = nullptr;
+  int index = 0;
+  int count = 1;
+  std::string label;  // "ranks/GPU 2: " when there are several launches
+};
 
 // Runs the probe; draws progress from its "progress ..." lines.  Returns its
-// exit status; the other lines of its output land in *output.
-int RunProbe(const std::vector<std::string>& command, std::string* output) {
-  int fds[2];
-  if (pipe(fds) != 0) return -1;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&actions, fds[0]);
-  std::vector<char*> argv;
-  for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
+// exit status; the other lines of its output land in *output.  On SIGINT or
+// SIGTERM (InterruptGuard) it stops the probe (SIGTERM, which mpirun and srun
+// pass on to the ranks) and returns -1.
+int RunProbe(const std::vector<std::string>& command, const SharedProgress& progress, std::string* output) {
   pid_t pid = 0;
-  int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(fds[1]);
+  int fd = -1;
+  const int rc = SpawnWithPipe(command, false, &pid, &fd);
   if (rc != 0) {
-    close(fds[0]);
-    *output = std::string("cannot start ") + argv[0] + ": " + std::strerror(rc);
-    return -1;
+    *output = "cannot start " + command[0] + ": " + std::strerror(rc);
+    return 127;
   }
-  ProgressBar bar(stderr);
-  FILE* in = fdopen(fds[0], "r");
-  char line[4096];
-  while (in && std::fgets(line, sizeof line, in)) {
-    ProgressLine p;
-    if (ParseProgressLine(line, &p)) bar.Update(p);
-    else *output += line;
+  std::string pending;
+  char buf[4096];
+  bool interrupted = false;
+  for (;;) {
+    if (InterruptSignal() != 0) {
+      interrupted = true;
+      break;
+    }
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    pending.append(buf, static_cast<size_t>(n));
+    for (size_t nl; (nl = pending.find('\n')) != std::string::npos; pending.erase(0, nl + 1)) {
+      const std::string line = pending.substr(0, nl + 1);
+      ProgressLine p;
+      if (ParseProgressLine(line, &p)) {
+        p.done += static_cast<long>(progress.index) * p.total;
+        p.total *= progress.count;
+        p.what = progress.label + p.what;
+        progress.bar->Update(p);
+      } else {
+        *output += line;
+      }
+    }
   }
-  if (in) std::fclose(in);
-  bar.Finish();
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  *output += pending;
+  if (interrupted) kill(pid, SIGTERM);
+  close(fd);
+  const int status = WaitChild(pid, false);
+  return interrupted ? -1 : status;
 }
 
 mldb::ProfileEntryRow EntryFromBin(const mltuner::Space& space, const mltuner::Bin& bin, int ppg) {
@@ -133,190 +130,92 @@ mldb::ProfileEntryRow EntryFromBin(const mltuner::Space& space, const mltuner::B
   } else {
     e.algo = bin.winner.substr(0, bin.winner.find(' '));
   }
-  (void)ppg;
+  e.ppg = ppg;
   e.time_us = bin.time_us;
   e.mpi_time_us = bin.mpi_time_us;
   return e;
 }
 
-std::string ShellQuote(const std::string& word) {
-  std::string q = "'";
-  for (char c : word) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
+double SecondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-std::string ReadCommand(const std::vector<std::string>& argv, int* status) {
-  std::string line;
-  for (const std::string& a : argv) line += (line.empty() ? "" : " ") + ShellQuote(a);
-  std::string out;
-  FILE* p = popen((line + " 2>&1").c_str(), "r");
-  if (p == nullptr) {
-    *status = -1;
-    return out;
-  }
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int rc = pclose(p);
-  *status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  return out;
+// The ranks per node of the probe: all of them outside Slurm (one machine,
+// whatever --virtual-nodes says), the allocation's share inside.
+int RanksPerNode(int np) {
+  if (!InSlurmAllocation()) return np;
+  const char* nodes = std::getenv("SLURM_JOB_NUM_NODES");
+  const int n = nodes != nullptr ? std::max(1, std::atoi(nodes)) : 1;
+  return (np + n - 1) / n;
 }
 
-std::string SelfPath() {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "multilane";
-  buf[n] = '\0';
-  return buf;
+// The GPUs of a node of this tune: the ones NVML reports here, and inside
+// Slurm no more than the allocation's (SLURM_GPUS_ON_NODE).  A GPU that
+// Slurm lists but no driver shows (a test cluster's stand-in) is none.
+int GpusPerNode(const mldb::NodeFingerprint& fp) {
+  int gpus = static_cast<int>(fp.gpus.size());
+  if (InSlurmAllocation()) {
+    if (const char* v = std::getenv("SLURM_GPUS_ON_NODE"); v != nullptr && std::atoi(v) > 0)
+      gpus = std::min(gpus, std::atoi(v));
+  }
+  return gpus;
 }
 
-// `multilane tune --partition NAME` outside an allocation: one batch job per
-// node type of the partition (sbatch --wait, all at once), each running this
-// command again inside its allocation on one node of that type, where it
-// probes with srun and publishes the profile.  The database must be reachable
-// from the compute nodes (a shared file system).
-int TunePartition(const TuneOptions& opt) {
-  int status = 0;
-  const std::string sinfo = ReadCommand(SinfoNodeArguments(opt.partition), &status);
-  if (status != 0)
-    return Fail("sinfo failed for partition '" + opt.partition + "' (" + sinfo.substr(0, sinfo.find('\n')) +
-                "); check the partition name and that Slurm's commands are on PATH");
-  const std::vector<SlurmNodeGroup> groups = ParseSinfoNodeGroups(sinfo);
-  if (groups.empty()) return Fail("partition '" + opt.partition + "' has no nodes (sinfo -p " + opt.partition + ")");
-  std::string db_path = !opt.database.empty() ? opt.database : mldb::SystemDatabasePath();
-  if (db_path[0] != '/') {
-    char cwd[4096];
-    if (getcwd(cwd, sizeof cwd) != nullptr) db_path = std::string(cwd) + "/" + db_path;
-  }
-  {
-    std::string error;  // a broken database fails before any job is submitted
-    if (!mldb::ProfileStore::Open(db_path, mldb::ProfileStore::Access::kReadWrite, &error)) return Fail(error);
-  }
-  // The jobs' output goes where the compute nodes can write it and this host
-  // read it: --keep, else a new folder in the current (shared) directory.
-  std::string dir = opt.keep;
-  if (dir.empty()) {
-    char tmpl[] = "multilane-tune.XXXXXX";
-    const char* made = mkdtemp(tmpl);
-    char cwd[4096];
-    if (made != nullptr && getcwd(cwd, sizeof cwd) != nullptr) dir = std::string(cwd) + "/" + made;
-  } else {
-    dir = TempDir(opt.keep);
-  }
-  if (dir.empty()) return Fail("cannot make a folder for the jobs' output in the current directory; give --keep DIR");
+// One probe launch as this tune runs it.
+struct Launch {
+  int ranks_per_gpu = 0;  // 0: not set (a host tune without --ranks-per-gpu)
+  int np = 0;
+  int per_node = 0;
+  bool mps = false;       // ran under a private MPS daemon
+  // Filled from the probe's result:
+  std::vector<mltuner::Measurement> measurements;
+  mltuner::SearchResult decided;
+  int nodes = 1;
+  double measuring_s = -1;
+  double probe_s = 0;
+};
 
-  struct Job {
-    const SlurmNodeGroup* group;
-    pid_t pid;
-    std::string output;
-  };
-  std::vector<Job> jobs;
-  for (const SlurmNodeGroup& g : groups) {
-    const int np = opt.np > 0 ? opt.np : std::max(1, std::atoi(g.cpus.c_str()));
-    std::vector<std::string> inner = {SelfPath(), "tune", "--partition", opt.partition, "--db", db_path,
-                                      "--budget", std::to_string(opt.budget_s), "--sizes", opt.sizes,
-                                      "--step", std::to_string(opt.step), "--memory", opt.memory,
-                                      "--np", std::to_string(np)};
-    if (opt.virtual_nodes > 0) inner.insert(inner.end(), {"--virtual-nodes", std::to_string(opt.virtual_nodes)});
-    if (opt.ranks_per_gpu > 0) inner.insert(inner.end(), {"--ranks-per-gpu", std::to_string(opt.ranks_per_gpu)});
-    if (opt.exhaustive) inner.push_back("--exhaustive");
-    std::string wrap;
-    for (const std::string& a : inner) wrap += (wrap.empty() ? "" : " ") + ShellQuote(a);
-    const std::string output = dir + "/tune-" + g.nodes.front() + "-%j.out";
-    std::vector<std::string> argv = {"sbatch", "--wait", "--job-name=multilane-tune", "--partition", opt.partition,
-                                     "--nodes=1", "--nodelist=" + g.nodes.front(), "--ntasks=" + std::to_string(np),
-                                     "--output=" + output};
-    if (g.gpus > 0) argv.push_back("--gpus-per-node=" + std::to_string(g.gpus));
-    argv.push_back("--wrap=" + wrap);
-    std::fprintf(stderr, "multilane tune: node type of %s (%s CPUs, gres %s, %zu node(s)): submitting\n",
-                 g.nodes.front().c_str(), g.cpus.c_str(), g.gres.c_str(), g.nodes.size());
-    std::vector<char*> cargv;
-    for (std::string& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    pid_t pid = 0;
-    if (posix_spawnp(&pid, "sbatch", nullptr, nullptr, cargv.data(), environ) != 0)
-      return Fail("cannot run sbatch: is Slurm's client on PATH?");
-    jobs.push_back({&g, pid, output});
-  }
-  int failed = 0;
-  for (Job& j : jobs) {
-    int st = 0;
-    waitpid(j.pid, &st, 0);
-    const bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-    if (!ok) ++failed;
-    std::fprintf(stderr, "multilane tune: node type of %s: %s\n", j.group->nodes.front().c_str(),
-                 ok ? "profile published" : "the probe job failed");
-    // The job's own report (the decision table and the profile).
-    int ls = 0;
-    const std::string files = ReadCommand({"sh", "-c", "cat " + dir + "/tune-" + j.group->nodes.front() + "-*.out"}, &ls);
-    std::fputs(files.c_str(), ok ? stdout : stderr);
-  }
-  if (failed > 0)
-    return Fail(std::to_string(failed) + " of " + std::to_string(jobs.size()) +
-                " probe jobs failed; their output is above (and in " + dir + ")");
-  std::printf("multilane tune: partition %s: %zu node type(s) tuned into %s\n", opt.partition.c_str(), jobs.size(),
-              db_path.c_str());
-  return 0;
-}
-
-int Tune(const TuneOptions& opt) {
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<uint64_t> sizes;
+// Runs the probe of one launch and reads its result; 0, or the exit status
+// of the tune with the message printed.  `budget_s`: the launch's share of the
+// tune's budget (its MPI start included).
+int RunLaunch(const TuneOptions& opt, const std::vector<uint64_t>& sizes, const std::vector<mltuner::MemKind>& kinds,
+              const mldb::NodeFingerprint& fp, const Installation& install, const std::string& dir, double budget_s,
+              const SharedProgress& progress, Launch* l, TuneFolder& folder) {
   std::string error;
-  if (!ParseSizes(opt.sizes, opt.step, &sizes, &error)) return Fail(error);
-  mltuner::MemKind mem;
-  if (!mltuner::MemKindFromName(opt.memory, &mem)) return Fail("--memory must be host or device");
-  if (opt.budget_s <= 0) return Fail("--budget must be a positive number of seconds");
-  if (!opt.partition.empty() && !InSlurmAllocation()) return TunePartition(opt);
-
-  const Installation install = FindInstallation();
-  if (access(install.probe.c_str(), X_OK) != 0)
-    return Fail("the probe program " + install.probe + " is missing: build multilane or set MULTILANE_PROBE");
-  const std::string mpi = MpiLibraryVersion();
-  const mldb::NodeFingerprint fp = mldb::CollectNodeFingerprint(mpi);
-  const std::string db_path = !opt.database.empty() ? opt.database
-                              : opt.system          ? mldb::SystemDatabasePath()
-                                                    : mldb::UserDatabasePath();
-  if (db_path.empty()) return Fail("no user database path (no HOME): give --db PATH or set MULTILANE_USER_DB");
-  // Open the database first: a broken one fails before minutes of probes.
-  auto store = mldb::ProfileStore::Open(db_path, mldb::ProfileStore::Access::kReadWrite, &error);
-  if (!store) return Fail(error);
-
-  const std::string dir = TempDir(opt.keep);
-  if (dir.empty()) return Fail("cannot make a folder for the probe's files under /tmp");
-  nlohmann::json plan = {{"sizes", sizes}, {"memory", opt.memory}, {"budget_s", opt.budget_s},
+  const BudgetPlan budget = PlanBudget(budget_s, 0, ExpectedLaunchSeconds(l->np, InSlurmAllocation()));
+  if (!budget.warning.empty()) std::fprintf(stderr, "multilane tune: note: %s\n", budget.warning.c_str());
+  nlohmann::json memory = nlohmann::json::array();
+  for (auto k : kinds) memory.push_back(mltuner::MemKindName(k));
+  nlohmann::json plan = {{"sizes", sizes}, {"memory", memory}, {"budget_s", budget.probe_s},
                          {"comment", "multilane tune of node type " + fp.Key()}};
-  const std::string plan_path = dir + "/plan.json", result_path = dir + "/result.json";
+  const std::string tag = l->ranks_per_gpu > 0 && progress.count > 1 ? "-ppg" + std::to_string(l->ranks_per_gpu) : "";
+  const std::string plan_path = dir + "/plan" + tag + ".json", result_path = dir + "/result" + tag + ".json";
   {
     std::ofstream out(plan_path);
     out << plan.dump(2) << "\n";
+    if (!out.flush()) return Fail("cannot write the probe's plan " + plan_path + " (is the disk full?)");
   }
-
-  // The probe's layout: the variables the library reads, and nothing that
-  // would change its decisions.
-  for (const char* name : {"MULTILANE_ALGO", "MULTILANE_PROFILE", "MULTILANE_PROFILE_FILE", "MULTILANE_LANES",
-                           "MULTILANE_CHUNK", "MULTILANE_TRANSPORT", "LD_PRELOAD"})
-    unsetenv(name);
   std::vector<std::string> forward;
-  int np = opt.np > 0 ? opt.np : static_cast<int>(std::max(2L, sysconf(_SC_NPROCESSORS_ONLN)));
   if (opt.virtual_nodes > 0) {
-    if (np % opt.virtual_nodes != 0)
-      return Fail("--np " + std::to_string(np) + " is not a multiple of --virtual-nodes " +
-                  std::to_string(opt.virtual_nodes));
-    setenv("MULTILANE_RANKS_PER_NODE", std::to_string(np / opt.virtual_nodes).c_str(), 1);
+    setenv("MULTILANE_RANKS_PER_NODE", std::to_string(l->np / opt.virtual_nodes).c_str(), 1);
     forward.push_back("MULTILANE_RANKS_PER_NODE");
   }
-  if (opt.ranks_per_gpu > 0) {
-    setenv("MULTILANE_RANKS_PER_GPU", std::to_string(opt.ranks_per_gpu).c_str(), 1);
+  if (l->ranks_per_gpu > 0) {
+    setenv("MULTILANE_RANKS_PER_GPU", std::to_string(l->ranks_per_gpu).c_str(), 1);
     forward.push_back("MULTILANE_RANKS_PER_GPU");
+  }
+  if (l->mps) {
+    forward.push_back("CUDA_MPS_PIPE_DIRECTORY");
+    forward.push_back("CUDA_MPS_LOG_DIRECTORY");
   }
   std::vector<std::string> command;
   if (InSlurmAllocation()) {
     command = {"srun", "--kill-on-bad-exit=1"};
-    if (opt.np > 0) command.push_back("--ntasks=" + std::to_string(np));
+    if (opt.np > 0 || l->ranks_per_gpu > 0) command.push_back("--ntasks=" + std::to_string(l->np));
+    if (l->ranks_per_gpu > 0) command.push_back("--ntasks-per-node=" + std::to_string(l->per_node));
   } else {
-    command = {"mpirun", "-np", std::to_string(np)};
-    if (np > sysconf(_SC_NPROCESSORS_ONLN)) command.push_back("--oversubscribe");
+    command = {"mpirun", "-np", std::to_string(l->np)};
+    if (l->np > UsableCores()) command.push_back("--oversubscribe");
     for (const std::string& name : forward) {
       command.push_back("-x");
       command.push_back(name);
@@ -325,72 +224,328 @@ int Tune(const TuneOptions& opt) {
   for (const std::string& a : {install.probe, std::string("--plan"), plan_path, std::string("--out"), result_path})
     command.push_back(a);
   if (opt.exhaustive) command.push_back("--exhaustive");
-
-  std::fprintf(stderr, "multilane tune: node type %s: %s\n", fp.Key().c_str(), fp.Description().c_str());
   std::string line;
   for (const std::string& a : command) line += (line.empty() ? "" : " ") + a;
-  std::fprintf(stderr, "multilane tune: %s\n", line.c_str());
+  std::fprintf(stderr, "multilane tune: %s%s\n", line.c_str(), l->mps ? "  (under MPS)" : "");
   std::string output;
-  const int status = RunProbe(command, &output);
+  const auto probe_start = std::chrono::steady_clock::now();
+  const int status = RunProbe(command, progress, &output);
+  l->probe_s = SecondsSince(probe_start);
+  if (status == -1 || InterruptSignal() != 0) {
+    const int sig = InterruptSignal() != 0 ? InterruptSignal() : SIGTERM;
+    progress.bar->Finish();
+    Fail(std::string("interrupted (") + strsignal(sig) + "): the probe was stopped and nothing was stored" +
+         (folder.kept() ? "; its files are in " + dir : ""));
+    return 128 + sig;
+  }
   if (status != 0) {
+    progress.bar->Finish();
     std::fputs(output.c_str(), stderr);
     return Fail("the probes failed (exit status " + std::to_string(status) + "); nothing was stored" +
-                (opt.keep.empty() ? "" : "; their files are in " + dir));
+                (folder.kept() ? "; their files are in " + dir : ""));
   }
   std::ifstream in(result_path);
   nlohmann::json result = nlohmann::json::parse(in, nullptr, false);
   if (result.is_discarded()) return Fail("the probe wrote no readable result at " + result_path);
 
-  auto measurements = mltuner::MeasurementsFromResult(result);
-  // A candidate the library passed to the system MPI measured the system
-  // MPI: it must not win under its own name.
-  for (const auto& size : result.value("sizes", nlohmann::json::array())) {
-    for (const auto& c : size.value("candidates", nlohmann::json::array())) {
-      if (!c.value("fell_back", false)) continue;
-      for (auto& m : measurements)
-        if (m.bytes == size.value("bytes", uint64_t{0}) && m.candidate == c.value("candidate", std::string()))
-          m.valid = false;
+  // The probe's result is outside input: read it without letting the JSON
+  // library throw past us, and name the file when it is not what we wrote.
+  try {
+    if (!mltuner::ReadMeasurements(result, &l->measurements, &error))
+      return Fail(result_path + ": not a probe result (" + error + "); nothing was stored");
+    // A candidate the library passed to the system MPI measured the system
+    // MPI: it must not win under its own name.
+    for (const auto& size : result.value("sizes", nlohmann::json::array())) {
+      for (const auto& c : size.value("candidates", nlohmann::json::array())) {
+        if (!c.value("fell_back", false)) continue;
+        for (auto& m : l->measurements)
+          if (m.bytes == size.value("bytes", uint64_t{0}) &&
+              mltuner::MemKindName(m.mem) == size.value("memory", std::string("host")) &&
+              m.candidate == c.value("candidate", std::string()))
+            m.valid = false;
+      }
     }
+    if (result.contains("layout")) l->nodes = result["layout"].value("nodes", 1);
+    l->measuring_s = result.value("wall_s", -1.0);
+  } catch (const nlohmann::json::exception& e) {
+    return Fail(result_path + ": not a probe result (" + e.what() + "); nothing was stored");
   }
-  mltuner::SearchResult decided = mltuner::Decide(measurements);
-  for (const std::string& p : decided.problems) std::fprintf(stderr, "multilane tune: note: %s\n", p.c_str());
-  if (decided.bins.empty()) return Fail("the probes measured nothing usable; nothing was stored");
+  l->decided = mltuner::Decide(l->measurements);
+  for (const std::string& p : l->decided.problems) std::fprintf(stderr, "multilane tune: note: %s\n", p.c_str());
+  return 0;
+}
 
-  const int nodes = result.contains("layout") ? result["layout"].value("nodes", 1) : 1;
-  const int ppg = opt.ranks_per_gpu > 0 ? opt.ranks_per_gpu : 1;
-  const double duration = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+// --weights REPORT.json: the job's calls per size bin.
+bool WeightsFromReport(const JobReport& report, const std::vector<Launch>& launches, SizeWeights* weights,
+                       std::string* error) {
+  const std::string& path = report.path;
+  std::vector<CallBin> bins;
+  for (const ReportBin& b : report.bins) {
+    CallBin c;
+    if (!mltuner::MemKindFromName(b.memory, &c.mem)) continue;
+    c.from = b.from;
+    c.to = b.to.value_or(0);
+    c.calls = static_cast<double>(b.calls);
+    bins.push_back(c);
+  }
+  std::vector<std::pair<mltuner::MemKind, uint64_t>> tuned;
+  for (const auto& d : launches.front().decided.decisions) tuned.emplace_back(d.mem, d.bytes);
+  *weights = WeightsFromCalls(bins, tuned);
+  double total = 0;
+  for (const auto& kv : *weights) total += kv.second;
+  if (total <= 0) {
+    *error = path + ": the job made no allreduce call of a tuned memory kind; tune without --weights";
+    return false;
+  }
+  return true;
+}
+
+int Tune(const TuneOptions& opt) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<uint64_t> sizes;
+  std::string error;
+  if (!ParseSizes(opt.sizes, opt.step, &sizes, &error)) return Fail(error);
+  if (opt.budget_s <= 0) return Fail("--budget must be a positive number of seconds");
+  std::vector<int> ppg_values;
+  if (!opt.ranks_per_gpu.empty() && !ParseRanksPerGpuList(opt.ranks_per_gpu, &ppg_values, &error))
+    return Fail(error);
+  JobReport weights_report;  // --weights: read before minutes of probes
+  if (!opt.weights.empty() && !ReadJobReport(opt.weights, &weights_report, &error))
+    return Fail("--weights: " + error);
+  if (!opt.partition.empty() && !InSlurmAllocation()) return TunePartition(opt, start);
+  InterruptGuard interrupts;  // SIGINT/SIGTERM: stop the probe, remove the folder, store nothing
+
+  const Installation install = FindInstallation();
+  if (access(install.probe.c_str(), X_OK) != 0)
+    return Fail("the probe program " + install.probe + " is missing: build multilane or set MULTILANE_PROBE");
+  const std::string mpi = MpiLibraryVersion();
+  const mldb::NodeFingerprint fp = mldb::CollectNodeFingerprint(mpi);
+  const int gpus = GpusPerNode(fp);
+  std::vector<mltuner::MemKind> kinds;
+  if (!ResolveTuneMemory(opt.memory, gpus, &kinds, &error)) return Fail(error);
+  const bool device = std::find(kinds.begin(), kinds.end(), mltuner::MemKind::kDevice) != kinds.end();
+  const StoreTarget target = ChooseStoreTarget(opt.database, opt.system);
+  if (target.path.empty()) return Fail("no user database path (no HOME): give --db PATH or set MULTILANE_USER_DB");
+  const bool to_system = target.publish || opt.for_system;
+  const int cores = UsableCores();
+
+  // The launches.  A host tune without a list of ranks per GPU is one launch
+  // of --np ranks (default: the cores; in Slurm, the allocation's tasks).  A
+  // tune with device memory or a list launches once per ranks-per-GPU value,
+  // that many ranks on each GPU of each (virtual) node.
+  std::vector<Launch> launches;
+  const bool per_gpu_launches = device || ppg_values.size() > 1;
+  LayoutVerdict layout;
+  if (!per_gpu_launches) {
+    Launch l;
+    l.ranks_per_gpu = ppg_values.empty() ? 0 : ppg_values.front();
+    l.np = opt.np > 0 ? opt.np : static_cast<int>(std::max(2L, sysconf(_SC_NPROCESSORS_ONLN)));
+    if (InSlurmAllocation() && opt.np <= 0) {
+      const char* tasks = std::getenv("SLURM_NTASKS");
+      if (tasks != nullptr && std::atoi(tasks) > 0) l.np = std::atoi(tasks);
+    }
+    l.per_node = RanksPerNode(l.np);
+    layout = CheckOversubscription(l.per_node, cores, opt.allow_oversubscribed, to_system);
+    if (layout.verdict == Oversubscription::kRefused) return Fail(layout.message);
+    if (layout.verdict == Oversubscription::kMarked)
+      std::fprintf(stderr, "multilane tune: %s\n", layout.message.c_str());
+    if (opt.virtual_nodes > 0 && l.np % opt.virtual_nodes != 0)
+      return Fail("--np " + std::to_string(l.np) + " is not a multiple of --virtual-nodes " +
+                  std::to_string(opt.virtual_nodes));
+    launches.push_back(l);
+  } else {
+    if (opt.np > 0)
+      return Fail("--np cannot be given with device memory or several --ranks-per-gpu values: each launch has "
+                  "(ranks per GPU) x (GPUs per node) x (nodes) ranks; leave --np out");
+    if (ppg_values.empty()) ppg_values = DefaultRanksPerGpuList(cores, gpus);
+    int nodes = 1;
+    if (InSlurmAllocation()) {
+      if (const char* v = std::getenv("SLURM_JOB_NUM_NODES"); v != nullptr && std::atoi(v) > 0) nodes = std::atoi(v);
+    } else if (opt.virtual_nodes > 0) {
+      nodes = opt.virtual_nodes;
+    }
+    // Outside Slurm the (virtual) nodes share this machine's cores.
+    const bool one_machine = !InSlurmAllocation();
+    for (const TuneLaunch& t : PlanLaunches(ppg_values, nodes, gpus, one_machine ? cores : cores * nodes,
+                                            opt.allow_oversubscribed && !to_system)) {
+      if (!t.skip.empty()) {
+        std::fprintf(stderr, "multilane tune: note: %d rank(s) per GPU not measured: %s\n", t.ranks_per_gpu,
+                     t.skip.c_str());
+        continue;
+      }
+      Launch l;
+      l.ranks_per_gpu = t.ranks_per_gpu;
+      l.np = t.np;
+      l.per_node = t.ranks_per_node;
+      const LayoutVerdict v = CheckOversubscription(one_machine ? l.np : l.per_node, cores, opt.allow_oversubscribed,
+                                                    to_system);
+      if (v.verdict == Oversubscription::kRefused) continue;  // PlanLaunches said so already
+      if (v.verdict == Oversubscription::kMarked) layout = v;
+      launches.push_back(l);
+    }
+    if (launches.empty())
+      return Fail("no ranks-per-GPU value can be measured on this layout (see the notes above); give "
+                  "--virtual-nodes 2 on a one-GPU machine, or values that fit the cores");
+    if (layout.verdict == Oversubscription::kMarked)
+      std::fprintf(stderr, "multilane tune: %s\n", layout.message.c_str());
+  }
+
+  // Open the database first: a broken one fails before minutes of probes.
+  // A partition's tune inside its allocation (the probe job of `tune
+  // --partition`) writes a file on the shared file system: no WAL there.
+  auto store = OpenStoreTarget(target, &error, !opt.partition.empty() && InSlurmAllocation());
+  if (!store) return Fail(error);
+
+  TuneFolder folder;  // removed on every way out of this function unless --keep
+  if (!folder.Make(opt.keep, TemporaryParent(), &error)) return Fail(error);
+  const std::string dir = folder.path();
+
+  // The probe's layout: the variables the library reads, and nothing that
+  // would change its decisions.
+  for (const char* name : {"MULTILANE_ALGO", "MULTILANE_PROFILE", "MULTILANE_PROFILE_FILE", "MULTILANE_LANES",
+                           "MULTILANE_CHUNK", "MULTILANE_TRANSPORT", "LD_PRELOAD", "CUDA_MPS_PIPE_DIRECTORY",
+                           "CUDA_MPS_LOG_DIRECTORY"})
+    unsetenv(name);
+
+  // Launches with several ranks on a GPU run under a private MPS daemon,
+  // where there is one and the launch is on this machine.
+  const std::string mps_program = device ? MpsControlProgram() : "";
+  bool mps_missing_noted = false;
+  std::fprintf(stderr, "multilane tune: node type %s: %s\n", fp.Key().c_str(), fp.Description().c_str());
+  std::fprintf(stderr, "multilane tune: budget %.1f s in all, %zu launch(es)\n", opt.budget_s, launches.size());
+  const double before_s = SecondsSince(start);
+  ProgressBar bar(stderr);
+  double probe_s = 0, measuring_s = 0;
+  for (size_t i = 0; i < launches.size(); ++i) {
+    Launch& l = launches[i];
+    MpsDaemon mps;  // stopped when this launch ends, on every way out
+    const bool needs_mps = device && l.ranks_per_gpu > 1;
+    const char* nodes_env = std::getenv("SLURM_JOB_NUM_NODES");
+    const bool local = !InSlurmAllocation() || nodes_env == nullptr || std::atoi(nodes_env) <= 1;
+    if (needs_mps && !mps_program.empty() && local) {
+      if (mps.Start(mps_program, dir + "/mps", &error)) l.mps = true;
+      else std::fprintf(stderr, "multilane tune: note: MPS: %s; measuring without it\n", error.c_str());
+    } else if (needs_mps && !mps_missing_noted) {
+      mps_missing_noted = true;
+      std::fprintf(stderr,
+                   "multilane tune: note: %s: launches with several ranks per GPU run without MPS, so their "
+                   "kernels are time-sliced and small sizes will be slow (jobs without MPS see the same)\n",
+                   mps_program.empty() ? "nvidia-cuda-mps-control not found" : "MPS is started on this node only");
+    }
+    const double left = opt.budget_s - SecondsSince(start);
+    const double share = std::max(0.1, left / static_cast<double>(launches.size() - i));
+    SharedProgress progress{&bar, static_cast<int>(i), static_cast<int>(launches.size()),
+                            launches.size() > 1 ? "ranks/GPU " + std::to_string(l.ranks_per_gpu) + ": " : ""};
+    const int rc = RunLaunch(opt, sizes, kinds, fp, install, dir, share, progress, &l, folder);
+    if (rc != 0) return rc;
+    probe_s += l.probe_s;
+    measuring_s += std::max(0.0, l.measuring_s);
+  }
+  bar.Finish();
+  for (const Launch& l : launches)
+    if (l.decided.bins.empty()) return Fail("the probes measured nothing usable; nothing was stored");
+
+  // The recommended ranks per GPU: the lowest summed time over the sizes.
+  std::map<int, std::vector<mltuner::Decision>> by_ppg;
+  for (const Launch& l : launches) by_ppg[l.ranks_per_gpu] = l.decided.decisions;
+  SizeWeights weights;
+  if (!opt.weights.empty() && !WeightsFromReport(weights_report, launches, &weights, &error)) return Fail(error);
+  std::vector<RanksPerGpuScore> scores;
+  const int recommended = RecommendRanksPerGpu(by_ppg, weights, &scores);
+  const Launch* best = &launches.front();
+  for (const Launch& l : launches)
+    if (l.ranks_per_gpu == recommended) best = &l;
+
+  const auto after_start = std::chrono::steady_clock::now();
   mldb::ProfileRecord record;
   record.partition = opt.partition;
-  record.nodes = nodes;
-  record.ranks_per_gpu = ppg;
+  record.nodes = best->nodes;
+  record.ranks_per_gpu = best->ranks_per_gpu > 0 ? best->ranks_per_gpu : 1;
   record.library_version = LibraryVersion();
   record.mpi_version = mpi;
   record.tuned_by = CurrentUser();
   record.tuned_at = UtcNow();
-  record.duration_s = duration;
-  std::map<std::string, std::string> metadata = {{"node_type", fp.Key()}, {"tuned_at", record.tuned_at},
-                                                 {"nodes", std::to_string(nodes)}, {"ranks", std::to_string(np)}};
+  record.duration_s = SecondsSince(start);
+  std::map<std::string, std::string> metadata = {{"node_type", fp.Key()},
+                                                 {"tuned_at", record.tuned_at},
+                                                 {"nodes", std::to_string(best->nodes)},
+                                                 {"ranks", std::to_string(best->np)}};
   if (!opt.partition.empty()) metadata["partition"] = opt.partition;
-  record.profile_text = mltuner::RenderProfile(decided.bins, metadata);
+  if (layout.verdict == Oversubscription::kMarked)
+    metadata["oversubscribed"] = OversubscribedMark(launches.size() > 1 || per_gpu_launches ? best->np : best->per_node,
+                                                    cores);
+  if (per_gpu_launches) {
+    std::string tuned;
+    bool any_shared = false, all_mps = true;
+    for (const Launch& l : launches) {
+      tuned += (tuned.empty() ? "" : ",") + std::to_string(l.ranks_per_gpu);
+      if (device && l.ranks_per_gpu > 1) {
+        any_shared = true;
+        all_mps = all_mps && l.mps;
+      }
+    }
+    metadata["ranks_per_gpu"] = std::to_string(recommended);
+    metadata["ranks_per_gpu_tuned"] = tuned;
+    metadata["mps"] = !any_shared ? "none" : all_mps ? "on" : "off";
+    if (!opt.weights.empty()) metadata["weights"] = "job-report";
+  }
+  // Entries: each value's own (ppg=N) when several were tuned, and the
+  // recommended value's again without ppg, for jobs of any other layout.
+  std::vector<mltuner::Bin> bins;
   const mltuner::Space space = mltuner::DefaultSpace();
-  for (const auto& bin : decided.bins) record.entries.push_back(EntryFromBin(space, bin, ppg));
+  for (const Launch& l : launches) {
+    if (launches.size() < 2) break;
+    for (mltuner::Bin b : l.decided.bins) {
+      b.ppg = l.ranks_per_gpu;
+      bins.push_back(b);
+    }
+  }
+  for (const mltuner::Bin& b : best->decided.bins) bins.push_back(b);
+  record.profile_text = mltuner::RenderProfile(bins, metadata);
+  for (const auto& bin : bins) record.entries.push_back(EntryFromBin(space, bin, bin.ppg));
   std::vector<mldb::Measurement> raw;
-  for (const auto& m : measurements) {
-    if (m.samples.empty()) continue;
-    mldb::Measurement r;
-    r.mem_kind = mltuner::MemKindName(m.mem);
-    r.bytes = static_cast<int64_t>(m.bytes);
-    r.candidate = m.candidate + (m.valid ? "" : " (wrong result)");
-    r.ppg = ppg;
-    r.time_us = mltuner::Median(m.samples);
-    r.reps = static_cast<int>(m.samples.size());
-    raw.push_back(r);
+  for (const Launch& l : launches) {
+    for (const auto& m : l.measurements) {
+      if (m.samples.empty()) continue;
+      mldb::Measurement r;
+      r.mem_kind = mltuner::MemKindName(m.mem);
+      r.bytes = static_cast<int64_t>(m.bytes);
+      r.candidate = m.candidate + (m.valid ? "" : " (wrong result)");
+      r.ppg = l.ranks_per_gpu > 0 ? l.ranks_per_gpu : 1;
+      r.time_us = mltuner::Median(m.samples);
+      r.reps = static_cast<int>(m.samples.size());
+      raw.push_back(r);
+    }
   }
   if (!store->Publish(fp, &record, raw, &error)) return Fail(error);
+  if (!FinishStoreTarget(store.get(), target, &error)) return Fail(error);
 
-  std::printf("%s", mltuner::FormatDecisionTable(decided.decisions).c_str());
-  std::printf("\nprofile %lld stored in %s for node type %s (%d node(s), %d ranks; tuned in %.1f s)\n",
-              static_cast<long long>(record.id), db_path.c_str(), fp.Key().c_str(), nodes, np, duration);
+  TuneTimes times;
+  times.budget_s = opt.budget_s;
+  times.total_s = SecondsSince(start);
+  times.before_s = before_s;
+  times.probe_budget_s = opt.budget_s;
+  times.probe_s = probe_s;
+  times.measuring_s = measuring_s;
+  times.after_s = SecondsSince(after_start);
+  for (const Launch& l : launches) {
+    if (launches.size() > 1)
+      std::printf("\n%d rank(s) per GPU (%d ranks%s):\n", l.ranks_per_gpu, l.np, l.mps ? ", MPS" : "");
+    std::printf("%s", mltuner::FormatDecisionTable(l.decided.decisions).c_str());
+  }
+  if (per_gpu_launches) {
+    std::printf("\n%-14s %14s %6s\n", "ranks per GPU", weights.empty() ? "sum time_us" : "weighted_us", "sizes");
+    for (const auto& s : scores)
+      std::printf("%-14d %14.1f %6d%s\n", s.ranks_per_gpu, s.total_us, s.sizes,
+                  s.ranks_per_gpu == recommended ? "  <- recommended" : "");
+  }
+  std::printf("\nprofile %lld stored in %s for node type %s (%d node(s), %d ranks; tuned in %.1f s of a %.1f s budget)\n",
+              static_cast<long long>(record.id), target.path.c_str(), fp.Key().c_str(), best->nodes, best->np,
+              times.total_s, opt.budget_s);
+  if (per_gpu_launches) std::printf("recommended ranks per GPU: %d\n", recommended);
+  if (layout.verdict == Oversubscription::kMarked) std::printf("%s\n", layout.message.c_str());
+  const std::string overrun = ExplainOverrun(times);
+  if (!overrun.empty()) std::printf("note: %s\n", overrun.c_str());
   std::printf("%s", record.profile_text.c_str());
   return 0;
 }
@@ -398,23 +553,39 @@ int Tune(const TuneOptions& opt) {
 }  // namespace
 
 void AddTuneCommand(CLI::App& app, int* status) {
-  auto* opt = new TuneOptions();
+  auto* opt = new TuneOptions();  // lives as long as the app
   CLI::App* cmd = app.add_subcommand("tune", "Measure every candidate on this node type and store the winning profile");
-  cmd->add_option("--budget", opt->budget_s, "Seconds the probes may take (successive halving spends them)")
+  cmd->add_option("--budget", opt->budget_s,
+                  "Seconds the whole tune may take, starting the MPI job included (the probes' successive halving "
+                  "gets what is left; an overrun is reported)")
       ->capture_default_str();
   cmd->add_option("--sizes", opt->sizes, "Message sizes FROM:TO in bytes (K, M, G suffixes)")->capture_default_str();
   cmd->add_option("--step", opt->step, "Factor between measured sizes")->capture_default_str();
-  cmd->add_option("--memory", opt->memory, "host or device buffers")->capture_default_str();
+  cmd->add_option("--memory", opt->memory,
+                  "host, device or all buffers; auto: all where the node has GPUs, else host")
+      ->capture_default_str();
   cmd->add_option("--np", opt->np, "Ranks for the probes outside Slurm (default: the cores)");
   cmd->add_option("--virtual-nodes", opt->virtual_nodes, "Split the ranks into this many virtual nodes (one machine)");
-  cmd->add_option("--ranks-per-gpu", opt->ranks_per_gpu, "Ranks sharing one GPU");
+  cmd->add_option("--ranks-per-gpu", opt->ranks_per_gpu,
+                  "Ranks sharing one GPU: one value, or a list (1,2,4,8) measured one launch each; with device "
+                  "memory the default is powers of two up to min(8, cores per GPU) and the profile recommends "
+                  "the fastest");
+  cmd->add_option("--weights", opt->weights,
+                  "A job report (MULTILANE_REPORT) whose calls per size weight the choice of ranks per GPU "
+                  "(default: every tuned size alike)");
   cmd->add_option("--partition", opt->partition,
                   "Slurm partition the profile is for; outside an allocation, submits one probe job per node type "
                   "of the partition with sbatch and stores into the system database (or --db)");
   cmd->add_flag("--system", opt->system, "Store in the system database (the admin's) instead of the user's");
   cmd->add_option("--db", opt->database, "Store in this database file");
   cmd->add_flag("--exhaustive", opt->exhaustive, "Measure every candidate fully (slow; for comparisons)");
-  cmd->add_option("--keep", opt->keep, "Keep the plan and the probe's result in this folder");
+  cmd->add_option("--keep", opt->keep,
+                  "Keep the plan and the probe's result in this folder (else a temporary folder is removed)");
+  cmd->add_flag("--allow-oversubscribed", opt->allow_oversubscribed,
+                "Allow more ranks per node than cores (tests, virtual nodes): the profile is marked oversubscribed; "
+                "never for the system database");
+  cmd->add_flag("--for-system", opt->for_system, "(internal: a partition's probe job for the system database)")
+      ->group("");
   cmd->callback([opt, status] { *status = Tune(*opt); });
 }
 

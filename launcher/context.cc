@@ -9,36 +9,62 @@
 #include <cstdlib>
 #include <ctime>
 
-#include "install_defaults.h"  // generated: kBuildLibrary, kBuildProbe
+#include <filesystem>
+
+#include "install_defaults.h"  // generated: the build tree's outputs
 #include "mlallreduce.h"
+#include "multilane/install_paths.h"  // generated: the installed layout
 #include "db/paths.h"
 
 namespace multilane {
 namespace {
 
-bool Exists(const std::string& path) { return !path.empty() && access(path.c_str(), R_OK) == 0; }
-
-std::string SelfDir() {
+std::string SelfPath() {
   char buf[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return ".";
-  std::string self(buf, static_cast<size_t>(n));
-  return self.substr(0, self.rfind('/'));
+  if (n <= 0) return "";
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+// True when a and b name the same existing file.
+bool SameFile(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return !a.empty() && !b.empty() && std::filesystem::equivalent(a, b, ec) && !ec;
+}
+
+// dir/relative, normalised ("/opt/m/bin/../lib/x" -> "/opt/m/lib/x"); an
+// absolute `relative` (a part outside the prefix) is returned as it is.
+std::string Beside(const std::string& dir, const char* relative) {
+  if (relative[0] == '/') return relative;
+  return (std::filesystem::path(dir) / relative).lexically_normal().string();
 }
 
 }  // namespace
 
 Installation FindInstallation() {
   Installation in;
-  const std::string dir = SelfDir();
+  in.command = SelfPath();
+  in.build_tree = SameFile(in.command, kBuildCommand);
+  if (in.build_tree) {
+    in.library = kBuildLibrary;
+    in.probe = kBuildProbe;
+    in.plugin = kBuildPlugin;
+    in.cli_filter = kBuildCliFilter;
+    in.plugstack = kBuildPlugstack;
+  } else {
+    const std::string dir =
+        in.command.empty() ? std::string(multilane_install::kPrefix) + "/bin" : in.command.substr(0, in.command.rfind('/'));
+    in.library = Beside(dir, multilane_install::kBinToLibrary);
+    in.probe = Beside(dir, multilane_install::kBinToProbe);
+    in.plugin = Beside(dir, multilane_install::kBinToPlugin);
+    in.cli_filter = Beside(dir, multilane_install::kBinToCliFilter);
+    in.plugstack = Beside(dir, multilane_install::kBinToPlugstack);
+  }
   const char* lib = std::getenv("MULTILANE_LIBRARY");
   const char* probe = std::getenv("MULTILANE_PROBE");
   if (lib && *lib) in.library = lib;
-  else if (Exists(kBuildLibrary)) in.library = kBuildLibrary;
-  else in.library = dir + "/../lib/libmlallreduce.so";
   if (probe && *probe) in.probe = probe;
-  else if (Exists(kBuildProbe)) in.probe = kBuildProbe;
-  else in.probe = dir + "/mlprobe";
+  in.cuda_module = in.library.substr(0, in.library.rfind('/') + 1) + multilane_install::kCudaModule;
   return in;
 }
 
@@ -81,6 +107,27 @@ std::vector<std::string> DatabasesToRead(const std::vector<std::string>& explici
 int Fail(const std::string& message) {
   std::fprintf(stderr, "multilane: error: %s\n", message.c_str());
   return 1;
+}
+
+std::string ProfileHeaderValue(const std::string& profile_text, const std::string& key) {
+  const std::string header = profile_text.substr(0, profile_text.find_first_of("\n;"));
+  const std::string needle = " " + key + "=";
+  const size_t at = header.find(needle);
+  if (at == std::string::npos) return "";
+  const size_t from = at + needle.size();
+  const size_t end = header.find_first_of(" \t", from);
+  return header.substr(from, end == std::string::npos ? std::string::npos : end - from);
+}
+
+bool InRanksPerGpuList(const std::string& list, int value) {
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    if (list.substr(start, comma - start) == std::to_string(value)) return true;
+    start = comma + 1;
+  }
+  return false;
 }
 
 }  // namespace multilane

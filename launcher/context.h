@@ -8,12 +8,20 @@
 
 namespace multilane {
 
-// Where the parts live.  $MULTILANE_LIBRARY and $MULTILANE_PROBE override;
-// else the build's own outputs (a build tree), else next to the command
-// (`../lib/libmlallreduce.so`, `mlprobe` beside `multilane`).
+// Where the parts live.  A `multilane` run from its build tree uses the
+// build's own outputs; an installed one finds them relative to its own file
+// (/proc/self/exe), with the layout of the install (install_paths.h), so a
+// moved tree still works and an installed command never uses a build tree.
+// $MULTILANE_LIBRARY and $MULTILANE_PROBE override the library and the probe.
 struct Installation {
-  std::string library;  // libmlallreduce.so
-  std::string probe;    // mlprobe
+  std::string command;     // this program (/proc/self/exe)
+  bool build_tree = false; // true: run from the build tree, not installed
+  std::string library;     // libmlallreduce.so.0
+  std::string cuda_module; // libmlallreduce_cuda.so, beside the library
+  std::string probe;       // mlprobe
+  std::string plugin;      // spank_multilane.so
+  std::string cli_filter;  // the cli_filter.lua shipped with this install
+  std::string plugstack;   // the plugstack.conf.d/multilane.conf shipped with this install
 };
 Installation FindInstallation();
 
@@ -39,6 +47,13 @@ std::vector<std::string> DatabasesToRead(const std::vector<std::string>& explici
 
 // Prints "multilane: error: MESSAGE" on stderr; returns 1 (the exit status).
 int Fail(const std::string& message);
+
+// The value of `key=` in a profile text's header line ("multilane-profile 1
+// node_type=... ranks_per_gpu_tuned=1,2,4"); "" when absent.
+std::string ProfileHeaderValue(const std::string& profile_text, const std::string& key);
+
+// Whether `value` is one of the comma-separated ranks-per-GPU values `list`.
+bool InRanksPerGpuList(const std::string& list, int value);
 
 }  // namespace multilane
 

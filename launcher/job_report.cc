@@ -118,6 +118,13 @@ ReportBin ParseBin(const json& b, const std::string& where) {
     for (auto it = algos->begin(); it != algos->end(); ++it)
       bin.algos[it.key()] = Integer(it.value(), Join(Join(where, "algos"), it.key()));
   }
+  // Device bins of reports written since the transport counters (optional).
+  if (const json* paths = Member(b, where, "transports", false)) {
+    if (!paths->is_object()) throw FieldError("field '" + Join(where, "transports") + "' must be an object");
+    for (auto it = paths->begin(); it != paths->end(); ++it)
+      bin.transports[it.key()] = Integer(it.value(), Join(Join(where, "transports"), it.key()));
+  }
+  bin.nccl_fallbacks = IntegerField(b, where, "nccl_fallbacks", false, 0);
   if (const json* p = Member(b, where, "profile", false)) {
     const std::string pw = Join(where, "profile");
     if (!p->is_object()) throw FieldError("field '" + pw + "' must be an object, not " + TypeName(*p));
@@ -250,8 +257,19 @@ bool ParseJobReport(const std::string& text, const std::string& path, JobReport*
       *error = path + ": not a JSON file (syntax error at byte " + std::to_string(e.byte) + ")";
     }
     return false;
+  } catch (const json::exception& e) {
+    // out_of_range: a number too large for a double (1e999, 400 digits).
+    *error = path + ": not a usable JSON file (" + e.what() + ")";
+    return false;
   }
-  if (!CheckIdentity(doc, path, error)) return false;
+  bool identity = false;
+  try {
+    identity = CheckIdentity(doc, path, error);
+  } catch (const std::exception& e) {
+    *error = path + ": bad job report: " + e.what();
+    return false;
+  }
+  if (!identity) return false;
   JobReport r;
   r.path = path;
   try {
@@ -259,7 +277,7 @@ bool ParseJobReport(const std::string& text, const std::string& path, JobReport*
   } catch (const FieldError& e) {
     *error = path + ": bad job report: " + e.what();
     return false;
-  } catch (const json::exception& e) {
+  } catch (const std::exception& e) {  // every nlohmann exception, and anything else
     *error = path + ": bad job report: " + e.what();
     return false;
   }

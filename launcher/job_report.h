@@ -42,6 +42,8 @@ struct ReportBin {
   double algbw_gbs = 0;  // 0 when the file has null (no time to divide by)
   double busbw_gbs = 0;
   std::map<std::string, int64_t> algos;  // calls by algorithm
+  std::map<std::string, int64_t> transports;  // device bins: calls by path (ipc, mpi, nccl, staged); empty in older files
+  int64_t nccl_fallbacks = 0;  // device bins: calls whose NCCL transport fell back to MPI staging
   std::optional<BinProfile> profile;
 };
 

@@ -64,6 +64,22 @@ TEST(JobReportFile, TruncatedFileSaysSo) {
   EXPECT_NE(ParseError("  \n").find("not a complete JSON file (truncated?): the file is empty"), std::string::npos);
 }
 
+// Issue 15 item 4: a number too large for a double threw out_of_range out of
+// the reader (core dump, exit 134).
+TEST(JobReportFile, HugeNumbersAreAnErrorNamingTheFile) {
+  const std::string digits(400, '7');
+  for (const std::string& number : {std::string("1e999"), std::string("-1e999"), digits}) {
+    const std::string text = "{\"format\": \"multilane-job-report\", \"version\": 1, \"job\": {\"ranks\": " +
+                             number + "}}";
+    const std::string error = ParseError(text);
+    EXPECT_EQ(error.rfind("f.json: ", 0), 0u) << error;
+    EXPECT_NE(error.find("number overflow"), std::string::npos) << error;
+  }
+  EXPECT_EQ(ParseError("{\"format\": \"multilane-job-report\", \"version\": " + digits + "}")
+                .rfind("f.json: ", 0),
+            0u);
+}
+
 TEST(JobReportFile, ForeignJsonNamesItsFormat) {
   JobReport r;
   std::string error;
@@ -123,6 +139,32 @@ TEST(JobReportFile, UnknownFieldsAreIgnored) {
                              "f.json", &r, &error))
       << error;
   EXPECT_EQ(r.ranks, 2);
+}
+
+TEST(JobReportFile, ReadsDeviceTransportsAndOlderFilesWithout) {
+  const std::string spread = "{\"min\": 1, \"mean\": 1, \"max\": 1}";
+  const std::string head = "{\"format\": \"multilane-job-report\", \"version\": 1, \"job\": {\"name\": \"x\", "
+                           "\"ranks\": 2}, \"time\": {\"wall_s\": " + spread + ", \"allreduce_s\": " + spread +
+                           ", \"wait_s\": " + spread + "}, \"bins\": [";
+  const std::string bin = "{\"memory\": \"device\", \"from\": 4096, \"calls\": 30, \"bytes\": 122880, "
+                          "\"time_s\": " + spread + ", \"wait_s\": 0, \"algos\": {\"lane\": 30}";
+  JobReport r;
+  std::string error;
+  ASSERT_TRUE(ParseJobReport(head + bin + ", \"transports\": {\"mpi\": 25, \"staged\": 5}, \"nccl_fallbacks\": 25}]}",
+                             "f.json", &r, &error))
+      << error;
+  ASSERT_EQ(r.bins.size(), 1u);
+  EXPECT_EQ(r.bins[0].transports.at("mpi"), 25);
+  EXPECT_EQ(r.bins[0].transports.at("staged"), 5);
+  EXPECT_EQ(r.bins[0].nccl_fallbacks, 25);
+  // A report written before the counters existed reads as before.
+  ASSERT_TRUE(ParseJobReport(head + bin + "}]}", "f.json", &r, &error)) << error;
+  EXPECT_TRUE(r.bins[0].transports.empty());
+  EXPECT_EQ(r.bins[0].nccl_fallbacks, 0);
+  EXPECT_EQ(ParseError(head + bin + ", \"transports\": [1]}]}"),
+            "f.json: bad job report: field 'bins[0].transports' must be an object");
+  EXPECT_EQ(ParseError(head + bin + ", \"transports\": {\"nccl\": \"x\"}}]}"),
+            "f.json: bad job report: field 'bins[0].transports.nccl' must be an integer, not string");
 }
 
 TEST(JobReportFile, MissingFileIsAnError) {

@@ -7,6 +7,7 @@ Each TESTNAME is one CTest test; all run under a fresh temporary folder.
 import hashlib
 import json
 import os
+import re
 import pwd
 import shutil
 import sqlite3
@@ -48,8 +49,14 @@ def sha(path):
 
 
 def tune(db, budget="8", sizes="4K:256K", extra=()):
+    # 4 ranks as 2 virtual nodes: more ranks than this small machine has
+    # cores, so the profile is allowed only as a marked test profile.
     return run([MULTILANE, "tune", "--np", "4", "--virtual-nodes", "2", "--budget", budget, "--sizes", sizes,
-                "--db", db] + list(extra), timeout=600)
+                "--db", db, "--allow-oversubscribed"] + list(extra), timeout=600)
+
+
+def tune_folders(folder):
+    return sorted(n for n in os.listdir(folder) if n.startswith("multilane-tune."))
 
 
 def profiles(db):
@@ -82,9 +89,11 @@ def test_tune_then_run(tmp):
     expect("MULTILANE_PROFILE=multilane-profile 1" in p.stdout, "run passes the profile", p)
     expect("command: mpirun -x LD_PRELOAD -x MULTILANE_PROFILE -np 4" in p.stdout, "run forwards with -x", p)
 
-    # The real thing: the benchmark's `auto` rows follow the profile.  (A
-    # sanitizer build needs its runtime preloaded first: the user's own
-    # LD_PRELOAD stays in front of the library's.)
+    # The real thing: the benchmark runs right under `multilane run`, with
+    # the library injected (that `auto` follows a profile bin by bin is
+    # test_auto_follows_profile: this tuned profile may pick one algorithm
+    # everywhere).  (A sanitizer build needs its runtime preloaded first: the
+    # user's own LD_PRELOAD stays in front of the library's.)
     env = dict(ENV)
     if os.environ.get("MULTILANE_TEST_PRELOAD"):
         env["LD_PRELOAD"] = os.environ["MULTILANE_TEST_PRELOAD"]
@@ -93,6 +102,64 @@ def test_tune_then_run(tmp):
              "-a", "mpi,auto"], env=env)
     expect("# Out of bounds values : 0 OK" in p.stdout, "the benchmark under multilane run is correct", p)
     expect("multilane: stats:" in p.stderr, "the library was injected (its stats line)", p)
+
+
+def test_auto_follows_profile(tmp):
+    """A profile of three host bins, given as `multilane run` gives it (the
+    library preloaded, the text in MULTILANE_PROFILE, both forwarded with -x),
+    decides every call of the benchmark's `auto` rows bin by bin, edges
+    included: the library's own per-size counters (the job report's bins) and
+    the benchmark's reading of mla_get_stats must both show it.  A library
+    that ignored the profile, or looked up the wrong bin, fails here."""
+    profile = "multilane-profile 1; host 0 16K passthrough; host 16K 256K lane; host 256K inf hier"
+    # size -> the algorithm the profile names for it; 16K and 256K are the
+    # lower edges of their entries ([FROM, TO)).
+    want = {4096: "passthrough", 16384: "lane", 65536: "lane", 262144: "hier", 1048576: "hier"}
+    reports = os.path.join(tmp, "reports")
+    os.mkdir(reports)
+    preload = os.environ["MULTILANE_LIBRARY"]
+    if os.environ.get("MULTILANE_TEST_PRELOAD"):
+        preload = os.environ["MULTILANE_TEST_PRELOAD"] + ":" + preload
+    env = dict(ENV, LD_PRELOAD=preload, MULTILANE_PROFILE=profile, MULTILANE_RANKS_PER_NODE="2",
+               MULTILANE_STATS="1", MULTILANE_REPORT=reports, MULTILANE_REPORT_INTERVAL="0")
+    forward = []
+    for name in ("LD_PRELOAD", "MULTILANE_PROFILE", "MULTILANE_RANKS_PER_NODE", "MULTILANE_STATS",
+                 "MULTILANE_REPORT", "MULTILANE_REPORT_INTERVAL"):
+        forward += ["-x", name]
+    p = run(["mpirun", "-np", "4"] + forward +
+            [BENCH, "-b", "4K", "-e", "1M", "-f", "4", "-n", "3", "-w", "1", "-a", "auto"], env=env)
+    expect("# Out of bounds values : 0 OK" in p.stdout, "the benchmark's results are right", p)
+    expect("multilane: warning" not in p.stderr, "the library took the profile without a warning", p)
+
+    # The benchmark's reading of the library's counters, size by size.
+    expect("auto ran: passthrough (4096 B), lane (16384 .. 65536 B), hier (262144 .. 1048576 B)" in p.stdout,
+           "the auto rows ran passthrough below 16K, lane from 16K, hier from 256K", p)
+
+    # The library's per-size counters: in each size bin every call of rank 0
+    # ran the profile's algorithm for that bin, and the report names the entry.
+    files = [f for f in os.listdir(reports) if f.startswith("multilane-report-")]
+    expect(len(files) == 1, "one job report written: %s" % files, p)
+    with open(os.path.join(reports, files[0])) as f:
+        bins = {b["from"]: b for b in json.load(f)["bins"] if b["memory"] == "host"}
+    for size, algo in sorted(want.items()):
+        b = bins.get(size)
+        expect(b is not None and b["calls"] > 0, "the report has calls of %d B" % size)
+        expect(b["algos"] == {algo: b["calls"]},
+               "all %d calls of %d B ran %s: %s" % (b["calls"], size, algo, b["algos"]))
+        expect(b.get("profile", {}).get("algo") == algo,
+               "the report names the profile's %s entry at %d B: %s" % (algo, size, b.get("profile")))
+
+    # The STATS line (rank 0's totals) agrees: every call it saw lies in one
+    # of those bins, and each algorithm ran exactly the calls of its bins.
+    stats = re.search(r"multilane: stats: rank 0: (.*)", p.stderr)
+    expect(stats is not None, "the stats line is printed", p)
+    fields = {k: int(v) for k, v in (kv.split("=") for kv in stats.group(1).split())}
+    expect(fields["calls"] == sum(bins[size]["calls"] for size in want),
+           "stats calls=%d are the calls of the five sizes" % fields["calls"])
+    for algo in ("passthrough", "lane", "hier", "split"):
+        calls = sum(bins[size]["calls"] for size in want if want[size] == algo)
+        expect(fields[algo] == calls, "stats %s=%d equals the report's %d calls" % (algo, fields[algo], calls))
+    expect(fields["unsupported"] == 0, "no unsupported call: %s" % stats.group(0))
 
 
 def test_second_user_reuses_profile(tmp):
@@ -183,13 +250,313 @@ def test_export_import(tmp):
     run([MULTILANE, "import", out, "--db", b])
     expect(len(profiles(b)) == 1, "importing twice adds nothing")
 
+    # Issue 15 item 5: a profile the library rejects (algorithm ring) is refused
+    # by import, naming the field and the parser's reason; nothing is added.
+    bad = json.load(open(out))
+    bad["profiles"][0]["profile_text"] = "multilane-profile 1\nhost 0 inf ring\n"
+    bad["profiles"][0]["entries"] = [dict(bad["profiles"][0]["entries"][0], algo="ring", min_bytes=0, max_bytes=None)]
+    bad["profiles"][0]["tuned_at"] = "2099-01-01T00:00:00Z"
+    bad_path = os.path.join(tmp, "bad.json")
+    json.dump(bad, open(bad_path, "w"))
+    p = run([MULTILANE, "import", bad_path, "--db", b], check=False)
+    expect(p.returncode != 0 and "profiles[0].profile_text: the library rejects it" in p.stderr
+           and "unknown algorithm 'ring'" in p.stderr, "import refuses a profile the library rejects", p)
+    expect(len(profiles(b)) == 1, "a refused import adds nothing")
+    # Issue 15 item 5: `show` lists the entries while `run` hands the library
+    # the text; a database written before import/publish checked them (here:
+    # the text changed behind multilane's back) gets a warning from show.
+    # The tampered text must differ from whatever the tune chose, or the
+    # change is a no-op (CI once tuned `hier` for the whole range).
+    con = sqlite3.connect(b)
+    chosen = {algo for (algo,) in con.execute("SELECT algo FROM profile_entries")}
+    other = next(a for a in ("split", "lane", "hier") if a not in chosen)
+    con.execute("UPDATE profiles SET profile_text = 'multilane-profile 1' || char(10) || 'host 0 inf ' || ? || char(10)",
+                (other,))
+    con.commit()
+    con.close()
+    p = run([MULTILANE, "show", "--db", b])
+    expect("warning: " in p.stdout and "the text and the entries disagree" in p.stdout
+           and "`run` uses the text" in p.stdout, "show flags a profile whose text and entries disagree", p)
+    # Issue 15 item 9: a folder the user may not write is "Permission denied",
+    # not "No such file or directory".
+    os.chmod(tmp, 0o755)
+    os.chmod(out, 0o644)
+    locked = os.path.join(tmp, "locked")
+    os.mkdir(locked, 0o755)
+    p = run([MULTILANE, "import", out, "--db", os.path.join(locked, "c.db")], check=False, user="nobody")
+    expect(p.returncode != 0 and "cannot create the database in " + locked + ": Permission denied" in p.stderr,
+           "an unwritable database folder is reported as permission denied", p)
+
+
+def test_tune_no_shell_and_no_leftovers(tmp):
+    # Issue 15 items 6 and 7: --keep is a plain folder name (no shell ever
+    # parses it), and the temporary folder goes away after every tune: a
+    # stored one, a failed one and an interrupted one.
+    private_tmp = os.path.join(tmp, "tmpdir")
+    os.makedirs(private_tmp)
+    env = dict(ENV, TMPDIR=private_tmp)
+    db = os.path.join(tmp, "user.db")
+    base = ["tune", "--np", "2", "--budget", "3", "--sizes", "4K:16K", "--db", db]
+    run([MULTILANE] + base, env=env, timeout=600)
+    expect(tune_folders(private_tmp) == [], "a stored tune leaves no multilane-tune.* folder in TMPDIR")
+    p = run([MULTILANE] + base + ["--memory", "device"] + ["--sizes", "x"], env=env, check=False)
+    expect(p.returncode != 0 and tune_folders(private_tmp) == [], "a refused tune leaves no folder", p)
+    p = run([MULTILANE, "tune", "--np", "2", "--budget", "3", "--sizes", "4K:16K", "--db", db], env=dict(
+        env, MULTILANE_PROBE="/bin/false"), check=False, timeout=600)
+    expect(p.returncode != 0 and tune_folders(private_tmp) == [], "a failed probe leaves no folder", p)
+
+    proc = subprocess.Popen([MULTILANE, "tune", "--np", "2", "--budget", "60", "--sizes", "4K:64M", "--exhaustive",
+                             "--db", db], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and not os.path.exists(os.path.join(private_tmp, tune_folders(private_tmp)[0],
+                                                                      "plan.json") if tune_folders(private_tmp)
+                                                         else "/nonexistent"):
+        time.sleep(0.1)
+    time.sleep(1)
+    proc.terminate()
+    out, err = proc.communicate(timeout=120)
+    expect(proc.returncode == 143, "an interrupted tune ends with 128 + SIGTERM (got %d)\n%s" % (proc.returncode, err))
+    expect("interrupted" in err and "nothing was stored" in err, "it says it was interrupted:\n" + err)
+    expect(tune_folders(private_tmp) == [], "an interrupted tune removes its folder")
+    expect(len(profiles(db)) == 1, "an interrupted tune stores nothing")
+
+    marker = os.path.join(tmp, "X")
+    keep = os.path.join(tmp, "it's $(touch %s)" % marker, "kept")
+    run([MULTILANE] + base + ["--keep", keep], env=env, timeout=600)
+    expect(os.path.isfile(os.path.join(keep, "plan.json")) and os.path.isfile(os.path.join(keep, "result.json")),
+           "--keep makes exactly the folder named, with the plan and the result")
+    expect(not os.path.exists(marker), "no shell ran the command substitution in --keep")
+    expect(tune_folders(private_tmp) == [], "--keep makes no temporary folder")
+
+
+def test_tune_oversubscribed(tmp):
+    cores = len(os.sched_getaffinity(0))
+    db = os.path.join(tmp, "user.db")
+    many = str(cores * 2)
+    base = ["tune", "--np", many, "--budget", "3", "--sizes", "4K:16K"]
+    p = run([MULTILANE] + base + ["--db", db], check=False)
+    expect(p.returncode == 1 and "oversubscribed" in p.stderr and "--allow-oversubscribed" in p.stderr,
+           "more ranks than cores is refused with the fix", p)
+    expect(not profiles(db) if os.path.exists(db) else True, "nothing stored")
+    p = run([MULTILANE] + base + ["--db", db, "--allow-oversubscribed"], timeout=600)
+    expect("OVERSUBSCRIBED" in p.stdout and "OVERSUBSCRIBED" in p.stderr, "an allowed one says so loudly", p)
+    rows = profiles(db)
+    expect(len(rows) == 1 and ("oversubscribed=%s/%d" % (many, cores)) in rows[0][1],
+           "the stored profile is marked oversubscribed")
+    system_db = os.path.join(tmp, "system.db")
+    p = run([MULTILANE] + base + ["--system", "--allow-oversubscribed"], env=dict(ENV, MULTILANE_SYSTEM_DB=system_db),
+            check=False)
+    expect(p.returncode == 1 and "system database" in p.stderr and not os.path.exists(system_db),
+           "an oversubscribed profile is never published to the system database", p)
+
+
+def test_system_snapshot(tmp):
+    # The system database is published as a read-only snapshot; readers open
+    # it immutable; tune --system and import --system publish again.
+    system_db = os.path.join(tmp, "shared", "profiles.db")
+    env = dict(ENV, MULTILANE_SYSTEM_DB=system_db, MULTILANE_USER_DB=os.path.join(tmp, "user.db"))
+    run([MULTILANE, "tune", "--np", "2", "--budget", "3", "--sizes", "4K:16K", "--system"], env=env, timeout=600)
+    con = sqlite3.connect("file:%s?mode=ro" % system_db, uri=True)
+    app_id, mode = con.execute("PRAGMA application_id").fetchone()[0], con.execute("PRAGMA journal_mode").fetchone()[0]
+    con.close()
+    expect(app_id == 0x4D4C736E and mode == "delete", "the published file is a marked rollback-journal snapshot")
+    expect(oct(os.stat(system_db).st_mode & 0o777) == "0o644", "the snapshot is 0644")
+    expect(os.path.exists(system_db + ".work"), "the admin's working copy sits beside it")
+    before = os.stat(system_db).st_ino
+    p = run([MULTILANE, "show", "--db", system_db], env=env)
+    expect("gain" in p.stdout, "show reads the snapshot", p)
+    for suffix in ("-wal", "-shm", "-journal"):
+        expect(not os.path.exists(system_db + suffix), "readers leave no %s file" % suffix)
+    p = run([MULTILANE, "tune", "--np", "2", "--budget", "3", "--sizes", "4K:16K", "--db", system_db], env=env,
+            timeout=600)
+    expect(os.stat(system_db).st_ino != before, "--db on a snapshot publishes a new file (rename)")
+    expect(len(profiles(system_db)) == 2, "both profiles are in the new snapshot")
+    out = os.path.join(tmp, "doc.json")
+    run([MULTILANE, "export", out, "--db", system_db], env=env)
+    os.remove(system_db + ".work")  # a lost working copy starts again from the snapshot
+    other = os.path.join(tmp, "other.db")
+    run([MULTILANE, "tune", "--np", "2", "--budget", "3", "--sizes", "4K:16K", "--db", other], env=env, timeout=600)
+    run([MULTILANE, "export", out, "--db", other], env=env)
+    run([MULTILANE, "import", out, "--system"], env=env)
+    expect(len(profiles(system_db)) == 3, "import --system adds to the published snapshot, losing nothing")
+
+
+def test_doctor(tmp):
+    # doctor checks what runs: a healthy setup (with a fake slurm.conf naming
+    # the built plugin through a plugstack include) is "all good"; each broken
+    # part is an ERROR with its real cause, and then never "all good".
+    build = os.path.dirname(os.path.dirname(os.path.realpath(MULTILANE)))
+    plugin = os.path.join(build, "spank", "spank_multilane.so")
+    library = os.environ["MULTILANE_LIBRARY"]
+    expect(os.path.exists(plugin), "the plugin was built at " + plugin)
+    system_db = os.path.join(tmp, "system", "profiles.db")
+    env = dict(ENV, MULTILANE_SYSTEM_DB=system_db, MULTILANE_USER_DB=os.path.join(tmp, "user.db"))
+    run([MULTILANE, "tune", "--np", "2", "--budget", "3", "--sizes", "4K:16K", "--db", os.path.join(tmp, "t.db")],
+        env=env, timeout=600)
+    doc_path = os.path.join(tmp, "doc.json")
+    run([MULTILANE, "export", doc_path, "--db", os.path.join(tmp, "t.db")], env=env)
+    doc = json.load(open(doc_path))
+    doc["profiles"][0]["partition"] = "gpu"  # a partition's profile only
+    json.dump(doc, open(doc_path, "w"))
+    run([MULTILANE, "import", doc_path, "--system"], env=env)
+
+    slurm = os.path.join(tmp, "etc-slurm")
+    os.makedirs(os.path.join(slurm, "plugstack.conf.d"))
+    with open(os.path.join(slurm, "slurm.conf"), "w") as f:
+        f.write("ClusterName=doctor\nCliFilterPlugins=cli_filter/lua\n")
+    with open(os.path.join(slurm, "plugstack.conf"), "w") as f:
+        f.write("include plugstack.conf.d/*.conf\n")
+    source = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    lua = open(os.path.join(source, "spank", "cli_filter.lua")).read()
+
+    def configure(words, multilane=MULTILANE, plugin_file=plugin, lua_db=system_db):
+        with open(os.path.join(slurm, "plugstack.conf.d", "multilane.conf"), "w") as f:
+            f.write("optional %s library=%s multilane=%s database=%s %s\n" % (
+                plugin_file, library, multilane, system_db, words))
+        # The source is a template (the build fills in the installed paths):
+        # set the two values at its top as an admin would.
+        text = re.sub(r'^local MULTILANE = .*$', 'local MULTILANE = "%s"' % multilane, lua, flags=re.M)
+        text = re.sub(r'^local DATABASE = .*$', 'local DATABASE = "%s"' % lua_db, text, flags=re.M)
+        with open(os.path.join(slurm, "cli_filter.lua"), "w") as f:
+            f.write(text)
+
+    denv = dict(env, SLURM_CONF=os.path.join(slurm, "slurm.conf"))
+    configure("")
+    p = run([MULTILANE, "doctor"], env=denv, check=False)
+    lines = p.stdout.strip().split("\n")
+    expect(p.returncode == 0 and lines[-1] == "all good" and "ERROR" not in p.stdout, "a healthy setup is all good", p)
+    expect("partition gpu: profile" in p.stdout, "a partition's profile is found, not 'no profile'", p)
+    expect("multilane.conf:1: optional" in p.stdout and "matches Slurm" in p.stdout,
+           "the plugstack line is found through the include and the plugin matches Slurm", p)
+    expect("cli_filter" in p.stdout and "settings match" in p.stdout, "the cli_filter is ours and matches", p)
+    p = run([MULTILANE, "doctor", "--system"], env=denv, check=False)
+    expect(p.returncode == 0 and "user database" not in p.stdout, "--system checks the system database only", p)
+    p = run([MULTILANE, "doctor", "--db", os.path.join(tmp, "t.db")], env=denv, check=False)
+    expect("--db database" in p.stdout and "profile" in p.stdout, "--db checks that file", p)
+
+    def broken(what, env_, needle):
+        p = run([MULTILANE, "doctor"], env=env_, check=False)
+        last = p.stdout.strip().split("\n")[-1]
+        expect(p.returncode == 1 and "ERROR" in p.stdout and needle in p.stdout and "all good" not in p.stdout
+               and "problem(s) found" in last, what, p)
+
+    truncated = os.path.join(tmp, "libmlallreduce.so")
+    with open(library, "rb") as f, open(truncated, "wb") as g:
+        g.write(f.read()[:6000])
+    broken("a truncated library is an error (loaded in a child)", dict(denv, MULTILANE_LIBRARY=truncated),
+           "does not load")
+    stand_in = os.path.join(tmp, "multilane-broken")
+    with open(stand_in, "w") as f:
+        f.write("#!/bin/sh\necho '%s: error while loading shared libraries: libmlallreduce.so.0: cannot open "
+                "shared object file' >&2\nexit 127\n" % stand_in)
+    os.chmod(stand_in, 0o755)
+    configure("", multilane=stand_in)
+    broken("multilane= that cannot start says the loader's words", denv, "error while loading shared libraries")
+    configure("colour=blue")
+    broken("an unknown plugstack key is named", denv, "colour")
+    configure("", lua_db="/elsewhere.db")
+    broken("a cli_filter with other settings is an error", denv, "DATABASE=/elsewhere.db")
+    fake = os.path.join(tmp, "fake_plugin.so")
+    c_file = os.path.join(tmp, "fake_plugin.c")
+    with open(c_file, "w") as f:
+        f.write("const char plugin_name[] = \"multilane\"; const unsigned plugin_version = (23u << 16) | (11u << 8);\n")
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", fake, c_file], check=True)
+    configure("", plugin_file=fake.replace("fake_plugin", "spank_multilane_fake"))
+    os.rename(fake, fake.replace("fake_plugin", "spank_multilane_fake"))
+    broken("a plugin built for another Slurm is an error", denv, "built for Slurm 23.11.0")
+
+
+def test_tune_ranks_per_gpu(tmp):
+    """Issue 12: ranks per GPU as a tuned dimension (host memory here: the
+    launches, the ppg= entries, the recommendation and resolve are the same
+    code on GPU nodes; tests/gpu covers device memory on the GPU host)."""
+    db = os.path.join(tmp, "ppg.db")
+    # Device memory where NVML sees no GPU is refused with the fix.
+    if not os.path.exists("/dev/nvidia0"):
+        p = run([MULTILANE, "tune", "--memory", "device", "--db", db], check=False)
+        expect(p.returncode != 0 and "--memory device" in p.stderr and "no GPU" in p.stderr
+               and "--memory host" in p.stderr, "device memory without a GPU is refused, naming the fix", p)
+        expect(not os.path.exists(db), "a refused tune creates no database")
+    p = run([MULTILANE, "tune", "--memory", "host", "--ranks-per-gpu", "nine"], check=False)
+    expect(p.returncode != 0 and "--ranks-per-gpu 'nine'" in p.stderr, "a bad ranks-per-GPU list is named", p)
+    p = run([MULTILANE, "tune", "--memory", "host", "--ranks-per-gpu", "1,2", "--np", "4"], check=False)
+    expect(p.returncode != 0 and "--np cannot be given" in p.stderr, "--np with a list is refused", p)
+
+    # Two launches on 2 virtual nodes: 2 ranks (1 per "GPU") and 4 (2 per GPU).
+    p = run([MULTILANE, "tune", "--memory", "host", "--ranks-per-gpu", "2,1", "--virtual-nodes", "2",
+             "--budget", "12", "--sizes", "4K:64K", "--db", db, "--allow-oversubscribed"], timeout=600)
+    expect(p.stderr.count("mlprobe --plan") == 2, "one probe launch per ranks-per-GPU value", p)
+    expect("-np 2 " in p.stderr and "-np 4 " in p.stderr, "launches of 2 and 4 ranks", p)
+    m = re.search(r"recommended ranks per GPU: (\d)", p.stdout)
+    expect(m is not None and "<- recommended" in p.stdout, "tune prints the recommended ranks per GPU", p)
+    rec = int(m.group(1))
+    (pid, text), = profiles(db)
+    header = text.splitlines()[0]
+    expect("ranks_per_gpu_tuned=1,2" in header and ("ranks_per_gpu=%d" % rec) in header and "mps=none" in header,
+           "the profile header records the tuned values, the recommendation and MPS", p)
+    entries = [l.split() for l in text.splitlines()[1:] if l and not l.startswith("#")]
+    tagged = {}
+    untagged = []
+    for e in entries:
+        ppg = [w for w in e if w.startswith("ppg=")]
+        rest = [w for w in e if not w.startswith("ppg=")]
+        if ppg:
+            tagged.setdefault(int(ppg[0][4:]), []).append(rest)
+        else:
+            untagged.append(rest)
+        expect(any(w.startswith("at=") for w in e), "every entry records the size it was measured at: %s" % e)
+    expect(sorted(tagged) == [1, 2], "entries for each tuned value (ppg=1, ppg=2)", p)
+    expect(untagged == tagged[rec], "the entries without ppg= are the recommended value's", p)
+    con = sqlite3.connect(db)
+    row_ppg = con.execute("SELECT ranks_per_gpu FROM profiles WHERE id = ?", (pid,)).fetchone()[0]
+    measured = sorted(r[0] for r in con.execute("SELECT DISTINCT ppg FROM measurements WHERE profile_id = ?", (pid,)))
+    entry_ppg = sorted({r[0] for r in con.execute("SELECT ppg FROM profile_entries WHERE profile_id = ?", (pid,))},
+                       key=lambda v: -1 if v is None else v)
+    con.close()
+    expect(row_ppg == rec, "the stored profile's ranks per GPU is the recommendation", p)
+    expect(measured == [1, 2], "the measurements keep each launch's ranks per GPU", p)
+    expect(1 in entry_ppg and 2 in entry_ppg, "the entry rows carry their ppg", p)
+    # The plugin and the cli_filter get the recommendation from resolve.
+    r = run([MULTILANE, "resolve", "--db", db])
+    expect(("ranks_per_gpu=%d\n" % rec) in r.stdout and "ranks_per_gpu_tuned=1,2\n" in r.stdout
+           and "mps=none\n" in r.stdout, "resolve gives the recommended value and the tuned ones", r)
+    # show: the best time of each value per size, the recommendation starred.
+    sh = run([MULTILANE, "show", "--db", db])
+    expect("best time_us at each ranks per GPU" in sh.stdout and ("%d*" % rec) in sh.stdout,
+           "show prints the best time per size at each ranks-per-GPU value, marking the recommendation", sh)
+    js = json.loads(run([MULTILANE, "show", "--db", db, "--json"]).stdout)
+    pj = js["databases"][0]["profiles"][0]
+    expect(pj["recommended_ranks_per_gpu"] == rec and
+           sorted(pj["ranks_per_gpu_by_size"][0]["best_time_us"]) == ["1", "2"], "show --json has the same table", sh)
+    # run: --ranks-per-gpu auto takes the recommendation; an untuned value gets a note.
+    r = run([MULTILANE, "run", "--db", db, "--ranks-per-gpu", "auto", "--dry-run", "--", "mpirun", "true"])
+    expect(("MULTILANE_RANKS_PER_GPU=%d\n" % rec) in r.stdout and "-x MULTILANE_RANKS_PER_GPU" in r.stdout,
+           "run --ranks-per-gpu auto sets and forwards the recommended value", r)
+    r = run([MULTILANE, "run", "--db", db, "--ranks-per-gpu", "4", "--dry-run", "--", "mpirun", "true"])
+    expect("MULTILANE_RANKS_PER_GPU=4\n" in r.stdout and "tuned at 1,2 rank(s) per GPU, not 4" in r.stderr,
+           "run --ranks-per-gpu with an untuned value says so", r)
+    # --weights: a file that is not a job report is named.
+    bad = os.path.join(tmp, "weights.json")
+    with open(bad, "w") as f:
+        f.write("{}")
+    p = run([MULTILANE, "tune", "--memory", "host", "--ranks-per-gpu", "1,2", "--virtual-nodes", "2",
+             "--budget", "5", "--sizes", "4K:16K", "--db", db, "--allow-oversubscribed", "--weights", bad],
+            check=False, timeout=600)
+    expect(p.returncode != 0 and bad in p.stderr, "a --weights file that is not a job report is named", p)
+
 
 TESTS = {
+    "doctor": test_doctor,
+    "tune_no_shell_and_no_leftovers": test_tune_no_shell_and_no_leftovers,
+    "tune_oversubscribed": test_tune_oversubscribed,
+    "system_snapshot": test_system_snapshot,
     "tune_then_run": test_tune_then_run,
+    "auto_follows_profile": test_auto_follows_profile,
     "second_user_reuses_profile": test_second_user_reuses_profile,
     "broken_databases": test_broken_databases,
     "concurrent_tuners": test_concurrent_tuners,
     "export_import": test_export_import,
+    "tune_ranks_per_gpu": test_tune_ranks_per_gpu,
 }
 
 if __name__ == "__main__":

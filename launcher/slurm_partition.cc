@@ -11,6 +11,10 @@ std::vector<std::string> SinfoNodeArguments(const std::string& partition) {
   return {"sinfo", "-h", "-N", "-p", partition, "-o", "%N|%c|%G|%f"};
 }
 
+namespace {
+constexpr int kMaxGpus = 1 << 20;
+}  // namespace
+
 int GpusInGres(const std::string& gres) {
   int total = 0;
   std::stringstream items(gres);
@@ -18,8 +22,11 @@ int GpusInGres(const std::string& gres) {
   while (std::getline(items, item, ',')) {
     if (item.rfind("gpu:", 0) != 0) continue;
     item = item.substr(0, item.find('('));
-    const size_t last = item.rfind(':');
-    total += std::atoi(item.c_str() + last + 1);
+    const std::string count = item.substr(item.rfind(':') + 1);
+    // Digits only (no sign, no atoi overflow); an item that is not a count
+    // adds nothing, and no node claims more than kMaxGpus.
+    if (count.empty() || count.size() > 7 || count.find_first_not_of("0123456789") != std::string::npos) continue;
+    total = std::min(kMaxGpus, total + std::stoi(count));
   }
   return total;
 }

@@ -26,7 +26,9 @@ std::vector<std::string> SinfoNodeArguments(const std::string& partition);
 // lines are skipped.
 std::vector<SlurmNodeGroup> ParseSinfoNodeGroups(const std::string& sinfo_output);
 
-// GPUs per node named by a gres string; 0 when it names none.
+// GPUs per node named by a gres string: the sum of its gpu counts (digits
+// only; an item whose count is not a plain number adds nothing), at most
+// 2^20; 0 when it names none.
 int GpusInGres(const std::string& gres);
 
 }  // namespace multilane

@@ -29,6 +29,10 @@ TEST(SlurmPartition, GpusInGres) {
   EXPECT_EQ(GpusInGres("gpu:a:2,gpu:b:1,nic:1"), 3);
   EXPECT_EQ(GpusInGres("(null)"), 0);
   EXPECT_EQ(GpusInGres(""), 0);
+  // Found by fuzz/fuzz_sinfo.cc: a sign or an overflowing count used to pass through atoi.
+  EXPECT_EQ(GpusInGres("gpu:h100:-4"), 0);
+  EXPECT_EQ(GpusInGres("gpu:99999999999999999999"), 0);
+  EXPECT_EQ(GpusInGres("gpu:a:2,gpu:b:x,gpu:c:+1"), 2);
 }
 
 TEST(SlurmPartition, SinfoArguments) {

@@ -1,4 +1,4 @@
-// algo_names.cc: algorithm names of the C API.
+// algo_names.cc: algorithm, transport and device path names of the C API.
 #include <cstring>
 
 #include "mlallreduce.h"
@@ -41,4 +41,13 @@ extern "C" int mla_transport_from_name(const char* name, mla_transport* transpor
     }
   }
   return 0;
+}
+
+namespace {
+const char* const kPaths[MLA_PATH_COUNT] = {"ipc", "mpi", "nccl", "staged"};
+}
+
+extern "C" const char* mla_device_path_name(mla_device_path path) {
+  if (path < 0 || path >= MLA_PATH_COUNT) return "unknown";
+  return kPaths[path];
 }

@@ -1,8 +1,9 @@
 #include "config.h"
 
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
+
+#include "profile_file.h"
 
 namespace mla {
 namespace {
@@ -19,24 +20,50 @@ void Mix(uint64_t* h, std::string_view s) {
   *h *= 1099511628211ull;
 }
 
-bool ParsePositive(const std::string& s, int* out) {
-  if (s.empty() || s.size() > 7) return false;
-  int v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + (c - '0');
-  }
-  if (v < 1) return false;
+// The largest count a variable takes (ranks, lanes, a sampling period).
+constexpr int kMaxCount = 9999999;
+
+enum class Count { kOk, kNotANumber, kZero, kTooLarge };
+
+// Decimal digits only: no sign, no space, no 0x.
+Count ParseCount(const std::string& s, int* out) {
+  if (s.empty()) return Count::kNotANumber;
+  for (char c : s)
+    if (c < '0' || c > '9') return Count::kNotANumber;
+  const size_t first = s.find_first_not_of('0');
+  if (first == std::string::npos) return Count::kZero;
+  if (s.size() - first > 7) return Count::kTooLarge;
+  const int v = std::stoi(s.substr(first));
+  if (v > kMaxCount) return Count::kTooLarge;
   *out = v;
-  return true;
+  return Count::kOk;
 }
 
-// Seconds as a decimal number in [0.01, 3600].
+bool ParsePositive(const std::string& s, int* out) { return ParseCount(s, out) == Count::kOk; }
+
+// "NAME='VALUE' must be a positive integer (WHAT)", or "is too large" when it
+// is one.
+std::string CountMessage(const char* name, const std::string& value, const char* what) {
+  int ignored = 0;
+  const std::string head = std::string(name) + "='" + value + "' ";
+  if (ParseCount(value, &ignored) == Count::kTooLarge)
+    return head + "is too large (at most " + std::to_string(kMaxCount) + "; " + what + ")";
+  return head + "must be a positive integer (" + what + ")";
+}
+
+// Seconds as a plain decimal number in [0.01, 3600]: digits with at most one
+// '.', like every other variable (no sign, space, exponent or 0x).
 bool ParseSeconds(const std::string& s, double* out) {
   if (s.empty() || s.size() > 16) return false;
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size() || !(v >= 0.01 && v <= 3600)) return false;
+  int dots = 0, digits = 0;
+  for (char c : s) {
+    if (c == '.') ++dots;
+    else if (c >= '0' && c <= '9') ++digits;
+    else return false;
+  }
+  if (dots > 1 || digits == 0) return false;
+  const double v = std::strtod(s.c_str(), nullptr);
+  if (!(v >= 0.01 && v <= 3600)) return false;
   *out = v;
   return true;
 }
@@ -89,19 +116,21 @@ Config LoadConfig(const EnvLookup& env) {
     }
   }
   if (!lanes.empty() && !ParsePositive(lanes, &c.forced.lanes)) {
-    problem("MULTILANE_LANES='" + lanes + "' must be a positive integer (ranks per node that drive lanes)");
+    problem(CountMessage("MULTILANE_LANES", lanes, "ranks per node that drive lanes"));
   }
   if (!chunk.empty() && !ParseByteSize(chunk, &c.forced.chunk_bytes)) {
     problem("MULTILANE_CHUNK='" + chunk + "' must be a byte size such as 4M or 65536");
+  } else if (!chunk.empty() && c.forced.chunk_bytes == 0) {
+    problem("MULTILANE_CHUNK='" + chunk + "' must be above 0 (a byte size such as 4M); unset it for the default");
   }
 
   const std::string rpn = get("MULTILANE_RANKS_PER_NODE");
   if (!rpn.empty() && !ParsePositive(rpn, &c.ranks_per_node)) {
-    problem("MULTILANE_RANKS_PER_NODE='" + rpn + "' must be a positive integer (ranks per virtual node)");
+    problem(CountMessage("MULTILANE_RANKS_PER_NODE", rpn, "ranks per virtual node"));
   }
   const std::string rpg = get("MULTILANE_RANKS_PER_GPU");
   if (!rpg.empty() && !ParsePositive(rpg, &c.ranks_per_gpu)) {
-    problem("MULTILANE_RANKS_PER_GPU='" + rpg + "' must be a positive integer (ranks sharing one GPU)");
+    problem(CountMessage("MULTILANE_RANKS_PER_GPU", rpg, "ranks sharing one GPU"));
   }
 
   const std::string stats = get("MULTILANE_STATS");
@@ -109,15 +138,20 @@ Config LoadConfig(const EnvLookup& env) {
   else if (!stats.empty() && stats != "0" && stats != "no" && stats != "off")
     problem("MULTILANE_STATS='" + stats + "' must be 1 or 0");
   const std::string verbose = get("MULTILANE_VERBOSE");
-  if (!verbose.empty() && !(verbose == "0" || ParsePositive(verbose, &c.verbose)))
-    problem("MULTILANE_VERBOSE='" + verbose + "' must be 0, 1 or 2");
+  if (!verbose.empty() && !(verbose == "0" || ParsePositive(verbose, &c.verbose))) {
+    problem("MULTILANE_VERBOSE='" + verbose + "' must be 0 or 1");
+  } else if (c.verbose > 1) {
+    // Only 0 and 1 exist; a larger level prints what 1 prints.
+    c.verbose = 1;
+    c.warnings.push_back("MULTILANE_VERBOSE='" + verbose + "': only 0 and 1 exist; using 1");
+  }
 
   // The report's variables: a bad value keeps its default and multilane on.
   c.report_dir = get("MULTILANE_REPORT");
   const std::string sample = get("MULTILANE_REPORT_SAMPLE");
   if (!sample.empty() && !ParsePositive(sample, &c.report_sample)) {
-    c.warnings.push_back("MULTILANE_REPORT_SAMPLE='" + sample +
-                         "' must be a positive integer (sample about one call in N); using 64");
+    c.warnings.push_back(CountMessage("MULTILANE_REPORT_SAMPLE", sample, "sample about one call in N") +
+                         "; using 64");
   }
   const std::string interval = get("MULTILANE_REPORT_INTERVAL");
   if (interval == "0") {
@@ -136,14 +170,10 @@ Config LoadConfig(const EnvLookup& env) {
     profile_text = text;
     c.profile_source = "MULTILANE_PROFILE";
   } else if (!file.empty()) {
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream content;
-    if (!in || !(content << in.rdbuf())) {
-      // An empty file also lands here: rdbuf() extracts nothing.
-      if (!in.is_open()) problem("MULTILANE_PROFILE_FILE='" + file + "' cannot be read: check the path and its permissions");
-      else problem("MULTILANE_PROFILE_FILE='" + file + "' is empty: write a profile there or unset the variable");
+    std::string why;
+    if (!ReadProfileFile(file, &profile_text, &why)) {
+      problem("MULTILANE_PROFILE_FILE='" + file + "' " + why);
     } else {
-      profile_text = content.str();
       Mix(&h, profile_text);
       c.profile_source = "MULTILANE_PROFILE_FILE=" + file;
     }

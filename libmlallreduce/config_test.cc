@@ -2,9 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <map>
+
+#include "profile_file.h"
 
 namespace mla {
 namespace {
@@ -77,7 +82,99 @@ INSTANTIATE_TEST_SUITE_P(All, ConfigErrors,
                                          BadVariable{"MULTILANE_STATS", "maybe"},
                                          BadVariable{"MULTILANE_VERBOSE", "loud"}, BadVariable{"MULTILANE_TRANSPORT", "ib"},
                                          BadVariable{"MULTILANE_PROFILE", "host 0 inf lane"},
-                                         BadVariable{"MULTILANE_PROFILE_FILE", "/nonexistent/profile.txt"}));
+                                         BadVariable{"MULTILANE_PROFILE_FILE", "/nonexistent/profile.txt"},
+                                         // Issue 15 item 9: 0 passed silently (it means nothing).
+                                         BadVariable{"MULTILANE_CHUNK", "0"},
+                                         BadVariable{"MULTILANE_LANES", " 2"}, BadVariable{"MULTILANE_LANES", "0x10"}));
+
+// The problem's text for one variable.
+std::string ProblemOf(const char* name, const char* value) {
+  Config c = Load({{name, value}});
+  EXPECT_FALSE(c.enabled) << name << "=" << value;
+  return c.problems.empty() ? "" : c.problems[0];
+}
+
+// Issue 15 item 9: MULTILANE_LANES=2147483647 was called "not positive".
+TEST(Config, TooLargeCountsAreCalledTooLarge) {
+  for (const char* name : {"MULTILANE_LANES", "MULTILANE_RANKS_PER_NODE", "MULTILANE_RANKS_PER_GPU"}) {
+    const std::string p = ProblemOf(name, "2147483647");
+    EXPECT_NE(p.find(std::string(name) + "='2147483647' is too large (at most 9999999"), std::string::npos) << p;
+    EXPECT_EQ(p.find("positive"), std::string::npos) << p;
+  }
+  EXPECT_NE(ProblemOf("MULTILANE_LANES", "0").find("must be a positive integer"), std::string::npos);
+  EXPECT_NE(ProblemOf("MULTILANE_CHUNK", "0").find("must be above 0"), std::string::npos);
+  Config c = Load({{"MULTILANE_LANES", "9999999"}});
+  EXPECT_TRUE(c.enabled);
+  EXPECT_EQ(c.forced.lanes, 9999999);
+}
+
+// Issue 15 item 9: MULTILANE_REPORT_INTERVAL took ' 2' and 0x10 (strtod);
+// it now reads like every other variable.
+TEST(Config, ReportIntervalIsAPlainDecimal) {
+  for (const char* bad : {" 2", "2 ", "0x10", "+2", "1e1", "inf", "nan", ".", "1.2.3", "-1", "0.001", "3601"}) {
+    Config c = Load({{"MULTILANE_REPORT_INTERVAL", bad}});
+    EXPECT_TRUE(c.enabled) << "a report variable never turns multilane off";
+    ASSERT_EQ(c.warnings.size(), 1u) << "'" << bad << "'";
+    EXPECT_NE(c.warnings[0].find("MULTILANE_REPORT_INTERVAL='" + std::string(bad) + "'"), std::string::npos);
+    EXPECT_EQ(c.report_interval_s, 1.0);
+  }
+  for (auto [good, value] : {std::pair<const char*, double>{"2", 2}, {"0.5", 0.5}, {".25", 0.25}, {"3600", 3600},
+                             {"0", 0}}) {
+    Config c = Load({{"MULTILANE_REPORT_INTERVAL", good}});
+    EXPECT_TRUE(c.warnings.empty()) << good;
+    EXPECT_EQ(c.report_interval_s, value) << good;
+  }
+}
+
+// Issue 15 item 9: MULTILANE_VERBOSE=2 passed silently; only 0 and 1 exist.
+TEST(Config, VerboseAboveOneIsAWarning) {
+  Config c = Load({{"MULTILANE_VERBOSE", "2"}});
+  EXPECT_TRUE(c.enabled);
+  EXPECT_EQ(c.verbose, 1);
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_NE(c.warnings[0].find("MULTILANE_VERBOSE='2': only 0 and 1 exist; using 1"), std::string::npos);
+  EXPECT_TRUE(Load({{"MULTILANE_VERBOSE", "1"}}).warnings.empty());
+}
+
+// Issue 15 item 3: /dev/zero was read until the OOM killer struck, a FIFO
+// hung MPI_Init, and a folder was called "empty".
+TEST(Config, ProfileFileMustBeARegularFileBelowTheCap) {
+  const std::string dir = testing::TempDir() + "/mla_config_profile_rules_" + std::to_string(getpid());
+  mkdir(dir.c_str(), 0755);
+  const std::string fifo = dir + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string big = dir + "/big.txt";
+  {
+    std::ofstream out(big);
+    out << "multilane-profile 1\n" << std::string(kMaxProfileFileBytes, '#') << "\n";
+  }
+  const std::string good = dir + "/good.txt";
+  {
+    std::ofstream out(good);
+    out << "multilane-profile 1\nhost 0 inf lane\n";
+  }
+  const std::string link = dir + "/link.txt";
+  ASSERT_EQ(symlink(good.c_str(), link.c_str()), 0);
+  struct Case {
+    std::string path, expect;
+  };
+  for (const Case& k : {Case{"/dev/zero", "is not a regular file (a character device)"},
+                        Case{fifo, "is not a regular file (a FIFO (named pipe))"},
+                        Case{dir, "is not a regular file (a folder)"},
+                        Case{big, "is larger than 1 MiB"}}) {
+    Config c = Load({{"MULTILANE_PROFILE_FILE", k.path}});
+    EXPECT_FALSE(c.enabled) << k.path;
+    ASSERT_EQ(c.problems.size(), 1u) << k.path;
+    EXPECT_NE(c.problems[0].find("MULTILANE_PROFILE_FILE='" + k.path + "' " + k.expect), std::string::npos)
+        << c.problems[0];
+    EXPECT_EQ(c.problems[0].find("empty"), std::string::npos) << c.problems[0];
+  }
+  Config c = Load({{"MULTILANE_PROFILE_FILE", link}});
+  EXPECT_TRUE(c.enabled) << "a link to a regular file is fine: " << (c.problems.empty() ? "" : c.problems[0]);
+  EXPECT_EQ(c.profile.entries().size(), 1u);
+  for (const std::string& p : {fifo, big, link, good}) std::remove(p.c_str());
+  rmdir(dir.c_str());
+}
 
 TEST(Config, BothProfileVariablesIsAnError) {
   Config c = Load({{"MULTILANE_PROFILE", "multilane-profile 1"}, {"MULTILANE_PROFILE_FILE", "/tmp/x"}});

@@ -36,18 +36,30 @@ const DeviceModule* DeviceModuleIfCudaInUse() {
   if (const DeviceModule* m = g_module.load(std::memory_order_acquire)) return m;
   if (g_given_up.load(std::memory_order_relaxed)) return nullptr;
   if (!CudaDriverLoaded()) return nullptr;
+  return LoadDeviceModule(nullptr);
+}
 
+const DeviceModule* LoadDeviceModule(std::string* why_not) {
+  if (const DeviceModule* m = g_module.load(std::memory_order_acquire)) return m;
   std::lock_guard<std::mutex> lock(g_mutex);
   if (const DeviceModule* m = g_module.load()) return m;
-  if (g_given_up.load()) return nullptr;
+  // The reason is kept for a tool that asks after the first failure.
+  static std::string reason;
+  auto give_up = [&](const std::string& problem) -> const DeviceModule* {
+    if (!g_given_up.exchange(true)) {
+      reason = problem;
+      if (why_not == nullptr) WarnOnce(problem);
+    }
+    if (why_not != nullptr) *why_not = reason;
+    return nullptr;
+  };
+  if (g_given_up.load()) return give_up(reason);
   const std::string path = ModulePath();
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
-    WarnOnce("this process uses CUDA but the CUDA module " + path + " cannot be loaded (" + (why ? why : "?") +
-             "): device buffers go to the system MPI; build multilane with CUDA (nvcc) to use them");
-    g_given_up.store(true);
-    return nullptr;
+    return give_up("this process uses CUDA but the CUDA module " + path + " cannot be loaded (" + (why ? why : "?") +
+                   "): device buffers go to the system MPI; build multilane with CUDA (nvcc) to use them");
   }
   using Init = const DeviceModule* (*)(const HostServices*);
   auto init = reinterpret_cast<Init>(dlsym(handle, "mla_device_module_init"));
@@ -56,10 +68,8 @@ const DeviceModule* DeviceModuleIfCudaInUse() {
   services.verbose = CurrentConfig().verbose;
   const DeviceModule* m = init != nullptr ? init(&services) : nullptr;
   if (m == nullptr || m->abi != kDeviceModuleAbi) {
-    WarnOnce(m == nullptr ? "the CUDA module found no usable GPU: device buffers go to the system MPI"
-                          : "the CUDA module " + path + " is from another multilane build: reinstall multilane");
-    g_given_up.store(true);
-    return nullptr;
+    return give_up(m == nullptr ? "the CUDA module found no usable GPU: device buffers go to the system MPI"
+                                : "the CUDA module " + path + " is from another multilane build: reinstall multilane");
   }
   g_module.store(m, std::memory_order_release);
   return m;

@@ -3,6 +3,8 @@
 #ifndef MLA_DEVICE_LOADER_H_
 #define MLA_DEVICE_LOADER_H_
 
+#include <string>
+
 #include "device_module.h"
 
 namespace mla {
@@ -13,6 +15,13 @@ namespace mla {
 // Returns nullptr when CUDA is not in use or the module cannot be loaded (one
 // warning then says why).  Thread-safe; cheap once loaded.
 const DeviceModule* DeviceModuleIfCudaInUse();
+
+// Loads the CUDA module whether or not the process uses CUDA yet.  With
+// `why_not` null, as DeviceModuleIfCudaInUse (one warning when it cannot be
+// loaded); else nothing is printed and *why_not says why it cannot be used,
+// for tools that allocate device memory through it (tool_device.h) and
+// report their own error.  Thread-safe.
+const DeviceModule* LoadDeviceModule(std::string* why_not);
 
 }  // namespace mla
 

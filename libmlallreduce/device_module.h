@@ -13,12 +13,21 @@
 
 namespace mla {
 
-constexpr int kDeviceModuleAbi = 1;
+constexpr int kDeviceModuleAbi = 3;
 
 // What the module can ask of the library.
 struct HostServices {
   void (*warn_once)(const char* message);  // one line from world rank 0
   int verbose;
+};
+
+// What DeviceModule::allreduce did: the algorithm that ran, how the data
+// moved (mla_device_path), and whether a requested NCCL transport fell back
+// to MPI staging.  The same on every rank of the communicator.
+struct DeviceRun {
+  mla_algo algo = MLA_ALGO_PASSTHROUGH;
+  int path = MLA_PATH_STAGED;
+  bool nccl_fallback = false;
 };
 
 // Buffer kinds of one call, as DeviceModule::classify reports them.
@@ -33,14 +42,34 @@ struct DeviceModule {
   // Runs a checked call (count > 0, contiguous datatype, commutative op,
   // intracommunicator of 2 or more ranks, regular topology) on device buffers
   // with `choice`.  Falls back to staging where the choice cannot run and
-  // sets *ran to the algorithm that did run.  Collective over comm.
+  // fills *run with what did run.  Collective over comm.
   int (*allreduce)(const AllreduceCall* call, MPI_Comm comm, const Topology* topo, const mla_choice* choice,
-                   mla_algo* ran);
+                   DeviceRun* run);
   // Any allreduce with device (or mixed) buffers, through pinned host memory
-  // and PMPI_Allreduce: the system MPI path for device buffers.
+  // and PMPI_Allreduce: the system MPI path for device buffers.  Waits for
+  // the device first, so work queued on any stream before the call is done.
   int (*staged)(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
-  // IPC handle cache counters: allocations opened, lookups served from cache.
-  void (*ipc_stats)(uint64_t* opened, uint64_t* hits);
+  // IPC handle cache counters: allocations opened, lookups served from cache,
+  // allocations closed to stay within the cache's limit.
+  void (*ipc_stats)(uint64_t* opened, uint64_t* hits, uint64_t* closed);
+  // Sets *ppg to the number of ranks of this rank's node in `comm` whose
+  // buffers are on the same GPU as `recvbuf` (same device UUID): the ranks
+  // per GPU a profile's `ppg=` is matched against on device buffers.
+  // Collective over comm on the first call for a communicator (it builds the
+  // GPU groups).  `topo` must be regular.  Returns an MPI error code.
+  int (*ranks_per_gpu)(const void* recvbuf, MPI_Comm comm, const Topology* topo, int* ppg);
+
+  // For multilane's own tools (mlprobe, tool_device.h), so that they use
+  // device memory without linking CUDA themselves.  Each returns 0 on
+  // success, else a CUDA error code (and leaves *ptr null).
+  // The number of GPUs this process sees.
+  int (*gpu_count)(int* count);
+  // cudaSetDevice(device), then cudaMalloc of `bytes` on it.
+  int (*buffer_alloc)(int device, size_t bytes, void** ptr);
+  // cudaFree.
+  int (*buffer_free)(void* ptr);
+  // cudaMemcpy of `bytes` (either side host or device), complete on return.
+  int (*buffer_copy)(void* dst, const void* src, size_t bytes);
 };
 
 }  // namespace mla

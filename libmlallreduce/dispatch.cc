@@ -21,6 +21,25 @@ int Passthrough(const void* sendbuf, void* recvbuf, int count, MPI_Datatype data
   return rc;
 }
 
+// The ranks per GPU a profile's `ppg=` is matched against for a call on
+// device buffers: the size of this rank's GPU group, found from the devices'
+// UUIDs (MULTILANE_RANKS_PER_GPU only stands in for it on host memory).  On
+// communicators the algorithms cannot take, *ppg is left as it is: no
+// algorithm runs there whatever the profile says.  Collective over comm, on
+// every rank alike (a call's buffers are of one kind on every rank).
+int DeviceRanksPerGpu(const DeviceModule* device, void* recvbuf, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                      int* ppg) {
+  bool matters = false;  // only entries with ppg= on device memory need it
+  for (const ProfileEntry& e : CurrentConfig().profile.entries()) matters |= e.kind == MemKind::kDevice && e.ppg > 0;
+  if (!matters || UnsupportedReason(datatype, op, comm) != nullptr) return MPI_SUCCESS;
+  const Topology* topo = nullptr;
+  int rc = GetTopology(comm, &topo);
+  if (rc != MPI_SUCCESS || !topo->regular) return rc;
+  rc = device->ranks_per_gpu(recvbuf, comm, topo, ppg);
+  if (rc == MPI_SUCCESS && comm == MPI_COMM_WORLD) NoteDeviceRanksPerGpu(*ppg);
+  return rc;
+}
+
 uint64_t MessageBytes(int count, MPI_Datatype datatype, int* type_size) {
   *type_size = 0;
   if (count <= 0 || datatype == MPI_DATATYPE_NULL) return 0;
@@ -53,21 +72,31 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
   auto system_mpi = [&]() {
     int rc = device != nullptr ? device->staged(sendbuf, recvbuf, count, datatype, op, comm)
                                : PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-    if (rc == MPI_SUCCESS) CountDone(MLA_ALGO_PASSTHROUGH, bytes);
+    if (rc == MPI_SUCCESS) {
+      CountDone(MLA_ALGO_PASSTHROUGH, bytes);
+      if (device != nullptr) {
+        CountDevicePath(MLA_PATH_STAGED, false);
+        out->path = MLA_PATH_STAGED;
+      }
+    }
     return rc;
   };
   if (kinds == kBuffersMixed || (forced == nullptr && !Enabled()) || !SettingsConsistent()) return system_mpi();
 
   mla_choice choice{MLA_ALGO_PASSTHROUGH, 0, 0, MLA_TRANSPORT_AUTO};
   const Config& config = CurrentConfig();
-  const int ppg = config.ranks_per_gpu > 0 ? config.ranks_per_gpu : 1;
   const MemKind kind = device != nullptr ? MemKind::kDevice : MemKind::kHost;
   if (forced != nullptr) {
     choice = *forced;
   } else if (config.has_forced) {
     choice = config.forced;
-  } else if (const ProfileEntry* entry = config.profile.Lookup(kind, bytes, ppg)) {
-    choice = entry->choice;
+  } else if (!config.profile.empty()) {
+    int ppg = config.ranks_per_gpu > 0 ? config.ranks_per_gpu : 1;
+    if (device != nullptr) {
+      int rc = DeviceRanksPerGpu(device, recvbuf, datatype, op, comm, &ppg);
+      if (rc != MPI_SUCCESS) return rc;
+    }
+    if (const ProfileEntry* entry = config.profile.Lookup(kind, bytes, ppg)) choice = entry->choice;
   }
   if (choice.algo <= MLA_ALGO_PASSTHROUGH || choice.algo >= MLA_ALGO_COUNT) return system_mpi();
 
@@ -95,7 +124,14 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
   const AllreduceCall call{sendbuf, recvbuf, count, datatype, op, extent, type_size};
   mla_algo ran = choice.algo;
   if (device != nullptr) {
-    rc = device->allreduce(&call, comm, topo, &choice, &ran);
+    DeviceRun run;
+    rc = device->allreduce(&call, comm, topo, &choice, &run);
+    ran = run.algo;
+    if (rc == MPI_SUCCESS) {
+      CountDevicePath(run.path, run.nccl_fallback);
+      out->path = run.path;
+      out->nccl_fallback = run.nccl_fallback;
+    }
   } else {
     switch (choice.algo) {
       case MLA_ALGO_LANE: rc = RunLane(call, *topo, choice); break;
@@ -161,7 +197,7 @@ void mla_get_stats(mla_stats* stats) {
   if (stats == nullptr) return;
   *stats = mla::StatsSnapshot();
   if (const mla::DeviceModule* device = mla::DeviceModuleIfCudaInUse()) {
-    device->ipc_stats(&stats->ipc_opened, &stats->ipc_hits);
+    device->ipc_stats(&stats->ipc_opened, &stats->ipc_hits, &stats->ipc_closed);
   }
 }
 

@@ -16,10 +16,12 @@
 #include <fstream>
 #include <set>
 
+#include "atomic_file.h"
 #include "cuda_presence.h"
 #include "gpu_sampler.h"
 #include "json_text.h"
 #include "log.h"
+#include "stats.h"
 
 namespace mla {
 
@@ -40,6 +42,8 @@ struct BinCounters {
   std::atomic<uint64_t> sampled_wait{0};
   std::atomic<uint64_t> sampled_time{0};
   std::atomic<uint64_t> algos[MLA_ALGO_COUNT];
+  std::atomic<uint64_t> paths[MLA_PATH_COUNT];
+  std::atomic<uint64_t> nccl_fallbacks{0};
   std::atomic<int> comm_size{0};
 };
 
@@ -251,27 +255,6 @@ void GatherHosts(const std::string& text, bool leader, int world_rank, std::vect
   hosts->assign(names.begin(), names.end());
 }
 
-// Writes `text` to DIR/name through a temporary name and a rename.  Returns
-// an empty string or what failed.
-std::string WriteAtomically(const std::string& dir, const std::string& name, const std::string& text) {
-  const std::string path = dir + "/" + name;
-  const std::string tmp = dir + "/." + name + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "w");
-  if (f == nullptr) return std::strerror(errno);
-  const bool wrote = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const int saved = errno;
-  if (std::fclose(f) != 0 || !wrote) {
-    std::remove(tmp.c_str());
-    return std::strerror(wrote ? errno : saved);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    return why;
-  }
-  return "";
-}
-
 }  // namespace
 
 void StartJobReport(const Config& config, int host_rank) {
@@ -331,6 +314,8 @@ void ReportCallEnd(const ReportClock& clock, const CallOutcome& outcome) {
   b.bytes.fetch_add(outcome.bytes, std::memory_order_relaxed);
   b.time.fetch_add(ticks, std::memory_order_relaxed);
   if (outcome.algo >= 0 && outcome.algo < MLA_ALGO_COUNT) b.algos[outcome.algo].fetch_add(1, std::memory_order_relaxed);
+  if (outcome.path >= 0 && outcome.path < MLA_PATH_COUNT) b.paths[outcome.path].fetch_add(1, std::memory_order_relaxed);
+  if (outcome.nccl_fallback) b.nccl_fallbacks.fetch_add(1, std::memory_order_relaxed);
   if (clock.comm_size > b.comm_size.load(std::memory_order_relaxed)) AtomicMax(&b.comm_size, clock.comm_size);
   if (clock.sampled) {
     b.sampled.fetch_add(1, std::memory_order_relaxed);
@@ -433,14 +418,18 @@ void FinishJobReport(const Config& config) {
       b.wait_s_sum = sum[Figure(k, i, kBinWait)];
       b.comm_size = static_cast<int>(hi[Figure(k, i, kCommSize)]);
       for (int a = 0; a < MLA_ALGO_COUNT; ++a) b.algos[a] = g_bins[k][i].algos[a].load();
-      if (!config.has_forced) b.profile = config.profile.Lookup(b.kind, SizeBinFrom(i), ppg);
+      for (int p = 0; p < MLA_PATH_COUNT; ++p) b.paths[p] = g_bins[k][i].paths[p].load();
+      b.nccl_fallbacks = g_bins[k][i].nccl_fallbacks.load();
+      // Device calls matched ppg= against the GPU groups found by UUID.
+      const int bin_ppg = b.kind == MemKind::kDevice && DeviceRanksPerGpuSeen() > 0 ? DeviceRanksPerGpuSeen() : ppg;
+      if (!config.has_forced) b.profile = config.profile.Lookup(b.kind, SizeBinFrom(i), bin_ppg);
       data.bins.push_back(b);
     }
   }
 
   const std::string name = "multilane-report-" + data.job_id + "-" + Utc(g_start_utc, "%Y%m%dT%H%M%SZ") + "-" +
                            std::to_string(static_cast<long>(getpid())) + ".json";
-  const std::string why = WriteAtomically(config.report_dir, name, RenderReport(data));
+  const std::string why = WriteFileAtomically(config.report_dir, name, RenderReport(data));
   if (!why.empty()) {
     WarnOnce("MULTILANE_REPORT='" + config.report_dir + "': the job report cannot be written there (" + why +
              "): create that directory and make it writable, or point MULTILANE_REPORT to one that is; "

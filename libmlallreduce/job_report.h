@@ -42,6 +42,8 @@ struct CallOutcome {
   uint64_t bytes = 0;                     // count x type size
   MemKind kind = MemKind::kHost;          // where the buffers live
   mla_algo algo = MLA_ALGO_PASSTHROUGH;   // the algorithm that ran it
+  int path = -1;                          // device buffers: how the data moved (mla_device_path)
+  bool nccl_fallback = false;             // device buffers: NCCL was asked for, MPI staging ran
 };
 
 // One call being timed: ReportCallBegin before the allreduce, ReportCallEnd
@@ -105,6 +107,8 @@ struct ReportBin {
   double wait_s_sum = 0;         // sum over ranks of the estimated waiting
   int comm_size = 0;             // the largest communicator the bin's calls ran on
   uint64_t algos[MLA_ALGO_COUNT] = {0};  // rank 0's calls by algorithm
+  uint64_t paths[MLA_PATH_COUNT] = {0};  // rank 0's device calls by how their data moved
+  uint64_t nccl_fallbacks = 0;           // rank 0's device calls whose NCCL fell back to MPI
   const ProfileEntry* profile = nullptr;
 };
 

@@ -78,6 +78,18 @@ std::string RenderReport(const ReportData& d) {
       first = false;
     }
     s += "}";
+    if (b.kind == MemKind::kDevice) {
+      s += ", \"transports\": {";
+      first = true;
+      for (int p = 0; p < MLA_PATH_COUNT; ++p) {
+        if (b.paths[p] == 0) continue;
+        s += (first ? "" : ", ") + JsonString(mla_device_path_name(static_cast<mla_device_path>(p))) + ": " +
+             std::to_string(b.paths[p]);
+        first = false;
+      }
+      s += "}";
+      if (b.nccl_fallbacks > 0) s += ", \"nccl_fallbacks\": " + std::to_string(b.nccl_fallbacks);
+    }
     if (b.profile != nullptr) {
       s += ",\n     \"profile\": {\"algo\": " + JsonString(mla_algo_name(b.profile->choice.algo));
       if (b.profile->time_us >= 0) s += ", \"time_us\": " + JsonNumber(b.profile->time_us);

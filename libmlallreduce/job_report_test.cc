@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "config.h"
@@ -66,8 +68,32 @@ TEST(JobReport, SamplingRateAndNoAliasing) {
   EXPECT_LT(sampled, 1150);
   for (int n : by_phase) EXPECT_GT(n, 150);
   for (uint64_t i = 0; i < 100; ++i) EXPECT_TRUE(SampledCall(i, 1));
-  // Deterministic: what every rank computes alike.
-  for (uint64_t i = 0; i < 1000; ++i) EXPECT_EQ(SampledCall(i, 7), SampledCall(i, 7));
+}
+
+TEST(JobReport, SampledCallDependsOnlyOnItsArguments) {
+  // Every rank must sample the same calls, so the answer may depend on the
+  // counter and the period alone: no hidden state, no random source.  The
+  // calls below 100 sampled at period 7, computed independently of the
+  // library (the splitmix64 finaliser of job_report_render.cc, written again
+  // in Python); a hash that changes must change this list on purpose.
+  const std::vector<uint64_t> expected = {3, 10, 18, 21, 41, 48, 49, 68, 82, 83};
+  auto sampled_below_100 = [] {
+    std::vector<uint64_t> got;
+    for (uint64_t i = 0; i < 100; ++i)
+      if (SampledCall(i, 7)) got.push_back(i);
+    return got;
+  };
+  EXPECT_EQ(sampled_below_100(), expected);
+  // Asked again in another order, with calls of other periods in between
+  // (another communicator's calls): the same answers.
+  for (uint64_t i = 1000; i-- > 0;) {
+    (void)SampledCall(i * 31 + 5, 64);
+    const bool sampled = SampledCall(i, 7);
+    if (i < 100) {
+      EXPECT_EQ(sampled, std::count(expected.begin(), expected.end(), i) == 1) << "call " << i;
+    }
+  }
+  EXPECT_EQ(sampled_below_100(), expected);
 }
 
 TEST(JobReport, WaitEstimate) {
@@ -175,6 +201,37 @@ TEST(JobReport, RendersTheDocumentedFields) {
   EXPECT_DOUBLE_EQ(b["profile"]["mpi_time_us"].get<double>(), 2650);
   EXPECT_TRUE(j["gpus"].is_array());
   EXPECT_TRUE(j["gpus"].empty());
+}
+
+TEST(JobReport, DeviceBinsCountCallsByTransport) {
+  ReportData d = Sample(nullptr);
+  d.bins[0].paths[MLA_PATH_MPI] = 7;  // a host bin: never rendered with transports
+  ReportBin dev;
+  dev.kind = MemKind::kDevice;
+  dev.bin = SizeBin(4096);
+  dev.calls = 30;
+  dev.bytes = 30.0 * 4096;
+  dev.algos[MLA_ALGO_LANE] = 25;
+  dev.algos[MLA_ALGO_PASSTHROUGH] = 5;
+  dev.paths[MLA_PATH_MPI] = 25;
+  dev.paths[MLA_PATH_STAGED] = 5;
+  dev.nccl_fallbacks = 25;
+  d.bins.push_back(dev);
+  ReportBin quiet = dev;  // NCCL ran: no fallback field
+  quiet.bin = SizeBin(8192);
+  quiet.paths[MLA_PATH_MPI] = 0;
+  quiet.paths[MLA_PATH_NCCL] = 25;
+  quiet.nccl_fallbacks = 0;
+  d.bins.push_back(quiet);
+  const json j = json::parse(RenderReport(d));
+  ASSERT_EQ(j["bins"].size(), 3u);
+  EXPECT_FALSE(j["bins"][0].contains("transports"));
+  const json& b = j["bins"][1];
+  EXPECT_EQ(b["memory"], "device");
+  EXPECT_EQ(b["transports"], json({{"mpi", 25}, {"staged", 5}}));
+  EXPECT_EQ(b["nccl_fallbacks"], 25);
+  EXPECT_EQ(j["bins"][2]["transports"], json({{"nccl", 25}, {"staged", 5}}));
+  EXPECT_FALSE(j["bins"][2].contains("nccl_fallbacks"));
 }
 
 TEST(JobReport, NoProfileNoBinsStillValid) {

@@ -5,6 +5,8 @@
 #include <mutex>
 #include <set>
 
+#include "terminal_text.h"
+
 namespace mla {
 namespace {
 std::atomic<int> g_world_rank{0};
@@ -22,14 +24,15 @@ void WarnOnce(const std::string& message) {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (!Seen().insert(message).second) return;
   if (WorldRank() != 0) return;
-  std::fprintf(stderr, "multilane: warning: %s\n", message.c_str());
+  // Messages quote variables and files: their control bytes never reach the terminal raw.
+  std::fprintf(stderr, "multilane: warning: %s\n", EscapeControlBytes(message).c_str());
   std::fflush(stderr);
 }
 
 void Info(const std::string& message) {
   if (WorldRank() != 0) return;
   std::lock_guard<std::mutex> lock(g_mutex);
-  std::fprintf(stderr, "multilane: %s\n", message.c_str());
+  std::fprintf(stderr, "multilane: %s\n", EscapeControlBytes(message).c_str());
   std::fflush(stderr);
 }
 

@@ -13,11 +13,12 @@ void SetWorldRank(int rank);
 // Returns the rank set by SetWorldRank, or 0.
 int WorldRank();
 
-// Prints "multilane: warning: MESSAGE" once per distinct message per process,
+// Prints "multilane: warning: MESSAGE" (control bytes escaped, terminal_text.h)
+// once per distinct message per process,
 // and only on world rank 0, so a job sees each problem once.  Thread-safe.
 void WarnOnce(const std::string& message);
 
-// Prints "multilane: MESSAGE" on world rank 0.  Thread-safe.
+// Prints "multilane: MESSAGE" (control bytes escaped) on world rank 0.  Thread-safe.
 void Info(const std::string& message);
 
 // Number of warnings WarnOnce has printed or suppressed as duplicates

@@ -1,9 +1,12 @@
 #include "profile.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 namespace mla {
 namespace {
@@ -67,6 +70,14 @@ bool Profile::Parse(std::string_view text, std::string* error) {
     return false;
   };
 
+  // A NUL byte would cut the text short wherever it is handled as a C string.
+  if (size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    entry_no = 1;
+    for (size_t i = 0; i < nul; ++i) entry_no += (text[i] == '\n' || text[i] == ';') ? 1 : 0;
+    return fail("the profile holds a NUL byte (at byte " + std::to_string(nul) +
+                "): a profile is text; write it again with multilane show or tune");
+  }
+
   size_t pos = 0;
   while (pos <= text.size()) {
     size_t end = text.find_first_of("\n;", pos);
@@ -111,6 +122,10 @@ bool Profile::Parse(std::string_view text, std::string* error) {
     if (words.size() < 4) {
       return fail("expected 'MEMORY FROM TO ALGORITHM [key=value...]', found " + Quote(raw));
     }
+    if (entries.size() >= kMaxProfileEntries) {
+      return fail("too many entries (at most " + std::to_string(kMaxProfileEntries) +
+                  "; tuned profiles have a few dozen): merge neighbouring size ranges");
+    }
     ProfileEntry e;
     e.line = entry_no;
     if (words[0] == "host") e.kind = MemKind::kHost;
@@ -132,10 +147,12 @@ bool Profile::Parse(std::string_view text, std::string* error) {
     if (!mla_algo_from_name(algo_name.c_str(), &e.choice.algo)) {
       return fail("unknown algorithm " + Quote(words[3]) + " (expected passthrough, lane, hier or split)");
     }
+    std::set<std::string_view> keys;
     for (size_t i = 4; i < words.size(); ++i) {
       size_t eq = words[i].find('=');
       if (eq == std::string_view::npos) return fail("expected key=value, found " + Quote(words[i]));
       std::string_view key = words[i].substr(0, eq), value = words[i].substr(eq + 1);
+      if (!keys.insert(key).second) return fail("key " + Quote(key) + " is given twice: keep one");
       if (key == "lanes") {
         if (!ParseInt(value, 1, 1 << 20, &e.choice.lanes)) return fail("lanes must be a positive integer, found " + Quote(value));
       } else if (key == "chunk") {
@@ -150,14 +167,10 @@ bool Profile::Parse(std::string_view text, std::string* error) {
         if (!ParseDouble(value, &e.time_us)) return fail("time_us must be a non-negative number, found " + Quote(value));
       } else if (key == "mpi_time_us") {
         if (!ParseDouble(value, &e.mpi_time_us)) return fail("mpi_time_us must be a non-negative number, found " + Quote(value));
+      } else if (key == "at") {
+        if (!ParseByteSize(value, &e.measured_bytes)) return fail("at must be a byte size such as 4M, found " + Quote(value));
       } else {
-        return fail("unknown key " + Quote(key) + " (known: lanes, chunk, transport, ppg, time_us, mpi_time_us)");
-      }
-    }
-    for (const ProfileEntry& other : entries) {
-      if (other.kind == e.kind && other.ppg == e.ppg && e.min_bytes < other.max_bytes &&
-          other.min_bytes < e.max_bytes) {
-        return fail("size range overlaps entry " + std::to_string(other.line) + " for the same memory kind and ppg");
+        return fail("unknown key " + Quote(key) + " (known: lanes, chunk, transport, ppg, time_us, mpi_time_us, at)");
       }
     }
     entries.push_back(e);
@@ -167,6 +180,22 @@ bool Profile::Parse(std::string_view text, std::string* error) {
     entry_no = 1;
     return fail("empty profile: a profile starts with '" + std::string(kHeader) + " " +
                 std::to_string(MLA_PROFILE_FORMAT_VERSION) + "'");
+  }
+  // Overlaps: sorted once by (kind, ppg, from), two ranges of one (kind, ppg)
+  // overlap exactly when two neighbours in that order do.
+  std::vector<const ProfileEntry*> order;
+  order.reserve(entries.size());
+  for (const ProfileEntry& e : entries) order.push_back(&e);
+  auto key = [](const ProfileEntry* e) { return std::make_tuple(e->kind, e->ppg, e->min_bytes, e->line); };
+  std::sort(order.begin(), order.end(), [&](const ProfileEntry* a, const ProfileEntry* b) { return key(a) < key(b); });
+  for (size_t i = 1; i < order.size(); ++i) {
+    const ProfileEntry& a = *order[i - 1];
+    const ProfileEntry& b = *order[i];
+    if (a.kind == b.kind && a.ppg == b.ppg && b.min_bytes < a.max_bytes) {
+      entry_no = std::max(a.line, b.line);
+      return fail("size range overlaps entry " + std::to_string(std::min(a.line, b.line)) +
+                  " for the same memory kind and ppg");
+    }
   }
   entries_ = std::move(entries);
   metadata_ = std::move(metadata);
@@ -198,6 +227,7 @@ std::string Profile::ToString() const {
     if (e.ppg > 0) out << " ppg=" << e.ppg;
     if (e.time_us >= 0) out << " time_us=" << e.time_us;
     if (e.mpi_time_us >= 0) out << " mpi_time_us=" << e.mpi_time_us;
+    if (e.measured_bytes > 0) out << " at=" << FormatByteSize(e.measured_bytes);
     out << '\n';
   }
   return out.str();

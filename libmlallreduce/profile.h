@@ -31,14 +31,21 @@ struct ProfileEntry {
   mla_choice choice{MLA_ALGO_PASSTHROUGH, 0, 0, MLA_TRANSPORT_AUTO};
   double time_us = -1;      // measured time of the winner, -1 when unknown
   double mpi_time_us = -1;  // measured time of the system MPI, -1 when unknown
+  uint64_t measured_bytes = 0;  // the message size time_us was measured at, 0 when unknown
   int line = 0;             // 1-based entry number in the text, for messages
 };
+
+// The most entries a profile may have; Parse rejects more with a message.
+// Tuned profiles have a few dozen.
+inline constexpr size_t kMaxProfileEntries = 10000;
 
 class Profile {
  public:
   // Parses `text`.  On success returns true and replaces *this; on failure
   // returns false, leaves *this unchanged and sets *error to a message that
-  // names the entry and the problem.
+  // names the entry and the problem.  Rejects a NUL byte anywhere, a key given
+  // twice in one entry, more than kMaxProfileEntries entries and overlapping
+  // ranges (found in O(n log n)).
   bool Parse(std::string_view text, std::string* error);
 
   // Returns the entry for a call, or nullptr when no entry covers it (the

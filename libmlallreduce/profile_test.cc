@@ -105,7 +105,7 @@ TEST(Profile, RoundTripsThroughToString) {
 }
 
 struct BadProfile {
-  const char* text;
+  std::string text;
   const char* expect;  // substring of the error
 };
 
@@ -142,7 +142,48 @@ INSTANTIATE_TEST_SUITE_P(
                     BadProfile{"multilane-profile 1\nhost 0 inf lane lanes", "expected key=value"},
                     BadProfile{"multilane-profile 1\nhost 0 inf lane transport=ib", "transport must be auto, mpi or nccl"},
                     BadProfile{"multilane-profile 1\nhost 0 2M lane\nhost 1M inf hier", "overlaps entry 2"},
-                    BadProfile{"multilane-profile 1;host 0 2M lane;host 1M inf hier", "entry 3: size range overlaps"}));
+                    BadProfile{"multilane-profile 1;host 0 2M lane;host 1M inf hier", "entry 3: size range overlaps"},
+                    // Issue 15 item 9: a key given twice was accepted (the last one won).
+                    BadProfile{"multilane-profile 1\nhost 0 inf lane lanes=2 lanes=3", "entry 2: key 'lanes' is given twice"},
+                    // Issue 15 item 9: a NUL byte cut the profile short without a word.
+                    BadProfile{std::string("multilane-profile 1\nhost 0 1M lane\n\0host 1M inf lane\n", 39),
+                               "entry 3: the profile holds a NUL byte (at byte 35)"},
+                    // Overlaps found by the sorted check, in any order of the text.
+                    BadProfile{"multilane-profile 1\nhost 8M inf lane\nhost 0 1M lane\nhost 512K 2M hier",
+                               "entry 4: size range overlaps entry 3"},
+                    BadProfile{"multilane-profile 1\nhost 0 1M lane\ndevice 0 1M lane\nhost 1M 2M lane\nhost 0 inf lane ppg=2\n"
+                               "device 1K 2K hier", "entry 6: size range overlaps entry 3"}));
+
+// Issue 15 item 8: the overlap check was quadratic (200 k entries hung
+// MPI_Init); now the count is capped with a message, and a profile at the cap
+// parses.  Not a timing test: the cap and the message are what is checked.
+std::string ManyEntries(size_t n) {
+  std::string text = "multilane-profile 1\n";
+  for (size_t i = 0; i < n; ++i)
+    text += "host " + std::to_string(i * 4) + " " + std::to_string(i * 4 + 4) + " lane\n";
+  return text;
+}
+
+TEST(Profile, CapsTheEntryCount) {
+  Profile p;
+  std::string error;
+  ASSERT_TRUE(p.Parse(ManyEntries(kMaxProfileEntries), &error)) << error;
+  EXPECT_EQ(p.entries().size(), kMaxProfileEntries);
+  EXPECT_FALSE(p.Parse(ManyEntries(kMaxProfileEntries + 1), &error));
+  EXPECT_NE(error.find("too many entries (at most " + std::to_string(kMaxProfileEntries)), std::string::npos)
+      << error;
+}
+
+TEST(Profile, OrderOfTheTextDoesNotMatterForOverlaps) {
+  Profile p;
+  std::string error;
+  EXPECT_TRUE(p.Parse("multilane-profile 1\nhost 1M inf lane\nhost 0 1M hier\nhost 0 inf split ppg=2\n"
+                      "device 0 inf lane",
+                      &error))
+      << error;
+  EXPECT_EQ(p.entries().size(), 4u);
+  EXPECT_EQ(p.entries()[0].line, 2) << "entries keep the order of the text";
+}
 
 }  // namespace
 }  // namespace mla

@@ -10,7 +10,14 @@ std::atomic<uint64_t> g_unsupported{0};
 std::atomic<uint64_t> g_device_calls{0};
 std::atomic<uint64_t> g_calls_by_algo[MLA_ALGO_COUNT];
 std::atomic<uint64_t> g_bytes_by_algo[MLA_ALGO_COUNT];
+std::atomic<uint64_t> g_calls_by_path[MLA_PATH_COUNT];
+std::atomic<uint64_t> g_nccl_fallbacks{0};
+std::atomic<int> g_device_ppg{0};
 }  // namespace
+
+void NoteDeviceRanksPerGpu(int ppg) { g_device_ppg.store(ppg, std::memory_order_relaxed); }
+
+int DeviceRanksPerGpuSeen() { return g_device_ppg.load(std::memory_order_relaxed); }
 
 void CountCall() { g_calls.fetch_add(1, std::memory_order_relaxed); }
 
@@ -21,6 +28,11 @@ void CountDone(mla_algo algo, uint64_t bytes) {
 }
 
 void CountDeviceCall() { g_device_calls.fetch_add(1, std::memory_order_relaxed); }
+
+void CountDevicePath(int path, bool nccl_fallback) {
+  if (path >= 0 && path < MLA_PATH_COUNT) g_calls_by_path[path].fetch_add(1, std::memory_order_relaxed);
+  if (nccl_fallback) g_nccl_fallbacks.fetch_add(1, std::memory_order_relaxed);
+}
 
 void CountUnsupported() { g_unsupported.fetch_add(1, std::memory_order_relaxed); }
 
@@ -33,6 +45,8 @@ mla_stats StatsSnapshot() {
     s.calls_by_algo[i] = g_calls_by_algo[i].load(std::memory_order_relaxed);
     s.bytes_by_algo[i] = g_bytes_by_algo[i].load(std::memory_order_relaxed);
   }
+  for (int i = 0; i < MLA_PATH_COUNT; ++i) s.calls_by_path[i] = g_calls_by_path[i].load(std::memory_order_relaxed);
+  s.nccl_fallbacks = g_nccl_fallbacks.load(std::memory_order_relaxed);
   return s;
 }
 
@@ -44,6 +58,8 @@ void ResetStats() {
     g_calls_by_algo[i].store(0);
     g_bytes_by_algo[i].store(0);
   }
+  for (int i = 0; i < MLA_PATH_COUNT; ++i) g_calls_by_path[i].store(0);
+  g_nccl_fallbacks.store(0);
 }
 
 std::string StatsLine(const mla_stats& s) {
@@ -54,7 +70,10 @@ std::string StatsLine(const mla_stats& s) {
     out << ' ' << mla_algo_name(static_cast<mla_algo>(i)) << '=' << s.calls_by_algo[i];
     bytes += s.bytes_by_algo[i];
   }
-  out << " unsupported=" << s.unsupported << " device=" << s.device_calls << " bytes=" << bytes;
+  out << " unsupported=" << s.unsupported << " device=" << s.device_calls;
+  for (int i = 0; i < MLA_PATH_COUNT; ++i)
+    out << " device_" << mla_device_path_name(static_cast<mla_device_path>(i)) << '=' << s.calls_by_path[i];
+  out << " nccl_fallback=" << s.nccl_fallbacks << " bytes=" << bytes;
   return out.str();
 }
 

@@ -17,11 +17,21 @@ void CountDone(mla_algo algo, uint64_t bytes);
 void CountUnsupported();
 // Counts a call with device buffers.
 void CountDeviceCall();
+// Counts a device call completed along `path` (mla_device_path); when
+// `nccl_fallback`, also one call whose requested NCCL transport fell back to
+// MPI staging.
+void CountDevicePath(int path, bool nccl_fallback);
+// Records the ranks per GPU found from the GPU groups for a device call on
+// MPI_COMM_WORLD (what its profile look-ups matched `ppg=` against).
+void NoteDeviceRanksPerGpu(int ppg);
+// The value last recorded, or 0 when no device call looked it up.
+int DeviceRanksPerGpuSeen();
 // Returns the counters as they are now.
 mla_stats StatsSnapshot();
 // Sets every counter to zero.
 void ResetStats();
-// "calls=N passthrough=N lane=N hier=N split=N unsupported=N device=N bytes=N".
+// "calls=N passthrough=N lane=N hier=N split=N unsupported=N device=N
+// device_ipc=N device_mpi=N device_nccl=N device_staged=N nccl_fallback=N bytes=N".
 std::string StatsLine(const mla_stats& stats);
 
 }  // namespace mla

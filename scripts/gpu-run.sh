@@ -3,7 +3,11 @@
 # matrix (ranks per GPU x algorithm x transport, fp32 sum, 4 KiB to 1 GiB) and
 # writes logs, JSON results and a summary table to OUTDIR.
 #   scripts/gpu-run.sh OUTDIR [build|test|single|vnodes|all]...   (default: all)
-# Variables: PPG_SINGLE ("1 2 4"), PPG_VNODES ("1 2 4 8"), MAX_BYTES (1G),
+# The test step fails (exit 1) when a GPU test fails, or when one other than a
+# NCCL case is skipped (on a GPU host that means no GPU was seen; NCCL cases
+# are skipped, visibly, where NCCL cannot run: one GPU shared by the ranks).
+# Variables: CMAKE_ARGS (extra configure arguments, e.g. a -DCMAKE_PREFIX_PATH
+# for headers unpacked from .deb files), PPG_SINGLE ("1 2 4"), PPG_VNODES ("1 2 4 8"), MAX_BYTES (1G),
 # BATCH_SECONDS (0.3), MPS (1: run the single-node configurations with several
 # ranks per GPU under a private MPS daemon too), MPS_VNODES (ranks per GPU to
 # run on virtual nodes under MPS too, e.g. "4 8").
@@ -24,14 +28,29 @@ has() { [[ " $STEPS " == *" $1 "* || " $STEPS " == *" all "* ]]; }
 if has build; then
   { nvidia-smi; nvidia-smi topo -m; mpirun --version | head -1; nvcc --version | tail -1;
     ls -l /usr/lib/x86_64-linux-gnu/libnccl.so* 2>/dev/null || true; uname -a; } > "$OUT/host.txt" 2>&1
-  cmake -S . -B $BUILD -G Ninja -DCMAKE_BUILD_TYPE=Release > "$OUT/build.log" 2>&1
+  # shellcheck disable=SC2086  # CMAKE_ARGS holds several arguments
+  cmake -S . -B $BUILD -G Ninja -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-} > "$OUT/build.log" 2>&1 \
+    || { tail -40 "$OUT/build.log"; exit 1; }
   cmake --build $BUILD -j "$(nproc)" >> "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
   echo "gpu-run: built ($NGPU GPUs)"
 fi
 
 if has test; then
-  ctest --test-dir $BUILD -L gpu --output-on-failure -j 1 > "$OUT/gpu-tests.log" 2>&1 || true
-  tail -15 "$OUT/gpu-tests.log"
+  # -V: every test's output, so that each NOT APPLICABLE reason is in the log.
+  rc=0
+  ctest --test-dir $BUILD -L gpu -V -j 1 > "$OUT/gpu-tests.log" 2>&1 || rc=$?
+  grep -E "^[0-9]+/[0-9]+ Test|tests passed|did not run|\(Skipped\)|\(Failed\)|NOT APPLICABLE" "$OUT/gpu-tests.log" || true
+  unexpected=$(grep -E "^[[:space:]]*[0-9]+ - gpu_[^ ]+ \(Skipped\)" "$OUT/gpu-tests.log" | grep -v nccl || true)
+  if [ -n "$unexpected" ]; then
+    echo "gpu-run: GPU tests skipped on a GPU host (no GPU seen?):"
+    echo "$unexpected"
+    rc=1
+  fi
+  if [ "$rc" -ne 0 ]; then
+    echo "gpu-run: GPU tests FAILED (exit $rc): see $OUT/gpu-tests.log"
+    exit 1
+  fi
+  echo "gpu-run: GPU tests passed"
 fi
 
 bench() {  # NAME NP [VAR=VALUE...]: one benchmark run
@@ -76,4 +95,6 @@ if has vnodes; then
   done
 fi
 
-/usr/bin/python3 scripts/bench_summary.py "$OUT" > "$OUT/summary.md" && cat "$OUT/summary.md"
+if has single || has vnodes; then
+  /usr/bin/python3 scripts/bench_summary.py "$OUT" > "$OUT/summary.md" && cat "$OUT/summary.md"
+fi

@@ -13,6 +13,12 @@ PACKAGES=(
   chromium                             # multilane report's test opens the HTML page headless
   slurm-wlm munge libslurm-dev         # the SPANK plugin (spank.h) and the local Slurm of its tests
   valgrind                             # the plugin checked inside slurmstepd
+  help2man                             # man pages from the command's --help (packaging/ManPages.cmake)
+  file dpkg-dev                        # cpack -G DEB: finds the ELF files and runs dpkg-shlibdeps on them
+  lintian                              # checks the Debian packages (scripts/test.sh)
+  lmod                                 # the Lmod module's test (tests/install)
+  lua5.3                               # cli_filter.lua run outside Slurm by its failure-line test
+  clang libfuzzer-14-dev               # scripts/fuzz.sh: the libFuzzer targets of fuzz/ (preset fuzz)
 )
 
 missing=()

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs dependencies, builds the default and the
-# sanitizer (ASan/UBSan) presets and runs every test of both with CTest.
+# sanitizer (ASan/UBSan) presets and runs every test of both with CTest, then
+# the ThreadSanitizer preset's thread tests (label threads) and each fuzz
+# target for 20 s (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -13,3 +15,24 @@ for preset in default asan; do
   cmake --build --preset "$preset" -j "$JOBS"
   ctest --preset "$preset" -j "$JOBS"
 done
+
+# The Debian packages, built by a configuration of their own (prefix /usr,
+# no tests), checked with lintian, installed with apt-get and tested end to
+# end against the installed paths with the source tree hidden
+# (tests/install/deb_e2e.sh); removing them must leave the system database.
+echo "=== multilane: Debian packages: build, lintian, install, end-to-end test, remove ==="
+cmake --preset package >/dev/null
+cmake --build --preset package -j "$JOBS"
+rm -rf build/package/packages
+cpack --preset package >/dev/null
+ls -l build/package/packages/*.deb
+lintian --fail-on error,warning build/package/packages/*.deb
+bash tests/install/deb_e2e.sh build/package/packages
+
+echo "=== multilane: ThreadSanitizer, the tests that run threads (preset 'tsan') ==="
+cmake --preset tsan >/dev/null
+cmake --build --preset tsan -j "$JOBS"
+ctest --preset tsan -j "$JOBS"
+
+echo "=== multilane: fuzz every parser of outside input, 20 s each (preset 'fuzz') ==="
+bash scripts/fuzz.sh 20

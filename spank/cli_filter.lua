@@ -4,9 +4,10 @@
 -- tasks on each GPU (--ntasks-per-gpu), which also sizes the allocation so
 -- that every task has a CPU.
 --
--- Install (docs/admin.md): copy to cli_filter.lua beside slurm.conf, set the
--- settings below as in plugstack.conf, and add `CliFilterPlugins=cli_filter/lua`
--- to slurm.conf.
+-- Install (docs/admin.md): copy the installed one (share/multilane/cli_filter.lua,
+-- whose settings below hold the install's paths) to cli_filter.lua beside
+-- slurm.conf, keep the settings below as in plugstack.conf, and add
+-- `CliFilterPlugins=cli_filter/lua` to slurm.conf.
 --
 -- It changes nothing when:
 --   * --multilane is absent (and DEFAULT is off), `off` or `help`;
@@ -17,8 +18,8 @@
 --     the plugin says why in one line).
 -- It never rejects a job.
 
-local MULTILANE = "/usr/bin/multilane"               -- the multilane command
-local DATABASE = "/var/lib/multilane/profiles.db"    -- the system database
+local MULTILANE = "@MULTILANE_FULL_COMMAND@"               -- the multilane command
+local DATABASE = "@MULTILANE_SYSTEM_DATABASE@"    -- the system database
 local DEFAULT = "off"                                -- as default= in plugstack.conf: off or auto
 
 local function log(message)
@@ -67,20 +68,35 @@ local function default_partition()
   return nil
 end
 
--- The tuned tasks per GPU of the partition, from the system database.
+-- The tuned tasks per GPU of the partition, from the system database.  When
+-- the look-up fails, says why in the submitting user's verbose output with
+-- the command's own words (a loader error is not "no profile").
 local function tuned_ranks_per_gpu(partition)
-  local cmd = string.format("%s resolve --db '%s' --partition '%s' --any-node-type 2>/dev/null",
+  local cmd = string.format("%s resolve --db '%s' --partition '%s' --any-node-type 2>&1",
                             MULTILANE, DATABASE, partition)
   local p = io.popen(cmd)
-  if p == nil then return nil end
-  local found, per_gpu = false, nil
+  if p == nil then
+    log("cannot run " .. MULTILANE .. " resolve; jobs keep their layout")
+    return nil
+  end
+  local found, per_gpu, why, other = false, nil, nil, nil
   for line in p:lines() do
     if line == "found=yes" then found = true end
     local n = string.match(line, "^ranks_per_gpu=(%d+)$")
     if n then per_gpu = tonumber(n) end
+    local w = string.match(line, "^why=(.*)$")
+    if w then why = w end
+    if other == nil and not string.match(line, "^[%w_]+=") and line ~= "" then other = line end
   end
-  p:close()
+  local ok, how, code = p:close()
   if found then return per_gpu end
+  if code ~= nil and code ~= 0 then
+    -- 127: the command could not start (missing, or its loader failed).
+    log(string.format("%s resolve failed (exit status %d): %s; the job keeps its layout (the admin runs "
+                      .. "`multilane doctor`)", MULTILANE, code, other or "no message"))
+  elseif why then
+    log(why)
+  end
   return nil
 end
 

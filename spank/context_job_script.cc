@@ -1,10 +1,10 @@
 // context_job_script.cc: the job prolog and epilog (root, on every node of
 // the job): with mps=yes in plugstack.conf and multilane on for the job, one
 // CUDA MPS control daemon per job and node, as the job's user, with private
-// pipe and log directories (mps_dir/job-ID/{pipe,log}, mode 0700); the
-// epilog stops it and removes the directories.  The steps point their tasks
+// pipe and log directories (job_dirs.h: mps_dir/job-ID/{pipe,log}, the
+// user's, 0700, in a job folder only root can change); the epilog stops it
+// and removes the directories.  The steps point their tasks
 // at it (context_step.cc).
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "job_dirs.h"
 #include "plugin.h"
 #include "subprocess.h"
 
@@ -76,26 +77,30 @@ std::map<std::string, std::string> MpsEnvironment(const JobIds& ids) {
   return env;
 }
 
-bool MakeDir(const std::string& path, mode_t mode, uid_t uid, gid_t gid) {
-  if (mkdir(path.c_str(), mode) != 0 && errno != EEXIST) return false;
-  struct stat st;
-  // Never follow a link someone left in our place.
-  if (lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
-  return chown(path.c_str(), uid, gid) == 0 && chmod(path.c_str(), mode) == 0;
-}
-
 }  // namespace
+
+// mps=yes: every multilane job; mps=auto: multilane jobs with GPUs on this
+// node, where the control program is installed, unless the user asked for one
+// task per GPU (the prolog cannot see the step's layout: a daemon serves only
+// the processes that connect to it, so one too many costs nothing).
+bool JobWantsMps(const PluginState& s) {
+  if (s.config.mps) return true;
+  if (!s.config.mps_auto) return false;
+  const char* gpus = std::getenv("SLURM_JOB_GPUS");
+  return gpus != nullptr && *gpus != '\0' && access(s.config.mps_control.c_str(), X_OK) == 0 &&
+         s.user.ranks_per_gpu != 1;
+}
 
 int JobProlog(spank_t sp) {
   const PluginState& s = State();
-  if (!s.config.mps) return 0;
+  if (!s.config.mps && !s.config.mps_auto) return 0;
   JobIds ids;
-  if (!GetJob(sp, &ids) || !JobWantsMultilane(sp)) return 0;
+  if (!GetJob(sp, &ids) || !JobWantsMultilane(sp) || !JobWantsMps(s)) return 0;
   const std::string dir = JobDir(ids);
-  if (!MakeDir(s.config.mps_dir, 0755, 0, 0) || !MakeDir(dir, 0700, ids.uid, ids.gid) ||
-      !MakeDir(dir + "/pipe", 0700, ids.uid, ids.gid) || !MakeDir(dir + "/log", 0700, ids.uid, ids.gid)) {
-    Error("cannot create the MPS directories under " + s.config.mps_dir + " (" + std::strerror(errno) +
-          "); job " + std::to_string(ids.job) + " runs without an MPS daemon");
+  std::string why;
+  if (!MakeJobDirs(s.config.mps_dir, ids.job, ids.uid, ids.gid, &why)) {
+    Error("cannot create the MPS directories: " + why + "; job " + std::to_string(ids.job) +
+          " runs without an MPS daemon");
     return 0;
   }
   const SubprocessResult r = RunCapture({s.config.mps_control, "-d"}, MpsEnvironment(ids), ids.uid, ids.gid, kMpsTimeoutS);
@@ -111,22 +116,23 @@ int JobProlog(spank_t sp) {
 
 int JobEpilog(spank_t sp) {
   const PluginState& s = State();
-  if (!s.config.mps) return 0;
+  if (!s.config.mps && !s.config.mps_auto) return 0;
   JobIds ids;
   if (!GetJob(sp, &ids)) return 0;
   const std::string dir = JobDir(ids);
-  struct stat st;
-  if (lstat(dir.c_str(), &st) != 0) return 0;  // no daemon was started for this job
+  if (!IsOwnJobDir(s.config.mps_dir, ids.job)) return 0;  // no daemon was started for this job
   const SubprocessResult r = RunCapture({s.config.mps_control}, MpsEnvironment(ids), ids.uid, ids.gid, kMpsTimeoutS, "quit\n");
   if (!r.ran || r.exit_status != 0) {
     Error("stopping the MPS daemon of job " + std::to_string(ids.job) + " failed: " +
           (r.ran ? "exit status " + std::to_string(r.exit_status) : r.error));
   }
-  // What is inside is removed as the user (root never follows what the user
-  // left in there); the emptied directory itself by root.
-  RunCapture({"/usr/bin/find", dir, "-mindepth", "1", "-delete"}, {{"PATH", "/usr/bin:/bin"}}, ids.uid, ids.gid,
-             kMpsTimeoutS);
-  if (rmdir(dir.c_str()) != 0) Error("cannot remove " + dir + ": " + std::strerror(errno));
+  // What the daemon left in pipe/ and log/ is removed as the user (root never
+  // follows what the user put there); the emptied folders by root, below the
+  // root-owned job folder whose entries no user can replace.
+  RunCapture({"/usr/bin/find", dir + "/pipe", dir + "/log", "-mindepth", "1", "-delete"}, {{"PATH", "/usr/bin:/bin"}},
+             ids.uid, ids.gid, kMpsTimeoutS);
+  std::string why;
+  if (!RemoveJobDirs(s.config.mps_dir, ids.job, &why)) Error("cannot remove the MPS directories: " + why);
   return 0;
 }
 

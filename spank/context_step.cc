@@ -119,9 +119,13 @@ int StepUserInit(spank_t sp) {
   const std::map<std::string, std::string> env = {{"PATH", "/usr/bin:/bin"}, {"LANG", "C"}, {"HOME", "/"}};
   const SubprocessResult r = RunCapture(argv, env, uid, gid, s.config.resolve_timeout_s);
   if (!r.ran || r.exit_status != 0) {
-    SayOnce(sp, "the profile look-up (" + s.config.multilane + " resolve) failed: " +
-                    (r.ran ? "exit status " + std::to_string(r.exit_status) : r.error) +
-                    "; this step runs without multilane");
+    std::string why = r.error;
+    if (r.ran) {
+      why = "exit status " + std::to_string(r.exit_status);
+      if (!r.error_line.empty()) why += ": " + r.error_line;
+    }
+    SayOnce(sp, "the profile look-up (" + s.config.multilane + " resolve) failed: " + why +
+                    "; this step runs without multilane (the admin runs `multilane doctor` on this node)");
     return 0;
   }
   auto kv = ParseKeyValueLines(r.output);
@@ -166,14 +170,37 @@ int StepUserInit(spank_t sp) {
     if (dir.empty()) dir = GetEnv(sp, "SLURM_SUBMIT_DIR");
     if (!dir.empty()) SetEnv(sp, "MULTILANE_REPORT", dir);
   }
-  if (s.config.mps) {
+  // The job's MPS daemon: always with mps=yes; with mps=auto where the
+  // prolog started one (its pipe folder exists).
+  bool mps = false;
+  if (s.config.mps || s.config.mps_auto) {
     uint32_t job = 0;
     Item(sp, S_JOB_ID, &job);
     const std::string base = s.config.mps_dir + "/job-" + std::to_string(job);
-    SetEnv(sp, "CUDA_MPS_PIPE_DIRECTORY", base + "/pipe");
-    SetEnv(sp, "CUDA_MPS_LOG_DIRECTORY", base + "/log");
+    struct stat st;
+    mps = s.config.mps || (stat((base + "/pipe").c_str(), &st) == 0 && S_ISDIR(st.st_mode));
+    if (mps) {
+      SetEnv(sp, "CUDA_MPS_PIPE_DIRECTORY", base + "/pipe");
+      SetEnv(sp, "CUDA_MPS_LOG_DIRECTORY", base + "/log");
+    }
+  }
+  // A ranks-per-GPU value measured under MPS, on a node that runs this step
+  // without it: small calls will be much slower than the profile says.
+  if (!mps && kv["mps"] == "on" && !gpus.empty() && tasks > gpus.size()) {
+    SayOnce(sp, "note: the profile's layouts of several tasks per GPU were measured under MPS, and this node runs "
+                "the job without an MPS daemon (plugstack mps=no, or nvidia-cuda-mps-control missing): submit with "
+                "--multilane=ranks-per-gpu:1, or ask the admin to enable mps");
   }
 
+  // ranks-per-gpu:N the profile was not tuned at: its entries for other
+  // layouts apply (the recommended value's), which the user should know.
+  const std::string tuned_list = kv["ranks_per_gpu_tuned"];
+  if (s.user.ranks_per_gpu > 0 && !tuned_list.empty() &&
+      ("," + tuned_list + ",").find("," + std::to_string(s.user.ranks_per_gpu) + ",") == std::string::npos) {
+    SayOnce(sp, "note: the profile was tuned at " + tuned_list + " tasks per GPU, not " +
+                    std::to_string(s.user.ranks_per_gpu) + ": this step runs the entries of the recommended " +
+                    std::to_string(tuned) + "");
+  }
   std::string line = "profile " + kv["profile_id"] + " of node type " + kv["node_type"] + " (tuned " +
                      kv["tuned_at"] + ", " + std::to_string(tuned) + " tasks per GPU)";
   if (user_profile) line += "; your MULTILANE_PROFILE is kept";

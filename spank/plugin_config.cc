@@ -42,7 +42,17 @@ const std::map<std::string, Setter>& Keys() {
       {"database", AbsolutePath(&PluginConfig::database)},
       {"mps_control", AbsolutePath(&PluginConfig::mps_control)},
       {"mps_dir", AbsolutePath(&PluginConfig::mps_dir)},
-      {"mps", YesNo(&PluginConfig::mps)},
+      {"mps",
+       [](const std::string& v, PluginConfig* c, std::string* why) {
+         c->mps_auto = v == "auto";
+         if (c->mps_auto) {
+           c->mps = false;
+           return true;
+         }
+         if (YesNo(&PluginConfig::mps)(v, c, why)) return true;
+         *why = "must be auto (a daemon for GPU jobs where nvidia-cuda-mps-control is installed), yes or no";
+         return false;
+       }},
       {"default",
        [](const std::string& v, PluginConfig* c, std::string* why) {
          if (v == "auto" || v == "on") {

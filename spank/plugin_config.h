@@ -1,9 +1,12 @@
 // plugin_config.h: the admin's settings, the `key=value` arguments of the
 // plugin's line in plugstack.conf:
 //
-//   optional /usr/lib/slurm/spank_multilane.so library=/usr/lib/multilane/libmlallreduce.so
-//       multilane=/usr/bin/multilane database=/var/lib/multilane/profiles.db default=off mps=no
-// (one line in the file)
+//   optional /usr/lib/x86_64-linux-gnu/slurm-wlm/spank_multilane.so
+//       library=/usr/lib/x86_64-linux-gnu/libmlallreduce.so.0 multilane=/usr/bin/multilane
+//       database=/var/lib/multilane/profiles.db default=off mps=auto
+// (one line in the file; the packages ship it, commented out, in
+// /etc/slurm/plugstack.conf.d/multilane.conf).  The path keys default to
+// the paths of the configured install (install_paths.h).
 //
 // Only these paths are ever used where the plugin runs as root; nothing a user
 // sets can replace them.
@@ -12,14 +15,19 @@
 
 #include <string>
 
+#include "multilane/install_paths.h"
+
 namespace multilane_spank {
 
 struct PluginConfig {
-  std::string library = "/usr/lib/multilane/libmlallreduce.so";  // injected with LD_PRELOAD
-  std::string multilane = "/usr/bin/multilane";                   // resolves the profile
-  std::string database = "/var/lib/multilane/profiles.db";        // the system database
+  std::string library = multilane_install::kLibrary;          // injected with LD_PRELOAD
+  std::string multilane = multilane_install::kCommand;        // resolves the profile
+  std::string database = multilane_install::kSystemDatabase;  // the system database
   bool default_on = false;                 // default=auto: multilane without --multilane
   bool mps = false;                        // mps=yes: one MPS control daemon per job and node
+  // mps=auto (the default): the daemon for jobs with GPUs on nodes where
+  // mps_control is installed, unless the user asked for 1 task per GPU.
+  bool mps_auto = true;
   std::string mps_control = "/usr/bin/nvidia-cuda-mps-control";
   std::string mps_dir = "/run/multilane";  // parent of the per-job pipe and log directories
   bool bind_cores = true;                  // bind=cores: each task to its share of the CPUs

@@ -18,10 +18,11 @@ TEST(PluginConfig, DefaultsWithoutArguments) {
   PluginConfig c;
   std::string error;
   ASSERT_TRUE(Parse({}, &c, &error));
-  EXPECT_EQ(c.library, "/usr/lib/multilane/libmlallreduce.so");
-  EXPECT_EQ(c.database, "/var/lib/multilane/profiles.db");
+  EXPECT_EQ(c.library, multilane_install::kLibrary);
+  EXPECT_EQ(c.database, multilane_install::kSystemDatabase);
   EXPECT_FALSE(c.default_on);
   EXPECT_FALSE(c.mps);
+  EXPECT_TRUE(c.mps_auto);  // the default
   EXPECT_TRUE(c.bind_cores);
 }
 
@@ -37,6 +38,7 @@ TEST(PluginConfig, EveryKey) {
   EXPECT_EQ(c.database, "/srv/p.db");
   EXPECT_TRUE(c.default_on);
   EXPECT_TRUE(c.mps);
+  EXPECT_FALSE(c.mps_auto);
   EXPECT_EQ(c.mps_control, "/opt/cuda/mps");
   EXPECT_EQ(c.mps_dir, "/run/ml");
   EXPECT_FALSE(c.bind_cores);
@@ -57,6 +59,7 @@ TEST(PluginConfig, BadValuesAreNamed) {
   EXPECT_FALSE(Parse({"library=relative/lib.so"}, &c, &error));
   EXPECT_NE(error.find("library='relative/lib.so' must be an absolute path"), std::string::npos) << error;
   EXPECT_FALSE(Parse({"mps=maybe"}, &c, &error));
+  EXPECT_NE(error.find("must be auto"), std::string::npos) << error;
   EXPECT_NE(error.find("yes or no"), std::string::npos) << error;
   EXPECT_FALSE(Parse({"default=on-demand"}, &c, &error));
   EXPECT_FALSE(Parse({"resolve_timeout=0"}, &c, &error));

@@ -17,6 +17,22 @@ namespace multilane_spank {
 namespace {
 
 constexpr size_t kMaxOutput = 1 << 20;
+constexpr size_t kMaxErrors = 4096;
+
+// The first non-empty line of `text`, without control characters, at most
+// 300 bytes.
+std::string FirstLine(const std::string& text) {
+  std::string line;
+  for (char c : text) {
+    if (c == '\n') {
+      if (!line.empty()) break;
+      continue;
+    }
+    if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) line += c;
+    if (line.size() >= 300) break;
+  }
+  return line;
+}
 
 double Now() {
   timespec ts;
@@ -71,21 +87,36 @@ SubprocessResult RunCapture(const std::vector<std::string>& argv, const std::map
     r.error = std::string("pipe: ") + std::strerror(errno);
     return r;
   }
+  // Its standard error: kept (the start) to explain a failure, such as the
+  // loader's "error while loading shared libraries" before main().
+  int err[2];
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    if (in[0] >= 0) close(in[0]);
+    close(out[0]);
+    close(out[1]);
+    r.error = std::string("pipe: ") + std::strerror(errno);
+    return r;
+  }
+  // exec's own failure (errno) comes back on this pipe; it closes on success.
+  int exec_errno[2];
+  if (pipe2(exec_errno, O_CLOEXEC) != 0) {
+    if (in[0] >= 0) close(in[0]);
+    for (int fd : {out[0], out[1], err[0], err[1]}) close(fd);
+    r.error = std::string("pipe: ") + std::strerror(errno);
+    return r;
+  }
   const pid_t pid = fork();
   if (pid < 0) {
     r.error = std::string("fork: ") + std::strerror(errno);
-    close(out[0]);
-    close(out[1]);
+    for (int fd : {out[0], out[1], err[0], err[1], exec_errno[0], exec_errno[1]}) close(fd);
     if (in[0] >= 0) close(in[0]);
     return r;
   }
   if (pid == 0) {
     setpgid(0, 0);
     const int devnull = open("/dev/null", O_RDWR);
-    if (devnull >= 0) {
-      dup2(in[0] >= 0 ? in[0] : devnull, STDIN_FILENO);
-      dup2(devnull, STDERR_FILENO);
-    }
+    if (devnull >= 0) dup2(in[0] >= 0 ? in[0] : devnull, STDIN_FILENO);
+    dup2(err[1], STDERR_FILENO);
     dup2(out[1], STDOUT_FILENO);
     if (gid != static_cast<gid_t>(-1)) {
       setgroups(0, nullptr);  // allowed only with privilege; harmless otherwise
@@ -95,28 +126,43 @@ SubprocessResult RunCapture(const std::vector<std::string>& argv, const std::map
       if (setresuid(uid, uid, uid) != 0) _exit(126);
     }
     execve(args[0], args.data(), envp.data());
+    const int e = errno;
+    if (write(exec_errno[1], &e, sizeof e) < 0) {
+    }
     _exit(127);
   }
   close(out[1]);
+  close(err[1]);
+  close(exec_errno[1]);
   if (in[0] >= 0) close(in[0]);
   const double deadline = Now() + timeout_s;
   bool timed_out = false;
   char buf[4096];
-  for (;;) {
+  std::string errors;
+  bool out_open = true, err_open = true;
+  while (out_open || err_open) {
     const double left = deadline - Now();
     if (left <= 0) {
       timed_out = true;
       break;
     }
-    pollfd p{out[0], POLLIN, 0};
-    const int n = poll(&p, 1, static_cast<int>(left * 1000) + 1);
+    pollfd p[2] = {{out_open ? out[0] : -1, POLLIN, 0}, {err_open ? err[0] : -1, POLLIN, 0}};
+    const int n = poll(p, 2, static_cast<int>(left * 1000) + 1);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) continue;
-    const ssize_t got = read(out[0], buf, sizeof buf);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;
-    if (r.output.size() < kMaxOutput) r.output.append(buf, static_cast<size_t>(got));
+    for (int i = 0; i < 2; ++i) {
+      if (p[i].fd < 0 || p[i].revents == 0) continue;
+      const ssize_t got = read(p[i].fd, buf, sizeof buf);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        (i == 0 ? out_open : err_open) = false;
+        continue;
+      }
+      std::string& into = i == 0 ? r.output : errors;
+      if (into.size() < (i == 0 ? kMaxOutput : kMaxErrors)) into.append(buf, static_cast<size_t>(got));
+    }
   }
+  close(err[0]);
   close(out[0]);
   if (timed_out) {
     kill(-pid, SIGKILL);
@@ -125,12 +171,20 @@ SubprocessResult RunCapture(const std::vector<std::string>& argv, const std::map
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  int exec_error = 0;  // read after the child ended: never blocks
+  const bool exec_failed = read(exec_errno[0], &exec_error, sizeof exec_error) == sizeof exec_error;
+  close(exec_errno[0]);
+  r.error_line = FirstLine(errors);
   if (timed_out) {
     r.error = "timed out after " + std::to_string(timeout_s) + " s";
   } else if (WIFSIGNALED(status)) {
     r.error = std::string("killed by signal ") + std::to_string(WTERMSIG(status));
+  } else if (exec_failed) {
+    r.error = std::string("could not be started: ") + std::strerror(exec_error);
   } else if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
-    r.error = "could not be started (missing or not executable)";
+    // It was executed, and the loader (or it) gave up before running.
+    const std::string first = FirstLine(errors);
+    r.error = "could not be started (exit status 127" + (first.empty() ? std::string(")") : "): " + first);
   } else if (WIFEXITED(status)) {
     r.ran = true;
     r.exit_status = WEXITSTATUS(status);

@@ -17,7 +17,10 @@ struct SubprocessResult {
   bool ran = false;        // false: could not start, timed out or was killed by a signal
   int exit_status = -1;    // when ran
   std::string output;      // stdout (at most 1 MiB)
-  std::string error;       // one line when !ran: what happened
+  std::string error;       // one line when !ran: what happened - the exec error ("No such file or
+                           // directory"), or for exit status 127 the first line the program (its
+                           // loader) wrote on stderr, e.g. "error while loading shared libraries: ..."
+  std::string error_line;  // the first line the program wrote on stderr ("" when none)
 };
 
 // Runs argv (argv[0] an absolute path) with exactly `env` as its environment.
@@ -25,7 +28,8 @@ struct SubprocessResult {
 // saved ids (and drops supplementary groups when it may) before exec, so it
 // can never regain root.  Kills it (SIGKILL, whole process group) after
 // `timeout_s` seconds.  Never throws.
-// `input` is written to its standard input (else it reads /dev/null).
+// `input` is written to its standard input (else it reads /dev/null).  Its
+// standard error is read (the first 4 KiB kept) to explain failures.
 SubprocessResult RunCapture(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
                             uid_t uid, gid_t gid, int timeout_s, const std::string& input = "");
 

@@ -58,6 +58,33 @@ TEST(Subprocess, MissingProgramAndCrashAreReported) {
   EXPECT_FALSE(r.ran);
 }
 
+TEST(Subprocess, ALoaderFailureIsReportedInItsOwnWords) {
+  // Exit status 127 after exec: what the dynamic loader does when a library
+  // is missing.  The real loader's message, from a real program whose
+  // interpreter cannot find a library: a copy of /bin/true with a DT_NEEDED
+  // is not at hand, so use the loader on a missing file, which also exits
+  // 127 and says why on stderr.
+  SubprocessResult r = RunCapture({"/lib64/ld-linux-x86-64.so.2", "/nonexistent/multilane"}, {}, kSame, kSameGroup, 5);
+  EXPECT_FALSE(r.ran);
+  EXPECT_NE(r.error.find("exit status 127"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("/nonexistent/multilane"), std::string::npos) << r.error;
+  r = RunCapture({"/bin/sh", "-c", "echo 'error while loading shared libraries: libx.so.0' >&2; exit 127"}, {}, kSame,
+                 kSameGroup, 5);
+  EXPECT_FALSE(r.ran);
+  EXPECT_NE(r.error.find("error while loading shared libraries: libx.so.0"), std::string::npos) << r.error;
+  EXPECT_EQ(r.error.find("missing"), std::string::npos) << r.error;
+  r = RunCapture({"/nonexistent/multilane"}, {}, kSame, kSameGroup, 5);
+  EXPECT_NE(r.error.find("No such file or directory"), std::string::npos) << r.error;
+}
+
+TEST(Subprocess, AFailingProgramsFirstErrorLineIsKept) {
+  const SubprocessResult r = RunCapture({"/bin/sh", "-c", "echo; echo 'database is locked' >&2; exit 4"}, {}, kSame,
+                                        kSameGroup, 5);
+  ASSERT_TRUE(r.ran) << r.error;
+  EXPECT_EQ(r.exit_status, 4);
+  EXPECT_EQ(r.error_line, "database is locked");
+}
+
 TEST(Subprocess, DropsToTheGivenUser) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to change user";
   const SubprocessResult r = RunCapture({"/usr/bin/id", "-u"}, {}, 65534, 65534, 10);

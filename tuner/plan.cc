@@ -1,6 +1,7 @@
 #include "plan.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace mltuner {
 
@@ -33,6 +34,12 @@ bool GetNumber(const nlohmann::json& j, const char* key, T lo, T hi, T* out, std
     *error = std::string(key) + " must be a number";
     return false;
   }
+  // Compared as a double first: 1e300 must not be cast to an int.
+  const double d = v.get<double>();
+  if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi))) {
+    *error = std::string(key) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+    return false;
+  }
   T x = v.get<T>();
   if (!(x >= lo && x <= hi)) {
     *error = std::string(key) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
@@ -42,9 +49,7 @@ bool GetNumber(const nlohmann::json& j, const char* key, T lo, T hi, T* out, std
   return true;
 }
 
-}  // namespace
-
-bool ParsePlan(const nlohmann::json& j, Plan* plan, std::string* error) {
+bool ParsePlanFields(const nlohmann::json& j, Plan* plan, std::string* error) {
   Plan p;
   if (!j.is_object()) {
     *error = "the plan must be a JSON object";
@@ -75,10 +80,24 @@ bool ParsePlan(const nlohmann::json& j, Plan* plan, std::string* error) {
   std::sort(p.sizes.begin(), p.sizes.end());
   p.sizes.erase(std::unique(p.sizes.begin(), p.sizes.end()), p.sizes.end());
   if (j.contains("memory")) {
-    if (!j["memory"].is_string() || !MemKindFromName(j["memory"].get<std::string>(), &p.mem)) {
-      *error = "memory must be \"host\" or \"device\"";
+    // "host", "device", or a list of them: one launch measures both.
+    const nlohmann::json list = j["memory"].is_array() ? j["memory"] : nlohmann::json::array({j["memory"]});
+    std::vector<MemKind> kinds;
+    for (const auto& v : list) {
+      MemKind k;
+      if (!v.is_string() || !MemKindFromName(v.get<std::string>(), &k)) {
+        *error = "memory must be \"host\", \"device\" or a list of them";
+        return false;
+      }
+      if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
+    }
+    if (kinds.empty()) {
+      *error = "memory must be \"host\", \"device\" or a list of them";
       return false;
     }
+    std::sort(kinds.begin(), kinds.end());
+    p.memories = kinds;
+    p.mem = kinds.front();
   }
   if (j.contains("datatype") && j["datatype"] != "fp32") {
     *error = "datatype: only \"fp32\" is supported";
@@ -160,22 +179,59 @@ bool ParsePlan(const nlohmann::json& j, Plan* plan, std::string* error) {
   return true;
 }
 
+}  // namespace
+
+bool ParsePlan(const nlohmann::json& j, Plan* plan, std::string* error) {
+  try {
+    return ParsePlanFields(j, plan, error);
+  } catch (const std::exception& e) {  // every nlohmann exception: a message, never an abort
+    *error = std::string("malformed plan (") + e.what() + ")";
+    return false;
+  }
+}
+
+
+bool ReadMeasurements(const nlohmann::json& result, std::vector<Measurement>* measurements, std::string* error) {
+  std::vector<Measurement> out;
+  try {
+    if (!result.is_object()) throw std::runtime_error("the result must be a JSON object");
+    if (result.contains("sizes")) {
+      const nlohmann::json& sizes = result.at("sizes");
+      if (!sizes.is_array()) throw std::runtime_error("sizes must be an array");
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        const nlohmann::json& s = sizes[i];
+        const std::string where = "sizes[" + std::to_string(i) + "]";
+        if (!s.is_object()) throw std::runtime_error(where + " must be an object");
+        MemKind mem = MemKind::kHost;
+        MemKindFromName(s.value("memory", std::string("host")), &mem);
+        uint64_t bytes = 0;
+        if (!s.contains("bytes") || !GetSize(s.at("bytes"), &bytes))
+          throw std::runtime_error(where + ".bytes must be a byte count");
+        const nlohmann::json& candidates = s.at("candidates");
+        if (!candidates.is_array()) throw std::runtime_error(where + ".candidates must be an array");
+        for (const auto& c : candidates) {
+          Measurement m;
+          m.mem = mem;
+          m.bytes = bytes;
+          m.candidate = c.at("candidate").get<std::string>();
+          m.samples = c.at("samples_us").get<std::vector<double>>();
+          m.valid = c.value("valid", true);
+          out.push_back(m);
+        }
+      }
+    }
+  } catch (const std::exception& e) {  // every nlohmann exception too
+    *error = std::string("malformed result (") + e.what() + ")";
+    return false;
+  }
+  *measurements = std::move(out);
+  return true;
+}
+
 std::vector<Measurement> MeasurementsFromResult(const nlohmann::json& result) {
   std::vector<Measurement> out;
-  if (!result.contains("sizes")) return out;
-  for (const auto& s : result["sizes"]) {
-    MemKind mem = MemKind::kHost;
-    MemKindFromName(s.value("memory", std::string("host")), &mem);
-    for (const auto& c : s["candidates"]) {
-      Measurement m;
-      m.mem = mem;
-      m.bytes = s["bytes"].get<uint64_t>();
-      m.candidate = c["candidate"].get<std::string>();
-      m.samples = c["samples_us"].get<std::vector<double>>();
-      m.valid = c.value("valid", true);
-      out.push_back(m);
-    }
-  }
+  std::string error;
+  if (!ReadMeasurements(result, &out, &error)) return {};
   return out;
 }
 

@@ -17,7 +17,8 @@ namespace mltuner {
 
 struct Plan {
   std::vector<uint64_t> sizes;  // bytes, ascending, each a multiple of 4 (fp32)
-  MemKind mem = MemKind::kHost;
+  MemKind mem = MemKind::kHost;       // the first of memories
+  std::vector<MemKind> memories = {MemKind::kHost};  // measured in this order (host before device)
   std::string datatype = "fp32";
   std::string op = "sum";
   // Either explicit candidates (profile words) or the space to expand.
@@ -38,11 +39,17 @@ struct Plan {
   int IterationsFor(uint64_t bytes) const;
 };
 
-// Reads a plan; false with *error naming the field on anything wrong.
+// Reads a plan; false with *error naming the field on anything wrong.  Never
+// throws: every nlohmann exception becomes an error.
 bool ParsePlan(const nlohmann::json& j, Plan* plan, std::string* error);
 
 // The measurements of a result file written by mlprobe (all sizes, all
-// candidates, invalid ones marked so), for Decide().
+// candidates, invalid ones marked so), for Decide().  Returns false and sets
+// *error (naming the field) on a result that is not of that form; never
+// throws.
+bool ReadMeasurements(const nlohmann::json& result, std::vector<Measurement>* measurements, std::string* error);
+
+// ReadMeasurements, with no measurements for a malformed result.
 std::vector<Measurement> MeasurementsFromResult(const nlohmann::json& result);
 
 }  // namespace mltuner

@@ -34,6 +34,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -41,6 +42,7 @@
 
 #include "candidates.h"
 #include "mlallreduce.h"
+#include "tool_device.h"
 #include "plan.h"
 #include "search.h"
 
@@ -78,12 +80,58 @@ bool AnyRank(bool v) {
   return y != 0;
 }
 
-// Host buffers; the door for device memory is a second implementation of
-// these three operations (allocation, fill, read back) behind the same loop.
-struct Buffers {
-  std::vector<float> send, recv, ref;
-  explicit Buffers(size_t count) : send(count), recv(count), ref(count) {}
+// The buffers of one memory kind.  Host: the calls use `send`/`recv`
+// directly.  Device: the calls use device copies made through the library's
+// CUDA module (tool_device.h), so mlprobe needs no CUDA of its own; `send` is
+// uploaded once per size and the result read back into `recv` to validate.
+class Buffers {
+ public:
+  std::vector<float> send, recv, ref;  // host: the call's buffers; device: the host side
+
+  // Device buffers on GPU `gpu` (< 0: host buffers).  ok() says whether the
+  // allocation worked.
+  Buffers(size_t count, int gpu) : send(count), recv(count), ref(count) {
+    if (gpu < 0) return;
+    device_ = true;
+    dsend_ = mla_tool_device_alloc(gpu, count * 4);
+    drecv_ = mla_tool_device_alloc(gpu, count * 4);
+  }
+  ~Buffers() {
+    mla_tool_device_free(dsend_);
+    mla_tool_device_free(drecv_);
+  }
+  Buffers(const Buffers&) = delete;
+  Buffers& operator=(const Buffers&) = delete;
+
+  bool ok() const { return !device_ || (dsend_ != nullptr && drecv_ != nullptr); }
+  const void* call_send() const { return device_ ? dsend_ : send.data(); }
+  void* call_recv() { return device_ ? drecv_ : recv.data(); }
+  // After `send` was filled: the call's send buffer holds it.
+  bool Upload(size_t count) { return !device_ || mla_tool_memcpy(dsend_, send.data(), count * 4) == 0; }
+  // Fills the call's receive buffer with a pattern no right result has.
+  bool Poison(size_t count) {
+    std::memset(recv.data(), 0x5a, count * 4);
+    return !device_ || mla_tool_memcpy(drecv_, recv.data(), count * 4) == 0;
+  }
+  // After a call: `recv` holds its result.
+  bool Download(size_t count) { return !device_ || mla_tool_memcpy(recv.data(), drecv_, count * 4) == 0; }
+
+ private:
+  bool device_ = false;
+  void* dsend_ = nullptr;
+  void* drecv_ = nullptr;
 };
+
+// The GPU of this rank: ranks of a node fill GPUs in blocks of ranks_per_gpu
+// (MULTILANE_RANKS_PER_GPU, else the node's ranks spread evenly), as the
+// benchmark and the Slurm plugin place them; under Slurm's binding each task
+// sees one GPU and takes it.
+int GpuOfRank(const mla_layout& layout, int gpus) {
+  int per_gpu = (layout.ranks_per_node + gpus - 1) / gpus;
+  if (const char* v = std::getenv("MULTILANE_RANKS_PER_GPU"))
+    if (std::atoi(v) > 0) per_gpu = std::atoi(v);
+  return (layout.node_rank / std::max(1, per_gpu)) % gpus;
+}
 
 // Small integers: every partial sum is exact in fp32 whatever the order,
 // so a right result equals PMPI_Allreduce's bit for bit.
@@ -148,8 +196,6 @@ int Run(int argc, char** argv) {
   json plan_json = json::parse(text, nullptr, false);
   if (plan_json.is_discarded()) error = "the plan '" + plan_path + "' is not valid JSON";
   else if (!ParsePlan(plan_json, &plan, &error)) error = "plan '" + plan_path + "': " + error;
-  if (error.empty() && plan.mem == MemKind::kDevice)
-    error = "memory \"device\" is not supported by this mlprobe yet (host only)";
   if (!error.empty()) {
     if (g_rank == 0) std::fprintf(stderr, "mlprobe: error: %s\n", error.c_str());
     return 2;
@@ -164,15 +210,39 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "mlprobe: warning: libmlallreduce is disabled (see its warning): every candidate "
                          "runs the system MPI\n");
 
-  std::vector<Candidate> cands = plan.has_candidates
-      ? plan.candidates
-      : Expand(plan.space, Layout{plan.mem, layout.ranks_per_node, layout.ranks_per_gpu});
-  cands.insert(cands.begin(), Passthrough());
+  // Device memory: every rank needs a GPU, or no rank measures it.
+  const bool wants_device =
+      std::find(plan.memories.begin(), plan.memories.end(), MemKind::kDevice) != plan.memories.end();
+  int gpu = -1;
+  if (wants_device) {
+    const char* why = "";
+    const int gpus = mla_tool_gpu_count(&why);
+    if (gpus > 0) gpu = GpuOfRank(layout, gpus);
+    std::string local = gpus > 0 ? "" : why;
+    if (!BcastFlag(!AnyRank(gpus <= 0))) {
+      if (g_rank == 0)
+        std::fprintf(stderr, "mlprobe: error: memory \"device\": %s; measure host memory on this node\n",
+                     local.empty() ? "a rank sees no GPU" : local.c_str());
+      return 2;
+    }
+  }
+  // The candidates of each memory kind (transport applies to device only).
+  std::map<MemKind, std::vector<Candidate>> cands_of;
+  for (MemKind mem : plan.memories) {
+    std::vector<Candidate> c =
+        plan.has_candidates ? plan.candidates : Expand(plan.space, Layout{mem, layout.ranks_per_node, layout.ranks_per_gpu});
+    c.insert(c.begin(), Passthrough());
+    cands_of[mem] = c;
+  }
+  // The steps: every size of every memory kind, host first.
+  std::vector<std::pair<MemKind, uint64_t>> steps;
+  for (MemKind mem : plan.memories)
+    for (uint64_t bytes : plan.sizes) steps.emplace_back(mem, bytes);
 
   const double t_start = MPI_Wtime();
   // --compare: validation and budgeted rounds, then the exhaustive rounds.
   const long steps_per_size = 1 + plan.max_rounds + (compare ? plan.max_rounds : 0);
-  const long total = static_cast<long>(plan.sizes.size()) * steps_per_size;
+  const long total = static_cast<long>(steps.size()) * steps_per_size;
   long done = 0;
   double budgeted_spent = 0;    // --compare: seconds of the budgeted parts so far
   double exhaustive_spent = 0;  // --compare: seconds of the exhaustive sweeps so far
@@ -183,24 +253,37 @@ int Run(int argc, char** argv) {
   };
   const char* mode = compare ? "compare" : exhaustive ? "exhaustive" : "budgeted";
   Progress(0, total, exhaustive || compare ? 0 : plan.budget_s,
-           std::string("start ") + mode + " sizes=" + std::to_string(plan.sizes.size()) +
-               " candidates=" + std::to_string(cands.size()));
+           std::string("start ") + mode + " sizes=" + std::to_string(steps.size()) +
+               " candidates=" + std::to_string(cands_of.begin()->second.size()));
 
   const size_t max_count = plan.sizes.back() / 4;
-  Buffers buf(max_count);
+  std::map<MemKind, std::unique_ptr<Buffers>> buffers;
+  for (MemKind mem : plan.memories) {
+    buffers[mem] = std::make_unique<Buffers>(max_count, mem == MemKind::kDevice ? gpu : -1);
+    if (AnyRank(!buffers[mem]->ok())) {
+      if (g_rank == 0)
+        std::fprintf(stderr, "mlprobe: error: cannot allocate 2 x %s of device memory on a rank's GPU; "
+                             "tune smaller sizes (--sizes)\n", FormatByteSize(max_count * 4).c_str());
+      return 2;
+    }
+  }
   HalvingOptions halving;
   halving.margin = std::max(plan.margin, 2 * plan.noise_floor);
 
   json sizes_json = json::array();
-  for (size_t si = 0; si < plan.sizes.size(); ++si) {
-    const uint64_t bytes = plan.sizes[si];
+  for (size_t si = 0; si < steps.size(); ++si) {
+    const MemKind mem = steps[si].first;
+    const uint64_t bytes = steps[si].second;
     const int count = static_cast<int>(bytes / 4);
-    const std::string sz = FormatByteSize(bytes);
+    const std::string sz = (plan.memories.size() > 1 ? std::string(MemKindName(mem)) + ":" : std::string()) +
+                           FormatByteSize(bytes);
+    Buffers& buf = *buffers[mem];
+    const std::vector<Candidate>& cands = cands_of[mem];
     const double size_start = MPI_Wtime();
     // The budget left for the budgeted parts (--compare: the exhaustive sweeps
     // do not count against it), split over the sizes still to do.
     const double spent = compare ? budgeted_spent : size_start - t_start;
-    const double size_budget = (plan.budget_s - spent) / static_cast<double>(plan.sizes.size() - si);
+    const double size_budget = (plan.budget_s - spent) / static_cast<double>(steps.size() - si);
     const int iters = plan.IterationsFor(bytes);
 
     std::vector<Entry> entries;
@@ -221,27 +304,37 @@ int Run(int argc, char** argv) {
     }
 
     // Validation: once per candidate, against PMPI_Allreduce.
-    Fill(buf.send, static_cast<size_t>(count), g_rank);
+    // The reference is the system MPI on host memory (what the staged
+    // system MPI path computes for device buffers).
+    const size_t ucount = static_cast<size_t>(count);
+    Fill(buf.send, ucount, g_rank);
+    const bool uploaded = buf.Upload(ucount);
     PMPI_Allreduce(buf.send.data(), buf.ref.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     for (Entry& e : entries) {
       if (!e.valid) continue;
-      std::memset(buf.recv.data(), 0x5a, static_cast<size_t>(count) * 4);
+      bool copied = uploaded && buf.Poison(ucount);
       mla_reset_stats();
-      int rc = mla_allreduce_with(buf.send.data(), buf.recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
+      int rc = mla_allreduce_with(buf.call_send(), buf.call_recv(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
                                   &e.choice);
       mla_stats st;
       mla_get_stats(&st);
-      bool bad = rc != MPI_SUCCESS ||
-                 std::memcmp(buf.recv.data(), buf.ref.data(), static_cast<size_t>(count) * 4) != 0;
+      copied = copied && buf.Download(ucount);
+      bool bad = !copied || rc != MPI_SUCCESS || std::memcmp(buf.recv.data(), buf.ref.data(), ucount * 4) != 0;
       if (AnyRank(bad)) {
         e.valid = false;
         e.dropped_in_round = 0;
-        e.error = rc != MPI_SUCCESS ? "returned an MPI error" : "wrong result (differs from PMPI_Allreduce)";
+        e.error = !copied               ? "copying to or from device memory failed"
+                  : rc != MPI_SUCCESS ? "returned an MPI error"
+                                      : "wrong result (differs from PMPI_Allreduce)";
         if (g_rank == 0)
           std::fprintf(stderr, "mlprobe: warning: %s at %s: %s; dropped\n", e.words.c_str(), sz.c_str(),
                        e.error.c_str());
       }
-      e.fell_back = !e.cand.IsPassthrough() && AnyRank(st.unsupported > 0);
+      // A candidate whose call the library passed on (to the system MPI, or
+      // from NCCL to MPI staging) measured something else than itself.
+      const bool passed_on = st.unsupported > 0 || st.calls_by_algo[MLA_ALGO_PASSTHROUGH] > 0 ||
+                             (mem == MemKind::kDevice && (st.calls_by_path[MLA_PATH_STAGED] > 0 || st.nccl_fallbacks > 0));
+      e.fell_back = !e.cand.IsPassthrough() && AnyRank(passed_on);
     }
     ++done;
     Progress(done, total, seconds_left(), "size=" + sz + " validated");
@@ -260,12 +353,12 @@ int Run(int argc, char** argv) {
             if (!e.valid || e.dropped_in_round >= 0) continue;
             ++active;
             for (int w = 0; w < plan.warmup; ++w)
-              mla_allreduce_with(buf.send.data(), buf.recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
+              mla_allreduce_with(buf.call_send(), buf.call_recv(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
                                  &e.choice);
             PMPI_Barrier(MPI_COMM_WORLD);
             for (int i = 0; i < iters; ++i) {
               double t0 = MPI_Wtime();
-              mla_allreduce_with(buf.send.data(), buf.recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
+              mla_allreduce_with(buf.call_send(), buf.call_recv(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
                                  &e.choice);
               t[static_cast<size_t>(i)] = (MPI_Wtime() - t0) * 1e6;
             }
@@ -346,7 +439,7 @@ int Run(int argc, char** argv) {
       cj.push_back(x);
     }
     json sj = {{"bytes", bytes},
-               {"memory", MemKindName(plan.mem)},
+               {"memory", MemKindName(mem)},
                {"iterations", iters},
                {"rounds", rounds_run},
                {"budget_s", exhaustive ? json(nullptr) : json(size_budget)},

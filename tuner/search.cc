@@ -139,6 +139,7 @@ std::vector<Bin> MakeBins(const std::vector<Decision>& decisions_in) {
       bins.back().to = to;  // merge: the figures become those of the larger size
       bins.back().time_us = d.time_us;
       bins.back().mpi_time_us = d.mpi_time_us;
+      bins.back().measured_bytes = d.bytes;
       continue;
     }
     Bin b;
@@ -148,6 +149,7 @@ std::vector<Bin> MakeBins(const std::vector<Decision>& decisions_in) {
     b.winner = d.winner;
     b.time_us = d.time_us;
     b.mpi_time_us = d.mpi_time_us;
+    b.measured_bytes = d.bytes;
     bins.push_back(b);
   }
   return bins;
@@ -160,8 +162,11 @@ std::string RenderProfile(const std::vector<Bin>& bins, const std::map<std::stri
   out << "\n# MEMORY FROM TO ALGORITHM [KEY=VALUE ...]\n";
   for (const Bin& b : bins) {
     out << MemKindName(b.mem) << " " << FormatByteSize(b.from) << " "
-        << (b.to == UINT64_MAX ? std::string("inf") : FormatByteSize(b.to)) << " " << b.winner
-        << " time_us=" << Num(b.time_us) << " mpi_time_us=" << Num(b.mpi_time_us) << "\n";
+        << (b.to == UINT64_MAX ? std::string("inf") : FormatByteSize(b.to)) << " " << b.winner;
+    if (b.ppg > 0) out << " ppg=" << b.ppg;
+    out << " time_us=" << Num(b.time_us) << " mpi_time_us=" << Num(b.mpi_time_us);
+    if (b.measured_bytes > 0) out << " at=" << FormatByteSize(b.measured_bytes);
+    out << "\n";
   }
   return out.str();
 }

@@ -75,9 +75,11 @@ struct Bin {
   uint64_t from = 0;
   uint64_t to = UINT64_MAX;
   std::string winner;
-  // The figures of the largest measured size in the bin.
+  // The figures of the largest measured size in the bin, and that size.
   double time_us = 0;
   double mpi_time_us = 0;
+  uint64_t measured_bytes = 0;
+  int ppg = 0;  // > 0: the entry holds for jobs with this many ranks per GPU only
 };
 
 struct SearchResult {
@@ -97,7 +99,8 @@ std::vector<Bin> MakeBins(const std::vector<Decision>& decisions);
 
 // The profile text: header "multilane-profile 1" with the metadata as
 // key=value words (keys and values must not hold spaces, '#' or ';'), then one
-// entry per bin with time_us and mpi_time_us.
+// entry per bin with its ppg (when > 0), time_us, mpi_time_us and the size
+// they were measured at (at=).
 std::string RenderProfile(const std::vector<Bin>& bins, const std::map<std::string, std::string>& metadata);
 
 // The decision table as aligned text columns: memory, size, winner, time_us,

@@ -14,12 +14,17 @@
 // With no cross step, 1 and 3 are one kernel.  Each element is reduced once,
 // by one rank, so every rank receives the same bits.
 //
+// What carried the cross step (NCCL or MPI staging, and whether a requested
+// NCCL fell back) is recorded per lane and made known to every rank by the
+// closing step, so that every rank counts the call the same way.
+//
 // Synchronisation, correct under buffer reuse: every rank first waits for
 // its device (the application's writes to the send buffer are done), the
 // allgather of IPC handles is the entry barrier (every member's input is
 // ready and no member still reads its receive buffer from before), and a
-// barrier at the end tells every member that all writes into its receive
-// buffer and all reads of its send buffer are done.
+// barrier at the end (an allreduce of the transport bits, which completes on
+// no rank before every member entered it) tells every member that all writes
+// into its receive buffer and all reads of its send buffer are done.
 #include "device_allreduce.h"
 
 #include <algorithm>
@@ -51,24 +56,46 @@ struct Plan {
   NcclLane* nccl = nullptr;  // for the cross step, or nullptr
 };
 
+// What carried the cross steps of one call, OR-ed over the ranks.
+enum TransportBits { kUsedMpi = 1, kUsedNccl = 2, kNcclFellBack = 4 };
+
 // dst[0..n) = allreduce over the cross communicator of src[0..n) (device
-// memory; src may equal dst), queued on the communicator's stream.
+// memory; src may equal dst), queued on the communicator's stream.  Adds to
+// *used what carried it.
 int CrossStep(const Plan& plan, DeviceComm* dc, const AllreduceCall& call, DType type, DOp op, const void* src,
-              void* dst, size_t n, const mla_choice& choice) {
+              void* dst, size_t n, const mla_choice& choice, int* used) {
+  const bool nccl_asked = choice.transport == MLA_TRANSPORT_NCCL;
   bool use_nccl = false;
   if (choice.transport != MLA_TRANSPORT_MPI && plan.nccl != nullptr && NcclLane::Covers(type, op)) {
     use_nccl = plan.nccl->Ready(plan.cross, dc->uuid);
-    if (!use_nccl && choice.transport == MLA_TRANSPORT_NCCL) {
+    if (!use_nccl && nccl_asked) {
       Warn("transport nccl cannot run here (NCCL missing, or two ranks of a lane on one GPU): using MPI staging");
     }
   }
-  if (use_nccl) return plan.nccl->Allreduce(src, dst, n, type, op, dc->stream);
+  if (use_nccl) {
+    *used |= kUsedNccl;
+    return plan.nccl->Allreduce(src, dst, n, type, op, dc->stream);
+  }
+  *used |= kUsedMpi | (nccl_asked ? kNcclFellBack : 0);
   return dc->staging.Allreduce(src, dst, n, static_cast<size_t>(call.extent), call.datatype, call.op, plan.cross,
                                choice.chunk_bytes, dc->stream);
 }
 
+// The device path of a call whose cross steps set `bits` on some rank.
+void Outcome(int bits, DeviceRun* run) {
+  run->path = (bits & kUsedMpi) ? MLA_PATH_MPI : (bits & kUsedNccl) ? MLA_PATH_NCCL : MLA_PATH_IPC;
+  run->nccl_fallback = (bits & kNcclFellBack) != 0;
+}
+
+int Staged(const AllreduceCall& call, MPI_Comm comm, DeviceRun* run) {
+  run->algo = MLA_ALGO_PASSTHROUGH;
+  run->path = MLA_PATH_STAGED;
+  run->nccl_fallback = false;
+  return StagedAllreduce(call.sendbuf, call.recvbuf, call.count, call.datatype, call.op, comm);
+}
+
 int RunPlan(MPI_Comm comm, const Plan& plan, DeviceComm* dc, const AllreduceCall& call, DType type, DOp op,
-            const mla_choice& choice) {
+            const mla_choice& choice, DeviceRun* run) {
   const void* send = call.sendbuf == MPI_IN_PLACE ? call.recvbuf : call.sendbuf;
   if (plan.group_size > kMaxBuffers) return MPI_ERR_INTERN;
 
@@ -77,10 +104,14 @@ int RunPlan(MPI_Comm comm, const Plan& plan, DeviceComm* dc, const AllreduceCall
 
   // A group of one (one rank per GPU for split, one rank per node for lane):
   // nothing to share, the cross step reads the send buffer and writes the
-  // receive buffer directly.
+  // receive buffer directly.  The cross communicator is then all of comm,
+  // so every rank saw the same transport.
   if (plan.group_size == 1) {
-    MLA_MPI_TRY(CrossStep(plan, dc, call, type, op, send, call.recvbuf, static_cast<size_t>(call.count), choice));
+    int used = 0;
+    MLA_MPI_TRY(
+        CrossStep(plan, dc, call, type, op, send, call.recvbuf, static_cast<size_t>(call.count), choice, &used));
     MLA_CUDA_TRY("cudaStreamSynchronize", cudaStreamSynchronize(dc->stream));
+    Outcome(used, run);
     return MPI_SUCCESS;
   }
 
@@ -109,12 +140,13 @@ int RunPlan(MPI_Comm comm, const Plan& plan, DeviceComm* dc, const AllreduceCall
   MLA_MPI_TRY(PMPI_Allreduce(MPI_IN_PLACE, &mapped, 1, MPI_INT, MPI_MIN, comm));
   if (!mapped) {
     Warn("device buffers could not be shared with CUDA IPC (memory not from cudaMalloc?): staging through the host");
-    return StagedAllreduce(call.sendbuf, call.recvbuf, call.count, call.datatype, call.op, comm);
+    return Staged(call, comm, run);
   }
 
   const Partition p = BlockPartition(call.count, plan.group_size, plan.active);
   const size_t n = static_cast<size_t>(p.counts[plan.group_rank]);
   const size_t offset = static_cast<size_t>(p.displs[plan.group_rank]) * call.extent;
+  int used = 0;
   if (n > 0) {
     BufferSet b;
     b.nsrc = plan.group_size;
@@ -124,7 +156,7 @@ int RunPlan(MPI_Comm comm, const Plan& plan, DeviceComm* dc, const AllreduceCall
       b.dst[0] = recvs[plan.group_rank] + offset;
       MLA_CUDA_TRY("reduce kernel", LaunchReduce(type, op, b, n, dc->stream));
       MLA_MPI_TRY(CrossStep(plan, dc, call, type, op, recvs[plan.group_rank] + offset, recvs[plan.group_rank] + offset,
-                            n, choice));
+                            n, choice, &used));
       BufferSet copy;
       copy.nsrc = 1;
       copy.src[0] = recvs[plan.group_rank] + offset;
@@ -138,19 +170,21 @@ int RunPlan(MPI_Comm comm, const Plan& plan, DeviceComm* dc, const AllreduceCall
     }
     MLA_CUDA_TRY("cudaStreamSynchronize", cudaStreamSynchronize(dc->stream));
   }
-  return PMPI_Barrier(plan.group);
+  // The closing barrier, carrying what the group's lanes used; every node's
+  // lanes are the same lanes, so every rank of comm gets the same bits.
+  MLA_MPI_TRY(PMPI_Allreduce(MPI_IN_PLACE, &used, 1, MPI_INT, MPI_BOR, plan.group));
+  Outcome(used, run);
+  return MPI_SUCCESS;
 }
 
 }  // namespace
 
 int DeviceAllreduce(const AllreduceCall& call, MPI_Comm comm, const Topology& topo, int device,
-                    const mla_choice& choice, mla_algo* ran) {
-  *ran = MLA_ALGO_PASSTHROUGH;
+                    const mla_choice& choice, DeviceRun* run) {
+  *run = DeviceRun{};
   DType type;
   DOp op;
-  if (!MapReduction(call.datatype, call.op, &type, &op)) {
-    return StagedAllreduce(call.sendbuf, call.recvbuf, call.count, call.datatype, call.op, comm);
-  }
+  if (!MapReduction(call.datatype, call.op, &type, &op)) return Staged(call, comm, run);
   MLA_CUDA_TRY("cudaSetDevice", cudaSetDevice(device));
   DeviceComm* dc = nullptr;
   MLA_MPI_TRY(GetDeviceComm(comm, topo, device, &dc));
@@ -172,7 +206,7 @@ int DeviceAllreduce(const AllreduceCall& call, MPI_Comm comm, const Topology& to
     case MLA_ALGO_SPLIT:
       if (!dc->gpus_regular) {
         if (Verbose()) Warn("split cannot run on a communicator with " + dc->irregular_reason + ": staging through the host");
-        return StagedAllreduce(call.sendbuf, call.recvbuf, call.count, call.datatype, call.op, comm);
+        return Staged(call, comm, run);
       }
       plan.group = dc->gpu_group;
       plan.group_rank = dc->gpu_rank;
@@ -183,15 +217,23 @@ int DeviceAllreduce(const AllreduceCall& call, MPI_Comm comm, const Topology& to
       plan.nccl = &dc->slice_nccl;
       break;
     default:
-      return StagedAllreduce(call.sendbuf, call.recvbuf, call.count, call.datatype, call.op, comm);
+      return Staged(call, comm, run);
   }
   if (plan.group_size > kMaxBuffers) {
     Warn("more than " + std::to_string(kMaxBuffers) + " ranks in one IPC group: staging through the host");
-    return StagedAllreduce(call.sendbuf, call.recvbuf, call.count, call.datatype, call.op, comm);
+    return Staged(call, comm, run);
   }
-  int rc = RunPlan(comm, plan, dc, call, type, op, choice);
-  if (rc == MPI_SUCCESS) *ran = choice.algo;
+  int rc = RunPlan(comm, plan, dc, call, type, op, choice, run);
+  if (rc == MPI_SUCCESS && run->path != MLA_PATH_STAGED) run->algo = choice.algo;
   return rc;
+}
+
+int DeviceRanksPerGpu(MPI_Comm comm, const Topology& topo, int device, int* ppg) {
+  MLA_CUDA_TRY("cudaSetDevice", cudaSetDevice(device));
+  DeviceComm* dc = nullptr;
+  MLA_MPI_TRY(GetDeviceComm(comm, topo, device, &dc));
+  *ppg = dc->ppg;
+  return MPI_SUCCESS;
 }
 
 }  // namespace cuda

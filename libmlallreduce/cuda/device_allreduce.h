@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include "../algorithms.h"
+#include "../device_module.h"
 #include "../topology.h"
 #include "mlallreduce.h"
 
@@ -12,9 +13,14 @@ namespace mla {
 namespace cuda {
 
 // Runs `call` (device buffers on `device`) with `choice`; see
-// DeviceModule::allreduce.  *ran receives the algorithm that ran.
+// DeviceModule::allreduce.  *run receives what ran.
 int DeviceAllreduce(const AllreduceCall& call, MPI_Comm comm, const Topology& topo, int device,
-                    const mla_choice& choice, mla_algo* ran);
+                    const mla_choice& choice, DeviceRun* run);
+
+// Sets *ppg to the size of this rank's GPU group in `comm` (node ranks whose
+// buffers are on `device`'s UUID), building the device state on first use
+// (collective over comm).  Returns an MPI error code.
+int DeviceRanksPerGpu(MPI_Comm comm, const Topology& topo, int device, int* ppg);
 
 }  // namespace cuda
 }  // namespace mla

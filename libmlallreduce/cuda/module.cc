@@ -37,25 +37,63 @@ int Classify(const void* sendbuf, const void* recvbuf) {
 }
 
 int Allreduce(const AllreduceCall* call, MPI_Comm comm, const Topology* topo, const mla_choice* choice,
-              mla_algo* ran) {
+              DeviceRun* run) {
   int device = -1;
   PointerKind(call->recvbuf, &device);
   int send_device = device;
   if (call->sendbuf != MPI_IN_PLACE) PointerKind(call->sendbuf, &send_device);
   if (device < 0 || send_device != device) {
-    *ran = MLA_ALGO_PASSTHROUGH;
+    *run = DeviceRun{};
     return StagedAllreduce(call->sendbuf, call->recvbuf, call->count, call->datatype, call->op, comm);
   }
-  return DeviceAllreduce(*call, comm, *topo, device, *choice, ran);
+  return DeviceAllreduce(*call, comm, *topo, device, *choice, run);
 }
 
-void IpcStats(uint64_t* opened, uint64_t* hits) {
+void IpcStats(uint64_t* opened, uint64_t* hits, uint64_t* closed) {
   IpcCacheStats s = GetIpcCacheStats();
   *opened = s.opened;
   *hits = s.hits;
+  *closed = s.closed;
 }
 
-const DeviceModule kModule = {kDeviceModuleAbi, Classify, Allreduce, StagedAllreduce, IpcStats};
+int RanksPerGpu(const void* recvbuf, MPI_Comm comm, const Topology* topo, int* ppg) {
+  int device = -1;
+  PointerKind(recvbuf, &device);
+  // Every rank must take part in building the groups: a rank whose buffer is
+  // not device memory (which the caller has ruled out) uses device 0's UUID.
+  if (device < 0) device = 0;
+  return DeviceRanksPerGpu(comm, *topo, device, ppg);
+}
+
+int GpuCount(int* count) {
+  *count = 0;
+  const cudaError_t e = cudaGetDeviceCount(count);
+  if (e != cudaSuccess) cudaGetLastError();
+  return static_cast<int>(e);
+}
+
+int BufferAlloc(int device, size_t bytes, void** ptr) {
+  *ptr = nullptr;
+  cudaError_t e = cudaSetDevice(device);
+  if (e == cudaSuccess) e = cudaMalloc(ptr, bytes);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    *ptr = nullptr;
+  }
+  return static_cast<int>(e);
+}
+
+int BufferFree(void* ptr) { return static_cast<int>(cudaFree(ptr)); }
+
+int BufferCopy(void* dst, const void* src, size_t bytes) {
+  cudaError_t e = cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
+  if (e == cudaSuccess) e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) cudaGetLastError();
+  return static_cast<int>(e);
+}
+
+const DeviceModule kModule = {kDeviceModuleAbi, Classify,  Allreduce,   StagedAllreduce, IpcStats,
+                              RanksPerGpu,      GpuCount,  BufferAlloc, BufferFree,      BufferCopy};
 
 }  // namespace
 }  // namespace cuda

@@ -28,7 +28,9 @@ struct BufferSet {
 // Maps a predefined MPI datatype and op to a device reduction.  Returns false
 // for anything the kernels do not cover (pair types, complex, long double,
 // derived types, user ops, invalid combinations); such calls are staged
-// through host memory instead.
+// through host memory instead.  Integer min and max compare signed or
+// unsigned as the system MPI does for that type (MPI_Reduce_local decides,
+// once per type), so that device results equal the system MPI's bits.
 bool MapReduction(MPI_Datatype datatype, MPI_Op op, DType* type, DOp* dop);
 
 // Size in bytes of one element of `type`.

@@ -1,9 +1,38 @@
 // reduction_map.cc: which MPI (datatype, op) pairs the device kernels run.
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <mutex>
+
 #include "reduce_kernels.h"
 
 namespace mla {
 namespace cuda {
 namespace {
+
+// Whether the system MPI compares integer type `t` (of `size` bytes) as
+// signed in MPI_MIN and MPI_MAX, asked once per type with MPI_Reduce_local
+// (min of -1 and 1).  MPI says a type is signed when its C type is, but
+// Open MPI 4.1 compares MPI_OFFSET as unsigned; the kernels must give the
+// bits the system MPI gives (the host and staged paths use it), so they
+// follow it.  `standard` is the answer when the question fails.
+bool ComparesSigned(MPI_Datatype t, int size, bool standard) {
+  static std::mutex mutex;
+  static std::map<MPI_Datatype, bool> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = known.find(t);
+  if (it != known.end()) return it->second;
+  unsigned char minus_one[8], one[8] = {0};
+  std::memset(minus_one, 0xff, sizeof minus_one);
+  const int64_t v = 1;
+  std::memcpy(one, &v, static_cast<size_t>(size));  // 1 in the type's width, either byte order
+  bool is_signed = standard;
+  if (size <= 8 && PMPI_Reduce_local(minus_one, one, 1, t, MPI_MIN) == MPI_SUCCESS) {
+    is_signed = std::memcmp(one, minus_one, static_cast<size_t>(size)) == 0;
+  }
+  known[t] = is_signed;
+  return is_signed;
+}
 
 enum class Class { kNone, kSigned, kUnsigned, kFloat, kByte, kBool };
 
@@ -63,7 +92,9 @@ bool MapReduction(MPI_Datatype datatype, MPI_Op op, DType* type, DOp* dop) {
       return true;
     case Class::kSigned:
     case Class::kUnsigned: {
-      const bool is_signed = c == Class::kSigned;
+      bool is_signed = c == Class::kSigned;
+      // Only comparisons tell signed from unsigned bits.
+      if (*dop == DOp::kMin || *dop == DOp::kMax) is_signed = ComparesSigned(datatype, size, is_signed);
       switch (size) {
         case 1: *type = is_signed ? DType::kI8 : DType::kU8; return true;
         case 2: *type = is_signed ? DType::kI16 : DType::kU16; return true;

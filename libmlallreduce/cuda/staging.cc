@@ -111,6 +111,10 @@ struct PinnedPair {
 int StagedAllreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                     MPI_Comm comm) {
   if (count <= 0) return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+  // cudaMemcpy below runs on the legacy default stream, which does not wait
+  // for streams made with cudaStreamNonBlocking: wait for the whole device so
+  // that work the application queued on any stream before the call is done.
+  MLA_CUDA_TRY("cudaDeviceSynchronize", cudaDeviceSynchronize());
   MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
   MLA_MPI_TRY(PMPI_Type_get_extent(datatype, &lb, &extent));
   MLA_MPI_TRY(PMPI_Type_get_true_extent(datatype, &true_lb, &true_extent));

@@ -44,7 +44,8 @@ class StagingPipeline {
 
 // Any allreduce whose buffers are (partly) device memory, through pinned host
 // memory and one PMPI_Allreduce: for datatypes, ops and communicators the
-// multilane algorithms do not take.  Thread-safe.
+// multilane algorithms do not take.  Waits for the device first (work queued
+// on any stream before the call is complete).  Thread-safe.
 int StagedAllreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                     MPI_Comm comm);
 

@@ -61,6 +61,21 @@ typedef struct mla_choice {
   mla_transport transport; /* device buffers: the transport between nodes or GPUs */
 } mla_choice;
 
+/* How a call with device (GPU) buffers moved its data, for the counters.
+ * Each device call that succeeds counts in exactly one of these. */
+typedef enum mla_device_path {
+  MLA_PATH_IPC = 0,    /* every step inside one node (or GPU) through CUDA IPC: the layout has
+                          no step between nodes (or GPUs, for split), or this call's data had none */
+  MLA_PATH_MPI = 1,    /* the step between nodes or GPUs went through pinned host buffers and the
+                          system MPI (transport mpi) on every lane that carried data */
+  MLA_PATH_NCCL = 2,   /* the step between nodes or GPUs went through NCCL on every lane that
+                          carried data (transport nccl) */
+  MLA_PATH_STAGED = 3, /* the whole call was staged through host memory into one PMPI_Allreduce
+                          (passthrough, types and ops without kernels, mixed buffers, buffers
+                          CUDA IPC cannot share) */
+  MLA_PATH_COUNT = 4
+} mla_device_path;
+
 /* The library's own counters, per process, since start or the last reset. */
 typedef struct mla_stats {
   uint64_t calls;                        /* MPI_Allreduce/mla_allreduce* calls seen */
@@ -71,6 +86,13 @@ typedef struct mla_stats {
   uint64_t device_calls; /* calls with device (GPU) buffers, whatever ran them */
   uint64_t ipc_opened;   /* peer GPU allocations mapped with CUDA IPC (cache misses) */
   uint64_t ipc_hits;     /* peer buffer lookups served by the IPC handle cache */
+  uint64_t calls_by_path[MLA_PATH_COUNT]; /* device calls by how their data moved */
+  uint64_t nccl_fallbacks; /* device calls run with transport nccl whose step between nodes or
+                              GPUs went through MPI staging instead (NCCL missing or unusable,
+                              two ranks of a lane on one GPU, or a type/op NCCL does not carry);
+                              such calls also count in calls_by_path[MLA_PATH_MPI] */
+  uint64_t ipc_closed;     /* peer allocations closed by the IPC handle cache (beyond its
+                              1024-entry limit, least recently used first) */
 } mla_stats;
 
 /* The layout the library sees for a communicator. */
@@ -78,8 +100,10 @@ typedef struct mla_layout {
   int size;          /* ranks in the communicator */
   int nodes;         /* (virtual) nodes; 0 when the layout is irregular */
   int ranks_per_node;/* ranks on this rank's node */
-  int ranks_per_gpu; /* ranks of this communicator sharing this rank's GPU (on hosts without
-                        GPUs: consecutive ranks of the host, MULTILANE_RANKS_PER_GPU of them) */
+  int ranks_per_gpu; /* ranks sharing a GPU as the host-memory algorithms see it: consecutive
+                        ranks of the node, MULTILANE_RANKS_PER_GPU of them (1 when unset).
+                        Calls on device buffers use the GPU groups found from the devices'
+                        UUIDs instead (docs/gpu.md) */
   int node_rank;     /* this rank's index within its node (its lane) */
   int regular;       /* 1 when every node holds the same number of ranks */
   int gpus_regular;  /* 1 when, besides, every GPU is shared by the same number of ranks
@@ -122,6 +146,9 @@ MLA_API const char *mla_transport_name(mla_transport transport);
 
 /* Parses a transport name; returns 1 and sets *transport on success, else 0. */
 MLA_API int mla_transport_from_name(const char *name, mla_transport *transport);
+
+/* Returns "ipc", "mpi", "nccl", "staged", or "unknown". */
+MLA_API const char *mla_device_path_name(mla_device_path path);
 
 /* Returns "passthrough", "lane", "hier", "split", or "unknown". */
 MLA_API const char *mla_algo_name(mla_algo algo);

@@ -1,21 +1,41 @@
 #!/usr/bin/env bash
-# local-slurm.sh: a real one-node Slurm 22.05 on this machine, as plain
-# processes (munged, slurmctld, slurmd), for the plugin's end-to-end tests.
+# local-slurm.sh: a real Slurm 22.05 on this machine, as plain processes
+# (munged, slurmctld, one slurmd per node), for the plugin's end-to-end tests.
 #
-#   local-slurm.sh start DIR [PLUGSTACK_LINE...]   writes DIR/slurm.conf and
-#       friends, starts the daemons and waits until the node is idle; prints
-#       `export SLURM_CONF=DIR/slurm.conf`.  PLUGSTACK_LINE: plugstack.conf lines.
-#   local-slurm.sh stop DIR                        stops what start started.
+#   local-slurm.sh start DIR [--nodes N] [PLUGSTACK_LINE...]
+#       writes DIR/slurm.conf and friends, starts the daemons and waits until
+#       every node is idle; prints `export SLURM_CONF=DIR/slurm.conf`.
+#       PLUGSTACK_LINE: plugstack.conf lines.
+#   local-slurm.sh stop DIR
+#       cancels this cluster's jobs and stops its daemons and job steps (by
+#       pid files and by this cluster's SLURM_CONF, never by process name, so
+#       other Slurm clusters on the machine are left alone).
 #
-# The node claims 8 CPUs and 2 fake GPUs (character devices DIR/dev/nvidia0-1)
-# whatever the machine has (SlurmdParameters=config_overrides).  Run as root.
-# Variables: MLA_SLURM_CLI_FILTER=1 turns on cli_filter/lua with DIR/cli_filter.lua.
+# One node (the default) is `localhost`.  With --nodes N (2 to 8) the nodes are
+# node1..nodeN: each slurmd runs in its own UTS namespace with that host name,
+# so that tasks see their node's name and Open MPI treats the nodes as hosts
+# (shared memory inside a node, TCP on loopback between them; set
+# OMPI_MCA_btl_tcp_if_include=lo for MPI jobs), with its own port, spool, log
+# and TmpFS folders.  Each node claims 8 CPUs and 2 fake GPUs (character
+# devices DIR/dev/NODE/nvidia0-1) whatever the machine has
+# (SlurmdParameters=config_overrides).  Run as root.
+# Variables: MLA_SLURM_CLI_FILTER=1 turns on cli_filter/lua with DIR/cli_filter.lua;
+# MLA_SLURMCTLD_PORT, MLA_SLURMD_PORT (the first node's port) move the ports.
 set -euo pipefail
 
-cmd=${1:?usage: local-slurm.sh start|stop DIR [PLUGSTACK_LINE...]}
-dir=${2:?usage: local-slurm.sh start|stop DIR [PLUGSTACK_LINE...]}
+usage="usage: local-slurm.sh start DIR [--nodes N] [PLUGSTACK_LINE...] | stop DIR"
+cmd=${1:?$usage}
+dir=${2:?$usage}
 shift 2
 dir=$(realpath -m "$dir")
+nodes=1
+if [ "${1:-}" = --nodes ]; then
+  nodes=${2:?$usage}
+  shift 2
+  [[ "$nodes" =~ ^[1-8]$ ]] || { echo "local-slurm.sh: --nodes '$nodes': give a number from 1 to 8" >&2; exit 2; }
+fi
+ctld_port=${MLA_SLURMCTLD_PORT:-16817}
+d_port=${MLA_SLURMD_PORT:-16818}
 
 stop_pidfile() {
   local f=$1
@@ -29,19 +49,54 @@ stop_pidfile() {
   rm -f "$f"
 }
 
+# The job step daemons of this cluster: slurmstepd processes whose
+# environment names this cluster's slurm.conf (they inherit slurmd's).
+own_stepds() {
+  local conf="SLURM_CONF=$dir/slurm.conf" p
+  for p in /proc/[0-9]*; do
+    [ "$(cat "$p/comm" 2>/dev/null)" = slurmstepd ] || continue
+    tr '\0' '\n' < "$p/environ" 2>/dev/null | grep -qxF "$conf" && echo "${p#/proc/}"
+  done
+  return 0
+}
+
 if [ "$cmd" = stop ]; then
-  stop_pidfile "$dir/run/slurmd.pid"
+  if [ -f "$dir/slurm.conf" ] && [ -f "$dir/run/slurmctld.pid" ]; then
+    # This cluster's jobs first, so that their steps end through Slurm.
+    jobs=$(SLURM_CONF=$dir/slurm.conf timeout 10 squeue -h -o %i 2>/dev/null || true)
+    if [ -n "$jobs" ]; then
+      # shellcheck disable=SC2086
+      SLURM_CONF=$dir/slurm.conf timeout 10 scancel $jobs 2>/dev/null || true
+      for _ in $(seq 50); do
+        [ -z "$(SLURM_CONF=$dir/slurm.conf timeout 5 squeue -h -o %i 2>/dev/null || true)" ] && break
+        sleep 0.1
+      done
+    fi
+  fi
+  for f in "$dir"/run/slurmd*.pid; do [ -e "$f" ] && stop_pidfile "$f"; done
   stop_pidfile "$dir/run/slurmctld.pid"
-  # leftover steps of killed jobs
-  pkill -f "slurmstepd: \[" 2>/dev/null || true
+  # Steps of killed jobs that outlived their slurmd: this cluster's only.
+  pids=$(own_stepds)
+  if [ -n "$pids" ]; then
+    # shellcheck disable=SC2086
+    kill $pids 2>/dev/null || true
+    sleep 0.5
+    # shellcheck disable=SC2086
+    kill -9 $pids 2>/dev/null || true
+  fi
   exit 0
 fi
 [ "$cmd" = start ] || { echo "local-slurm.sh: unknown command '$cmd': use start or stop" >&2; exit 2; }
 
-mkdir -p "$dir"/{run,spool/ctld,spool/d,log,dev,plugstack.conf.d}
+if [ "$nodes" = 1 ]; then names=(localhost); else names=(); for i in $(seq "$nodes"); do names+=("node$i"); done; fi
+mkdir -p "$dir"/{run,spool/ctld,log,plugstack.conf.d}
 chmod 755 "$dir" "$dir"/run "$dir"/log
 chown slurm:slurm "$dir/spool/ctld" 2>/dev/null || true
-for i in 0 1; do [ -e "$dir/dev/nvidia$i" ] || mknod "$dir/dev/nvidia$i" c 1 3; done
+for n in "${names[@]}"; do
+  mkdir -p "$dir/spool/$n" "$dir/tmp/$n" "$dir/dev/$n"
+  chmod 1777 "$dir/tmp" "$dir/tmp/$n"
+  for i in 0 1; do [ -e "$dir/dev/$n/nvidia$i" ] || mknod "$dir/dev/$n/nvidia$i" c 1 3; done
+done
 
 # munge: one daemon for the machine; start it if it is not answering.
 if ! munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1; then
@@ -60,20 +115,32 @@ if [ "${MLA_SLURM_CLI_FILTER:-0}" = 1 ]; then
   cli_filter="CliFilterPlugins=cli_filter/lua"
 fi
 
+node_lines=""
+gres_lines="AutoDetect=off"
+node_list=$(IFS=,; echo "${names[*]}")
+i=0
+for n in "${names[@]}"; do
+  if [ "$nodes" = 1 ]; then addr="NodeHostname=localhost"; else addr="NodeHostname=$n NodeAddr=127.0.0.1 Port=$((d_port + i))"; fi
+  node_lines+="NodeName=$n $addr CPUs=8 Boards=1 SocketsPerBoard=1 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=2000 Gres=gpu:2 State=UNKNOWN"$'\n'
+  gres_lines+=$'\n'"NodeName=$n Name=gpu File=$dir/dev/$n/nvidia[0-1]"
+  i=$((i + 1))
+done
+
 cat > "$dir/slurm.conf" <<CONF
 ClusterName=multilane-test
 SlurmctldHost=localhost
-SlurmctldPort=${MLA_SLURMCTLD_PORT:-16817}
-SlurmdPort=${MLA_SLURMD_PORT:-16818}
+SlurmctldPort=$ctld_port
+SlurmdPort=$d_port
 AuthType=auth/munge
 SlurmUser=root
 SlurmdUser=root
 StateSaveLocation=$dir/spool/ctld
-SlurmdSpoolDir=$dir/spool/d
+SlurmdSpoolDir=$dir/spool/%n
 SlurmctldPidFile=$dir/run/slurmctld.pid
-SlurmdPidFile=$dir/run/slurmd.pid
+SlurmdPidFile=$dir/run/slurmd-%n.pid
 SlurmctldLogFile=$dir/log/slurmctld.log
-SlurmdLogFile=$dir/log/slurmd.log
+SlurmdLogFile=$dir/log/slurmd-%n.log
+TmpFS=$dir/tmp/%n
 SlurmdDebug=info
 SlurmctldDebug=info
 ProctrackType=proctrack/linuxproc
@@ -89,13 +156,9 @@ ReturnToService=2
 SchedulerType=sched/backfill
 PlugStackConfig=$dir/plugstack.conf
 $cli_filter
-NodeName=localhost NodeHostname=localhost CPUs=8 Boards=1 SocketsPerBoard=1 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=2000 Gres=gpu:2 State=UNKNOWN
-PartitionName=gpu Nodes=localhost Default=YES MaxTime=30 State=UP OverSubscribe=NO
+${node_lines}PartitionName=gpu Nodes=$node_list Default=YES MaxTime=30 State=UP OverSubscribe=NO
 CONF
-cat > "$dir/gres.conf" <<CONF
-AutoDetect=off
-Name=gpu File=$dir/dev/nvidia[0-1]
-CONF
+echo "$gres_lines" > "$dir/gres.conf"
 : > "$dir/plugstack.conf"
 for line in "$@"; do echo "$line" >> "$dir/plugstack.conf"; done
 chmod 644 "$dir"/*.conf
@@ -103,7 +166,9 @@ chmod 644 "$dir"/*.conf
 # Another Slurm on our ports (a test that died without stopping its own)
 # would answer in our place: refuse to start next to it.
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-for port in "${MLA_SLURMCTLD_PORT:-16817}" "${MLA_SLURMD_PORT:-16818}"; do
+ports=("$ctld_port")
+for i in $(seq 0 $((nodes - 1))); do ports+=($((d_port + i))); done
+for port in "${ports[@]}"; do
   for _ in $(seq 50); do port_busy "$port" || break; sleep 0.2; done
   if port_busy "$port"; then
     echo "local-slurm.sh: port $port is in use (a Slurm left running?); stop it first" >&2
@@ -114,15 +179,23 @@ done
 export SLURM_CONF=$dir/slurm.conf
 trap 'bash "$0" stop "$dir"' ERR
 /usr/sbin/slurmctld -i
-/usr/sbin/slurmd -N localhost
+if [ "$nodes" = 1 ]; then
+  /usr/sbin/slurmd -N localhost
+else
+  for n in "${names[@]}"; do
+    # Its own host name: tasks see it and Open MPI tells the nodes apart.
+    unshare --uts /bin/sh -c "hostname $n && exec /usr/sbin/slurmd -N $n"
+  done
+fi
 for _ in $(seq 150); do
-  if sinfo -h -t idle -o %N 2>/dev/null | grep -q localhost; then
+  idle=$(sinfo -h -t idle -o %D 2>/dev/null | awk '{s += $1} END {print s + 0}')
+  if [ "$idle" = "$nodes" ]; then
     echo "export SLURM_CONF=$dir/slurm.conf"
     exit 0
   fi
   sleep 0.2
 done
-echo "local-slurm.sh: the node did not become idle in 30 s; logs in $dir/log" >&2
-tail -5 "$dir/log/slurmctld.log" "$dir/log/slurmd.log" >&2 || true
+echo "local-slurm.sh: $((nodes - ${idle:-0})) of $nodes nodes did not become idle in 30 s; logs in $dir/log" >&2
+tail -5 "$dir"/log/*.log >&2 || true
 bash "$0" stop "$dir"
 exit 1

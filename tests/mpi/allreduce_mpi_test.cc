@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -30,6 +31,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <new>
 #include <random>
@@ -735,13 +737,71 @@ TEST(Environment, EnabledVersionNames) {
   EXPECT_ALL_RANKS_OK(local);
 }
 
+// The node of each rank of comm, from a source independent of the library:
+// virtual nodes of MULTILANE_RANKS_PER_NODE consecutive world ranks, else the
+// host name (real nodes: several hosts under srun -N2).  Node ids are numbered
+// in the order of their first rank.
+std::vector<int> NodeIds(MPI_Comm comm) {
+  const int rpn_env = EnvInt("MULTILANE_RANKS_PER_NODE", 0);
+  const int n = CommSize(comm);
+  std::vector<int> ids(n);
+  if (rpn_env > 0) {
+    const int mine = g_rank / rpn_env;
+    PMPI_Allgather(&mine, 1, MPI_INT, ids.data(), 1, MPI_INT, comm);
+  } else {
+    constexpr int kLen = 256;
+    char host[kLen] = {0};
+    gethostname(host, kLen - 1);
+    std::vector<char> all(static_cast<size_t>(n) * kLen);
+    PMPI_Allgather(host, kLen, MPI_CHAR, all.data(), kLen, MPI_CHAR, comm);
+    std::vector<std::string> names;
+    for (int r = 0; r < n; ++r) {
+      const std::string name(&all[static_cast<size_t>(r) * kLen]);
+      auto it = std::find(names.begin(), names.end(), name);
+      ids[r] = static_cast<int>(it - names.begin());
+      if (it == names.end()) names.push_back(name);
+    }
+    return ids;
+  }
+  // renumber virtual node ids in order of appearance
+  std::vector<int> seen;
+  for (int& id : ids) {
+    auto it = std::find(seen.begin(), seen.end(), id);
+    const int idx = static_cast<int>(it - seen.begin());
+    if (it == seen.end()) seen.push_back(id);
+    id = idx;
+  }
+  return ids;
+}
+
+// What mla_comm_layout must say about comm, from NodeIds.
+struct WantLayout {
+  int nodes = 0;           // distinct nodes
+  int node_size = 0;       // ranks on this rank's node
+  int node_rank = 0;       // this rank's index among them
+  bool regular = true;     // every node holds the same number of ranks
+};
+
+WantLayout ExpectedLayout(MPI_Comm comm) {
+  const std::vector<int> ids = NodeIds(comm);
+  const int me = CommRank(comm);
+  std::map<int, int> sizes;
+  for (int id : ids) ++sizes[id];
+  WantLayout w;
+  w.nodes = static_cast<int>(sizes.size());
+  w.node_size = sizes[ids[me]];
+  for (int r = 0; r < me; ++r) w.node_rank += ids[r] == ids[me];
+  for (const auto& kv : sizes) w.regular = w.regular && kv.second == w.node_size;
+  return w;
+}
+
 TEST(Layout, MatchesEnvironment) {
   Local local;
   LayoutInfo li = GetLayout(MPI_COMM_WORLD);
-  const int rpn_env = EnvInt("MULTILANE_RANKS_PER_NODE", 0);
   const int rpg_env = EnvInt("MULTILANE_RANKS_PER_GPU", 0);
   const bool enabled = mla_enabled() != 0;
-  bool regular_want = true;
+  const WantLayout want_world = ExpectedLayout(MPI_COMM_WORLD);
+  bool regular_want = want_world.regular;
   if (!li.ok) {
     local.Fail("mla_comm_layout(MPI_COMM_WORLD) failed");
   } else if (enabled) {
@@ -754,22 +814,16 @@ TEST(Layout, MatchesEnvironment) {
       if (!cond) local.Fail(got.str() + ": want " + what);
     };
     want(l.size == g_size, "size == " + std::to_string(g_size));
-    if (rpn_env > 0) {
-      regular_want = g_size % rpn_env == 0;
-      int my_node = g_rank / rpn_env;
-      int node_size = std::min(rpn_env, g_size - my_node * rpn_env);
-      want(l.regular == (regular_want ? 1 : 0), "regular == " + std::to_string(regular_want));
-      want(l.nodes == (regular_want ? g_size / rpn_env : 0),
-           "nodes == " + std::to_string(regular_want ? g_size / rpn_env : 0));
-      want(l.ranks_per_node == node_size, "ranks_per_node == " + std::to_string(node_size));
-      want(l.node_rank == g_rank % rpn_env, "node_rank == " + std::to_string(g_rank % rpn_env));
-    } else {
-      // one host: one node holding every rank
-      want(l.regular == 1, "regular == 1");
-      want(l.nodes == 1, "nodes == 1");
-      want(l.ranks_per_node == g_size, "ranks_per_node == " + std::to_string(g_size));
-      want(l.node_rank == g_rank, "node_rank == " + std::to_string(g_rank));
-    }
+    // Virtual nodes (MULTILANE_RANKS_PER_NODE), else one node per host name.
+    const WantLayout& w = want_world;
+    const int nodes_want = w.regular ? w.nodes : 0;
+    want(l.regular == (w.regular ? 1 : 0), "regular == " + std::to_string(w.regular));
+    want(l.nodes == nodes_want, "nodes == " + std::to_string(nodes_want));
+    want(l.ranks_per_node == w.node_size, "ranks_per_node == " + std::to_string(w.node_size));
+    want(l.node_rank == w.node_rank, "node_rank == " + std::to_string(w.node_rank));
+    if (const int nodes_env = EnvInt("MLA_TEST_EXPECT_NODES", 0); nodes_env > 0)
+      want(w.nodes == nodes_env, "the job to span MLA_TEST_EXPECT_NODES=" + std::to_string(nodes_env) +
+                                     " nodes (host names or virtual nodes say " + std::to_string(w.nodes) + ")");
     // GPU groups are consecutive ranks of a node, rpg_env of them; the last
     // group of a node that rpg_env does not divide is smaller.
     if (rpg_env > 0 && l.ranks_per_node % rpg_env == 0) {
@@ -805,7 +859,7 @@ TEST(Layout, MatchesEnvironment) {
     if (enabled) {
       // Independent of what the library reports: from the variables alone.
       const int algo = v.choice.algo;
-      const int rpn = rpn_env > 0 ? std::min(rpn_env, g_size) : g_size;
+      const int rpn = want_world.node_size;
       const int ppg = rpg_env > 0 ? rpg_env : 1;
       const bool runs = regular_want && g_size >= 2 && (algo != MLA_ALGO_SPLIT || rpn % ppg == 0);
       uint64_t d_algo = a.calls_by_algo[algo] - b.calls_by_algo[algo];
@@ -1344,6 +1398,39 @@ TEST(Communicators, SplitTwoColors) {
                  AllVariants(half), CaseOptions{}, local);
     MPI_Comm_free(&half);
   }
+  EXPECT_ALL_RANKS_OK(local);
+}
+
+// A communicator inside each node and one across the nodes (the ranks of
+// one node-local index): the library's layout of each matches the nodes the
+// host names (or virtual nodes) give, and the matrix is exact on both.
+TEST(Communicators, OneNodeAndAcrossNodes) {
+  Local local;
+  const WantLayout world = ExpectedLayout(MPI_COMM_WORLD);
+  const std::vector<int> ids = NodeIds(MPI_COMM_WORLD);
+  MPI_Comm node, across;
+  MPI_Comm_split(MPI_COMM_WORLD, ids[g_rank], g_rank, &node);
+  MPI_Comm_split(MPI_COMM_WORLD, world.node_rank, g_rank, &across);
+  MPI_Comm_set_name(node, "one-node");
+  MPI_Comm_set_name(across, "across-nodes");
+  for (MPI_Comm c : {node, across}) {
+    const WantLayout w = ExpectedLayout(c);
+    LayoutInfo li = GetLayout(c);
+    if (!li.ok) {
+      local.Fail("mla_comm_layout failed");
+    } else if (mla_enabled()) {
+      const int nodes_want = w.regular ? w.nodes : 0;
+      if (li.l.nodes != nodes_want || li.l.ranks_per_node != w.node_size || li.l.node_rank != w.node_rank ||
+          li.l.regular != (w.regular ? 1 : 0))
+        local.Fail(std::string(c == node ? "one-node" : "across-nodes") + ": layout nodes=" +
+                   std::to_string(li.l.nodes) + " ranks_per_node=" + std::to_string(li.l.ranks_per_node) +
+                   " node_rank=" + std::to_string(li.l.node_rank) + ", want nodes=" + std::to_string(nodes_want) +
+                   " ranks_per_node=" + std::to_string(w.node_size) + " node_rank=" + std::to_string(w.node_rank));
+    }
+    RunCommMatrix(c, local);
+  }
+  MPI_Comm_free(&node);
+  MPI_Comm_free(&across);
   EXPECT_ALL_RANKS_OK(local);
 }
 

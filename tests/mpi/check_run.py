@@ -10,6 +10,11 @@ Options:
   --stats-min KEY=VALUE the one "multilane: stats:" line has KEY>=VALUE
   --rc N                expected exit code (default 0)
   --timeout SECONDS     kill the command after this long (default 500)
+  --allow-skip          a GTEST_SKIP in the command's tests is not a failure
+
+Where the command prints Google Test's summary (or is given --gtest_filter),
+a run of 0 tests fails (a filter that matches nothing checks nothing), and so
+does a skipped test unless --allow-skip says skipping is legitimate there.
 
 The command's output is echoed so that CTest shows it on failure.
 """
@@ -21,7 +26,7 @@ STATS_PREFIX = "multilane: stats:"
 
 
 def parse_args(argv):
-    opts = {"lines": [], "stats": [], "stats_min": [], "rc": 0, "timeout": 500.0}
+    opts = {"lines": [], "stats": [], "stats_min": [], "rc": 0, "timeout": 500.0, "allow_skip": False}
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -40,6 +45,9 @@ def parse_args(argv):
         elif a == "--timeout":
             opts["timeout"] = float(argv[i + 1])
             i += 2
+        elif a == "--allow-skip":
+            opts["allow_skip"] = True
+            i += 1
         else:
             sys.exit("check_run.py: unknown option %r" % a)
     sys.exit("check_run.py: missing -- COMMAND")
@@ -47,6 +55,29 @@ def parse_args(argv):
 
 def stats_fields(line):
     return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", line[len(STATS_PREFIX):])}
+
+
+GTEST_RUNNING = re.compile(r"^\[==========\] Running (\d+) tests? ")
+GTEST_SKIPPED = re.compile(r"^\[  SKIPPED \] (\S+)")
+
+
+def gtest_failures(lines, cmd, allow_skip):
+    """What Google Test's output says went unchecked: no test ran, or a test
+    skipped itself (only rank 0 prints it, but every rank skips alike)."""
+    failures = []
+    counts = [int(m.group(1)) for m in map(GTEST_RUNNING.match, lines) if m]
+    if any(a.startswith("--gtest_filter") for a in cmd) and not counts:
+        failures.append("no Google Test summary line ('[==========] Running N tests'), "
+                        "though the command has a --gtest_filter")
+    if counts and max(counts) == 0:
+        failures.append("0 tests ran: the --gtest_filter matches no test")
+    # "[  SKIPPED ] Suite.Name (0 ms)", then a summary "[  SKIPPED ] 1 test, listed below:".
+    skipped = sorted({m.group(1) for m in map(GTEST_SKIPPED.match, lines)
+                      if m and not m.group(1)[0].isdigit()})
+    if skipped and not allow_skip:
+        failures.append("skipped test(s) %s: a skip checks nothing here (--allow-skip where "
+                        "skipping is legitimate)" % ", ".join(skipped))
+    return failures
 
 
 def main():
@@ -76,6 +107,7 @@ def main():
     failures = []
     if p.returncode != opts["rc"]:
         failures.append("exit code %d, want %d" % (p.returncode, opts["rc"]))
+    failures += gtest_failures(lines, cmd, opts["allow_skip"])
     for regex, count in opts["lines"]:
         r = re.compile(regex)
         got = [l for l in lines if r.search(l)]

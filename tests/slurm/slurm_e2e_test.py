@@ -124,6 +124,7 @@ def publish_lane_profile(db, partition=""):
     tmp = tempfile.mkdtemp(prefix="mltune-")
     tuned = os.path.join(tmp, "tuned.db")
     run([ARGS.multilane, "tune", "--db", tuned, "--budget", "3", "--sizes", "64K:256K", "--np", "4",
+         "--allow-oversubscribed",
          "--virtual-nodes", "2", "--ranks-per-gpu", "2"] + (["--partition", partition] if partition else []),
         env=probe_env(), timeout=300)
     doc_path = os.path.join(tmp, "profiles.json")
@@ -134,6 +135,34 @@ def publish_lane_profile(db, partition=""):
     prof["profile_text"] = header + "\nhost 0 inf lane\n"
     prof["entries"] = [{"algo": "lane", "chunk_bytes": 0, "lanes": 0, "mem_kind": "host", "min_bytes": 0, "max_bytes": None,
                         "mpi_time_us": -1, "ppg": 0, "time_us": -1, "transport": ""}]
+    prof["tuned_at"] = "2099-01-01T00:00:00Z"  # newer than anything tuned for real
+    with open(doc_path, "w") as f:
+        json.dump(doc, f)
+    run([ARGS.multilane, "import", "--db", db, doc_path])
+    os.chmod(db, 0o644)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def publish_profile(db, lines, ranks_per_gpu, header_extra=""):
+    """Publishes a profile of this node type with the given entry lines
+    (MEMORY FROM TO ALGO [ppg=N]) and ranks per GPU, made from a real short
+    tune (for the node type and versions) as publish_lane_profile does."""
+    tmp = tempfile.mkdtemp(prefix="mltune-")
+    tuned = os.path.join(tmp, "tuned.db")
+    run([ARGS.multilane, "tune", "--db", tuned, "--budget", "3", "--sizes", "64K:256K", "--np", "2",
+         "--memory", "host"], env=probe_env(), timeout=300)
+    doc_path = os.path.join(tmp, "profiles.json")
+    run([ARGS.multilane, "export", "--db", tuned, doc_path])
+    doc = json.load(open(doc_path))
+    prof = doc["profiles"][0]
+    prof["profile_text"] = prof["profile_text"].splitlines()[0] + header_extra + "\n" + "".join(l + "\n" for l in lines)
+    prof["entries"] = []
+    for l in lines:
+        w = l.split()
+        ppg = int(w[4][4:]) if len(w) > 4 else 0
+        prof["entries"].append({"algo": w[3], "chunk_bytes": 0, "lanes": 0, "mem_kind": w[0], "min_bytes": 0,
+                                "max_bytes": None, "mpi_time_us": -1, "ppg": ppg, "time_us": -1, "transport": ""})
+    prof["ranks_per_gpu"] = ranks_per_gpu
     prof["tuned_at"] = "2099-01-01T00:00:00Z"  # newer than anything tuned for real
     with open(doc_path, "w") as f:
         json.dump(doc, f)
@@ -197,6 +226,34 @@ def case_sbatch_tuned_layout(root):
             check(r["calls"] == "5" and r["lane"] == "5",
                   f"rank {r['rank']}: the library's counters say calls={r['calls']} lane={r['lane']}, expected 5 and 5")
         check(not multilane_lines(out), f"a successful job printed: {multilane_lines(out)}")
+    finally:
+        s.stop()
+
+
+def case_sbatch_recommended_ranks_per_gpu(root):
+    """Issue 12: a profile tuned at 1 and 2 ranks per GPU that recommends 1.
+    sbatch --multilane --gpus=2 gets 1 task per GPU from the cli_filter, and
+    the library runs the entries tuned at 1 (hier), not those at 2 (lane) or
+    the ones for other layouts (lane)."""
+    s = Slurm(root, {})
+    try:
+        publish_profile(s.db, ["host 0 inf hier ppg=1", "host 0 inf lane ppg=2", "host 0 inf lane"], 1,
+                        " ranks_per_gpu=1 ranks_per_gpu_tuned=1,2 mps=none")
+        r = run([ARGS.multilane, "resolve", "--db", s.db, "--partition", "gpu", "--any-node-type"])
+        check("ranks_per_gpu=1\n" in r.stdout and "ranks_per_gpu_tuned=1,2\n" in r.stdout, r.stdout)
+        p, out = s.sbatch(["--gpus=2", "--multilane"], "echo batch ntasks=$SLURM_NTASKS\n" + PROBE_JOB.format(probe=ARGS.probe))
+        check(p.returncode == 0, "the job failed")
+        check("batch ntasks=2" in out, "the allocation did not get the recommended 1 task per GPU (2 tasks)")
+        rows = rank_lines(out)
+        check([r["gpu"] for r in rows] == ["0", "1"], f"GPU binding {[r['gpu'] for r in rows]}")
+        for r in rows:
+            check(r["ok"] == "1" and r["calls"] == "5" and r["hier"] == "5",
+                  f"rank {r['rank']}: calls={r['calls']} hier={r['hier']} lane={r['lane']}: not the ppg=1 entries")
+        # A user's own value that was tuned gets its entries.
+        p, out = s.sbatch(["--gpus=2", "--multilane=ranks-per-gpu:2"], PROBE_JOB.format(probe=ARGS.probe),
+                          name="user-ppg")
+        rows = rank_lines(out)
+        check(len(rows) == 4 and all(r["lane"] == "5" for r in rows), f"ranks-per-gpu:2 did not run ppg=2: {rows}")
     finally:
         s.stop()
 
@@ -380,7 +437,21 @@ def case_fail_open_missing_library(root):
 
 
 def case_fail_open_resolver_missing(root):
-    fail_open(root, {"multilane": "/nonexistent/multilane"}, lambda s: None, r"look-up .* failed")
+    fail_open(root, {"multilane": "/nonexistent/multilane"}, lambda s: None,
+              r"look-up .* failed: could not be started: No such file or directory")
+
+
+def case_fail_open_resolver_loader_fails(root):
+    """A `multilane` whose loader gives up before main() (exit 127, as when
+    libmlallreduce.so.0 is not where its RUNPATH says): the line quotes the
+    loader, not "missing".  The stand-in runs the real dynamic loader on a
+    library that is not there, which fails exactly that way."""
+    stand_in = os.path.join(root, "multilane-unloadable")
+    with open(stand_in, "w") as f:
+        f.write("#!/bin/sh\nexec /lib64/ld-linux-x86-64.so.2 /nonexistent/libmlallreduce.so.0 \"$@\"\n")
+    os.chmod(stand_in, 0o755)
+    fail_open(root, {"multilane": stand_in}, lambda s: None,
+              r"exit status 127\): .*error while loading shared libraries: /nonexistent/libmlallreduce\.so\.0")
 
 
 def case_without_cli_filter(root):
@@ -407,16 +478,62 @@ def case_tune_partition(root):
         env = dict(s.env)
         env.update(probe_env())
         p = run([ARGS.multilane, "tune", "--partition", "gpu", "--db", s.db, "--budget", "3", "--sizes", "64K:256K",
-                 "--np", "4", "--virtual-nodes", "2", "--ranks-per-gpu", "2"], env=env, timeout=600, cwd=root)
+                 "--np", "4", "--virtual-nodes", "2", "--ranks-per-gpu", "2", "--allow-oversubscribed"],
+                env=env, timeout=600, cwd=root)
         text = p.stdout + p.stderr
         log(text)
-        check(re.search(r"submitted batch job \d+", text, re.I), "tune did not go through sbatch")
+        check(re.search(r"submitted batch job \d+ \(time limit \d+ min", text, re.I),
+              "tune did not go through sbatch with a time limit")
+        check("OVERSUBSCRIBED" in text, "the 4-rank probe on this small machine is not marked oversubscribed")
+        check(not [n for n in os.listdir(root) if n.startswith("multilane-tune.")], "the jobs' folder was left")
         r = run([ARGS.multilane, "resolve", "--db", s.db, "--partition", "gpu", "--any-node-type"])
         check("found=yes" in r.stdout and "ranks_per_gpu=2" in r.stdout, r.stdout)
         p, out = s.sbatch(["--gpus=2", "--multilane"], PROBE_JOB.format(probe=ARGS.probe), name="after-tune")
         rows = rank_lines(out)
         check(len(rows) == 4 and all(x["preload"] == "1" and x["calls"] == "5" for x in rows),
               f"the job did not run with the partition's profile: {rows}")
+    finally:
+        s.stop()
+
+
+def case_tune_partition_interrupted(root):
+    """An interrupted `multilane tune --partition` cancels its probe job
+    (scancel by job id), stores nothing and removes its folder."""
+    s = Slurm(root, {})
+    try:
+        env = dict(s.env)
+        env.update(probe_env())
+        proc = subprocess.Popen([ARGS.multilane, "tune", "--partition", "gpu", "--db", s.db, "--budget", "120",
+                                 "--sizes", "4K:64M", "--exhaustive", "--np", "2", "--allow-oversubscribed"],
+                                env=env, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        job = None
+        deadline = time.time() + 60
+        while time.time() < deadline and job is None:
+            q = s.cmd(["squeue", "-h", "-n", "multilane-tune", "-o", "%i %T %l"], check_rc=False)
+            for line in q.stdout.split("\n"):
+                if line.strip().split(" ")[1:2] == ["RUNNING"]:
+                    job = line.split()[0]
+                    limit = line.split()[2]
+            time.sleep(0.5)
+        check(job is not None, "the probe job never ran")
+        check(limit not in ("UNLIMITED", "INVALID"), f"the probe job has no time limit ({limit})")
+        time.sleep(1)
+        proc.send_signal(2)  # SIGINT, as Ctrl-C
+        out, err = proc.communicate(timeout=120)
+        log(out + err)
+        check(proc.returncode == 130, f"interrupted tune exited {proc.returncode}")
+        check(f"cancelled probe job(s) {job}" in err, "the job was not reported cancelled")
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            q = s.cmd(["squeue", "-h", "-j", job, "-o", "%T"], check_rc=False)
+            if q.stdout.strip() in ("", "CANCELLED", "COMPLETING"):
+                break
+            time.sleep(0.5)
+        check(q.stdout.strip() in ("", "CANCELLED", "COMPLETING"), f"job {job} still {q.stdout.strip()}")
+        check(not os.path.exists(s.db) or "found=yes" not in run(
+            [ARGS.multilane, "resolve", "--db", s.db, "--partition", "gpu", "--any-node-type"], check=False).stdout,
+              "a profile was stored")
+        check(not [n for n in os.listdir(root) if n.startswith("multilane-tune.")], "the jobs' folder was left")
     finally:
         s.stop()
 
@@ -439,6 +556,7 @@ def case_mps_daemon(root):
 if [ "$1" = "-d" ]; then
   echo "start uid=$(id -u) pipe=$CUDA_MPS_PIPE_DIRECTORY log=$CUDA_MPS_LOG_DIRECTORY gpus=$CUDA_VISIBLE_DEVICES" >> {record}/calls
   stat -c '%a %U' "$CUDA_MPS_PIPE_DIRECTORY" >> {record}/calls
+  stat -c 'jobdir %a %U' "$(dirname "$CUDA_MPS_PIPE_DIRECTORY")" >> {record}/calls
   setsid sh -c 'echo $$ > "$CUDA_MPS_PIPE_DIRECTORY/daemon.pid"; exec sleep 300' </dev/null >/dev/null 2>&1 &
   exit 0
 fi
@@ -448,6 +566,10 @@ kill "$(cat "$CUDA_MPS_PIPE_DIRECTORY/daemon.pid")"
 """)
     os.chmod(stand_in, 0o755)
     os.chmod(root, 0o777)
+    # An admin's shared mps_dir (like /tmp): the prolog must keep its mode
+    # and owner (it used to make it 0755 at every job).
+    os.makedirs(mps_dir)
+    os.chmod(mps_dir, 0o1777)
     s = Slurm(root, {"mps": "yes", "mps_control": stand_in, "mps_dir": mps_dir})
     try:
         publish_lane_profile(s.db)
@@ -469,12 +591,82 @@ kill "$(cat "$CUDA_MPS_PIPE_DIRECTORY/daemon.pid")"
         jobdir = os.path.join(mps_dir, f"job-{job.group(2)}")
         check(f"start uid={uid} pipe={jobdir}/pipe log={jobdir}/log gpus=0,1" in calls, calls)
         check(f"700 {TEST_USER}" in calls, f"the pipe directory is not private to the user: {calls}")
+        # The job folder stays root's, so the user can never swap pipe/ or
+        # log/ for a link while root hands them over.
+        check("jobdir 711 root" in calls, f"the job's MPS folder is not root's 0711: {calls}")
+        mode = os.stat(mps_dir).st_mode & 0o7777
+        check(mode == 0o1777 and os.stat(mps_dir).st_uid == 0, f"mps_dir changed to {oct(mode)}")
         check(f"quit uid={uid}" in calls, "the epilog did not stop the daemon as the user")
         check(not os.path.exists(jobdir), "the epilog left the job's MPS directory")
         tasks = [l for l in out.splitlines() if l.startswith("task ")]
         check(len(tasks) == 4 and all(f"pipe={jobdir}/pipe" in t for t in tasks), f"tasks not pointed at MPS: {tasks}")
     finally:
         s.stop()
+
+
+def valgrind_errors(text):
+    """The total of the "==PID== ERROR SUMMARY: N errors from M contexts"
+    lines of one valgrind log (memcheck prints one per process as it exits,
+    with every kind of error it found in N), or None when there is none."""
+    counts = [int(n) for n in re.findall(r"^==\d+== ERROR SUMMARY: (\d+) errors? from", text, re.M)]
+    return sum(counts) if counts else None
+
+
+def valgrind_parent(text):
+    """The "Parent PID:" of one valgrind log's header, or None."""
+    m = re.search(r"^==\d+== Parent PID: (\d+)", text, re.M)
+    return int(m.group(1)) if m else None
+
+
+def valgrind_body(text):
+    """What a valgrind log says after its header (Memcheck banner, Command,
+    Parent PID), without the blank "==PID== " lines: memcheck writes each error
+    there as it finds it, so a process that stopped being traced (a forked
+    child that exec'd a task, which valgrind follows no further with
+    --trace-children=no) has an empty body when it met no error."""
+    lines = text.splitlines()
+    start = next((i + 1 for i, l in enumerate(lines) if re.match(r"^==\d+== Parent PID:", l)), 0)
+    return [l for l in lines[start:] if not re.match(r"^==\d+==\s*$", l)]
+
+
+def check_valgrind_logs(vg, wait_s=120):
+    """Checks every slurmstepd log in vg: each slurmstepd started by slurmd
+    (its parent has no log) must reach its ERROR SUMMARY with 0 errors (we wait
+    for them to exit: a step's slurmstepd outlives srun by a moment); a forked
+    child of a checked process either reaches its summary with 0 errors or
+    exec'd (a task, a spawned helper) with nothing reported before the exec."""
+    deadline = time.time() + wait_s
+    while True:
+        logs = {}
+        for f in os.listdir(vg):
+            m = re.match(r"stepd\.(\d+)\.log$", f)
+            if m:
+                with open(os.path.join(vg, f)) as fh:
+                    logs[int(m.group(1))] = fh.read()
+        tops = [pid for pid, text in logs.items() if valgrind_parent(text) not in logs]
+        if tops and all(valgrind_errors(logs[pid]) is not None for pid in tops):
+            break
+        if time.time() > deadline:
+            for pid in tops:
+                check(valgrind_errors(logs[pid]) is not None,
+                      f"stepd.{pid}.log: slurmstepd did not exit within {wait_s} s (no ERROR SUMMARY): {logs[pid][-2000:]}")
+            check(tops, "valgrind wrote no log: slurmstepd did not run under it")
+        time.sleep(0.5)
+    summaries = 0
+    for pid, text in sorted(logs.items()):
+        errors = valgrind_errors(text)
+        if errors is None:
+            # Not a slurmstepd itself (checked above): a forked child that
+            # exec'd; whatever memcheck found before the exec is in its body.
+            body = valgrind_body(text)
+            check(not body, f"stepd.{pid}.log: valgrind reported, in a child of slurmstepd before its exec:\n"
+                            + "\n".join(body[-80:]))
+            continue
+        summaries += 1
+        # memcheck must have counted no error of any kind: invalid accesses,
+        # uninitialised values, mismatched frees.
+        check(errors == 0, f"stepd.{pid}.log: valgrind counted {errors} error(s):\n{text[-6000:]}")
+    return len(logs), summaries
 
 
 def case_valgrind_slurmstepd(root):
@@ -504,13 +696,9 @@ def case_valgrind_slurmstepd(root):
         p = s.cmd(["srun", "--gpus=2", "--multilane=verbose", ARGS.probe, "2"], timeout=600)
         rows = rank_lines(p.stdout)
         check(len(rows) == 4 and all(r["lane"] == "2" for r in rows), f"the job under valgrind: {rows}")
-        logs = [os.path.join(vg, f) for f in os.listdir(vg)]
-        check(logs, "valgrind wrote no log: slurmstepd did not run under it")
-        text = "".join(open(l).read() for l in logs)
-        check("spank_multilane" in text or "Memcheck" in text, "valgrind logs look empty")
-        invalid = re.findall(r"^==\d+== (Invalid (?:read|write|free).*)$", text, re.M)
-        check(not invalid, f"valgrind reported invalid accesses: {invalid[:5]}")
-        log(f"valgrind: {len(logs)} slurmstepd processes checked, no invalid access")
+        total, summaries = check_valgrind_logs(vg)
+        log(f"valgrind: {total} slurmstepd processes checked: {summaries} reached ERROR SUMMARY 0, "
+            f"{total - summaries} exec'd with nothing reported")
     finally:
         s.stop()
 

@@ -54,6 +54,34 @@ TEST(Plan, Rejects) {
   }
 }
 
+// Issue 15 item 4: a plan or a result of the wrong shape threw a nlohmann
+// exception (or cast 1e300 to an int) instead of an error.
+TEST(Plan, WrongTypesAndHugeNumbersAreErrors) {
+  Plan p;
+  std::string error;
+  for (const char* bad : {R"({"sizes": [4096], "warmup": 1e300})", R"({"sizes": [4096], "max_rounds": -1e300})",
+                          R"({"sizes": [4096], "iterations": {"min": 1e30}})",
+                          R"({"sizes": [4096], "rep_stat": 3})", R"({"sizes": [4096], "memory": 7})"}) {
+    error.clear();
+    EXPECT_FALSE(ParsePlan(json::parse(bad), &p, &error)) << bad;
+    EXPECT_FALSE(error.empty()) << bad;
+  }
+}
+
+TEST(Result, MalformedResultsAreErrors) {
+  for (const char* bad : {R"([1])", R"({"sizes": 3})", R"({"sizes": [{"bytes": "x", "candidates": []}]})",
+                          R"({"sizes": [{"bytes": 4096}]})",
+                          R"({"sizes": [{"bytes": 4096, "candidates": [{"candidate": 1, "samples_us": []}]}]})",
+                          R"({"sizes": [{"bytes": 4096, "candidates": [{"candidate": "lane", "samples_us": ["a"]}]}]})",
+                          R"({"sizes": [{"bytes": 4096, "candidates": [{"candidate": "lane", "samples_us": [], "valid": 2}]}]})"}) {
+    std::vector<Measurement> m;
+    std::string error;
+    EXPECT_FALSE(ReadMeasurements(json::parse(bad), &m, &error)) << bad;
+    EXPECT_NE(error.find("malformed result"), std::string::npos) << bad;
+    EXPECT_TRUE(MeasurementsFromResult(json::parse(bad)).empty()) << bad;
+  }
+}
+
 TEST(Result, MeasurementsFromResult) {
   json r = json::parse(R"({"sizes": [{"bytes": 4096, "memory": "host", "candidates": [
       {"candidate": "passthrough", "samples_us": [10, 11], "valid": true},

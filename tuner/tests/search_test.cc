@@ -137,11 +137,11 @@ TEST(Profile, RenderedTextParsesWithTheLibraryParser) {
   SearchResult r = Decide(ms);
   std::string text = RenderProfile(r.bins, {{"node_type", "abc123"}, {"tuned", "2026-11-29"}});
   EXPECT_EQ(text.rfind("multilane-profile 1 node_type=abc123 tuned=2026-11-29\n", 0), 0u) << text;
-  EXPECT_NE(text.find("host 0 64K passthrough time_us=10.5 mpi_time_us=10.5\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("host 64K 8M lane lanes=1 chunk=1M time_us=400.25 mpi_time_us=1000\n"), std::string::npos)
+  EXPECT_NE(text.find("host 0 64K passthrough time_us=10.5 mpi_time_us=10.5 at=4K\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("host 64K 8M lane lanes=1 chunk=1M time_us=400.25 mpi_time_us=1000 at=1M\n"), std::string::npos)
       << text;
-  EXPECT_NE(text.find("host 8M inf hier chunk=4M time_us=45000 mpi_time_us=90000\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("device 0 inf lane transport=nccl time_us=100 mpi_time_us=800\n"), std::string::npos)
+  EXPECT_NE(text.find("host 8M inf hier chunk=4M time_us=45000 mpi_time_us=90000 at=64M\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("device 0 inf lane transport=nccl time_us=100 mpi_time_us=800 at=1M\n"), std::string::npos)
       << text;
 
   mla::Profile p;
@@ -155,6 +155,7 @@ TEST(Profile, RenderedTextParsesWithTheLibraryParser) {
   EXPECT_EQ(e->choice.lanes, 1);
   EXPECT_EQ(e->choice.chunk_bytes, 1u << 20);
   EXPECT_DOUBLE_EQ(e->time_us, 400.25);
+  EXPECT_EQ(e->measured_bytes, 1u << 20);  // at=: the size the times are from
   e = p.Lookup(mla::MemKind::kHost, 100, 1);
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->choice.algo, MLA_ALGO_PASSTHROUGH);
@@ -237,6 +238,39 @@ TEST(Halving, NoisyRoundsDropLess) {
       {"passthrough", {500, 500, 500}}, {"a", {80, 100, 140}}, {"b", {101, 101, 101}}, {"c", {114, 114, 114}},
       {"d", {300, 300, 300}}};
   EXPECT_EQ(Survivors(noisy), (std::vector<std::string>{"a", "b", "c", "passthrough"}));
+}
+
+}  // namespace
+}  // namespace mltuner
+
+namespace mltuner {
+namespace {
+
+// A tune of several ranks-per-GPU values writes each value's bins with ppg=N
+// beside the recommended value's bins without it; the library's look-up then
+// takes a job's own value first and the recommended one for any other.
+TEST(Profile, BinsPerRanksPerGpuParseAndLookUpByPpg) {
+  Bin one;
+  one.mem = MemKind::kDevice;
+  one.winner = "passthrough";
+  one.ppg = 1;
+  one.time_us = 10;
+  one.mpi_time_us = 10;
+  one.measured_bytes = 4096;
+  Bin four = one;
+  four.winner = "lane";
+  four.ppg = 4;
+  Bin fallback = four;
+  fallback.ppg = 0;
+  const std::string text = RenderProfile({one, four, fallback}, {});
+  EXPECT_NE(text.find("device 0 inf lane ppg=4 time_us=10 mpi_time_us=10 at=4K\n"), std::string::npos) << text;
+  mla::Profile p;
+  std::string error;
+  ASSERT_TRUE(p.Parse(text, &error)) << error << "\n" << text;
+  EXPECT_EQ(p.Lookup(mla::MemKind::kDevice, 100, 1)->choice.algo, MLA_ALGO_PASSTHROUGH);
+  EXPECT_EQ(p.Lookup(mla::MemKind::kDevice, 100, 4)->choice.algo, MLA_ALGO_LANE);
+  EXPECT_EQ(p.Lookup(mla::MemKind::kDevice, 100, 4)->ppg, 4);
+  EXPECT_EQ(p.Lookup(mla::MemKind::kDevice, 100, 2)->ppg, 0);  // untuned value: the recommended entries
 }
 
 }  // namespace

@@ -1,0 +1,96 @@
+// Unit test of mps_daemon.h with a stand-in for nvidia-cuda-mps-control (a
+// script that logs what it was asked), as the Slurm tests do: no NVIDIA
+// driver here.
+#include "mps_daemon.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace multilane {
+namespace {
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class MpsDaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/mps-test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    log_ = dir_ + "/calls.log";
+    stand_in_ = dir_ + "/mps-control";
+    std::ofstream out(stand_in_);
+    // -d: "start" (records the pipe directory it was given); stdin commands
+    // are logged; get_server_list fails until started when FAIL_UP is set.
+    out << "#!/bin/sh\n"
+           "if [ \"$1\" = -d ]; then echo \"start $CUDA_MPS_PIPE_DIRECTORY\" >> " << log_ << "; exit 0; fi\n"
+           "read cmd; echo \"$cmd\" >> " << log_ << "\n"
+           "if [ \"$cmd\" = get_server_list ] && [ -n \"$FAIL_UP\" ]; then exit 1; fi\n"
+           "exit 0\n";
+    out.close();
+    chmod(stand_in_.c_str(), 0755);
+  }
+  void TearDown() override {
+    unsetenv("FAIL_UP");
+    std::filesystem::remove_all(dir_);
+  }
+  std::string dir_, log_, stand_in_;
+};
+
+TEST_F(MpsDaemonTest, StartsWithPrivateFoldersAndQuitsOnDestruction) {
+  {
+    MpsDaemon d;
+    std::string error;
+    ASSERT_TRUE(d.Start(stand_in_, dir_ + "/mps", &error)) << error;
+    EXPECT_TRUE(d.running());
+    ASSERT_NE(std::getenv("CUDA_MPS_PIPE_DIRECTORY"), nullptr);
+    EXPECT_EQ(std::string(std::getenv("CUDA_MPS_PIPE_DIRECTORY")), dir_ + "/mps/pipe");
+    struct stat st;
+    ASSERT_EQ(stat((dir_ + "/mps/pipe").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0700u);
+  }
+  EXPECT_EQ(ReadAll(log_), "start " + dir_ + "/mps/pipe\nget_server_list\nquit\n");
+  EXPECT_EQ(std::getenv("CUDA_MPS_PIPE_DIRECTORY"), nullptr);
+  EXPECT_EQ(std::getenv("CUDA_MPS_LOG_DIRECTORY"), nullptr);
+}
+
+TEST_F(MpsDaemonTest, ADaemonThatNeverAnswersIsStoppedAndNamed) {
+  setenv("FAIL_UP", "1", 1);
+  MpsDaemon d;
+  std::string error;
+  EXPECT_FALSE(d.Start(stand_in_, dir_ + "/mps", &error));
+  EXPECT_FALSE(d.running());
+  EXPECT_NE(error.find("did not answer"), std::string::npos) << error;
+  EXPECT_NE(error.find(dir_ + "/mps/log"), std::string::npos) << error;
+  const std::string log = ReadAll(log_);
+  EXPECT_EQ(log.substr(log.size() - 5), "quit\n") << log;  // nothing left running
+  EXPECT_EQ(std::getenv("CUDA_MPS_PIPE_DIRECTORY"), nullptr);
+}
+
+TEST_F(MpsDaemonTest, ControlProgramFromTheVariableOrPath) {
+  setenv("MULTILANE_MPS_CONTROL", stand_in_.c_str(), 1);
+  EXPECT_EQ(MpsControlProgram(), stand_in_);
+  unsetenv("MULTILANE_MPS_CONTROL");
+  const char* old = std::getenv("PATH");
+  const std::string saved = old ? old : "";
+  std::filesystem::rename(stand_in_, dir_ + "/nvidia-cuda-mps-control");
+  setenv("PATH", ("/nonexistent:" + dir_).c_str(), 1);
+  EXPECT_EQ(MpsControlProgram(), dir_ + "/nvidia-cuda-mps-control");
+  setenv("PATH", "/nonexistent", 1);
+  EXPECT_EQ(MpsControlProgram(), "");
+  setenv("PATH", saved.c_str(), 1);
+}
+
+}  // namespace
+}  // namespace multilane

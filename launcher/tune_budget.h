@@ -1,0 +1,49 @@
+// tune_budget.h: `multilane tune --budget S` is the time the whole tune
+// takes, launch overheads included.  This plans the share the probes get and
+// explains an overrun afterwards.
+#ifndef MULTILANE_LAUNCHER_TUNE_BUDGET_H_
+#define MULTILANE_LAUNCHER_TUNE_BUDGET_H_
+
+#include <string>
+
+namespace multilane {
+
+// A tune's overrun beyond this fraction of --budget is reported.
+constexpr double kBudgetSlack = 0.05;
+
+struct BudgetPlan {
+  double budget_s = 0;   // --budget
+  double reserve_s = 0;  // kept for starting and ending the MPI job and storing the profile
+  double probe_s = 0;    // what the probe's plan gets (its measurements)
+  std::string warning;   // not empty: the budget is too small for the overheads (one line)
+};
+
+// The probe's share of `budget_s` after `spent_s` seconds already gone (the
+// fingerprint, opening the database) and `launch_s` seconds expected for
+// starting and ending the MPI job.  The probe gets at least a third of the
+// budget: below that, *warning says the tune will overrun and by how much.
+BudgetPlan PlanBudget(double budget_s, double spent_s, double launch_s);
+
+// The expected seconds to start and end an MPI job of `ranks` ranks: with
+// mpirun on this machine, or with srun inside an allocation.
+double ExpectedLaunchSeconds(int ranks, bool srun);
+
+// Where a finished tune's time went.
+struct TuneTimes {
+  double budget_s = 0;        // --budget
+  double total_s = 0;         // the whole command
+  double before_s = 0;        // until the probe started
+  double probe_budget_s = 0;  // planned for the measurements
+  double probe_s = 0;         // the probe's process, start to end
+  double measuring_s = -1;    // the probe's own measuring time (result "wall_s"); -1 unknown
+  double after_s = 0;         // deciding and storing
+};
+
+// "" when total_s is within kBudgetSlack of budget_s; else one line saying by
+// how many seconds and percent the tune overran, and the largest cause (the
+// measurements beyond their share, MPI start/end, preparation, storing).
+std::string ExplainOverrun(const TuneTimes& t);
+
+}  // namespace multilane
+
+#endif  // MULTILANE_LAUNCHER_TUNE_BUDGET_H_

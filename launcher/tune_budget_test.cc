@@ -1,0 +1,55 @@
+// tune_budget_test.cc: planning a tune's time and explaining an overrun.
+#include "tune_budget.h"
+
+#include <gtest/gtest.h>
+
+namespace multilane {
+namespace {
+
+TEST(TuneBudget, TheProbeGetsWhatTheOverheadsLeave) {
+  const BudgetPlan p = PlanBudget(60, 1.5, 1.0);
+  EXPECT_DOUBLE_EQ(p.reserve_s, 2.5);
+  EXPECT_DOUBLE_EQ(p.probe_s, 57.5);
+  EXPECT_EQ(p.warning, "");
+}
+
+TEST(TuneBudget, ATooSmallBudgetIsSaidAndTheProbeKeepsAThird) {
+  const BudgetPlan p = PlanBudget(3, 1.0, 1.5);
+  EXPECT_DOUBLE_EQ(p.probe_s, 1.0);
+  EXPECT_NE(p.warning.find("--budget 3.0 s is small"), std::string::npos) << p.warning;
+  EXPECT_NE(p.warning.find("about 3.5 s"), std::string::npos) << p.warning;
+}
+
+TEST(TuneBudget, SrunCostsMoreThanMpirun) {
+  EXPECT_GT(ExpectedLaunchSeconds(4, true), ExpectedLaunchSeconds(4, false));
+  EXPECT_GT(ExpectedLaunchSeconds(64, false), ExpectedLaunchSeconds(4, false));
+}
+
+TEST(TuneBudget, WithinTheSlackIsNotAnOverrun) {
+  TuneTimes t;
+  t.budget_s = 10;
+  t.total_s = 10.4;
+  EXPECT_EQ(ExplainOverrun(t), "");
+}
+
+TEST(TuneBudget, AnOverrunNamesItsLargestCause) {
+  TuneTimes t;
+  t.budget_s = 10;
+  t.probe_budget_s = 8.5;
+  t.before_s = 0.5;
+  t.probe_s = 13.5;
+  t.measuring_s = 12.5;  // 4 s over the measurements' share
+  t.after_s = 0.1;
+  t.total_s = 14.1;
+  const std::string why = ExplainOverrun(t);
+  EXPECT_NE(why.find("4.1 s (41%) over its --budget of 10.0 s"), std::string::npos) << why;
+  EXPECT_NE(why.find("the measurements took 12.5 s of their 8.5 s"), std::string::npos) << why;
+
+  t.measuring_s = 8.5;  // now the MPI job's start took the time
+  t.probe_s = 13.5;
+  const std::string launch = ExplainOverrun(t);
+  EXPECT_NE(launch.find("starting and ending the MPI job (5.0 s)"), std::string::npos) << launch;
+}
+
+}  // namespace
+}  // namespace multilane

@@ -1,0 +1,40 @@
+// tune_folder.h: the folder a `multilane tune` keeps its plan, the probe's
+// result and the Slurm jobs' output in.  Removed when the tune ends, on every
+// path (errors and interrupts included), unless the user asked to keep it.
+#ifndef MULTILANE_LAUNCHER_TUNE_FOLDER_H_
+#define MULTILANE_LAUNCHER_TUNE_FOLDER_H_
+
+#include <string>
+
+namespace multilane {
+
+class TuneFolder {
+ public:
+  TuneFolder() = default;
+  // Removes the folder and everything in it unless it is kept.
+  ~TuneFolder();
+  TuneFolder(const TuneFolder&) = delete;
+  TuneFolder& operator=(const TuneFolder&) = delete;
+
+  // keep not empty: makes that folder (and its parents) with
+  // std::filesystem, exactly as named (no shell ever sees it), and keeps it.
+  // Else makes a new private folder `multilane-tune.XXXXXX` in `parent`
+  // (mkdtemp), removed by the destructor.  Returns false and sets *error to
+  // one line naming the folder and the cause.
+  bool Make(const std::string& keep, const std::string& parent, std::string* error);
+
+  const std::string& path() const { return path_; }
+  bool kept() const { return kept_; }
+
+ private:
+  std::string path_;
+  bool kept_ = false;
+};
+
+// The folder for temporary files: $TMPDIR when it is an absolute path, else
+// /tmp.
+std::string TemporaryParent();
+
+}  // namespace multilane
+
+#endif  // MULTILANE_LAUNCHER_TUNE_FOLDER_H_

@@ -1,0 +1,120 @@
+// Unit tests of tune_gpu.h: memory kinds, ranks-per-GPU lists, launches and
+// the recommended ranks per GPU.
+#include "tune_gpu.h"
+
+#include <gtest/gtest.h>
+
+namespace multilane {
+namespace {
+
+using mltuner::Decision;
+using mltuner::MemKind;
+
+TEST(TuneMemory, DeviceWithoutGpuIsRefusedWithTheFix) {
+  std::vector<MemKind> kinds;
+  std::string error;
+  EXPECT_FALSE(ResolveTuneMemory("device", 0, &kinds, &error));
+  EXPECT_NE(error.find("--memory device"), std::string::npos) << error;
+  EXPECT_NE(error.find("no GPU"), std::string::npos) << error;
+  EXPECT_NE(error.find("--memory host"), std::string::npos) << error;
+  EXPECT_FALSE(ResolveTuneMemory("all", 0, &kinds, &error));
+  EXPECT_FALSE(ResolveTuneMemory("gpu", 4, &kinds, &error));
+  EXPECT_NE(error.find("'gpu'"), std::string::npos) << error;
+}
+
+TEST(TuneMemory, AutoMeasuresDeviceWhereGpusArePresent) {
+  std::vector<MemKind> kinds;
+  std::string error;
+  ASSERT_TRUE(ResolveTuneMemory("auto", 0, &kinds, &error));
+  EXPECT_EQ(kinds, std::vector<MemKind>{MemKind::kHost});
+  ASSERT_TRUE(ResolveTuneMemory("auto", 2, &kinds, &error));
+  EXPECT_EQ(kinds, (std::vector<MemKind>{MemKind::kHost, MemKind::kDevice}));
+  ASSERT_TRUE(ResolveTuneMemory("device", 1, &kinds, &error));
+  EXPECT_EQ(kinds, std::vector<MemKind>{MemKind::kDevice});
+}
+
+TEST(RanksPerGpuList, ParsesSortsAndRejects) {
+  std::vector<int> v;
+  std::string error;
+  ASSERT_TRUE(ParseRanksPerGpuList("8,1,4,2,4", &v, &error));
+  EXPECT_EQ(v, (std::vector<int>{1, 2, 4, 8}));
+  for (const char* bad : {"", "0", "1,,2", "2x", "65", "-1", "1, 2", "1,2,"}) {
+    EXPECT_FALSE(ParseRanksPerGpuList(bad, &v, &error)) << bad;
+    EXPECT_NE(error.find("--ranks-per-gpu"), std::string::npos) << error;
+  }
+}
+
+TEST(RanksPerGpuList, DefaultIsPowersOfTwoUpToCoresPerGpu) {
+  EXPECT_EQ(DefaultRanksPerGpuList(112, 8), (std::vector<int>{1, 2, 4, 8}));
+  EXPECT_EQ(DefaultRanksPerGpuList(16, 1), (std::vector<int>{1, 2, 4, 8}));
+  EXPECT_EQ(DefaultRanksPerGpuList(12, 4), (std::vector<int>{1, 2}));
+  EXPECT_EQ(DefaultRanksPerGpuList(2, 4), (std::vector<int>{1}));
+}
+
+TEST(PlanLaunches, RanksFollowNodesGpusAndValue) {
+  auto l = PlanLaunches({1, 2, 4, 8}, 2, 1, 16, false);
+  ASSERT_EQ(l.size(), 4u);
+  EXPECT_EQ(l[0].np, 2);
+  EXPECT_EQ(l[3].np, 16);
+  EXPECT_EQ(l[3].ranks_per_node, 8);
+  for (const auto& x : l) EXPECT_TRUE(x.skip.empty()) << x.skip;
+  // One node, one GPU, one rank: nothing to reduce.
+  l = PlanLaunches({1, 2}, 1, 1, 16, false);
+  EXPECT_NE(l[0].skip.find("nothing to reduce"), std::string::npos);
+  EXPECT_TRUE(l[1].skip.empty());
+  // More ranks per node than cores: skipped unless allowed.
+  l = PlanLaunches({4}, 1, 2, 4, false);
+  EXPECT_NE(l[0].skip.find("8 ranks per node exceed its 4 usable cores"), std::string::npos) << l[0].skip;
+  EXPECT_TRUE(PlanLaunches({4}, 1, 2, 4, true)[0].skip.empty());
+}
+
+Decision D(MemKind mem, uint64_t bytes, double t) {
+  Decision d;
+  d.mem = mem;
+  d.bytes = bytes;
+  d.time_us = t;
+  return d;
+}
+
+TEST(Recommend, LowestEqualWeightSumOverCommonDeviceSizes) {
+  std::map<int, std::vector<Decision>> by;
+  // 1 rank per GPU wins small sizes, 4 wins the large one by more.
+  by[1] = {D(MemKind::kDevice, 4096, 10), D(MemKind::kDevice, 1 << 20, 100), D(MemKind::kDevice, 64 << 20, 5000),
+           D(MemKind::kHost, 4096, 1)};
+  by[4] = {D(MemKind::kDevice, 4096, 20), D(MemKind::kDevice, 1 << 20, 150), D(MemKind::kDevice, 64 << 20, 3000),
+           D(MemKind::kHost, 4096, 9999)};
+  // A size only one value measured does not count.
+  by[4].push_back(D(MemKind::kDevice, 256 << 20, 1e9));
+  std::vector<RanksPerGpuScore> scores;
+  EXPECT_EQ(RecommendRanksPerGpu(by, {}, &scores), 4);
+  ASSERT_EQ(scores.size(), 2u);
+  EXPECT_DOUBLE_EQ(scores[0].total_us, 5110);
+  EXPECT_DOUBLE_EQ(scores[1].total_us, 3170);
+  EXPECT_EQ(scores[1].sizes, 3);
+}
+
+TEST(Recommend, WeightsFromAJobOfSmallCallsTurnTheChoice) {
+  std::map<int, std::vector<Decision>> by;
+  by[1] = {D(MemKind::kDevice, 4096, 10), D(MemKind::kDevice, 64 << 20, 5000)};
+  by[4] = {D(MemKind::kDevice, 4096, 20), D(MemKind::kDevice, 64 << 20, 3000)};
+  // A job of 1000 calls near 4 KiB (bin [4K, 8K)) and 1 call of 64 MiB.
+  SizeWeights w = WeightsFromCalls({{MemKind::kDevice, 4096, 8192, 1000}, {MemKind::kDevice, 64 << 20, 128 << 20, 1}},
+                                   {{MemKind::kDevice, 4096}, {MemKind::kDevice, 64 << 20}});
+  EXPECT_DOUBLE_EQ((w[{MemKind::kDevice, 4096}]), 1000);
+  EXPECT_DOUBLE_EQ((w[{MemKind::kDevice, uint64_t{64} << 20}]), 1);
+  std::vector<RanksPerGpuScore> scores;
+  EXPECT_EQ(RecommendRanksPerGpu(by, w, &scores), 1);
+  EXPECT_EQ(RecommendRanksPerGpu(by, {}, &scores), 4);
+}
+
+TEST(Recommend, HostSizesWhenNoDeviceWasMeasuredAndTiesKeepFewerRanks) {
+  std::map<int, std::vector<Decision>> by;
+  by[1] = {D(MemKind::kHost, 4096, 10)};
+  by[2] = {D(MemKind::kHost, 4096, 10)};
+  std::vector<RanksPerGpuScore> scores;
+  EXPECT_EQ(RecommendRanksPerGpu(by, {}, &scores), 1);
+  EXPECT_EQ(RecommendRanksPerGpu({}, {}, &scores), 0);
+}
+
+}  // namespace
+}  // namespace multilane

@@ -1,0 +1,253 @@
+// tune_partition.cc: `multilane tune --partition NAME` outside an allocation
+// (tune_options.h).  One batch job per node type of the partition, all at
+// once, each running `multilane tune` again inside its allocation on one node
+// of that type into its own database file in the jobs' folder; this command
+// then stores their profiles into the target database (publishing the system
+// database's snapshot once).  No process on a compute node ever writes the
+// shared database.
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "context.h"
+#include "db/profile_store.h"
+#include "process.h"
+#include "slurm_partition.h"
+#include "store_target.h"
+#include "tune_budget.h"
+#include "tune_folder.h"
+#include "tune_options.h"
+
+namespace multilane {
+namespace {
+
+// Seconds a probe job's `sbatch` submission and its `srun` step take on top
+// of the inner tune's own budget.
+constexpr double kSubmitReserveS = 3;
+
+std::string ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The probe jobs in flight; cancels (scancel) those still running and stops
+// their `sbatch --wait` when destroyed, unless they all finished.
+class ProbeJobs {
+ public:
+  struct Job {
+    std::string node;     // the node of the type it runs on
+    std::string db;       // its private database file
+    std::string job_id;   // Slurm's
+    std::string output;   // its output file
+    pid_t sbatch = -1;    // the waiting sbatch; -1 once reaped
+    int fd = -1;          // sbatch's standard output
+    int status = -1;      // sbatch's exit status once reaped
+  };
+
+  ~ProbeJobs() { CancelRunning(); }
+
+  std::vector<Job>& jobs() { return jobs_; }
+
+  // Cancels every job not yet finished (by job id) and reaps their sbatch.
+  void CancelRunning() {
+    std::vector<std::string> ids;
+    for (const Job& j : jobs_)
+      if (j.sbatch > 0 && !j.job_id.empty()) ids.push_back(j.job_id);
+    if (!ids.empty()) {
+      std::vector<std::string> argv = {"scancel"};
+      argv.insert(argv.end(), ids.begin(), ids.end());
+      std::string out;
+      const int rc = RunAndCapture(argv, &out);
+      std::string list;
+      for (const std::string& id : ids) list += (list.empty() ? "" : " ") + id;
+      std::fprintf(stderr, "multilane tune: cancelled probe job(s) %s%s%s\n", list.c_str(),
+                   rc == 0 ? "" : ": scancel failed: ", rc == 0 ? "" : out.c_str());
+    }
+    for (Job& j : jobs_) {
+      if (j.sbatch > 0) {
+        kill(j.sbatch, SIGTERM);
+        j.status = WaitChild(j.sbatch, false);
+        j.sbatch = -1;
+      }
+      if (j.fd >= 0) close(j.fd);
+      j.fd = -1;
+    }
+  }
+
+ private:
+  std::vector<Job> jobs_;
+};
+
+// Reads sbatch --parsable's first line ("JOBID" or "JOBID;CLUSTER").
+std::string ReadJobId(int fd) {
+  std::string line;
+  char c;
+  for (;;) {
+    const ssize_t n = read(fd, &c, 1);
+    if (n < 0 && errno == EINTR) {
+      if (InterruptSignal() != 0) return "";
+      continue;
+    }
+    if (n <= 0 || c == '\n') break;
+    line += c;
+  }
+  line = line.substr(0, line.find(';'));
+  return line.find_first_not_of("0123456789") == std::string::npos ? line : "";
+}
+
+// --time for a probe job: twice the inner budget plus a minute, in whole
+// minutes: room for a slow start, and a hung probe still ends.
+int TimeLimitMinutes(double inner_budget_s) {
+  return static_cast<int>(std::ceil((2 * inner_budget_s + 60) / 60));
+}
+
+int Interrupted(ProbeJobs* jobs) {
+  jobs->CancelRunning();
+  const int sig = InterruptSignal();
+  Fail(std::string("interrupted (") + strsignal(sig) + "): the probe jobs were cancelled; nothing was stored");
+  return 128 + sig;
+}
+
+}  // namespace
+
+int TunePartition(const TuneOptions& opt, std::chrono::steady_clock::time_point start) {
+  InterruptGuard interrupts;
+  std::string sinfo;
+  const int status = RunAndCapture(SinfoNodeArguments(opt.partition), &sinfo);
+  if (status != 0)
+    return Fail("sinfo failed for partition '" + opt.partition + "' (" + sinfo.substr(0, sinfo.find('\n')) +
+                "); check the partition name and that Slurm's commands are on PATH");
+  const std::vector<SlurmNodeGroup> groups = ParseSinfoNodeGroups(sinfo);
+  if (groups.empty()) return Fail("partition '" + opt.partition + "' has no nodes (sinfo -p " + opt.partition + ")");
+
+  // The target: --db, else the system database (published as a snapshot).
+  std::string database = opt.database;
+  if (!database.empty() && database[0] != '/') {
+    char cwd[4096];
+    if (getcwd(cwd, sizeof cwd) != nullptr) database = std::string(cwd) + "/" + database;
+  }
+  const StoreTarget target = ChooseStoreTarget(database, database.empty());
+  std::string error;
+  auto store = OpenStoreTarget(target, &error);  // a broken database fails before any job is submitted
+  if (!store) return Fail(error);
+
+  // The jobs' output and databases go where the compute nodes can write them
+  // and this host read them: --keep, else a new folder in the current
+  // (shared) directory, removed at the end.
+  char cwd[4096];
+  if (getcwd(cwd, sizeof cwd) == nullptr) return Fail("cannot read the current directory; give --keep DIR");
+  TuneFolder folder;
+  if (!folder.Make(opt.keep, cwd, &error)) return Fail(error);
+  const std::string dir = folder.path();
+
+  const double inner_budget = std::max(1.0, opt.budget_s - kSubmitReserveS);
+  const int minutes = TimeLimitMinutes(inner_budget);
+  char budget_text[32];
+  std::snprintf(budget_text, sizeof budget_text, "%.1f", inner_budget);
+  ProbeJobs probe_jobs;  // cancelled on every way out until all have ended
+  for (const SlurmNodeGroup& g : groups) {
+    ProbeJobs::Job job;
+    job.node = g.nodes.front();
+    job.db = dir + "/tune-" + job.node + ".db";
+    const int np = opt.np > 0 ? opt.np : std::max(1, std::atoi(g.cpus.c_str()));
+    std::vector<std::string> inner = {SelfPath(), "tune", "--partition", opt.partition, "--db", job.db,
+                                      "--budget", budget_text, "--sizes", opt.sizes,
+                                      "--step", std::to_string(opt.step), "--memory", opt.memory};
+    // A GPU node type's tune lays its launches out per GPU itself (unless
+    // told otherwise).
+    if (opt.np > 0 || g.gpus == 0 || opt.memory == "host") inner.insert(inner.end(), {"--np", std::to_string(np)});
+    if (opt.virtual_nodes > 0) inner.insert(inner.end(), {"--virtual-nodes", std::to_string(opt.virtual_nodes)});
+    if (!opt.ranks_per_gpu.empty()) inner.insert(inner.end(), {"--ranks-per-gpu", opt.ranks_per_gpu});
+    if (opt.exhaustive) inner.push_back("--exhaustive");
+    if (target.publish) inner.push_back("--for-system");
+    else if (opt.allow_oversubscribed) inner.push_back("--allow-oversubscribed");
+    // sbatch runs the inner command itself (a batch script is a file: the
+    // arguments go after it, never through a shell's parser).
+    const std::string script = dir + "/tune-" + job.node + ".sh";
+    {
+      std::ofstream out(script);
+      out << "#!/bin/sh\nexec \"$@\"\n";
+      if (!out.flush()) return Fail("cannot write " + script + " (is the disk full?)");
+    }
+    job.output = dir + "/tune-" + job.node + "-%j.out";
+    std::vector<std::string> argv = {"sbatch", "--wait", "--parsable", "--job-name=multilane-tune",
+                                     "--partition", opt.partition, "--nodes=1", "--nodelist=" + job.node,
+                                     "--ntasks=" + std::to_string(np), "--time=" + std::to_string(minutes),
+                                     "--output=" + job.output};
+    if (g.gpus > 0) argv.push_back("--gpus-per-node=" + std::to_string(g.gpus));
+    argv.push_back(script);
+    argv.insert(argv.end(), inner.begin(), inner.end());
+    const int rc = SpawnWithPipe(argv, false, &job.sbatch, &job.fd);
+    if (rc != 0) return Fail(std::string("cannot run sbatch (") + std::strerror(rc) + "): is Slurm's client on PATH?");
+    job.job_id = ReadJobId(job.fd);
+    probe_jobs.jobs().push_back(job);
+    if (InterruptSignal() != 0) return Interrupted(&probe_jobs);
+    if (job.job_id.empty()) {
+      ProbeJobs::Job& j = probe_jobs.jobs().back();
+      j.status = WaitChild(j.sbatch, false);
+      j.sbatch = -1;
+      return Fail("sbatch did not submit the probe job for node " + job.node + " (exit status " +
+                  std::to_string(j.status) + "; its message is above)");
+    }
+    probe_jobs.jobs().back().output = dir + "/tune-" + job.node + "-" + job.job_id + ".out";
+    std::fprintf(stderr,
+                 "multilane tune: node type of %s (%s CPUs, gres %s, %zu node(s)): submitted batch job %s "
+                 "(time limit %d min, budget %s s)\n",
+                 job.node.c_str(), g.cpus.c_str(), g.gres.c_str(), g.nodes.size(), job.job_id.c_str(), minutes,
+                 budget_text);
+  }
+
+  int failed = 0;
+  for (ProbeJobs::Job& j : probe_jobs.jobs()) {
+    const int st = WaitChild(j.sbatch, true);
+    if (st == -1) return Interrupted(&probe_jobs);
+    j.sbatch = -1;
+    j.status = st;
+    close(j.fd);
+    j.fd = -1;
+    const bool ok = st == 0;
+    if (!ok) ++failed;
+    std::fprintf(stderr, "multilane tune: node type of %s: %s\n", j.node.c_str(),
+                 ok ? "tuned" : ("the probe job " + j.job_id + " failed (sbatch exit status " + std::to_string(st) +
+                                 ")").c_str());
+    // The job's own report (the decision table and the profile).
+    std::fputs(ReadWholeFile(j.output).c_str(), ok ? stdout : stderr);
+  }
+  if (failed > 0)
+    return Fail(std::to_string(failed) + " of " + std::to_string(probe_jobs.jobs().size()) +
+                " probe jobs failed (their output is above); nothing was stored");
+
+  // Store every job's profile here, then publish once.
+  int added = 0;
+  for (const ProbeJobs::Job& j : probe_jobs.jobs()) {
+    auto job_db = mldb::ProfileStore::Open(j.db, mldb::ProfileStore::Access::kReadOnly, &error);
+    if (!job_db) return Fail("the probe job for " + j.node + " stored no profile: " + error);
+    const nlohmann::json doc = job_db->Export(&error);
+    if (doc.is_null()) return Fail(error);
+    int imported = 0;
+    if (!store->Import(doc, &imported, &error)) return Fail(error);
+    added += imported;
+  }
+  if (!FinishStoreTarget(store.get(), target, &error)) return Fail(error);
+  const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("multilane tune: partition %s: %zu node type(s), %d profile(s) stored in %s%s (%.1f s of a %.1f s "
+              "budget)\n",
+              opt.partition.c_str(), probe_jobs.jobs().size(), added, target.path.c_str(),
+              target.publish ? " (published)" : "", total, opt.budget_s);
+  if (total > opt.budget_s * (1 + kBudgetSlack))
+    std::printf("note: the tune took %.1f s, %.1f s (%.0f%%) over its --budget: the rest went to Slurm (waiting in "
+                "the queue, starting the jobs); each job's own time is in its output above\n",
+                total, total - opt.budget_s, 100 * (total - opt.budget_s) / opt.budget_s);
+  return 0;
+}
+
+}  // namespace multilane

@@ -1,0 +1,69 @@
+// terminal_text.cc: EscapeControlBytes (terminal_text.h).
+#include "terminal_text.h"
+
+#include <cstdio>
+
+namespace mla {
+namespace {
+
+void Hex(std::string* out, const char* prefix, unsigned value, int digits) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%s%0*x", prefix, digits, value);
+  *out += buf;
+}
+
+// Length of the valid UTF-8 sequence of 2..4 bytes at text[i], or 0.
+size_t Utf8Length(std::string_view text, size_t i, unsigned* code) {
+  const unsigned char b = static_cast<unsigned char>(text[i]);
+  size_t n = 0;
+  unsigned cp = 0, min = 0;
+  if (b >= 0xc2 && b <= 0xdf) n = 2, cp = b & 0x1f, min = 0x80;
+  else if (b >= 0xe0 && b <= 0xef) n = 3, cp = b & 0x0f, min = 0x800;
+  else if (b >= 0xf0 && b <= 0xf4) n = 4, cp = b & 0x07, min = 0x10000;
+  else return 0;
+  if (i + n > text.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    const unsigned char c = static_cast<unsigned char>(text[i + k]);
+    if ((c & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (c & 0x3f);
+  }
+  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  *code = cp;
+  return n;
+}
+
+}  // namespace
+
+std::string EscapeControlBytes(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char b = static_cast<unsigned char>(text[i]);
+    if (b >= 0x20 && b < 0x7f) {
+      out += static_cast<char>(b);
+      ++i;
+    } else if (b == '\t') {
+      out += "\\t", ++i;
+    } else if (b == '\n') {
+      out += "\\n", ++i;
+    } else if (b == '\r') {
+      out += "\\r", ++i;
+    } else if (b < 0x80) {
+      Hex(&out, "\\x", b, 2), ++i;
+    } else {
+      unsigned cp = 0;
+      const size_t n = Utf8Length(text, i, &cp);
+      if (n == 0) {
+        Hex(&out, "\\x", b, 2), ++i;
+      } else if (cp < 0xa0) {
+        Hex(&out, "\\u", cp, 4), i += n;
+      } else {
+        out.append(text.substr(i, n));
+        i += n;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace mla

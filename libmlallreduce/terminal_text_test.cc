@@ -1,0 +1,47 @@
+#include "terminal_text.h"
+
+#include <gtest/gtest.h>
+
+#include "config.h"
+#include "log.h"
+
+namespace mla {
+namespace {
+
+TEST(TerminalText, PlainTextAndUtf8PassUnchanged) {
+  EXPECT_EQ(EscapeControlBytes("lane lanes=2 chunk=4M"), "lane lanes=2 chunk=4M");
+  EXPECT_EQ(EscapeControlBytes("H200 \xc3\xa9t\xc3\xa9 \xe2\x82\xac"), "H200 \xc3\xa9t\xc3\xa9 \xe2\x82\xac");
+}
+
+// Issue 15 item 9: an escape sequence in a variable reached the terminal raw.
+TEST(TerminalText, EscapesControlBytes) {
+  EXPECT_EQ(EscapeControlBytes("a\x1b[2Jb"), "a\\x1b[2Jb");
+  EXPECT_EQ(EscapeControlBytes("x\ny\tz\r"), "x\\ny\\tz\\r");
+  EXPECT_EQ(EscapeControlBytes(std::string("a\0b", 3)), "a\\x00b");
+  EXPECT_EQ(EscapeControlBytes("\x7f"), "\\x7f");
+}
+
+TEST(TerminalText, EscapesC1ControlsAndBrokenUtf8) {
+  EXPECT_EQ(EscapeControlBytes("\xc2\x9b" "31m"), "\\u009b31m");  // CSI as UTF-8
+  EXPECT_EQ(EscapeControlBytes("\x9b"), "\\x9b");                  // CSI as one byte
+  EXPECT_EQ(EscapeControlBytes("\xe2\x82"), "\\xe2\\x82");          // cut short
+  EXPECT_EQ(EscapeControlBytes("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate
+}
+
+// The library's warnings quote variables: an escape sequence in
+// MULTILANE_ALGO reaches stderr escaped.
+TEST(TerminalText, WarningsOfTheLibraryAreEscaped) {
+  const Config c = LoadConfig([](const char* name) -> const char* {
+    return std::string(name) == "MULTILANE_ALGO" ? "x\x1b]0;owned\x07\ny" : nullptr;
+  });
+  ASSERT_EQ(c.problems.size(), 1u);
+  testing::internal::CaptureStderr();
+  WarnOnce(c.problems[0]);
+  const std::string out = testing::internal::GetCapturedStderr();
+  EXPECT_NE(out.find("MULTILANE_ALGO='x\\x1b]0;owned\\x07\\ny'"), std::string::npos) << out;
+  EXPECT_EQ(out.find('\x1b'), std::string::npos);
+  EXPECT_EQ(out.find('\n'), out.size() - 1) << "one line";
+}
+
+}  // namespace
+}  // namespace mla

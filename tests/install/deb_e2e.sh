@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# deb_e2e.sh PACKAGES_DIR: the Debian packages end to end (scripts/test.sh).
+#
+# Installs PACKAGES_DIR/*.deb with apt-get, runs installed_e2e.py from a copy
+# in a temporary folder inside a mount namespace where this source tree (and
+# so every build tree in it) is hidden under an empty tmpfs, then removes and
+# purges the packages and checks that the system database the test made is
+# still there.  Puts back a system database that existed before.  Root only.
+set -euo pipefail
+debs=$(realpath "${1:?usage: deb_e2e.sh PACKAGES_DIR}")
+src=$(cd "$(dirname "$0")/../.." && pwd)
+db=/var/lib/multilane/profiles.db
+packages=(slurm-spank-multilane multilane-cuda multilane)
+
+shopt -s nullglob
+files=("$debs"/*.deb)
+[ ${#files[@]} -gt 0 ] || { echo "deb_e2e: no .deb in $debs (run cpack first)" >&2; exit 1; }
+[ "$(id -u)" -eq 0 ] || { echo "deb_e2e: run as root (it installs packages and starts Slurm)" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/mldeb-e2e.XXXXXX)
+cp "$src/tests/install/installed_e2e.py" "$src/scripts/slurm/local-slurm.sh" "$src/tests/slurm/layout_probe.c" "$work/"
+saved=""
+if [ -e "$db" ]; then saved="$work/profiles.db.saved"; mv "$db" "$saved"; fi
+had_dir=0; [ -d "$(dirname "$db")" ] && had_dir=1
+
+# remove_packages remove|purge: the installed packages (remove), or those
+# installed or with configuration files left (purge).
+remove_packages() {
+  local present=() status
+  for p in "${packages[@]}"; do
+    status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
+    case "$1:$status" in
+      remove:ii*|purge:ii*|purge:rc*) present+=("$p") ;;
+    esac
+  done
+  [ ${#present[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive apt-get "$1" -y -qq "${present[@]}" >/dev/null
+}
+restore() {
+  remove_packages purge || true
+  rm -f "$db" "$db-journal" "$db-wal" "$db-shm"
+  if [ -n "$saved" ]; then mkdir -p "$(dirname "$db")"; mv "$saved" "$db"; fi
+  [ "$had_dir" = 1 ] || rmdir "$(dirname "$db")" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap restore EXIT
+
+echo "deb_e2e: installing ${files[*]##*/}"
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${files[@]}" >/dev/null
+stat -c 'deb_e2e: %n %U:%G %a' "$(dirname "$db")"
+[ "$(stat -c '%U:%G %a' "$(dirname "$db")")" = "root:root 755" ] || { echo "deb_e2e: wrong owner/mode of $(dirname "$db")" >&2; exit 1; }
+
+cd "$work"
+unshare -m --propagation private bash -c \
+  "mount -t tmpfs -o size=1m,mode=755 mlhidden '$src' && exec /usr/bin/python3 '$work/installed_e2e.py' --work '$work' --hidden '$src'"
+
+remove_packages remove
+[ -f "$db" ] || { echo "deb_e2e: FAIL: apt-get remove took the system database $db" >&2; exit 1; }
+remove_packages purge
+[ -f "$db" ] || { echo "deb_e2e: FAIL: apt-get purge took the system database $db" >&2; exit 1; }
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
+  case "$status" in
+    ""|un*|pn*) ;;
+    *) echo "deb_e2e: FAIL: $p is still known to dpkg ($status) after the purge" >&2; exit 1 ;;
+  esac
+done
+[ ! -e /etc/slurm/plugstack.conf.d/multilane.conf ] || { echo "deb_e2e: FAIL: purge left multilane.conf" >&2; exit 1; }
+echo "deb_e2e: PASS: packages removed and purged, the system database $db is still there"
