@@ -4,11 +4,13 @@
 # virtual nodes sharing the host's GPUs), shows the profile, then benchmarks
 # the tuned profile (`auto`) beside the forced configurations and the staged
 # system MPI in one run, at the recommended layout, under MPS when the tune
-# used it.  Writes tune.txt, show.txt, bench-auto.txt/.json and the probe's
-# files (tune-files/) to OUTDIR.
+# used it.  Writes seven files to OUTDIR: tune.txt, tune.err, show.txt,
+# bench-auto.txt/.json, the probe's plans and results (tune-files.tar.gz)
+# and tune.db.
 #   scripts/gpu-tune-bench.sh OUTDIR
 # Variables: PPG (1,2,4,8), SIZES (4K:1G), STEP (4), BUDGET (240 s),
-# VNODES (2), ALGOS (mpi,auto,lane,hier,split,lane:mpi,split:mpi).
+# VNODES (2), ALGOS (mpi,auto,lane,hier,split,lane:mpi,split:mpi),
+# BENCH_TIMEOUT (300 s).
 set -euo pipefail
 OUT=$(realpath -m "${1:?usage: scripts/gpu-tune-bench.sh OUTDIR}")
 cd "$(dirname "$0")/.."
@@ -23,9 +25,11 @@ NGPU=$(nvidia-smi -L | grep -c '^GPU')
 DB=$OUT/tune.db
 rm -f "$DB"
 
+KEEP=$(mktemp -d /tmp/mla-tune-files.XXXXXX)
+trap 'tar czf "$OUT/tune-files.tar.gz" -C "$KEEP" . 2>/dev/null || true' EXIT
 start=$(date +%s)
 "$ML" tune --memory device --ranks-per-gpu "${PPG:-1,2,4,8}" --virtual-nodes "$VNODES" --sizes "${SIZES:-4K:1G}" \
-  --step "${STEP:-4}" --budget "${BUDGET:-240}" --db "$DB" --keep "$OUT/tune-files" > "$OUT/tune.txt" 2> "$OUT/tune.err"
+  --step "${STEP:-4}" --budget "${BUDGET:-240}" --db "$DB" --keep "$KEEP" 2> "$OUT/tune.err" | tee "$OUT/tune.txt"
 echo "gpu-tune-bench: the tune took $(( $(date +%s) - start )) s (wall, launches included)" | tee -a "$OUT/tune.txt"
 "$ML" show --db "$DB" > "$OUT/show.txt"
 rec=$(sed -n 's/^recommended ranks per GPU: //p' "$OUT/tune.txt")
@@ -38,12 +42,12 @@ export MULTILANE_RANKS_PER_NODE=$((np / VNODES))
 mpsdir=""
 if [ "$mps" = on ] && [ "$rec" -gt 1 ]; then
   mpsdir=$(mktemp -d /tmp/mla-mps.XXXXXX)
-  trap 'scripts/mps.sh stop "$mpsdir" >/dev/null 2>&1 || true' EXIT
+  trap 'scripts/mps.sh stop "$mpsdir" >/dev/null 2>&1 || true; tar czf "$OUT/tune-files.tar.gz" -C "$KEEP" . 2>/dev/null || true' EXIT
   scripts/mps.sh start "$mpsdir" >/dev/null
   export CUDA_MPS_PIPE_DIRECTORY=$mpsdir/pipe
   xs+=(-x CUDA_MPS_PIPE_DIRECTORY)
 fi
-"$ML" run --db "$DB" --ranks-per-gpu auto -- mpirun -np "$np" --bind-to none --oversubscribe "${xs[@]}" \
+timeout "${BENCH_TIMEOUT:-300}" "$ML" run --db "$DB" --ranks-per-gpu auto -- mpirun -np "$np" --bind-to none --oversubscribe "${xs[@]}" \
   "$BENCH" -m cuda -b 4K -e "${SIZES#*:}" -f "${STEP:-4}" -T 0.3 -a "${ALGOS:-mpi,auto,lane,hier,split,lane:mpi,split:mpi}" \
   -J "$OUT/bench-auto.json" > "$OUT/bench-auto.txt" 2>&1 || { echo "gpu-tune-bench: the benchmark failed"; tail -30 "$OUT/bench-auto.txt"; }
-cat "$OUT/tune.txt" "$OUT/bench-auto.txt"
+cat "$OUT/bench-auto.txt"

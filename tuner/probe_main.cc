@@ -33,6 +33,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -270,6 +271,17 @@ int Run(int argc, char** argv) {
   HalvingOptions halving;
   halving.margin = std::max(plan.margin, 2 * plan.noise_floor);
 
+  // Budgeted mode: the candidates of a size are validated and measured in the
+  // order of the previous size's medians (same memory; passthrough first), and
+  // once the size's share of the budget is spent the rest is not measured.  The
+  // first kAlwaysMeasured of that order are measured whatever the clock says,
+  // so a size late in a tight budget still compares passthrough with the
+  // previous size's best.  (At 1 GiB on 16 ranks sharing a GPU one call takes
+  // seconds: a first round of every candidate would overrun any budget.)
+  constexpr size_t kAlwaysMeasured = 3;
+  std::map<MemKind, std::map<std::string, double>> previous_median;
+  const std::string kNotMeasured = "not measured: the size's share of the time budget was spent (raise --budget)";
+
   json sizes_json = json::array();
   for (size_t si = 0; si < steps.size(); ++si) {
     const MemKind mem = steps[si].first;
@@ -302,6 +314,23 @@ int Run(int argc, char** argv) {
       }
       entries.push_back(e);
     }
+    if (!exhaustive) {
+      const std::map<std::string, double>& prev = previous_median[mem];
+      auto key = [&](const Entry& e) {
+        if (e.cand.IsPassthrough()) return -1.0;
+        auto it = prev.find(e.words);
+        return it == prev.end() ? std::numeric_limits<double>::infinity() : it->second;
+      };
+      std::stable_sort(entries.begin(), entries.end(),
+                       [&](const Entry& a, const Entry& b) { return key(a) < key(b); });
+    }
+    const double size_deadline = size_start + size_budget;
+    // Budgeted parts: whether entry number `index` may still be measured
+    // (rank 0's clock decides for all, a collective call on every rank).
+    auto may_measure = [&](size_t index) {
+      if (exhaustive || index < kAlwaysMeasured) return true;
+      return BcastFlag(MPI_Wtime() < size_deadline);
+    };
 
     // Validation: once per candidate, against PMPI_Allreduce.
     // The reference is the system MPI on host memory (what the staged
@@ -310,8 +339,16 @@ int Run(int argc, char** argv) {
     Fill(buf.send, ucount, g_rank);
     const bool uploaded = buf.Upload(ucount);
     PMPI_Allreduce(buf.send.data(), buf.ref.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    for (Entry& e : entries) {
+    for (size_t ei = 0; ei < entries.size(); ++ei) {
+      Entry& e = entries[ei];
       if (!e.valid) continue;
+      // --compare validates every candidate (its exhaustive sweep measures
+      // them all); the budgeted search skips those it has no time for.
+      if (!compare && !may_measure(ei)) {
+        e.dropped_in_round = 0;
+        e.error = kNotMeasured;
+        continue;
+      }
       bool copied = uploaded && buf.Poison(ucount);
       mla_reset_stats();
       int rc = mla_allreduce_with(buf.call_send(), buf.call_recv(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
@@ -345,12 +382,21 @@ int Run(int argc, char** argv) {
     std::vector<double> t(static_cast<size_t>(iters)), tmax(static_cast<size_t>(iters));
     auto run_rounds = [&](std::vector<Entry>& es, bool budgeted, const std::string& tag) {
       int rounds_run = 0;
-      for (int round = 1; round <= plan.max_rounds; ++round) {
+      bool out_of_time = false;
+      for (int round = 1; round <= plan.max_rounds && !out_of_time; ++round) {
         int active = 0;
         for (int rep = 0; rep < plan.reps_per_round; ++rep) {
           active = 0;
-          for (Entry& e : es) {
+          for (size_t ei = 0; ei < es.size(); ++ei) {
+            Entry& e = es[ei];
             if (!e.valid || e.dropped_in_round >= 0) continue;
+            // Out of time: keep what was measured; an entry without a sample
+            // is not measured (below).  The first entries get their round.
+            const bool guaranteed = round == 1 && ei < kAlwaysMeasured;
+            if (budgeted && !guaranteed && (out_of_time || !may_measure(es.size()))) {
+              out_of_time = true;
+              continue;
+            }
             ++active;
             for (int w = 0; w < plan.warmup; ++w)
               mla_allreduce_with(buf.call_send(), buf.call_recv(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
@@ -374,6 +420,12 @@ int Run(int argc, char** argv) {
           }
         }
         rounds_run = round;
+        if (out_of_time)
+          for (Entry& e : es)
+            if (e.valid && e.dropped_in_round < 0 && e.samples.empty()) {
+              e.dropped_in_round = round;
+              e.error = kNotMeasured;
+            }
         if (budgeted) {
           std::map<std::string, std::vector<double>> s;
           for (const Entry& e : es)
@@ -386,7 +438,7 @@ int Run(int argc, char** argv) {
         int left = 0;
         for (const Entry& e : es) left += e.valid && e.dropped_in_round < 0;
         ++done;
-        bool more = round < plan.max_rounds && left > 1;
+        bool more = round < plan.max_rounds && left > 1 && !out_of_time;
         if (budgeted) more = BcastFlag(more && MPI_Wtime() - size_start < size_budget);
         Progress(done, total, seconds_left(),
                  "size=" + sz + tag + " round=" + std::to_string(round) + " measured=" + std::to_string(active) +
@@ -396,6 +448,12 @@ int Run(int argc, char** argv) {
       return rounds_run;
     };
     const int rounds_run = run_rounds(entries, !exhaustive, "");
+    {
+      std::map<std::string, double>& prev = previous_median[mem];
+      prev.clear();
+      for (const Entry& e : entries)
+        if (e.valid && !e.samples.empty()) prev[e.words] = Median(e.samples);
+    }
     const double budgeted_elapsed = MPI_Wtime() - size_start;
     done = static_cast<long>(si) * steps_per_size + 1 + plan.max_rounds;
 

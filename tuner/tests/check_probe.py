@@ -21,7 +21,7 @@ plan = {
     "sizes": [4096, "64K", "1M"],
     "memory": "host", "datatype": "fp32", "op": "sum",
     "candidates": ["lane", "lane lanes=1", "hier"],
-    "budget_s": 3, "reps_per_round": 2, "max_rounds": 3, "noise_floor": 0.03,
+    "budget_s": 10, "reps_per_round": 2, "max_rounds": 3, "noise_floor": 0.03,
     "warmup": 1, "iterations": {"bytes": "1M", "min": 2, "max": 10},
 }
 with open(plan_path, "w") as f:
@@ -97,11 +97,22 @@ def run_plan(extra_plan, extra_args):
     with open(out) as f:
         return json.load(f)
 
-# A spent budget: one round per size, still every candidate measured once.
+# A spent budget: one round per size; per size passthrough and the first two
+# candidates in the previous size's order get their round, the rest are
+# marked not measured (valid, no sample, with the reason).
 r = run_plan({"budget_s": 0}, [])
+measured_before = None
 for s in r["sizes"]:
     assert s["rounds"] == 1, s
-    assert all(c["reps"] == 2 for c in s["candidates"]), s
+    measured = [c["candidate"] for c in s["candidates"] if c["reps"] > 0]
+    rest = [c for c in s["candidates"] if c["reps"] == 0]
+    assert len(measured) == 3 and measured[0] == "passthrough", s
+    assert all(c["reps"] == 2 for c in s["candidates"] if c["reps"] > 0), s
+    assert len(rest) == 1 and rest[0]["valid"] and rest[0]["error"].startswith("not measured: "), s
+    assert rest[0]["dropped_in_round"] in (0, 1), s
+    if measured_before is not None:
+        assert set(measured) == set(measured_before), (measured, measured_before)
+    measured_before = measured
 
 # --exhaustive: every candidate, every round, nothing dropped.
 r = run_plan({"budget_s": 0}, ["--exhaustive"])
