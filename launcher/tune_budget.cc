@@ -48,8 +48,8 @@ std::string ExplainOverrun(const TuneTimes& t) {
   std::vector<std::pair<double, std::string>> causes = {
       {measuring - t.probe_budget_s,
        "the measurements took " + Seconds(measuring) + " of their " + Seconds(t.probe_budget_s) +
-           " (every candidate is validated and measured at least once per size, whatever the budget: "
-           "fewer --sizes or a larger --step shorten it)"},
+           " (at every size the system MPI and the previous size's two best get one round whatever the "
+           "budget, which takes long where one call does: fewer or smaller --sizes or a larger --step shorten it)"},
       {t.before_s + launch + t.after_s - planned_overheads,
        "preparing (" + Seconds(t.before_s) + "), starting and ending the MPI job (" + Seconds(launch) +
            ") and storing (" + Seconds(t.after_s) + ") took more than the " + Seconds(planned_overheads) +

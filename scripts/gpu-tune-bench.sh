@@ -10,7 +10,8 @@
 #   scripts/gpu-tune-bench.sh OUTDIR
 # Variables: PPG (1,2,4,8), SIZES (4K:1G), STEP (4), BUDGET (240 s),
 # VNODES (2), ALGOS (mpi,auto,lane,hier,split,lane:mpi,split:mpi),
-# BENCH_TIMEOUT (300 s).
+# BENCH_TIMEOUT (300 s), TUNE_FROM (a folder with the tune.db and tune.txt of
+# an earlier run: benchmark those, no new tune).
 set -euo pipefail
 OUT=$(realpath -m "${1:?usage: scripts/gpu-tune-bench.sh OUTDIR}")
 cd "$(dirname "$0")/.."
@@ -28,9 +29,13 @@ rm -f "$DB"
 KEEP=$(mktemp -d /tmp/mla-tune-files.XXXXXX)
 trap 'tar czf "$OUT/tune-files.tar.gz" -C "$KEEP" . 2>/dev/null || true' EXIT
 start=$(date +%s)
+if [ -n "${TUNE_FROM:-}" ]; then
+  cp "$TUNE_FROM/tune.db" "$DB"; cp "$TUNE_FROM/tune.txt" "$OUT/tune.txt"
+else
 "$ML" tune --memory device --ranks-per-gpu "${PPG:-1,2,4,8}" --virtual-nodes "$VNODES" --sizes "${SIZES:-4K:1G}" \
   --step "${STEP:-4}" --budget "${BUDGET:-240}" --db "$DB" --keep "$KEEP" 2> "$OUT/tune.err" | tee "$OUT/tune.txt"
 echo "gpu-tune-bench: the tune took $(( $(date +%s) - start )) s (wall, launches included)" | tee -a "$OUT/tune.txt"
+fi
 "$ML" show --db "$DB" > "$OUT/show.txt"
 rec=$(sed -n 's/^recommended ranks per GPU: //p' "$OUT/tune.txt")
 mps=$(grep '^multilane-profile' "$OUT/tune.txt" | sed 's/.* mps=\([a-z]*\).*/\1/' | tail -1)
@@ -48,6 +53,6 @@ if [ "$mps" = on ] && [ "$rec" -gt 1 ]; then
   xs+=(-x CUDA_MPS_PIPE_DIRECTORY)
 fi
 timeout "${BENCH_TIMEOUT:-300}" "$ML" run --db "$DB" --ranks-per-gpu auto -- mpirun -np "$np" --bind-to none --oversubscribe "${xs[@]}" \
-  "$BENCH" -m cuda -b 4K -e "${SIZES#*:}" -f "${STEP:-4}" -T 0.3 -a "${ALGOS:-mpi,auto,lane,hier,split,lane:mpi,split:mpi}" \
+  "$BENCH" -m cuda -b 4K -e "$(SZ=${SIZES:-4K:1G}; echo "${SZ#*:}")" -f "${STEP:-4}" -T 0.3 -a "${ALGOS:-mpi,auto,lane,hier,split,lane:mpi,split:mpi}" \
   -J "$OUT/bench-auto.json" > "$OUT/bench-auto.txt" 2>&1 || { echo "gpu-tune-bench: the benchmark failed"; tail -30 "$OUT/bench-auto.txt"; }
 cat "$OUT/bench-auto.txt"
