@@ -8,6 +8,7 @@
 #include <map>
 
 #include "byte_size.h"
+#include "profile.h"
 
 namespace multilane {
 namespace {
@@ -61,7 +62,39 @@ int64_t MultilaneCalls(const ReportBin& bin) {
   return std::min(n, bin.calls);
 }
 
-BinAnalysis AnalyzeBin(const ReportBin& b, int ranks, double total_time, int64_t total_calls) {
+// Why the profile's times are not comparable with a job's, or "" when they
+// are: a rank count recorded and within kComparableRanks of the job's.
+std::string RanksNotComparable(const JobReport& r, const mla::Profile& p) {
+  auto it = p.metadata().find("ranks");
+  int ranks = 0;
+  if (it == p.metadata().end() || std::sscanf(it->second.c_str(), "%d", &ranks) != 1 || ranks <= 0)
+    return "the profile does not record the rank count it was tuned at (re-tune with this version)";
+  if (r.ranks <= 0) return "the job report does not say how many ranks the job ran";
+  if (r.ranks * kComparableRanks < ranks || r.ranks > ranks * kComparableRanks)
+    return "the profile was tuned on " + std::to_string(ranks) + " ranks and the job ran " + std::to_string(r.ranks) +
+           ": its times are not comparable (a factor of " + Format("%g", kComparableRanks) + " at most)";
+  return "";
+}
+
+int HeaderInt(const mla::Profile& p, const std::string& key) {
+  auto it = p.metadata().find(key);
+  int v = 0;
+  if (it == p.metadata().end() || std::sscanf(it->second.c_str(), "%d", &v) != 1) return 0;
+  return v;
+}
+
+// Why a device entry's times do not hold for the job's ranks per GPU, or "".
+std::string PpgNotComparable(const JobReport& r, const mla::Profile& p, const mla::ProfileEntry& e) {
+  const int tuned = e.ppg > 0 ? e.ppg : HeaderInt(p, "ranks_per_gpu");
+  if (tuned <= 0 || r.ranks_per_gpu <= 0) return "";  // no GPU layout recorded on either side: nothing to compare
+  if (tuned != r.ranks_per_gpu)
+    return "the profile's device entries were tuned at " + std::to_string(tuned) + " rank(s) per GPU and the job ran " +
+           std::to_string(r.ranks_per_gpu);
+  return "";
+}
+
+BinAnalysis AnalyzeBin(const ReportBin& b, int ranks, double total_time, int64_t total_calls,
+                       uint64_t measured_bytes) {
   BinAnalysis a;
   a.memory = b.memory;
   a.from = b.from;
@@ -97,7 +130,13 @@ BinAnalysis AnalyzeBin(const ReportBin& b, int ranks, double total_time, int64_t
     a.mpi_time_us = *b.profile->mpi_time_us;
     if (bus_factor > 0) a.mpi_busbw_gbs = busbw_at(*a.mpi_time_us);
     const int64_t by_multilane = MultilaneCalls(b);
-    a.saved_s = by_multilane == 0 ? 0.0 : static_cast<double>(by_multilane) * (*a.mpi_time_us - a.per_call_us) * 1e-6;
+    // A lower bound of the system MPI's time at the job's mean message size:
+    // time grows with size and at most linearly, so the tuned time scaled
+    // down by mean/measured (never up) is at most what the MPI would take.
+    double mpi_us = *a.mpi_time_us;
+    if (measured_bytes > 0 && a.mean_message_bytes < static_cast<double>(measured_bytes))
+      mpi_us *= a.mean_message_bytes / static_cast<double>(measured_bytes);
+    a.saved_s = by_multilane == 0 ? 0.0 : static_cast<double>(by_multilane) * (mpi_us - a.per_call_us) * 1e-6;
   }
   return a;
 }
@@ -175,7 +214,8 @@ void JobVerdicts(const JobReport& r, JobAnalysis* a) {
   if (s.known) {
     if (s.share_of_wall >= kSavingsNoticeableShare) {
       Add(v, "savings", VerdictLevel::kGood,
-          "multilane saved " + Seconds(s.saved_s) + " against the system MPI's tuned times (" +
+          std::string(s.capped ? "multilane saved at least " : "multilane saved ") + Seconds(s.saved_s) +
+              " against the system MPI's tuned times (" +
               Percent(s.share_of_wall) + " of the wall time: the job ran " + Times(s.job_speedup) + " as fast)");
     } else if (s.share_of_wall <= -kSavingsNoticeableShare) {
       Add(v, "savings", VerdictLevel::kWarn,
@@ -193,9 +233,23 @@ void JobVerdicts(const JobReport& r, JobAnalysis* a) {
   } else if (!r.profile_text) {
     Add(v, "savings", VerdictLevel::kNote,
         "no profile was in force: the allreduces ran on the system MPI (multilane tune, then multilane run)");
+  } else if (!s.why_not.empty()) {
+    Add(v, "savings", VerdictLevel::kNote, "what multilane saved is not claimed: " + s.why_not);
   } else {
     Add(v, "savings", VerdictLevel::kNote,
         "the profile records no system MPI times for these sizes: what multilane saved is unknown");
+  }
+
+  const LayoutAdvice& l = a->layout;
+  if (l.known && l.best_ppg != l.job_ppg && l.ratio < 1) {
+    Add(v, "ranks-per-gpu", VerdictLevel::kNote,
+        "the profile predicts " + std::to_string(l.best_ppg) + " rank(s) per GPU would have been fastest for this job's "
+            "device allreduces: " + Percent(1 - l.ratio) + " less time than at the " + std::to_string(l.job_ppg) +
+            " it ran (about " + Seconds(l.saved_s) + ")" + (l.note.empty() ? "" : "; " + l.note));
+  } else if (l.known) {
+    Add(v, "ranks-per-gpu", VerdictLevel::kGood,
+        "the job ran " + std::to_string(l.job_ppg) + " rank(s) per GPU, the fastest the profile knows for its "
+            "device allreduces" + (l.note.empty() ? "" : "; " + l.note));
   }
 
   for (const BinAnalysis& b : a->bins) {
@@ -285,6 +339,69 @@ double PredictTime(const TimeSplit& split, int n, double k, double extra_allredu
   return split.compute_s / k + split.wait_s / k + (split.allreduce_s + extra_allreduce_s) * RingFactor(n, k);
 }
 
+namespace {
+
+LayoutAdvice AdviseLayout(const JobReport& r, const mla::Profile& p, const std::vector<BinAnalysis>& bins) {
+  LayoutAdvice l;
+  l.job_ppg = r.ranks_per_gpu;
+  std::vector<int> tuned;
+  for (const mla::ProfileEntry& e : p.entries())
+    if (e.kind == mla::MemKind::kDevice && e.ppg > 0 && std::find(tuned.begin(), tuned.end(), e.ppg) == tuned.end())
+      tuned.push_back(e.ppg);
+  std::sort(tuned.begin(), tuned.end());
+  double device_transfer_s = 0;
+  bool device_calls = false;
+  for (const BinAnalysis& b : bins)
+    if (b.memory == "device" && b.calls > 0) {
+      device_calls = true;
+      device_transfer_s += b.transfer_s;
+    }
+  if (!device_calls) {
+    l.note = "the job made no allreduce calls on device memory";
+    return l;
+  }
+  if (tuned.size() < 2) {
+    l.note = "the profile holds device entries of one ranks-per-GPU value (tune with --ranks-per-gpu LIST)";
+    return l;
+  }
+  if (std::find(tuned.begin(), tuned.end(), r.ranks_per_gpu) == tuned.end()) {
+    l.note = "the job ran " + std::to_string(r.ranks_per_gpu) + " rank(s) per GPU, which the profile did not tune";
+    return l;
+  }
+  const std::string why_not = RanksNotComparable(r, p);
+  for (int ppg : tuned) {
+    double sum = 0;
+    bool complete = true;
+    for (const BinAnalysis& b : bins) {
+      if (b.memory != "device" || b.calls <= 0) continue;
+      const mla::ProfileEntry* e = p.Lookup(mla::MemKind::kDevice, b.from, ppg);
+      if (e == nullptr || e->ppg != ppg || e->time_us <= 0) {
+        complete = false;
+        break;
+      }
+      sum += static_cast<double>(b.calls) * e->time_us;
+    }
+    if (complete) l.predicted_us.emplace_back(ppg, sum);
+  }
+  double job_us = -1;
+  for (const auto& [ppg, us] : l.predicted_us)
+    if (ppg == r.ranks_per_gpu) job_us = us;
+  if (job_us <= 0 || l.predicted_us.size() < 2) {
+    l.note = "the profile has no tuned time for some of the job's device sizes at some ranks-per-GPU values";
+    return l;
+  }
+  auto best = std::min_element(l.predicted_us.begin(), l.predicted_us.end(),
+                               [](const auto& x, const auto& y) { return x.second < y.second; });
+  l.known = true;
+  l.best_ppg = best->first;
+  l.ratio = best->second / job_us;
+  l.saved_s = (1 - l.ratio) * device_transfer_s;
+  if (!why_not.empty()) l.note = "only indicative: " + why_not;
+  return l;
+}
+
+}  // namespace
+
 JobAnalysis AnalyzeJob(const JobReport& r) {
   JobAnalysis a;
   a.split = Split(r);
@@ -297,16 +414,37 @@ JobAnalysis AnalyzeJob(const JobReport& r) {
     total_time += b.time_s.mean;
     total_calls += b.calls;
   }
+  mla::Profile profile;
+  std::string profile_error;
+  const bool have_profile = r.profile_text && profile.Parse(*r.profile_text, &profile_error);
+  const std::string ranks_why_not =
+      !r.profile_text ? "" : !have_profile ? "the profile in force does not parse (" + profile_error + ")"
+                                           : RanksNotComparable(r, profile);
   for (const ReportBin& b : r.bins) {
-    a.bins.push_back(AnalyzeBin(b, r.ranks, total_time, total_calls));
-    const BinAnalysis& ba = a.bins.back();
+    const mla::MemKind kind = b.memory == "device" ? mla::MemKind::kDevice : mla::MemKind::kHost;
+    const mla::ProfileEntry* entry = have_profile ? profile.Lookup(kind, b.from, r.ranks_per_gpu) : nullptr;
+    a.bins.push_back(AnalyzeBin(b, r.ranks, total_time, total_calls, entry ? entry->measured_bytes : 0));
+    BinAnalysis& ba = a.bins.back();
     ++a.savings.bins_total;
-    if (ba.saved_s) {
-      a.savings.known = true;
-      ++a.savings.bins_known;
-      a.savings.saved_s += *ba.saved_s;
+    if (!ba.saved_s) continue;
+    std::string why_not = ranks_why_not;
+    if (why_not.empty() && entry && kind == mla::MemKind::kDevice) why_not = PpgNotComparable(r, profile, *entry);
+    if (!why_not.empty()) {
+      ba.saved_s.reset();  // not comparable: no claim
+      if (a.savings.why_not.empty()) a.savings.why_not = why_not;
+      continue;
     }
+    a.savings.known = true;
+    ++a.savings.bins_known;
+    a.savings.saved_s += *ba.saved_s;
   }
+  // Never more saved than the job spent in allreduce.
+  if (a.savings.saved_s > a.split.allreduce_s) {
+    a.savings.saved_s = a.split.allreduce_s;
+    a.savings.capped = true;
+  }
+  if (a.savings.known) a.savings.why_not.clear();
+  if (have_profile) a.layout = AdviseLayout(r, profile, a.bins);
   double total_transfer = 0;
   for (const BinAnalysis& b : a.bins) total_transfer += b.transfer_s;
   for (BinAnalysis& b : a.bins) b.transfer_share = total_transfer > 0 ? b.transfer_s / total_transfer : 0;

@@ -83,14 +83,41 @@ struct BinAnalysis {
   std::optional<double> saved_s;             // calls by multilane x (mpi_time - per_call)
 };
 
-// What multilane saved against the system MPI's tuned times.
+// What multilane saved against the system MPI's tuned times.  Counted only
+// where the profile was tuned at a comparable layout: a rank count within a
+// factor kComparableRanks of the job's and, for device bins, the job's ranks
+// per GPU; else `why_not` says why nothing is claimed.  Each bin compares the
+// job's own time per call with a lower bound of the system MPI's time at the
+// job's mean message size (the tuned time scaled down linearly when the job's
+// messages are smaller than the size it was measured at, never scaled up), and
+// the total never exceeds the job's time in allreduce (`capped`).
 struct Savings {
-  bool known = false;      // at least one bin has mpi_time_us
+  bool known = false;      // at least one comparable bin has mpi_time_us
+  std::string why_not;     // when !known and a profile was in force: why
+  bool capped = false;     // the total was cut to the job's allreduce time
   double saved_s = 0;      // may be negative (a loss)
   double share_of_wall = 0;
   double job_speedup = 1;  // (wall + saved) / wall
   int bins_known = 0;
   int bins_total = 0;
+};
+
+// The profile's rank count at which a job's rank count is comparable: within
+// this factor either way.
+inline constexpr double kComparableRanks = 2.0;
+
+// Which ranks per GPU the profile predicts would have been fastest for the
+// job's device calls: per ranks-per-GPU value tuned, the sum over the job's
+// device bins of calls x the tuned time of that value's entry (all values are
+// tuned at the same sizes, so the sums compare like with like).
+struct LayoutAdvice {
+  bool known = false;
+  std::string note;     // why not, when !known
+  int job_ppg = 0;      // what the job ran
+  int best_ppg = 0;     // the fastest by the profile
+  double ratio = 1;     // predicted allreduce time at best_ppg / at job_ppg
+  double saved_s = 0;   // (1 - ratio) x the job's device allreduce time (waiting excluded)
+  std::vector<std::pair<int, double>> predicted_us;  // (ranks per GPU, summed tuned time)
 };
 
 // One point of the strong-scaling prediction.
@@ -133,6 +160,7 @@ struct JobAnalysis {
   std::string prediction_note;  // why not, when not
   std::vector<PredictionPoint> prediction;
   Savings savings;
+  LayoutAdvice layout;
   EnergyAnalysis energy;
   std::vector<Verdict> verdicts;
 };

@@ -86,6 +86,129 @@ TEST(ReportAnalysis, KnownJobSavingsAndPrediction) {
   EXPECT_EQ(a.prediction[1].scale, 32);
 }
 
+// A job of `ranks` ranks at `ppg` per GPU with one bin of `calls` calls of
+// `bytes` each, `per_call_us` each (no waiting), under `profile`.
+JobReport MakeJob(int ranks, int ppg, const std::string& memory, uint64_t from, uint64_t bytes, int64_t calls,
+                  double per_call_us, const std::string& profile, double mpi_time_us, double time_us) {
+  JobReport r;
+  r.ranks = ranks;
+  r.nodes = 1;
+  r.ranks_per_node = ranks;
+  r.ranks_per_gpu = ppg;
+  r.gpus = ppg > 0 ? ranks / ppg : 0;
+  r.settings_algo = "auto";
+  r.profile_text = profile;
+  const double in_allreduce = static_cast<double>(calls) * per_call_us * 1e-6;
+  r.wall_s = {100, 100, 100};
+  r.allreduce_s = {in_allreduce, in_allreduce, in_allreduce};
+  r.wait_s = {0, 0, 0};
+  r.wait_sampled_calls = 10;
+  ReportBin b;
+  b.memory = memory;
+  b.from = from;
+  b.to = from * 2;
+  b.calls = calls;
+  b.bytes = bytes * static_cast<uint64_t>(calls);
+  b.time_s = {in_allreduce, in_allreduce, in_allreduce};
+  b.comm_ranks = ranks;
+  b.algos = {{"lane", calls}};
+  b.profile = BinProfile{"lane", time_us, mpi_time_us};
+  r.bins.push_back(b);
+  return r;
+}
+
+// The savings of a 2-rank job against a profile tuned on 8 ranks: not claimed,
+// and the report says why (it once claimed 617 % of the wall time).
+TEST(ReportAnalysis, SavingsNotClaimedAgainstAnotherRankCount) {
+  const JobReport r = MakeJob(2, 0, "host", 1 << 20, 1 << 20, 1000, 500,
+                              "multilane-profile 1 nodes=1 ranks=8\nhost 0 inf lane time_us=100 mpi_time_us=90000\n",
+                              90000, 100);
+  const JobAnalysis a = AnalyzeJob(r);
+  EXPECT_FALSE(a.savings.known);
+  EXPECT_EQ(a.savings.saved_s, 0);
+  EXPECT_FALSE(a.bins[0].saved_s.has_value());
+  EXPECT_NE(a.savings.why_not.find("tuned on 8 ranks and the job ran 2"), std::string::npos) << a.savings.why_not;
+  const Verdict* v = Find(a.verdicts, "savings");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->text.rfind("what multilane saved is not claimed: ", 0), 0u) << v->text;
+  // The same with the profile's rank count unrecorded.
+  const JobReport old = MakeJob(8, 0, "host", 1 << 20, 1 << 20, 1000, 500,
+                                "multilane-profile 1\nhost 0 inf lane time_us=100 mpi_time_us=900\n", 900, 100);
+  const JobAnalysis b = AnalyzeJob(old);
+  EXPECT_FALSE(b.savings.known);
+  EXPECT_NE(b.savings.why_not.find("does not record the rank count"), std::string::npos) << b.savings.why_not;
+}
+
+// Each entry's own measured size: the job's 1 MiB messages against a system
+// MPI time measured at 4 MiB count a quarter of it (a lower bound), never more.
+TEST(ReportAnalysis, SavingsUseTheEntrysMeasuredSize) {
+  const JobReport r = MakeJob(8, 0, "host", 1 << 20, 1 << 20, 1000, 500,
+                              "multilane-profile 1 ranks=8\nhost 0 inf lane time_us=1000 mpi_time_us=4000 at=4M\n",
+                              4000, 1000);
+  const JobAnalysis a = AnalyzeJob(r);
+  ASSERT_TRUE(a.savings.known);
+  EXPECT_NEAR(a.savings.saved_s, 1000 * (1000 - 500) * 1e-6, 1e-9);  // 4000 us x 1/4 - 500 us, 1000 calls
+  EXPECT_FALSE(a.savings.capped);
+  // Larger messages than measured: the tuned time as it is, not scaled up.
+  const JobReport big = MakeJob(8, 0, "host", 8 << 20, 8 << 20, 1000, 500,
+                                "multilane-profile 1 ranks=8\nhost 0 inf lane time_us=400 mpi_time_us=800 at=4M\n",
+                                800, 400);
+  EXPECT_NEAR(AnalyzeJob(big).savings.saved_s, 1000 * (800 - 500) * 1e-6, 1e-9);
+}
+
+// Never more saved than the job spent in allreduce.
+TEST(ReportAnalysis, SavingsNeverExceedTheAllreduceTime) {
+  JobReport r = MakeJob(8, 0, "host", 1 << 20, 1 << 20, 1000, 100,
+                        "multilane-profile 1 ranks=8\nhost 0 inf lane time_us=100 mpi_time_us=5000 at=1M\n",
+                        5000, 100);
+  r.wall_s = {1, 1, 1};
+  const JobAnalysis a = AnalyzeJob(r);
+  ASSERT_TRUE(a.savings.known);
+  EXPECT_TRUE(a.savings.capped);
+  EXPECT_NEAR(a.savings.saved_s, 0.1, 1e-9);  // the job's 1000 x 100 us in allreduce
+  const Verdict* v = Find(a.verdicts, "savings");
+  ASSERT_NE(v, nullptr);
+  EXPECT_NE(v->text.find("saved at least"), std::string::npos) << v->text;
+}
+
+// Device entries tuned at another ranks-per-GPU value are not the job's.
+TEST(ReportAnalysis, DeviceSavingsOnlyAtTheJobsRanksPerGpu) {
+  const JobReport r = MakeJob(8, 1, "device", 1 << 20, 1 << 20, 1000, 500,
+                              "multilane-profile 1 ranks=8 ranks_per_gpu=4\ndevice 0 inf lane time_us=100 "
+                              "mpi_time_us=900\n",
+                              900, 100);
+  const JobAnalysis a = AnalyzeJob(r);
+  EXPECT_FALSE(a.savings.known);
+  EXPECT_NE(a.savings.why_not.find("tuned at 4 rank(s) per GPU and the job ran 1"), std::string::npos)
+      << a.savings.why_not;
+}
+
+// Which ranks per GPU the profile predicts for the job's device calls.
+TEST(ReportAnalysis, RanksPerGpuAdvice) {
+  const std::string profile =
+      "multilane-profile 1 ranks=8 ranks_per_gpu=4 ranks_per_gpu_tuned=1,2,4\n"
+      "device 0 inf lane ppg=1 time_us=1000 mpi_time_us=2000 at=1M\n"
+      "device 0 inf lane ppg=2 time_us=600 mpi_time_us=2000 at=1M\n"
+      "device 0 inf lane ppg=4 time_us=400 mpi_time_us=2000 at=1M\n"
+      "device 0 inf lane time_us=400 mpi_time_us=2000 at=1M\n";
+  const JobReport r = MakeJob(8, 2, "device", 1 << 20, 1 << 20, 1000, 700, profile, 2000, 600);
+  const JobAnalysis a = AnalyzeJob(r);
+  ASSERT_TRUE(a.layout.known) << a.layout.note;
+  EXPECT_EQ(a.layout.job_ppg, 2);
+  EXPECT_EQ(a.layout.best_ppg, 4);
+  EXPECT_NEAR(a.layout.ratio, 400.0 / 600, 1e-12);
+  EXPECT_NEAR(a.layout.saved_s, (1 - 400.0 / 600) * 0.7, 1e-9);  // the job's 0.7 s of device allreduce
+  ASSERT_EQ(a.layout.predicted_us.size(), 3u);
+  const Verdict* v = Find(a.verdicts, "ranks-per-gpu");
+  ASSERT_NE(v, nullptr);
+  EXPECT_NE(v->text.find("4 rank(s) per GPU would have been fastest"), std::string::npos) << v->text;
+  // At a value the profile did not tune: no advice, and why.
+  const JobAnalysis b = AnalyzeJob(MakeJob(24, 3, "device", 1 << 20, 1 << 20, 1000, 700, profile, 2000, 600));
+  EXPECT_FALSE(b.layout.known);
+  EXPECT_NE(b.layout.note.find("3 rank(s) per GPU, which the profile did not tune"), std::string::npos)
+      << b.layout.note;
+}
+
 TEST(ReportAnalysis, KnownJobEnergy) {
   const JobAnalysis a = AnalyzeJob(Load("known_job.json"));
   EXPECT_TRUE(a.energy.measured);

@@ -61,7 +61,13 @@ json JobJson(const JobReport& r, const JobAnalysis& a) {
   }
   const Savings& s = a.savings;
   j["savings"] = {{"known", s.known},           {"saved_s", s.saved_s},       {"share_of_wall", s.share_of_wall},
-                  {"job_speedup", s.job_speedup}, {"bins_known", s.bins_known}, {"bins_total", s.bins_total}};
+                  {"job_speedup", s.job_speedup}, {"bins_known", s.bins_known}, {"bins_total", s.bins_total},
+                  {"capped", s.capped},           {"why_not", s.why_not}};
+  const LayoutAdvice& l = a.layout;
+  json predicted = json::array();
+  for (const auto& [ppg, us] : l.predicted_us) predicted.push_back({{"ranks_per_gpu", ppg}, {"time_us", us}});
+  j["ranks_per_gpu"] = {{"known", l.known}, {"note", l.note},    {"job", l.job_ppg}, {"best", l.best_ppg},
+                        {"ratio", l.ratio}, {"saved_s", l.saved_s}, {"predicted", predicted}};
   json points = json::array();
   for (const PredictionPoint& p : a.prediction)
     points.push_back({{"factor", p.factor},

@@ -88,10 +88,25 @@ void Job(const JobReport& r, const JobAnalysis& a, std::string* out) {
   }
   const Savings& s = a.savings;
   if (s.known)
-    Line(out, "  multilane saved %.3f s (%s of the wall time, %s as fast) on %d of %d bin(s) with system MPI times",
-         s.saved_s, Percent(s.share_of_wall).c_str(), Times(s.job_speedup).c_str(), s.bins_known, s.bins_total);
+    Line(out, "  multilane saved %s%.3f s (%s of the wall time, %s as fast) on %d of %d bin(s) with system MPI times",
+         s.capped ? "at least " : "", s.saved_s, Percent(s.share_of_wall).c_str(), Times(s.job_speedup).c_str(),
+         s.bins_known, s.bins_total);
   else
-    Line(out, "  multilane saved: unknown (%s)", r.profile_text ? "no system MPI times in the profile" : "no profile in force");
+    Line(out, "  multilane saved: unknown (%s)",
+         !r.profile_text ? "no profile in force"
+         : !s.why_not.empty() ? s.why_not.c_str()
+                              : "no system MPI times in the profile");
+  if (a.layout.known) {
+    std::string per;
+    for (const auto& [ppg, us] : a.layout.predicted_us)
+    {
+      char secs[32];
+      std::snprintf(secs, sizeof secs, "%.4g s", us * 1e-6);
+      per += (per.empty() ? "" : ", ") + std::to_string(ppg) + ": " + secs;
+    }
+    Line(out, "  ranks per GPU by the profile (tuned time of the job's device calls): %s; ran %d, fastest %d",
+         per.c_str(), a.layout.job_ppg, a.layout.best_ppg);
+  }
   if (a.prediction_possible) {
     Line(out, "  scaling prediction (strong scaling; compute and waiting / k, allreduce x ring factor):");
     for (const PredictionPoint& p : a.prediction) {
