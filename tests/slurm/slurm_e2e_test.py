@@ -454,6 +454,27 @@ def case_fail_open_resolver_loader_fails(root):
               r"exit status 127\): .*error while loading shared libraries: /nonexistent/libmlallreduce\.so\.0")
 
 
+def case_fail_open_resolver_hangs(root):
+    """A `multilane` that never answers: after resolve_timeout the step runs
+    without multilane and says so (the look-up is killed, the step goes on)."""
+    stand_in = os.path.join(root, "multilane-hangs")
+    with open(stand_in, "w") as f:
+        f.write("#!/bin/sh\nexec sleep 600\n")
+    os.chmod(stand_in, 0o755)
+    fail_open(root, {"multilane": stand_in, "resolve_timeout": "2"}, lambda s: None,
+              r"look-up .* failed: timed out after 2 s")
+
+
+def case_fail_open_resolver_crashes(root):
+    """A `multilane` that dies of a signal (SIGSEGV) inside slurmstepd's
+    look-up: the step runs without multilane, the line names the signal."""
+    stand_in = os.path.join(root, "multilane-crashes")
+    with open(stand_in, "w") as f:
+        f.write("#!/bin/sh\nkill -SEGV $$\n")
+    os.chmod(stand_in, 0o755)
+    fail_open(root, {"multilane": stand_in}, lambda s: None, r"look-up .* failed: killed by signal 11")
+
+
 def case_without_cli_filter(root):
     """Without the cli_filter the plugin maps the step's own tasks and says
     how to get the tuned layout."""
@@ -667,6 +688,61 @@ def check_valgrind_logs(vg, wait_s=120):
         # uninitialised values, mismatched frees.
         check(errors == 0, f"stepd.{pid}.log: valgrind counted {errors} error(s):\n{text[-6000:]}")
     return len(logs), summaries
+
+
+def case_salloc_and_user_settings(root):
+    """salloc --multilane: the allocation gets the tuned tasks per GPU and its
+    srun step the library with the profile.  A user's own LD_PRELOAD stays
+    first (the library after it) and a user's own MULTILANE_PROFILE is kept:
+    the job runs the user's table (hier), not the published one (lane)."""
+    s = Slurm(root, {})
+    try:
+        publish_lane_profile(s.db)
+        p = s.cmd(["salloc", "--gpus=2", "--multilane", "srun", "--mpi=pmix", ARGS.probe, "5"])
+        rows = rank_lines(p.stdout)
+        check(len(rows) == 4, f"salloc --multilane: expected 4 ranks (2 per GPU, tuned), got {rows}\n{p.stderr}")
+        check([r["gpu"] for r in rows] == ["0", "0", "1", "1"], f"GPU binding {[r['gpu'] for r in rows]}")
+        for r in rows:
+            check(r["ok"] == "1" and r["preload"] == "1" and r["lane"] == "5",
+                  f"salloc --multilane: rank {r['rank']}: ok={r['ok']} preload={r['preload']} lane={r['lane']}")
+        # The user's own preload and profile.
+        user_lib = "/lib/x86_64-linux-gnu/libm.so.6"
+        env = dict(s.env)
+        env["LD_PRELOAD"] = user_lib
+        env["MULTILANE_PROFILE"] = "multilane-profile 1\nhost 0 inf hier\n"
+        q = run(["srun", "--gpus=1", "--multilane", "/usr/bin/env"], env=env, timeout=120, cwd=root)
+        preload = [l[len("LD_PRELOAD="):] for l in q.stdout.splitlines() if l.startswith("LD_PRELOAD=")]
+        check(preload, f"no LD_PRELOAD in the task:\n{q.stdout}\n{q.stderr}")
+        for value in preload:  # one per task (the cli_filter gives 2 tasks per GPU)
+            parts = re.split(r"[: ]", value)
+            check(parts[0] == user_lib and any("libmlallreduce" in x for x in parts[1:]),
+                  f"LD_PRELOAD {value!r}: the user's library must stay first, multilane's after it")
+        profile = [l for l in q.stdout.splitlines() if l.startswith("MULTILANE_PROFILE=")]
+        check(profile and set(profile) == {"MULTILANE_PROFILE=multilane-profile 1"},
+              f"the user's MULTILANE_PROFILE was not kept: {profile}")
+        q = run(["srun", "--gpus=2", "--multilane", "--mpi=pmix", ARGS.probe, "5"], env=env, timeout=300, cwd=root)
+        rows = rank_lines(q.stdout)
+        check(len(rows) == 4 and all(r["ok"] == "1" and r["hier"] == "5" and r["lane"] == "0" for r in rows),
+              f"the job did not run the user's profile (hier): {rows}")
+    finally:
+        s.stop()
+
+
+def case_bind_none(root):
+    """bind=none on the plugstack line: the plugin leaves CPU binding alone
+    (every task keeps the step's CPUs) and still binds GPUs and injects."""
+    s = Slurm(root, {"bind": "none"})
+    try:
+        publish_lane_profile(s.db)
+        p, out = s.sbatch(["--gpus=2", "--multilane"], PROBE_JOB.format(probe=ARGS.probe))
+        check(p.returncode == 0, "the job failed")
+        rows = rank_lines(out)
+        check(len(rows) == 4 and [r["gpu"] for r in rows] == ["0", "0", "1", "1"], f"layout {rows}")
+        cpus = {r["cpus"] for r in rows}
+        check(len(cpus) == 1, f"bind=none: tasks were bound to different CPUs: {[r['cpus'] for r in rows]}")
+        check(all(r["ok"] == "1" and r["lane"] == "5" for r in rows), f"bind=none: results or counters: {rows}")
+    finally:
+        s.stop()
 
 
 def case_valgrind_slurmstepd(root):
