@@ -8,6 +8,7 @@
  * The counters come from libmlallreduce's own mla_get_stats, found with
  * dlsym, so that the program runs (with zeros) without the library. */
 #include <dlfcn.h>
+#include <unistd.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,8 +57,15 @@ int main(int argc, char **argv) {
   cpus_allowed(cpus, sizeof cpus);
   const char *gpu = getenv("CUDA_VISIBLE_DEVICES");
   const char *preload = getenv("LD_PRELOAD");
-  printf("rank=%d size=%d gpu=%s cpus=%s preload=%d ok=%d calls=%llu passthrough=%llu lane=%llu hier=%llu split=%llu\n",
-         rank, size, gpu ? gpu : "none", cpus, preload && strstr(preload, "libmlallreduce") ? 1 : 0, ok,
+  char host[256] = "?";
+  gethostname(host, sizeof host - 1);
+  mla_layout layout;
+  memset(&layout, 0, sizeof layout);
+  int (*get_layout)(MPI_Comm, mla_layout *) = (int (*)(MPI_Comm, mla_layout *))dlsym(RTLD_DEFAULT, "mla_comm_layout");
+  if (get_layout) get_layout(MPI_COMM_WORLD, &layout);
+  printf("rank=%d size=%d host=%s nodes=%d gpu=%s cpus=%s preload=%d ok=%d calls=%llu passthrough=%llu lane=%llu "
+         "hier=%llu split=%llu\n",
+         rank, size, host, layout.nodes, gpu ? gpu : "none", cpus, preload && strstr(preload, "libmlallreduce") ? 1 : 0, ok,
          (unsigned long long)stats.calls, (unsigned long long)stats.calls_by_algo[MLA_ALGO_PASSTHROUGH],
          (unsigned long long)stats.calls_by_algo[MLA_ALGO_LANE], (unsigned long long)stats.calls_by_algo[MLA_ALGO_HIER],
          (unsigned long long)stats.calls_by_algo[MLA_ALGO_SPLIT]);

@@ -48,8 +48,9 @@ def check(cond, msg):
 class Slurm:
     """A local Slurm with the plugin in a test-owned plugstack.conf."""
 
-    def __init__(self, root, plugin_args, cli_filter=True, required=True):
+    def __init__(self, root, plugin_args, cli_filter=True, required=True, nodes=1):
         self.root = root
+        self.nodes = nodes
         self.dir = os.path.join(root, "slurm")
         self.db = os.path.join(root, "system", "profiles.db")
         os.makedirs(os.path.dirname(self.db), exist_ok=True)
@@ -81,9 +82,16 @@ class Slurm:
         for k in list(self.env):
             if k.startswith("MULTILANE_") or k.startswith("SLURM_SPANK") or k == "LD_PRELOAD":
                 del self.env[k]
+        if nodes > 1:
+            # Open MPI between the nodes: TCP on loopback; and yield when idle,
+            # since Slurm's nodes claim more CPUs than the machine has (a
+            # spinning rank would starve the others of the 2 cores).
+            self.env["OMPI_MCA_btl_tcp_if_include"] = "lo"
+            self.env["OMPI_MCA_oob_tcp_if_include"] = "lo"
+            self.env["OMPI_MCA_mpi_yield_when_idle"] = "1"
         self.script = script
-        p = subprocess.run(["bash", script, "start", self.dir, line], capture_output=True, text=True, env=env,
-                           timeout=120)
+        start = ["bash", script, "start", self.dir] + (["--nodes", str(nodes)] if nodes > 1 else []) + [line]
+        p = subprocess.run(start, capture_output=True, text=True, env=env, timeout=120)
         if p.returncode != 0:
             self.stop()
             raise AssertionError(f"local Slurm did not start:\n{p.stdout}\n{p.stderr}")
@@ -745,6 +753,52 @@ def case_bind_none(root):
         s.stop()
 
 
+def case_two_nodes_mpi_suite(root):
+    """Issue 14, item 2: the library on two real Slurm nodes (no virtual
+    nodes): the MPI test suite (every algorithm forced and intercepted, every
+    predefined type and op, sub-communicators of one node and of both,
+    results against PMPI_Allreduce and bitwise equal on all ranks, the
+    library's counters) under srun -N2 --mpi=pmix, with mla_comm_layout
+    required to say 2 nodes; then each algorithm through the intercepted
+    MPI_Allreduce (MULTILANE_ALGO), and an irregular 3 + 2 layout."""
+    s = Slurm(root, {}, nodes=2)
+    try:
+        p = s.cmd(["srun", "-N2", "-n2", "hostname"])
+        check(sorted(p.stdout.split()) == ["node1", "node2"], f"the tasks' host names: {p.stdout!r}")
+        # Slurm's own placement of -N2 -n4 on these 8-CPU nodes is 3 + 1:
+        # the regular runs ask for 2 per node.
+        two = ["--ntasks-per-node=2"]
+        runs = [("regular 2 + 2", 4, None, "", two), ("lane", 4, "lane", "Intercept.*:Layout.*:Communicators.*", two),
+                ("hier", 4, "hier", "Intercept.*:Layout.*:Communicators.*", two),
+                ("split", 4, "split", "Intercept.*:Layout.*:Communicators.*", two),
+                ("irregular (Slurm's placement of 5 tasks)", 5, None, "", [])]
+        for what, n, algo, flt, placement in runs:
+            env = dict(s.env)
+            env["MLA_TEST_EXPECT_NODES"] = "2"
+            if algo:
+                env["MULTILANE_ALGO"] = algo
+            args = ["srun", "-N2", f"-n{n}"] + placement + ["--mpi=pmix", ARGS.mpi_test] + ([f"--gtest_filter={flt}"] if flt else [])
+            q = run(args, check=False, env=env, timeout=300, cwd=root)
+            text = q.stdout + q.stderr
+            log(f"--- two nodes, {what}: exit {q.returncode}\n" + "\n".join(
+                l for l in text.splitlines() if "PASSED" in l or "FAILED" in l or l.startswith("[rank")))
+            check(q.returncode == 0 and "[  PASSED  ]" in text and "FAILED" not in text,
+                  f"two nodes, {what}: the MPI suite failed (exit {q.returncode}):\n{text[-4000:]}")
+            check(not re.search(r"^\[  SKIPPED \]", text, re.M), f"two nodes, {what}: a test skipped itself")
+        # What the library itself says about the layout, and that lane ran.
+        env = dict(s.env)
+        env["LD_PRELOAD"] = ARGS.library
+        env["MULTILANE_ALGO"] = "lane"
+        q = run(["srun", "-N2", "-n4"] + two + ["--mpi=pmix", ARGS.probe, "3"], env=env, timeout=300, cwd=root)
+        rows = rank_lines(q.stdout)
+        check(len(rows) == 4 and [r["host"] for r in rows] == ["node1", "node1", "node2", "node2"],
+              f"block distribution over the two nodes: {rows}")
+        check(all(r["ok"] == "1" and r["nodes"] == "2" and r["lane"] == "3" for r in rows),
+              f"mla_comm_layout must say 2 nodes and every call run lane: {rows}")
+    finally:
+        s.stop()
+
+
 def case_valgrind_slurmstepd(root):
     """The plugin inside slurmstepd under valgrind (memcheck): slurmd runs in
     a private mount namespace where /usr/sbin/slurmstepd is a wrapper that
@@ -792,6 +846,7 @@ def main():
     ap.add_argument("--plugin", required=True)
     ap.add_argument("--probe", required=True, help="layout_probe")
     ap.add_argument("--mlprobe", required=True)
+    ap.add_argument("--mpi-test", required=True, help="allreduce_mpi_test")
     ARGS = ap.parse_args()
     if os.geteuid() != 0:
         print("SKIP: the Slurm tests start slurmctld and slurmd and need root")
