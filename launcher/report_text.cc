@@ -65,6 +65,13 @@ void Job(const JobReport& r, const JobAnalysis& a, std::string* out) {
   Line(out, "%s: job %s (id %s), %d rank(s) on %d node(s), %d GPU(s), started %s, libmlallreduce %s",
        r.path.c_str(), r.job_name.c_str(), r.job_id.c_str(), r.ranks, r.nodes, r.gpus, r.started_utc.c_str(),
        r.library_version.c_str());
+  if (!r.hosts.empty()) {
+    constexpr size_t kHostsShown = 16;
+    std::string hosts;
+    for (size_t i = 0; i < r.hosts.size() && i < kHostsShown; ++i) hosts += (i ? ", " : "") + r.hosts[i];
+    if (r.hosts.size() > kHostsShown) hosts += " and " + std::to_string(r.hosts.size() - kHostsShown) + " more";
+    Line(out, "  hosts: %s", hosts.c_str());
+  }
   Line(out, "  profile: %s; MULTILANE_ALGO=%s", r.profile_text ? "in force" : "none",
        r.settings_algo.empty() ? "auto" : r.settings_algo.c_str());
   const TimeSplit& t = a.split;

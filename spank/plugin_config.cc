@@ -1,6 +1,8 @@
 // plugin_config.cc: plugstack.conf `key=value` arguments (plugin_config.h).
 #include "plugin_config.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -41,7 +43,14 @@ const std::map<std::string, Setter>& Keys() {
       {"multilane", AbsolutePath(&PluginConfig::multilane)},
       {"database", AbsolutePath(&PluginConfig::database)},
       {"mps_control", AbsolutePath(&PluginConfig::mps_control)},
-      {"mps_dir", AbsolutePath(&PluginConfig::mps_dir)},
+      {"mps_dir",
+       [](const std::string& v, PluginConfig* c, std::string* why) {
+         if (!AbsolutePath(&PluginConfig::mps_dir)(v, c, why)) return false;
+         char host[256] = {0};
+         if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+         c->mps_dir = ExpandHostName(v, host);
+         return true;
+       }},
       {"mps",
        [](const std::string& v, PluginConfig* c, std::string* why) {
          c->mps_auto = v == "auto";
@@ -123,6 +132,20 @@ bool ParsePluginConfig(int argc, char** argv, PluginConfig* out, std::string* er
   }
   *out = c;
   return true;
+}
+
+std::string ExpandHostName(const std::string& path, const std::string& host) {
+  const std::string short_host = host.substr(0, host.find('.'));
+  std::string out;
+  for (size_t i = 0; i < path.size(); ++i) {
+    if (path[i] == '%' && i + 1 < path.size() && path[i + 1] == 'h') {
+      out += short_host;
+      ++i;
+    } else {
+      out += path[i];
+    }
+  }
+  return out;
 }
 
 }  // namespace multilane_spank

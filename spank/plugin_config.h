@@ -40,6 +40,11 @@ struct PluginConfig {
 // or a bad value.
 bool ParsePluginConfig(int argc, char** argv, PluginConfig* out, std::string* error);
 
+// mps_dir with every "%h" replaced by `host` cut at its first '.' (for nodes
+// that share a file system, e.g. several slurmd on one host); ParsePluginConfig
+// applies it with this host's name.
+std::string ExpandHostName(const std::string& path, const std::string& host);
+
 }  // namespace multilane_spank
 
 #endif  // MULTILANE_SPANK_PLUGIN_CONFIG_H_

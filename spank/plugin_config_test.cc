@@ -45,6 +45,13 @@ TEST(PluginConfig, EveryKey) {
   EXPECT_EQ(c.resolve_timeout_s, 5);
 }
 
+TEST(PluginConfig, MpsDirTakesTheHostName) {
+  EXPECT_EQ(ExpandHostName("/tmp/mps/%h", "node1.cluster.example"), "/tmp/mps/node1");
+  EXPECT_EQ(ExpandHostName("/run/%h/x-%h", "gpu7"), "/run/gpu7/x-gpu7");
+  EXPECT_EQ(ExpandHostName("/run/multilane", "gpu7"), "/run/multilane");
+  EXPECT_EQ(ExpandHostName("/run/100%", "gpu7"), "/run/100%");
+}
+
 TEST(PluginConfig, UnknownKeyIsNamedWithTheKnownOnes) {
   PluginConfig c;
   std::string error;

@@ -799,6 +799,86 @@ def case_two_nodes_mpi_suite(root):
         s.stop()
 
 
+def case_two_nodes_sbatch_multilane(root):
+    """Issue 14, item 3: sbatch -N2 --gpus-per-node=2 --multilane=report:DIR
+    with srun --mpi=pmix inside, on two real Slurm nodes: the profile's 1 task
+    per GPU on each node (4 tasks; 8 ranks on this 2-core machine made Open
+    MPI's TCP connections time out), GPUs and cores bound per node, one MPS
+    daemon (the stand-in) per node started by that node's prolog and stopped
+    by its epilog, every allreduce run with the profile's algorithm across
+    the nodes (the library sees 2 nodes), and one job report naming both
+    hosts.  The nodes share this machine's file system, so mps_dir names the
+    host (%h)."""
+    record = os.path.join(root, "mps-record")
+    os.makedirs(record, exist_ok=True)
+    stand_in = os.path.join(root, "mps-control")
+    with open(stand_in, "w") as f:
+        f.write(f"""#!/bin/sh
+# stand-in for nvidia-cuda-mps-control (records its calls and the host)
+if [ "$1" = "-d" ]; then
+  echo "start host=$(hostname) pipe=$CUDA_MPS_PIPE_DIRECTORY gpus=$CUDA_VISIBLE_DEVICES" >> {record}/calls
+  setsid sh -c 'echo $$ > "$CUDA_MPS_PIPE_DIRECTORY/daemon.pid"; exec sleep 300' </dev/null >/dev/null 2>&1 &
+  exit 0
+fi
+read word
+echo "$word host=$(hostname)" >> {record}/calls
+kill "$(cat "$CUDA_MPS_PIPE_DIRECTORY/daemon.pid")"
+""")
+    os.chmod(stand_in, 0o755)
+    mps_parent = os.path.join(root, "mps")
+    os.makedirs(mps_parent)
+    os.chmod(mps_parent, 0o755)
+    reports = os.path.join(root, "reports")
+    os.makedirs(reports)
+    s = Slurm(root, {"mps": "yes", "mps_control": stand_in, "mps_dir": mps_parent + "/%h"}, nodes=2)
+    try:
+        publish_profile(s.db, ["host 0 inf lane"], 1, " ranks_per_gpu=1")
+        body = ("echo batch ntasks=$SLURM_NTASKS nodes=$SLURM_JOB_NUM_NODES\n"
+                + PROBE_JOB.format(probe=ARGS.probe)
+                + "srun bash -c 'echo task $SLURM_PROCID host=$(hostname) pipe=$CUDA_MPS_PIPE_DIRECTORY'\n")
+        p, out = s.sbatch(["-N2", "--gpus-per-node=2", f"--multilane=report:{reports}"], body, name="two-nodes")
+        check(p.returncode == 0, "the job failed")
+        check("batch ntasks=4 nodes=2" in out, "the allocation did not get 1 task per GPU on 2 nodes (4 tasks)")
+        rows = rank_lines(out)
+        check(len(rows) == 4, f"expected 4 ranks, got {len(rows)}")
+        check([r["host"] for r in rows] == ["node1"] * 2 + ["node2"] * 2, f"hosts {[r['host'] for r in rows]}")
+        check([r["gpu"] for r in rows] == ["0", "1"] * 2, f"GPU binding {[r['gpu'] for r in rows]}")
+        for node in ("node1", "node2"):
+            cpus = [r["cpus"] for r in rows if r["host"] == node]
+            check(len(set(cpus)) > 1, f"{node}: tasks were not bound to CPU blocks: {cpus}")
+        for r in rows:
+            check(r["ok"] == "1" and r["preload"] == "1" and r["nodes"] == "2",
+                  f"rank {r['rank']}: ok={r['ok']} preload={r['preload']} nodes={r['nodes']} (want 2 nodes)")
+            check(r["calls"] == "5" and r["lane"] == "5", f"rank {r['rank']}: calls={r['calls']} lane={r['lane']}")
+        # One daemon per node, each started and stopped on its own node.
+        deadline = time.time() + 30
+        calls = ""
+        while time.time() < deadline:  # the epilogs run after the job is reported done
+            path = os.path.join(record, "calls")
+            calls = open(path).read() if os.path.exists(path) else ""
+            if calls.count("quit") == 2:
+                break
+            time.sleep(0.5)
+        log(calls)
+        for node in ("node1", "node2"):
+            starts = re.findall(rf"^start host={node} pipe=(\S+) gpus=0,1$", calls, re.M)
+            check(len(starts) == 1 and starts[0].startswith(f"{mps_parent}/{node}/job-"),
+                  f"{node}: expected one daemon in its own mps_dir, got {starts} in {calls!r}")
+            check(calls.count(f"quit host={node}") == 1, f"{node}: the epilog did not stop its daemon: {calls!r}")
+            tasks = re.findall(rf"^task \d+ host={node} pipe=(\S+)$", out, re.M)
+            check(len(tasks) == 2 and set(tasks) == {starts[0]}, f"{node}: tasks not pointed at its daemon: {tasks}")
+        # One job report for the whole job, naming both hosts.
+        files = [f for f in os.listdir(reports) if f.endswith(".json")]
+        check(len(files) == 1, f"expected one job report in {reports}, found {files}")
+        doc = json.load(open(os.path.join(reports, files[0])))
+        check(doc["job"]["ranks"] == 4 and doc["job"]["nodes"] == 2 and sorted(doc["job"]["hosts"]) == ["node1", "node2"],
+              f"the job report's job: {doc['job']}")
+        r = run([ARGS.multilane, "report", os.path.join(reports, files[0])])
+        check("node1" in r.stdout and "node2" in r.stdout, f"multilane report does not name both hosts:\n{r.stdout}")
+    finally:
+        s.stop()
+
+
 def case_valgrind_slurmstepd(root):
     """The plugin inside slurmstepd under valgrind (memcheck): slurmd runs in
     a private mount namespace where /usr/sbin/slurmstepd is a wrapper that
