@@ -7,6 +7,8 @@
 //   ranks_per_gpu=N            (the layout the profile was tuned with, or recommends)
 //   ranks_per_gpu_tuned=1,2,4  (the values the profile holds entries for)
 //   mps=on|off|none            (whether its launches of several ranks per GPU ran under MPS)
+//   tuned_nodes=N              (the nodes the profile was measured on)
+//   tuned_nodes_virtual=yes|no (whether they were virtual nodes of one machine; absent in older profiles)
 //   profile=TEXT               (newlines written as ';', as MULTILANE_PROFILE takes it)
 //   why=ONE LINE               (with found=no: what was missing and the fix)
 //   library_loads=yes|no       (with --check-library PATH: whether dlopen takes it)
@@ -101,6 +103,9 @@ void PrintHit(const mldb::ProfileRecord& p, const std::string& node_type) {
                                                          : OneLine(tuned).c_str());
   const std::string mps = ProfileHeaderValue(p.profile_text, "mps");
   if (!mps.empty()) std::printf("mps=%s\n", OneLine(mps).c_str());
+  std::printf("tuned_nodes=%d\n", p.nodes);
+  const std::string virt = ProfileHeaderValue(p.profile_text, "nodes_virtual");
+  if (!virt.empty()) std::printf("tuned_nodes_virtual=%s\n", OneLine(virt).c_str());
   std::printf("profile_id=%lld\n", static_cast<long long>(p.id));
   std::printf("tuned_at=%s\n", p.tuned_at.c_str());
   std::printf("profile=%s\n", OneLine(p.profile_text).c_str());

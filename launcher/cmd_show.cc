@@ -117,6 +117,7 @@ int Show(const ShowOptions& opt) {
     for (const auto& p : profiles) {
       if (!opt.partition.empty() && p.partition != opt.partition) continue;
       nlohmann::json pj = {{"id", p.id}, {"node_type", p.node_type_key}, {"partition", p.partition}, {"nodes", p.nodes},
+                             {"nodes_virtual", ProfileHeaderValue(p.profile_text, "nodes_virtual")},
                            {"ranks_per_gpu", p.ranks_per_gpu}, {"library_version", p.library_version},
                            {"mpi_version", p.mpi_version}, {"tuned_by", p.tuned_by}, {"tuned_at", p.tuned_at},
                            {"duration_s", p.duration_s}, {"entries", nlohmann::json::array()}};
@@ -142,9 +143,11 @@ int Show(const ShowOptions& opt) {
       }
       db["profiles"].push_back(pj);
       if (opt.json) continue;
-      std::printf("\n  profile %lld: node type %s%s, %d node(s), %d rank(s)/GPU, libmlallreduce %s, %s\n",
+      const std::string virt = ProfileHeaderValue(p.profile_text, "nodes_virtual");
+      const char* kind = virt == "yes" ? " virtual" : virt == "no" && p.nodes > 1 ? " real" : "";
+      std::printf("\n  profile %lld: node type %s%s, measured on %d%s node(s), %d rank(s)/GPU, libmlallreduce %s, %s\n",
                   static_cast<long long>(p.id), Safe(p.node_type_key).c_str(),
-                  p.partition.empty() ? "" : (", partition " + Safe(p.partition)).c_str(), p.nodes, p.ranks_per_gpu,
+                  p.partition.empty() ? "" : (", partition " + Safe(p.partition)).c_str(), p.nodes, kind, p.ranks_per_gpu,
                   Safe(p.library_version).c_str(), Safe(p.mpi_version).c_str());
       std::printf("  tuned %s by %s in %.0f s%s\n", Safe(p.tuned_at).c_str(), Safe(p.tuned_by).c_str(), p.duration_s,
                   p.library_version != LibraryVersion() ? "  (another library version: not used by this one)" : "");

@@ -470,6 +470,9 @@ int Tune(const TuneOptions& opt) {
                                                  {"tuned_at", record.tuned_at},
                                                  {"nodes", std::to_string(best->nodes)},
                                                  {"ranks", std::to_string(best->np)}};
+  // Whether those nodes were virtual (MULTILANE_RANKS_PER_NODE on one
+  // machine) or real ones of a Slurm allocation: `show` and `resolve` say it.
+  metadata["nodes_virtual"] = opt.virtual_nodes > 0 && best->nodes > 1 ? "yes" : "no";
   if (!opt.partition.empty()) metadata["partition"] = opt.partition;
   if (layout.verdict == Oversubscription::kMarked)
     metadata["oversubscribed"] = OversubscribedMark(launches.size() > 1 || per_gpu_launches ? best->np : best->per_node,

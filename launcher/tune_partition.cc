@@ -158,14 +158,22 @@ int TunePartition(const TuneOptions& opt, std::chrono::steady_clock::time_point 
     ProbeJobs::Job job;
     job.node = g.nodes.front();
     job.db = dir + "/tune-" + job.node + ".db";
-    const int np = opt.np > 0 ? opt.np : std::max(1, std::atoi(g.cpus.c_str()));
+    // A node type with two nodes or more is measured on two of them, so the
+    // step between nodes is measured over the real network; a one-node type
+    // keeps what it was given (--virtual-nodes).
+    const int job_nodes = g.nodes.size() >= 2 ? 2 : 1;
+    std::string nodelist = job.node;
+    if (job_nodes == 2) nodelist += "," + g.nodes[1];
+    const int np_per_node = opt.np > 0 ? opt.np : std::max(1, std::atoi(g.cpus.c_str()));
+    const int np = np_per_node * job_nodes;
     std::vector<std::string> inner = {SelfPath(), "tune", "--partition", opt.partition, "--db", job.db,
                                       "--budget", budget_text, "--sizes", opt.sizes,
                                       "--step", std::to_string(opt.step), "--memory", opt.memory};
     // A GPU node type's tune lays its launches out per GPU itself (unless
     // told otherwise).
     if (opt.np > 0 || g.gpus == 0 || opt.memory == "host") inner.insert(inner.end(), {"--np", std::to_string(np)});
-    if (opt.virtual_nodes > 0) inner.insert(inner.end(), {"--virtual-nodes", std::to_string(opt.virtual_nodes)});
+    if (opt.virtual_nodes > 0 && job_nodes == 1)
+      inner.insert(inner.end(), {"--virtual-nodes", std::to_string(opt.virtual_nodes)});
     if (!opt.ranks_per_gpu.empty()) inner.insert(inner.end(), {"--ranks-per-gpu", opt.ranks_per_gpu});
     if (opt.exhaustive) inner.push_back("--exhaustive");
     if (target.publish) inner.push_back("--for-system");
@@ -180,8 +188,12 @@ int TunePartition(const TuneOptions& opt, std::chrono::steady_clock::time_point 
     }
     job.output = dir + "/tune-" + job.node + "-%j.out";
     std::vector<std::string> argv = {"sbatch", "--wait", "--parsable", "--job-name=multilane-tune",
-                                     "--partition", opt.partition, "--nodes=1", "--nodelist=" + job.node,
-                                     "--ntasks=" + std::to_string(np), "--time=" + std::to_string(minutes),
+                                     "--partition", opt.partition, "--nodes=" + std::to_string(job_nodes),
+                                     "--nodelist=" + nodelist,
+                                     "--ntasks=" + std::to_string(np),
+                                     // the same number on each node: Slurm would place 3 + 1
+                                     "--ntasks-per-node=" + std::to_string(np_per_node),
+                                     "--time=" + std::to_string(minutes),
                                      "--output=" + job.output};
     if (g.gpus > 0) argv.push_back("--gpus-per-node=" + std::to_string(g.gpus));
     argv.push_back(script);
@@ -200,10 +212,13 @@ int TunePartition(const TuneOptions& opt, std::chrono::steady_clock::time_point 
     }
     probe_jobs.jobs().back().output = dir + "/tune-" + job.node + "-" + job.job_id + ".out";
     std::fprintf(stderr,
-                 "multilane tune: node type of %s (%s CPUs, gres %s, %zu node(s)): submitted batch job %s "
+                 "multilane tune: node type of %s (%s CPUs, gres %s, %zu node(s)): submitted batch job %s on %s "
                  "(time limit %d min, budget %s s)\n",
-                 job.node.c_str(), g.cpus.c_str(), g.gres.c_str(), g.nodes.size(), job.job_id.c_str(), minutes,
-                 budget_text);
+                 job.node.c_str(), g.cpus.c_str(), g.gres.c_str(), g.nodes.size(), job.job_id.c_str(),
+                 job_nodes == 2 ? ("2 of its nodes, " + nodelist).c_str()
+                 : opt.virtual_nodes > 0 ? ("its one node, as " + std::to_string(opt.virtual_nodes) + " virtual nodes").c_str()
+                                         : "its one node",
+                 minutes, budget_text);
   }
 
   int failed = 0;

@@ -511,12 +511,13 @@ def case_tune_partition(root):
                 env=env, timeout=600, cwd=root)
         text = p.stdout + p.stderr
         log(text)
-        check(re.search(r"submitted batch job \d+ \(time limit \d+ min", text, re.I),
-              "tune did not go through sbatch with a time limit")
+        check(re.search(r"submitted batch job \d+ on its one node, as 2 virtual nodes \(time limit \d+ min", text, re.I),
+              "tune did not go through sbatch on the one node, as 2 virtual nodes, with a time limit")
         check("OVERSUBSCRIBED" in text, "the 4-rank probe on this small machine is not marked oversubscribed")
         check(not [n for n in os.listdir(root) if n.startswith("multilane-tune.")], "the jobs' folder was left")
         r = run([ARGS.multilane, "resolve", "--db", s.db, "--partition", "gpu", "--any-node-type"])
         check("found=yes" in r.stdout and "ranks_per_gpu=2" in r.stdout, r.stdout)
+        check("tuned_nodes=2\n" in r.stdout and "tuned_nodes_virtual=yes\n" in r.stdout, r.stdout)
         p, out = s.sbatch(["--gpus=2", "--multilane"], PROBE_JOB.format(probe=ARGS.probe), name="after-tune")
         rows = rank_lines(out)
         check(len(rows) == 4 and all(x["preload"] == "1" and x["calls"] == "5" for x in rows),
@@ -875,6 +876,36 @@ kill "$(cat "$CUDA_MPS_PIPE_DIRECTORY/daemon.pid")"
               f"the job report's job: {doc['job']}")
         r = run([ARGS.multilane, "report", os.path.join(reports, files[0])])
         check("node1" in r.stdout and "node2" in r.stdout, f"multilane report does not name both hosts:\n{r.stdout}")
+    finally:
+        s.stop()
+
+
+def case_two_nodes_tune_partition(root):
+    """Issue 14, item 4: `multilane tune --partition` measures a node type
+    that has two nodes on two of them (the step between nodes over the
+    network, no virtual nodes); the profile says so and a job gets it."""
+    s = Slurm(root, {}, nodes=2)
+    try:
+        env = dict(s.env)
+        env.update(probe_env())
+        p = run([ARGS.multilane, "tune", "--partition", "gpu", "--db", s.db, "--budget", "4", "--sizes", "64K:256K",
+                 "--np", "2", "--memory", "host"], env=env, timeout=600, cwd=root)
+        text = p.stdout + p.stderr
+        log(text)
+        check(re.search(r"\(8 CPUs, gres \S+, 2 node\(s\)\): submitted batch job \d+ on 2 of its nodes, node1,node2 \(", text),
+              "the node type's probe job did not go to its two nodes")
+        check("MULTILANE_RANKS_PER_NODE" not in text, "virtual nodes were used on real nodes")
+        r = run([ARGS.multilane, "resolve", "--db", s.db, "--partition", "gpu", "--any-node-type"])
+        check("found=yes" in r.stdout and "tuned_nodes=2\n" in r.stdout and "tuned_nodes_virtual=no\n" in r.stdout,
+              r.stdout)
+        check(re.search(r"^profile=multilane-profile 1 .*\bnodes=2\b.*\branks=4\b", r.stdout, re.M), r.stdout)
+        show = run([ARGS.multilane, "show", "--db", s.db], env=env).stdout
+        check("measured on 2 real node(s)" in show, show)
+        # A job on both nodes gets the profile.
+        q = s.cmd(["srun", "-N2", "--ntasks-per-node=2", "--multilane", "--mpi=pmix", ARGS.probe, "3"])
+        rows = rank_lines(q.stdout)
+        check(len(rows) == 4 and all(x["preload"] == "1" and x["ok"] == "1" and x["nodes"] == "2" for x in rows),
+              f"the job on two nodes did not run with the profile: {rows}")
     finally:
         s.stop()
 
