@@ -589,7 +589,8 @@ void print_header(const Options &opt, const RunInfo &info) {
   std::string warmup = opt.warmup >= 0 ? std::to_string(opt.warmup) : "iters/10, >= 2";
   printf("# iterations %s; warm-up %s; check %s\n", iters.c_str(), warmup.c_str(), opt.check ? "on" : "off");
   if (info.supported && info.layout_ok && !info.layout.regular)
-    printf("# NOTE: %s; the library may pass its algorithms to PMPI_Allreduce\n",
+    printf("# NOTE: %s; the library runs its algorithms folded onto a regular core (host memory) or "
+           "passes them to PMPI_Allreduce (device memory)\n",
            info.unsupported_reason.c_str());
   if (!info.supported)
     printf("# NOTE: libmlallreduce cannot run %s/%s here (%s): its algorithms will pass to PMPI_Allreduce\n",

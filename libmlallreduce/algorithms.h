@@ -38,6 +38,13 @@ int RunHier(const AllreduceCall& call, const Topology& topo, const mla_choice& c
 // once), allgather inside the GPU group.  Needs equal GPU groups.
 int RunSplit(const AllreduceCall& call, const Topology& topo, const mla_choice& choice);
 
+// An irregular layout, folded (topology.h): every rank reduces into its
+// node's core rank (`fold`), the core ranks run choice.algo on `core`, whose
+// layout is regular, and each core rank broadcasts the result to its fold.
+// Every rank ends with the core's result, bitwise the same everywhere.  Needs
+// topo.fold (an irregular layout) and, for split, topo.core_gpus_regular.
+int RunFolded(const AllreduceCall& call, const Topology& topo, const mla_choice& choice);
+
 }  // namespace mla
 
 #endif  // MLA_ALGORITHMS_H_

@@ -110,7 +110,10 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
   // On device buffers the module checks GPU groups itself (from UUIDs).
   const bool layout_ok =
       (choice.algo == MLA_ALGO_SPLIT && device == nullptr) ? topo->gpus_regular : topo->regular;
-  if (!layout_ok) {
+  // Host memory on an irregular layout: folded onto its regular core.
+  const bool folded = !layout_ok && device == nullptr && topo->fold != MPI_COMM_NULL &&
+                      (choice.algo != MLA_ALGO_SPLIT || topo->core_gpus_regular);
+  if (!layout_ok && !folded) {
     if (config.verbose > 0) {
       WarnOnce(std::string(mla_algo_name(choice.algo)) + " cannot run on a communicator with " +
                topo->irregular_reason + ": its calls go to the system MPI");
@@ -132,6 +135,8 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
       out->path = run.path;
       out->nccl_fallback = run.nccl_fallback;
     }
+  } else if (folded) {
+    rc = RunFolded(call, *topo, choice);
   } else {
     switch (choice.algo) {
       case MLA_ALGO_LANE: rc = RunLane(call, *topo, choice); break;

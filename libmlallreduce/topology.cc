@@ -16,6 +16,8 @@ void FreeComm(MPI_Comm* c) {
 
 void FreeTopology(Topology* t) {
   if (t->device_state != nullptr && t->free_device_state != nullptr) t->free_device_state(t->device_state);
+  FreeComm(&t->fold);
+  FreeComm(&t->core);
   FreeComm(&t->slice);
   FreeComm(&t->gpu_group);
   FreeComm(&t->lane);
@@ -26,6 +28,27 @@ void FreeTopology(Topology* t) {
 // Called by MPI when the communicator carrying the topology is freed.
 int DeleteTopology(MPI_Comm, int, void* value, void*) {
   FreeTopology(static_cast<Topology*>(value));
+  return MPI_SUCCESS;
+}
+
+// The folded form of an irregular layout (topology.h).  Collective over comm.
+int BuildFold(MPI_Comm comm, int width, Topology* t) {
+  int rc;
+  t->fold_width = width;
+  const bool in_core = t->node_rank < width;
+  if ((rc = PMPI_Comm_split(comm, in_core ? 0 : MPI_UNDEFINED, t->rank, &t->core)) != MPI_SUCCESS) return rc;
+  if ((rc = PMPI_Comm_split(t->node, t->node_rank % width, t->node_rank, &t->fold)) != MPI_SUCCESS) return rc;
+  int split_ok = 0;
+  if (in_core) {
+    const Topology* core = nullptr;
+    if ((rc = GetTopology(t->core, &core)) != MPI_SUCCESS) return rc;
+    split_ok = core->regular && core->gpus_regular ? 1 : 0;
+  }
+  // The core's answer for everyone: every fold has its core rank as rank 0.
+  if ((rc = PMPI_Bcast(&split_ok, 1, MPI_INT, 0, t->fold)) != MPI_SUCCESS) return rc;
+  int all = split_ok;
+  if ((rc = PMPI_Allreduce(&split_ok, &all, 1, MPI_INT, MPI_MIN, comm)) != MPI_SUCCESS) return rc;
+  t->core_gpus_regular = all != 0;
   return MPI_SUCCESS;
 }
 
@@ -82,6 +105,7 @@ int Build(MPI_Comm comm, Topology* t) {
     t->irregular_reason = "GPUs shared by different numbers of ranks (" + std::to_string(-shape[1]) + " to " +
                           std::to_string(shape[0]) + " with " + std::to_string(ppg) + " ranks per GPU)";
   }
+  if (!t->regular) return BuildFold(comm, min_size, t);
   return MPI_SUCCESS;
 }
 

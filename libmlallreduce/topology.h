@@ -32,6 +32,17 @@ struct Topology {
   bool gpus_regular = false;
   // Why the layout is irregular, for messages; empty when regular.
   std::string irregular_reason;
+  // Irregular layouts, folded (algo_fold.cc): fold_width is the smallest
+  // node's size; the ranks with node_rank < fold_width form `core`, a
+  // communicator whose nodes all hold fold_width ranks, and every rank of a
+  // node joins the core rank node_rank % fold_width in `fold` (that core
+  // rank is fold rank 0).  COMM_NULL and 0 on regular layouts; `core` is
+  // COMM_NULL on the other ranks.  core_gpus_regular: whether split can run
+  // on `core` (the same on every rank).
+  MPI_Comm core = MPI_COMM_NULL;
+  MPI_Comm fold = MPI_COMM_NULL;
+  int fold_width = 0;
+  bool core_gpus_regular = false;
   // The CUDA module's state for this communicator (device_comm.h), made on
   // the first call with device buffers and freed with the topology.
   mutable void* device_state = nullptr;

@@ -491,17 +491,62 @@ int MinRanksPerNode(MPI_Comm comm) {
   return all;
 }
 
+std::vector<int> NodeIds(MPI_Comm comm);
+
+// The ranks of the smallest node of comm (from NodeIds).
+int MinNodeSize(MPI_Comm comm) {
+  std::map<int, int> sizes;
+  for (int id : NodeIds(comm)) ++sizes[id];
+  int m = 0;
+  for (const auto& kv : sizes) m = m == 0 ? kv.second : std::min(m, kv.second);
+  return m;
+}
+
 // True when a call of `algo` (forced) can run on (dt, op, comm); false when
 // it must go to PMPI_Allreduce and count as unsupported.  Passthrough always
-// "runs".  Mirrors the documented rules: mla_call_supported, a regular layout
-// and, for split, ranks per GPU dividing the node.
+// "runs".  Mirrors the documented rules: mla_call_supported; a regular layout
+// and, for split, ranks per GPU dividing the node; an irregular one is folded
+// onto a core of the smallest node's size, where split needs ranks per GPU
+// dividing that size.  Collective over comm.
+// Whether the GPU groups of the core of an irregular comm (the first
+// `smallest` ranks of each node, in comm order) all hold the same number of
+// ranks: consecutive ranks of a (virtual) node of the host share a GPU, ppg
+// at a time (this host's ranks are MPI_COMM_WORLD's).  Collective over comm.
+bool CoreGpuGroupsEqual(MPI_Comm comm, int smallest) {
+  const int ppg = std::max(1, EnvInt("MULTILANE_RANKS_PER_GPU", 0));
+  const std::vector<int> ids = NodeIds(comm);
+  const int n = CommSize(comm);
+  std::vector<int> world(n);
+  PMPI_Allgather(&g_rank, 1, MPI_INT, world.data(), 1, MPI_INT, comm);
+  if (ppg == 1) return true;
+  const int rpn_env = EnvInt("MULTILANE_RANKS_PER_NODE", 0);
+  std::map<int, int> seen;
+  std::map<std::pair<int, int>, int> groups;
+  for (int r = 0; r < n; ++r) {
+    if (seen[ids[r]]++ >= smallest) continue;  // not in the core
+    const int index_on_node = rpn_env > 0 ? world[r] % rpn_env : world[r];
+    ++groups[{ids[r], index_on_node / ppg}];
+  }
+  for (const auto& kv : groups)
+    if (kv.second != groups.begin()->second) return false;
+  return true;
+}
+
+// True when a call of `algo` (forced) can run on (dt, op, comm); false when
+// it must go to PMPI_Allreduce and count as unsupported.  Passthrough always
+// "runs".  Mirrors the documented rules: mla_call_supported; a regular layout
+// and, for split, equal GPU groups; an irregular one is folded onto a core of
+// the smallest node's size, where split needs equal GPU groups.  Collective
+// over comm.
 bool AlgoCanRun(int algo, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
   if (algo == MLA_ALGO_PASSTHROUGH) return true;
+  const int smallest = MinNodeSize(comm);
+  const bool core_split = CoreGpuGroupsEqual(comm, smallest);
   if (!mla_call_supported(dt, op, comm, nullptr)) return false;
   LayoutInfo li = GetLayout(comm);
-  if (!li.ok || !li.l.regular) return false;
-  if (algo == MLA_ALGO_SPLIT && !li.l.gpus_regular) return false;
-  return true;
+  if (!li.ok) return false;
+  if (li.l.regular) return algo != MLA_ALGO_SPLIT || li.l.gpus_regular;
+  return algo != MLA_ALGO_SPLIT || core_split;
 }
 
 // ---------------------------------------------------------------------------
@@ -801,6 +846,8 @@ TEST(Layout, MatchesEnvironment) {
   const int rpg_env = EnvInt("MULTILANE_RANKS_PER_GPU", 0);
   const bool enabled = mla_enabled() != 0;
   const WantLayout want_world = ExpectedLayout(MPI_COMM_WORLD);
+  const int smallest = MinNodeSize(MPI_COMM_WORLD);
+  const bool core_split = CoreGpuGroupsEqual(MPI_COMM_WORLD, smallest);
   bool regular_want = want_world.regular;
   if (!li.ok) {
     local.Fail("mla_comm_layout(MPI_COMM_WORLD) failed");
@@ -843,8 +890,9 @@ TEST(Layout, MatchesEnvironment) {
       local.Fail("second mla_comm_layout(MPI_COMM_WORLD) differs");
   }
 
-  // On an irregular layout every multilane algorithm goes to PMPI_Allreduce
-  // (counted as unsupported); on a regular one it runs.
+  // On a regular layout every multilane algorithm runs; on an irregular one
+  // too, folded onto its core (split only where ranks per GPU divide the
+  // smallest node); on one rank none does (counted as unsupported).
   const int count = 13;
   std::vector<int> send(count), recv(count), ref(count);
   for (int i = 0; i < count; ++i) send[i] = (g_rank + 1) * (i + 1);
@@ -861,16 +909,16 @@ TEST(Layout, MatchesEnvironment) {
       const int algo = v.choice.algo;
       const int rpn = want_world.node_size;
       const int ppg = rpg_env > 0 ? rpg_env : 1;
-      const bool runs = regular_want && g_size >= 2 && (algo != MLA_ALGO_SPLIT || rpn % ppg == 0);
+      const bool runs = g_size >= 2 && (algo != MLA_ALGO_SPLIT || (regular_want ? rpn % ppg == 0 : core_split));
       uint64_t d_algo = a.calls_by_algo[algo] - b.calls_by_algo[algo];
       uint64_t d_uns = a.unsupported - b.unsupported;
       if (!runs && (d_uns != 1 || d_algo != 0))
-        local.Fail(v.name + " on world (" + (regular_want ? "one rank" : "irregular layout") +
+        local.Fail(v.name + " on world (" + (g_size < 2 ? "one rank" : "split, ranks per GPU not dividing the nodes") +
                    "): want unsupported+1 " + mla_algo_name(v.choice.algo) +
                    "+0, got unsupported+" + std::to_string(d_uns) + " +" +
                    std::to_string(d_algo));
       if (runs && (d_uns != 0 || d_algo != 1))
-        local.Fail(v.name + " on a regular layout: want " + mla_algo_name(v.choice.algo) +
+        local.Fail(v.name + " on a " + (regular_want ? "regular" : "folded irregular") + " layout: want " + mla_algo_name(v.choice.algo) +
                    "+1 unsupported+0, got +" + std::to_string(d_algo) + " unsupported+" +
                    std::to_string(d_uns));
     }
