@@ -1,5 +1,5 @@
 // fuzz_job_report.cc: the job report reader of `multilane report`
-// (launcher/job_report.h): never throws, a refusal names the file.
+// (report/job_report.h): never throws, a refusal names the file.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
