@@ -85,6 +85,9 @@ std::string Config::Summary() const {
   }
   if (ranks_per_node > 0) out << ", virtual nodes of " << ranks_per_node << " ranks";
   if (ranks_per_gpu > 0) out << ", " << ranks_per_gpu << " ranks per GPU";
+  if (device_sync_stream) out << ", device calls wait for the legacy stream only";
+  if (device_flag_max == 0) out << ", device flag path off";
+  else if (device_flag_max != kDefaultDeviceFlagMax) out << ", device flag path up to " << FormatByteSize(device_flag_max);
   if (!report_dir.empty()) out << ", job report into " << report_dir;
   return out.str();
 }
@@ -133,6 +136,20 @@ Config LoadConfig(const EnvLookup& env) {
     problem(CountMessage("MULTILANE_RANKS_PER_GPU", rpg, "ranks sharing one GPU"));
   }
 
+  const std::string sync = get("MULTILANE_DEVICE_SYNC");
+  if (sync == "stream") {
+    c.device_sync_stream = true;
+  } else if (!sync.empty() && sync != "device") {
+    problem("MULTILANE_DEVICE_SYNC='" + sync +
+            "' is not a rule: use device (wait for every stream) or stream (the legacy default stream and "
+            "blocking streams)");
+  }
+  const std::string flag_max = get("MULTILANE_DEVICE_FLAG_MAX");
+  if (!flag_max.empty() &&
+      (!ParseByteSize(flag_max, &c.device_flag_max) || c.device_flag_max > kMaxDeviceFlagMax)) {
+    problem("MULTILANE_DEVICE_FLAG_MAX='" + flag_max + "' must be a byte size from 0 (off) to " +
+            FormatByteSize(kMaxDeviceFlagMax) + ", such as 1M");
+  }
   const std::string stats = get("MULTILANE_STATS");
   if (stats == "1" || stats == "yes" || stats == "on") c.stats = true;
   else if (!stats.empty() && stats != "0" && stats != "no" && stats != "off")

@@ -13,6 +13,11 @@
 
 namespace mla {
 
+// The flag path's default limit, and the most MULTILANE_DEVICE_FLAG_MAX may
+// ask for (each rank holds 4 x this much device memory per communicator).
+constexpr uint64_t kDefaultDeviceFlagMax = 1u << 20;
+constexpr uint64_t kMaxDeviceFlagMax = 16u << 20;
+
 struct Config {
   // False when any variable was bad: every call then goes to the system MPI.
   bool enabled = true;
@@ -27,6 +32,12 @@ struct Config {
   int ranks_per_node = 0;
   // MULTILANE_RANKS_PER_GPU: ranks sharing one GPU on hosts without GPUs; 0 = unset (1).
   int ranks_per_gpu = 0;
+  // MULTILANE_DEVICE_SYNC=stream: device calls wait (on the GPU) for the legacy
+  // default stream only, instead of the whole device (docs/gpu.md).
+  bool device_sync_stream = false;
+  // MULTILANE_DEVICE_FLAG_MAX: device calls of up to this many bytes on one
+  // node run on the flag path; 0 = never.
+  uint64_t device_flag_max = kDefaultDeviceFlagMax;
   // MULTILANE_STATS=1: rank 0 prints its counters at MPI_Finalize.
   bool stats = false;
   // MULTILANE_VERBOSE=1: rank 0 prints the settings at MPI_Init.

@@ -108,6 +108,31 @@ TEST(Config, TooLargeCountsAreCalledTooLarge) {
   EXPECT_EQ(c.forced.lanes, 9999999);
 }
 
+// Issue 16: the device synchronisation rule and the flag path's limit.
+TEST(Config, DeviceSyncAndFlagLimit) {
+  Config c = Load({});
+  EXPECT_FALSE(c.device_sync_stream);
+  EXPECT_EQ(c.device_flag_max, kDefaultDeviceFlagMax);
+  c = Load({{"MULTILANE_DEVICE_SYNC", "stream"}, {"MULTILANE_DEVICE_FLAG_MAX", "256K"}});
+  EXPECT_TRUE(c.enabled);
+  EXPECT_TRUE(c.device_sync_stream);
+  EXPECT_EQ(c.device_flag_max, 256u << 10);
+  EXPECT_NE(c.Summary().find("legacy stream only"), std::string::npos) << c.Summary();
+  c = Load({{"MULTILANE_DEVICE_SYNC", "device"}, {"MULTILANE_DEVICE_FLAG_MAX", "0"}});
+  EXPECT_TRUE(c.enabled);
+  EXPECT_FALSE(c.device_sync_stream);
+  EXPECT_EQ(c.device_flag_max, 0u);
+  EXPECT_NE(c.Summary().find("device flag path off"), std::string::npos) << c.Summary();
+  const std::string sync = ProblemOf("MULTILANE_DEVICE_SYNC", "event");
+  EXPECT_NE(sync.find("MULTILANE_DEVICE_SYNC='event' is not a rule: use device"), std::string::npos) << sync;
+  for (const char* bad : {"17M", "1G", "-1", "lots"}) {
+    const std::string p = ProblemOf("MULTILANE_DEVICE_FLAG_MAX", bad);
+    EXPECT_NE(p.find("MULTILANE_DEVICE_FLAG_MAX='" + std::string(bad) + "' must be a byte size from 0 (off) to 16M"),
+              std::string::npos)
+        << p;
+  }
+}
+
 // Issue 15 item 9: MULTILANE_REPORT_INTERVAL took ' 2' and 0x10 (strtod);
 // it now reads like every other variable.
 TEST(Config, ReportIntervalIsAPlainDecimal) {

@@ -66,6 +66,8 @@ const DeviceModule* LoadDeviceModule(std::string* why_not) {
   static HostServices services;
   services.warn_once = WarnFromModule;
   services.verbose = CurrentConfig().verbose;
+  services.sync_on_stream = CurrentConfig().device_sync_stream ? 1 : 0;
+  services.flag_max_bytes = CurrentConfig().device_flag_max;
   const DeviceModule* m = init != nullptr ? init(&services) : nullptr;
   if (m == nullptr || m->abi != kDeviceModuleAbi) {
     return give_up(m == nullptr ? "the CUDA module found no usable GPU: device buffers go to the system MPI"

@@ -13,12 +13,17 @@
 
 namespace mla {
 
-constexpr int kDeviceModuleAbi = 3;
+constexpr int kDeviceModuleAbi = 4;
 
 // What the module can ask of the library.
 struct HostServices {
   void (*warn_once)(const char* message);  // one line from world rank 0
   int verbose;
+  // MULTILANE_DEVICE_SYNC=stream: order device work after the legacy default
+  // stream (and every blocking stream) instead of the whole device.
+  int sync_on_stream;
+  // MULTILANE_DEVICE_FLAG_MAX: largest message (bytes) of the flag path; 0 = off.
+  size_t flag_max_bytes;
 };
 
 // What DeviceModule::allreduce did: the algorithm that ran, how the data
@@ -70,6 +75,9 @@ struct DeviceModule {
   int (*buffer_free)(void* ptr);
   // cudaMemcpy of `bytes` (either side host or device), complete on return.
   int (*buffer_copy)(void* dst, const void* src, size_t bytes);
+  // Calls run on the flag path (GPU-side synchronisation, docs/gpu.md) in
+  // this process, and how many of them one-shot.
+  void (*flag_stats)(uint64_t* calls, uint64_t* one_shot);
 };
 
 }  // namespace mla

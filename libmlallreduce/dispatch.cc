@@ -203,6 +203,7 @@ void mla_get_stats(mla_stats* stats) {
   *stats = mla::StatsSnapshot();
   if (const mla::DeviceModule* device = mla::DeviceModuleIfCudaInUse()) {
     device->ipc_stats(&stats->ipc_opened, &stats->ipc_hits, &stats->ipc_closed);
+    device->flag_stats(&stats->device_flag_calls, &stats->device_flag_one_shot);
   }
 }
 

@@ -14,6 +14,10 @@ void Warn(const std::string& message) {
 
 bool Verbose() { return g_services != nullptr && g_services->verbose > 0; }
 
+bool SyncOnStream() { return g_services != nullptr && g_services->sync_on_stream != 0; }
+
+size_t FlagMaxBytes() { return g_services != nullptr ? g_services->flag_max_bytes : 0; }
+
 int CudaFailure(const char* what, cudaError_t error) {
   Warn(std::string(what) + " failed: " + cudaGetErrorString(error));
   cudaGetLastError();  // clear a non-sticky error

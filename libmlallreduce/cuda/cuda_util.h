@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 #include <mpi.h>
 
+#include <cstddef>
 #include <string>
 
 namespace mla {
@@ -16,6 +17,12 @@ void Warn(const std::string& message);
 
 // Whether MULTILANE_VERBOSE was set.
 bool Verbose();
+
+// MULTILANE_DEVICE_SYNC=stream was set (docs/gpu.md, "Stream rule").
+bool SyncOnStream();
+
+// MULTILANE_DEVICE_FLAG_MAX: the largest message of the flag path; 0 = off.
+size_t FlagMaxBytes();
 
 // Turns a CUDA error into an MPI error code after one warning naming `what`.
 int CudaFailure(const char* what, cudaError_t error);

@@ -33,6 +33,7 @@
 #include "../partition.h"
 #include "cuda_util.h"
 #include "device_comm.h"
+#include "flag_group.h"
 #include "ipc_cache.h"
 #include "reduce_kernels.h"
 #include "staging.h"
@@ -40,11 +41,6 @@
 namespace mla {
 namespace cuda {
 namespace {
-
-struct Exchange {
-  ExportedBuffer send;
-  ExportedBuffer recv;
-};
 
 struct Plan {
   MPI_Comm group = MPI_COMM_NULL;
@@ -54,7 +50,54 @@ struct Plan {
   MPI_Comm cross = MPI_COMM_NULL;
   int cross_size = 1;
   NcclLane* nccl = nullptr;  // for the cross step, or nullptr
+  ExchangeCache* exchange = nullptr;  // the group's last buffer exchange
 };
+
+bool SameBuffer(const ExportedBuffer& a, const ExportedBuffer& b) {
+  return a.valid && b.valid && a.buffer_id == b.buffer_id && a.offset == b.offset && a.pid == b.pid;
+}
+
+// Fills sends/recvs with every member's buffers, mapped here.  The members
+// exchange their buffers (PMPI_Allgather over the group) unless every rank of
+// comm calls on the same buffers as in its group's previous call: then one
+// PMPI_Allreduce says so and the previous exchange is used (each peer looked
+// up again in the IPC cache, which may have closed it since).  Sets *mapped
+// to whether every rank of comm could map all its peers.  Collective over comm.
+int MapGroup(MPI_Comm comm, const Plan& plan, const void* send, void* recv, std::vector<const char*>* sends,
+             std::vector<char*>* recvs, int* mapped) {
+  ExchangeCache& cache = *plan.exchange;
+  Exchange mine{};
+  ExportBuffer(send, &mine.send);
+  ExportBuffer(recv, &mine.recv);
+  int same = cache.valid && SameBuffer(mine.send, cache.mine.send) && SameBuffer(mine.recv, cache.mine.recv) ? 1 : 0;
+  MLA_MPI_TRY(PMPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_MIN, comm));
+  if (!same) {
+    cache.valid = false;
+    cache.mine = mine;
+    cache.all.assign(static_cast<size_t>(plan.group_size), Exchange{});
+    MLA_MPI_TRY(PMPI_Allgather(&mine, sizeof(Exchange), MPI_BYTE, cache.all.data(), sizeof(Exchange), MPI_BYTE,
+                               plan.group));
+  }
+  *mapped = 1;
+  for (int r = 0; r < plan.group_size; ++r) {
+    if (r == plan.group_rank) {
+      (*sends)[r] = static_cast<const char*>(send);
+      (*recvs)[r] = static_cast<char*>(recv);
+      continue;
+    }
+    cudaError_t err;
+    (*sends)[r] = static_cast<const char*>(ImportBuffer(cache.all[r].send, &err));
+    (*recvs)[r] = static_cast<char*>(ImportBuffer(cache.all[r].recv, &err));
+    if ((*sends)[r] == nullptr || (*recvs)[r] == nullptr) *mapped = 0;
+  }
+  // A new exchange is kept only if every rank mapped every peer (a reused
+  // one was, and the cache reopens what it closed since).
+  if (!same) {
+    MLA_MPI_TRY(PMPI_Allreduce(MPI_IN_PLACE, mapped, 1, MPI_INT, MPI_MIN, comm));
+    cache.valid = *mapped != 0;
+  }
+  return MPI_SUCCESS;
+}
 
 // What carried the cross steps of one call, OR-ed over the ranks.
 enum TransportBits { kUsedMpi = 1, kUsedNccl = 2, kNcclFellBack = 4 };
@@ -115,29 +158,12 @@ int RunPlan(MPI_Comm comm, const Plan& plan, DeviceComm* dc, const AllreduceCall
     return MPI_SUCCESS;
   }
 
-  Exchange mine{};
-  ExportBuffer(send, &mine.send);
-  ExportBuffer(call.recvbuf, &mine.recv);
-  std::vector<Exchange> all(static_cast<size_t>(plan.group_size));
-  MLA_MPI_TRY(PMPI_Allgather(&mine, sizeof(Exchange), MPI_BYTE, all.data(), sizeof(Exchange), MPI_BYTE, plan.group));
-
   // Map every member's buffers; every rank of the communicator must agree
   // that all could be mapped, or all stage through the host.
   std::vector<const char*> sends(plan.group_size);
   std::vector<char*> recvs(plan.group_size);
-  int mapped = 1;
-  for (int r = 0; r < plan.group_size; ++r) {
-    if (r == plan.group_rank) {
-      sends[r] = static_cast<const char*>(send);
-      recvs[r] = static_cast<char*>(call.recvbuf);
-      continue;
-    }
-    cudaError_t err;
-    sends[r] = static_cast<const char*>(ImportBuffer(all[r].send, &err));
-    recvs[r] = static_cast<char*>(ImportBuffer(all[r].recv, &err));
-    if (sends[r] == nullptr || recvs[r] == nullptr) mapped = 0;
-  }
-  MLA_MPI_TRY(PMPI_Allreduce(MPI_IN_PLACE, &mapped, 1, MPI_INT, MPI_MIN, comm));
+  int mapped = 0;
+  MLA_MPI_TRY(MapGroup(comm, plan, send, call.recvbuf, &sends, &recvs, &mapped));
   if (!mapped) {
     Warn("device buffers could not be shared with CUDA IPC (memory not from cudaMalloc?): staging through the host");
     return Staged(call, comm, run);
@@ -177,6 +203,33 @@ int RunPlan(MPI_Comm comm, const Plan& plan, DeviceComm* dc, const AllreduceCall
   return MPI_SUCCESS;
 }
 
+// Runs a call of one node on the flag path when it is small enough and the
+// path can run on this communicator (building it on the first such call;
+// every rank decides the same from the call and the agreed build), and sets
+// *ran.  hier and lane with one lane run one-shot, the others two-shot.
+int FlagPath(const AllreduceCall& call, const Topology& topo, DeviceComm* dc, DType type, DOp op,
+             const mla_choice& choice, bool* ran) {
+  *ran = false;
+  const size_t limit = FlagMaxBytes();
+  const size_t bytes = static_cast<size_t>(call.count) * DTypeSize(type);
+  if (limit == 0 || bytes > limit) return MPI_SUCCESS;
+  if (!dc->flags_built) {
+    dc->flags_built = true;
+    MLA_MPI_TRY(FlagGroup::Create(topo.node, dc->ppg > 1, limit, &dc->flags, &dc->flags_off));
+    if (dc->flags == nullptr && Verbose())
+      Warn("device calls up to " + std::to_string(limit) + " bytes cannot meet on the GPU (" + dc->flags_off +
+           "): they synchronise on the host");
+  }
+  if (dc->flags == nullptr) return MPI_SUCCESS;
+  const bool one_shot = choice.algo == MLA_ALGO_HIER || (choice.algo == MLA_ALGO_LANE && choice.lanes == 1);
+  const void* send = call.sendbuf == MPI_IN_PLACE ? call.recvbuf : call.sendbuf;
+  MLA_CUDA_TRY("flag-path kernel",
+               dc->flags->Allreduce(type, op, send, call.recvbuf, static_cast<size_t>(call.count), !one_shot,
+                                    SyncOnStream() ? SyncRule::kStream : SyncRule::kDevice, dc->stream));
+  *ran = true;
+  return MPI_SUCCESS;
+}
+
 }  // namespace
 
 int DeviceAllreduce(const AllreduceCall& call, MPI_Comm comm, const Topology& topo, int device,
@@ -188,6 +241,17 @@ int DeviceAllreduce(const AllreduceCall& call, MPI_Comm comm, const Topology& to
   MLA_CUDA_TRY("cudaSetDevice", cudaSetDevice(device));
   DeviceComm* dc = nullptr;
   MLA_MPI_TRY(GetDeviceComm(comm, topo, device, &dc));
+
+  const bool algorithm = choice.algo == MLA_ALGO_LANE || choice.algo == MLA_ALGO_HIER || choice.algo == MLA_ALGO_SPLIT;
+  if (algorithm && topo.num_nodes == 1) {
+    bool ran = false;
+    MLA_MPI_TRY(FlagPath(call, topo, dc, type, op, choice, &ran));
+    if (ran) {
+      run->algo = choice.algo;
+      run->path = MLA_PATH_IPC;
+      return MPI_SUCCESS;
+    }
+  }
 
   Plan plan;
   switch (choice.algo) {
@@ -202,6 +266,7 @@ int DeviceAllreduce(const AllreduceCall& call, MPI_Comm comm, const Topology& to
       plan.cross = topo.lane;
       plan.cross_size = topo.num_nodes;
       plan.nccl = &dc->lane_nccl;
+      plan.exchange = &dc->node_exchange;
       break;
     case MLA_ALGO_SPLIT:
       if (!dc->gpus_regular) {
@@ -215,6 +280,7 @@ int DeviceAllreduce(const AllreduceCall& call, MPI_Comm comm, const Topology& to
       plan.cross = dc->slice;
       plan.cross_size = dc->slice_size;
       plan.nccl = &dc->slice_nccl;
+      plan.exchange = &dc->gpu_exchange;
       break;
     default:
       return Staged(call, comm, run);

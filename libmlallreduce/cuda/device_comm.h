@@ -7,14 +7,32 @@
 #include <cuda_runtime_api.h>
 #include <mpi.h>
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "../topology.h"
+#include "flag_group.h"
+#include "ipc_cache.h"
 #include "nccl_lane.h"
 #include "staging.h"
 
 namespace mla {
 namespace cuda {
+
+// What one rank sends its IPC group about a call's buffers.
+struct Exchange {
+  ExportedBuffer send;
+  ExportedBuffer recv;
+};
+
+// The last exchange of an IPC group, kept so that a call on the same buffers
+// as the group's previous call skips the exchange (device_allreduce.cc).
+struct ExchangeCache {
+  bool valid = false;
+  Exchange mine{};
+  std::vector<Exchange> all;  // every member's, by group rank
+};
 
 struct DeviceComm {
   int device = -1;              // CUDA ordinal of this rank's buffers
@@ -33,6 +51,15 @@ struct DeviceComm {
   StagingPipeline staging;
   NcclLane lane_nccl;   // over Topology::lane (one rank per node)
   NcclLane slice_nccl;  // over slice (one rank per GPU)
+  // The last buffer exchange over the node (lane, hier) and over the GPU
+  // group (split).
+  ExchangeCache node_exchange;
+  ExchangeCache gpu_exchange;
+  // The flag path over the node, built on the first call that may take it;
+  // null when it cannot run here (flags_off says why).
+  bool flags_built = false;
+  std::unique_ptr<FlagGroup> flags;
+  std::string flags_off;
 
   ~DeviceComm();
 };

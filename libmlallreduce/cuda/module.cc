@@ -3,6 +3,7 @@
 
 #include "../device_module.h"
 #include "device_allreduce.h"
+#include "flag_group.h"
 #include "ipc_cache.h"
 #include "staging.h"
 
@@ -56,6 +57,11 @@ void IpcStats(uint64_t* opened, uint64_t* hits, uint64_t* closed) {
   *closed = s.closed;
 }
 
+void FlagStats(uint64_t* calls, uint64_t* one_shot) {
+  *calls = FlagGroup::CallsRun();
+  *one_shot = FlagGroup::OneShotCallsRun();
+}
+
 int RanksPerGpu(const void* recvbuf, MPI_Comm comm, const Topology* topo, int* ppg) {
   int device = -1;
   PointerKind(recvbuf, &device);
@@ -92,8 +98,8 @@ int BufferCopy(void* dst, const void* src, size_t bytes) {
   return static_cast<int>(e);
 }
 
-const DeviceModule kModule = {kDeviceModuleAbi, Classify,  Allreduce,   StagedAllreduce, IpcStats,
-                              RanksPerGpu,      GpuCount,  BufferAlloc, BufferFree,      BufferCopy};
+const DeviceModule kModule = {kDeviceModuleAbi, Classify,  Allreduce,   StagedAllreduce, IpcStats,  RanksPerGpu,
+                              GpuCount,         BufferAlloc, BufferFree, BufferCopy,     FlagStats};
 
 }  // namespace
 }  // namespace cuda

@@ -93,6 +93,10 @@ typedef struct mla_stats {
                               such calls also count in calls_by_path[MLA_PATH_MPI] */
   uint64_t ipc_closed;     /* peer allocations closed by the IPC handle cache (beyond its
                               1024-entry limit, least recently used first) */
+  uint64_t device_flag_calls;    /* device calls that ran on the flag path: one node, at most
+                                    MULTILANE_DEVICE_FLAG_MAX bytes, the ranks meeting on the GPU
+                                    (docs/gpu.md); they also count in calls_by_path[MLA_PATH_IPC] */
+  uint64_t device_flag_one_shot; /* of those, the one-shot form (hier, or lane with one lane) */
 } mla_stats;
 
 /* The layout the library sees for a communicator. */

@@ -53,14 +53,14 @@ void RunMatrix(const mla_choice& choice, Local* local, Counts* expected) {
       for (int count : kMatrixCounts) {
         const bool in_place = (seed % 3) == 0;
         RunCall(Call{&tc, op, count, in_place, seed++}, &choice, &bufs, local);
-        ExpectDeviceCall(tc, op, choice.algo, choice.transport, expected);
+        ExpectDeviceCall(tc, op, choice, count, expected);
       }
     }
   }
   for (const Large& l : kLarge) {
     const TypeCase& tc = FindType(l.type);
     RunCall(Call{&tc, l.op, l.count, l.in_place, seed++}, &choice, &bufs, local);
-    ExpectDeviceCall(tc, l.op, choice.algo, choice.transport, expected);
+    ExpectDeviceCall(tc, l.op, choice, l.count, expected);
   }
 }
 
@@ -143,7 +143,7 @@ TEST_P(DeviceTransports, SmallChunksPipelineCorrectly) {
   for (const auto& [type, op] : cases) {
     const TypeCase& tc = FindType(type);
     RunCall(Call{&tc, op, count, false, seed++}, &choice, &bufs, &local);
-    ExpectDeviceCall(tc, op, choice.algo, choice.transport, &expected);
+    ExpectDeviceCall(tc, op, choice, count, &expected);
   }
   mla_get_stats(&after);
   CheckCounts(before, after, expected, Name(choice), &local);

@@ -57,7 +57,8 @@ void SumOnes(void* buf, int count, bool check, Local* local, const std::string& 
 
 TEST(IpcCache, RepeatedCallsOnTheSameBuffersOpenNoNewHandles) {
   Local local;
-  const int count = 1 << 16;
+  // Above the flag path's 1 MiB (which never maps the application's buffers).
+  const int count = (1 << 18) + 4;
   DevicePair bufs(count * sizeof(float), &local);
   const TypeCase& f = FindType(MPI_FLOAT);
   const mla_choice lane = Lane();
@@ -80,7 +81,7 @@ TEST(IpcCache, RepeatedCallsOnTheSameBuffersOpenNoNewHandles) {
 
 TEST(IpcCache, BuffersFreedAndReallocatedAtTheSameAddressAreOpenedAfresh) {
   Local local;
-  const int count = 1 << 18;
+  const int count = (1 << 18) + 1;  // above the flag path's 1 MiB
   const size_t bytes = count * sizeof(int);
   const mla_choice lane = Lane();
   const uint64_t peers = static_cast<uint64_t>(Peers());
@@ -127,7 +128,7 @@ TEST(IpcCache, HoldsAtMost1024PeerAllocationsAndClosesTheLeastRecentlyUsed) {
   // opens one allocation of each peer.  Enough rounds to pass the limit by two.
   const int rounds = peers > 0 ? static_cast<int>((1024 + peers - 1) / peers) + 2 : 4;
   const size_t bytes = 2u << 20;
-  const int count = 64;
+  const int count = (1 << 18) + 1;  // above the flag path's 1 MiB
   std::vector<void*> bufs(rounds, nullptr);
   for (void*& b : bufs) Check(cudaMalloc(&b, bytes), "cudaMalloc", &local);
   mla_stats s0, s1, s2, s3;
@@ -163,7 +164,7 @@ TEST(IpcCache, HoldsAtMost1024PeerAllocationsAndClosesTheLeastRecentlyUsed) {
 
 TEST(DeviceBuffers, PoolMemoryFromCudaMallocAsyncIsStagedWithOneWarning) {
   Local local;
-  const int count = 10007;
+  const int count = (1 << 18) + 3;  // above the flag path's 1 MiB (gpu_flag_test.cc covers below)
   const size_t bytes = count * sizeof(float);
   cudaStream_t stream;
   Check(cudaStreamCreate(&stream), "cudaStreamCreate", &local);
@@ -190,7 +191,7 @@ TEST(DeviceBuffers, PoolMemoryFromCudaMallocAsyncIsStagedWithOneWarning) {
     // With peers, IPC is needed and cannot share pool memory: staged.
     // Alone on its node, a rank needs no IPC and lane runs.
     if (Peers() > 0) ExpectStagedCall(&expected);
-    else ExpectDeviceCall(f, MPI_SUM, MLA_ALGO_LANE, MLA_TRANSPORT_AUTO, &expected);
+    else ExpectDeviceCall(f, MPI_SUM, lane, count, &expected);
   }
   const std::string said = capture.Stop();
   mla_get_stats(&after);
@@ -330,7 +331,7 @@ TEST(Streams, WorkQueuedOnAnotherStreamBeforeTheCallIsComplete) {
     Check(cudaStreamSynchronize(user), "cudaStreamSynchronize", &local);
     if (got != expect) local.Fail(what + ": the result differs from PMPI_Allreduce (read before the stream's copy landed?)");
     if (way.mixed) ExpectStagedCall(&expected);
-    else ExpectDeviceCall(f, MPI_SUM, way.algo, MLA_TRANSPORT_AUTO, &expected);
+    else ExpectDeviceCall(f, MPI_SUM, choice, count, &expected);
   }
   mla_get_stats(&after);
   CheckCounts(before, after, expected, "streams", &local);

@@ -98,7 +98,7 @@ TEST(Intercepted, DeviceCallsFollowTheEnvironment) {
     const mla_choice choice = algo_name != nullptr ? forced
                               : profile != nullptr ? FromProfile(Layout().ppg, bytes)
                                                    : mla_choice{};
-    ExpectDeviceCall(tc, c.op, choice.algo, choice.transport, &expected);
+    ExpectDeviceCall(tc, c.op, choice, c.count, &expected);
   }
   mla_get_stats(&after);
   CheckCounts(before, after, expected, "intercepted MPI_Allreduce", &local);

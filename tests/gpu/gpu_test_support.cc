@@ -141,6 +141,18 @@ void ComputeLayout() {
   L.lane0_distinct = Distinct(lanes[0]);
   L.slices_distinct = true;
   for (auto& [i, m] : slices) L.slices_distinct = L.slices_distinct && Distinct(m);
+  int mps = 0;
+  if (cudaDeviceGetAttribute(&mps, cudaDevAttrMpsEnabled, g_device) != cudaSuccess) mps = 0;
+  int flags[2] = {mps ? 1 : 0, (L.ppg == 1 || mps) ? 1 : 0};
+  PMPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  L.mps = flags[0] != 0;
+  L.concurrent = flags[1] != 0;
+}
+
+bool GpuLayout::FlagPath(uint64_t bytes) const {
+  uint64_t limit = 1u << 20;
+  if (const char* v = std::getenv("MULTILANE_DEVICE_FLAG_MAX")) limit = std::strtoull(v, nullptr, 10);
+  return nodes == 1 && node_size >= 2 && node_size <= 16 && concurrent && bytes <= limit;
 }
 
 bool GpuLayout::CrossStep(mla_algo algo) const {
@@ -163,7 +175,8 @@ std::string GpuLayout::Describe() const {
   std::ostringstream o;
   o << g_size << " ranks, " << nodes << " node(s) of " << node_size << ", " << gpus << " GPU(s), " << ppg
     << " rank(s) per GPU (by UUID), " << gpu_groups << " GPU group(s), NCCL "
-    << (nccl_lib ? "loads" : "absent") << (regular ? "" : ", IRREGULAR");
+    << (nccl_lib ? "loads" : "absent") << (mps ? ", MPS" : "") << (regular ? "" : ", IRREGULAR")
+    << ", flag path " << (FlagPath(1) ? "on" : "off");
   for (mla_algo a : {MLA_ALGO_LANE, MLA_ALGO_HIER, MLA_ALGO_SPLIT}) {
     std::string why;
     o << "; " << mla_algo_name(a) << ": "
@@ -397,12 +410,20 @@ void ExpectStagedCall(Counts* c) {
   ++c->path[MLA_PATH_STAGED];
 }
 
-void ExpectDeviceCall(const TypeCase& tc, MPI_Op op, mla_algo algo, mla_transport transport, Counts* c) {
+void ExpectDeviceCall(const TypeCase& tc, MPI_Op op, const mla_choice& choice, int count, Counts* c) {
+  const mla_algo algo = choice.algo;
+  const mla_transport transport = choice.transport;
   if (algo == MLA_ALGO_PASSTHROUGH || !KernelsTake(tc, op)) return ExpectStagedCall(c);
   ++c->calls;
   ++c->device;
   ++c->algo[algo];
   const GpuLayout& L = Layout();
+  if (L.FlagPath(static_cast<uint64_t>(count) * tc.size)) {
+    ++c->path[MLA_PATH_IPC];
+    ++c->flag;
+    if (algo == MLA_ALGO_HIER || (algo == MLA_ALGO_LANE && choice.lanes == 1)) ++c->one_shot;
+    return;
+  }
   if (!L.CrossStep(algo)) {
     ++c->path[MLA_PATH_IPC];
     return;
@@ -429,6 +450,8 @@ void CheckCounts(const mla_stats& b, const mla_stats& a, const Counts& e, const 
   for (int i = 0; i < MLA_PATH_COUNT; ++i)
     check(std::string("path ") + mla_device_path_name(static_cast<mla_device_path>(i)), b.calls_by_path[i],
           a.calls_by_path[i], e.path[i]);
+  check("flag path", b.device_flag_calls, a.device_flag_calls, e.flag);
+  check("flag path one-shot", b.device_flag_one_shot, a.device_flag_one_shot, e.one_shot);
   if (!diff.str().empty()) local->Fail(what + ": counters differ:" + diff.str());
 }
 

@@ -72,9 +72,16 @@ struct GpuLayout {
   bool lanes_distinct = false;  // every lane's ranks are on distinct GPUs
   bool lane0_distinct = false;  // lane 0's ranks (hier's only lane) are
   bool slices_distinct = false; // every slice's ranks are
+  bool mps = false;             // CUDA reports MPS on every rank's device
+  bool concurrent = false;      // every rank's kernels can run alongside the others' (alone on
+                                // its GPU, or MPS)
 
   // Whether `algo` has a step between nodes (lane, hier) or GPUs (split).
   bool CrossStep(mla_algo algo) const;
+  // Whether a device call of `bytes` runs on the flag path (docs/gpu.md): one
+  // node of 2 to 16 ranks whose kernels run concurrently (one rank per GPU,
+  // or MPS), at most MULTILANE_DEVICE_FLAG_MAX bytes (1 MiB unless set).
+  bool FlagPath(uint64_t bytes) const;
   // Whether NCCL can carry that step; when not, *why says so.
   bool NcclCanRun(mla_algo algo, std::string* why) const;
   std::string Describe() const;
@@ -146,11 +153,12 @@ struct Counts {
   uint64_t calls = 0, device = 0, unsupported = 0, nccl_fallbacks = 0;
   uint64_t algo[MLA_ALGO_COUNT] = {0};
   uint64_t path[MLA_PATH_COUNT] = {0};
+  uint64_t flag = 0, one_shot = 0;  // device calls on the flag path, and of those one-shot
 };
 
-// Adds to *c what one device call of (tc, op) with `algo` and `transport`
-// must count in this layout.
-void ExpectDeviceCall(const TypeCase& tc, MPI_Op op, mla_algo algo, mla_transport transport, Counts* c);
+// Adds to *c what one device call of `count` elements of (tc, op) with
+// `choice` must count in this layout.
+void ExpectDeviceCall(const TypeCase& tc, MPI_Op op, const mla_choice& choice, int count, Counts* c);
 // Adds a call with device buffers that the library stages whole.
 void ExpectStagedCall(Counts* c);
 

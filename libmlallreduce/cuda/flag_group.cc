@@ -1,0 +1,158 @@
+// flag_group.cc: building, running and freeing the flag path (flag_group.h).
+//
+// Why one allocation exchanged once is enough, and why the calls need no host
+// handshake (the full argument is in docs/gpu.md):
+//  - a rank reads only its peers' areas, never their user buffers, so new or
+//    reallocated user buffers change nothing that peers hold;
+//  - a rank writes into its own input area of parity c % 2 in call c before
+//    the call's first barrier.  Peers read that area in call c only.  A rank
+//    reaches call c + 2 only after passing the barrier of call c + 1, which
+//    every peer reaches only after its kernel of call c finished (one stream
+//    per rank, kernels in order): nobody still reads it;
+//  - the call returns after its kernel finished (stream synchronisation), so
+//    the user's buffers are neither read nor written after the return.
+#include "flag_group.h"
+
+#include <atomic>
+#include <cstring>
+#include <vector>
+
+#include "cuda_util.h"
+
+namespace mla {
+namespace cuda {
+namespace {
+
+std::atomic<uint64_t> g_calls{0};
+std::atomic<uint64_t> g_one_shot{0};
+
+size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+// Whether this rank's kernels can run at the same time as the kernels of the
+// ranks it shares its GPU with: only under MPS (without it, the contexts of
+// several processes take turns on the GPU, and a kernel waiting for a peer's
+// flag would hold the GPU until the driver switches contexts).
+bool RunsConcurrently(bool shares_gpu, std::string* why) {
+  if (!shares_gpu) return true;
+  int device = 0, mps = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&mps, cudaDevAttrMpsEnabled, device) != cudaSuccess) {
+    cudaGetLastError();
+    mps = 0;
+  }
+  if (!mps) *why = "ranks share a GPU without MPS";
+  return mps != 0;
+}
+
+}  // namespace
+
+int FlagGroup::Create(MPI_Comm node, bool shares_gpu, size_t max_bytes, std::unique_ptr<FlagGroup>* out,
+                      std::string* why) {
+  out->reset();
+  int size = 0, rank = 0;
+  PMPI_Comm_size(node, &size);
+  PMPI_Comm_rank(node, &rank);
+  if (size < 2) {
+    *why = "one rank on the node";
+    return MPI_SUCCESS;
+  }
+  if (size > kFlagMaxRanks) {
+    *why = "more than " + std::to_string(kFlagMaxRanks) + " ranks on the node";
+    return MPI_SUCCESS;
+  }
+  // Every rank must be able to run its kernel alongside the others'.
+  std::string local_why;
+  int ok = RunsConcurrently(shares_gpu, &local_why) ? 1 : 0;
+  MLA_MPI_TRY(PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, node));
+  if (!ok) {
+    *why = local_why.empty() ? "ranks share a GPU without MPS" : local_why;
+    return MPI_SUCCESS;
+  }
+
+  std::unique_ptr<FlagGroup> g(new FlagGroup());
+  g->args_.nranks = size;
+  g->args_.rank = rank;
+  g->args_.area_bytes = RoundUp(max_bytes, 256);
+  const size_t bytes = kFlagSignalBytes + 4 * g->args_.area_bytes;
+  cudaIpcMemHandle_t handle{};
+  cudaError_t err = cudaMalloc(&g->own_, bytes);
+  if (err == cudaSuccess) err = cudaMemset(g->own_, 0, kFlagSignalBytes);
+  if (err == cudaSuccess) err = cudaDeviceSynchronize();
+  if (err == cudaSuccess) err = cudaIpcGetMemHandle(&handle, g->own_);
+  if (err == cudaSuccess) err = cudaEventCreateWithFlags(&g->app_done_, cudaEventDisableTiming);
+  if (err != cudaSuccess) cudaGetLastError();
+  std::vector<cudaIpcMemHandle_t> handles(static_cast<size_t>(size));
+  MLA_MPI_TRY(PMPI_Allgather(&handle, sizeof(handle), MPI_BYTE, handles.data(), sizeof(handle), MPI_BYTE, node));
+  // Open every peer's allocation (only if every rank got its own).
+  ok = err == cudaSuccess ? 1 : 0;
+  MLA_MPI_TRY(PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, node));
+  for (int r = 0; ok && r < size; ++r) {
+    if (r == rank) {
+      g->args_.base[r] = static_cast<char*>(g->own_);
+      continue;
+    }
+    void* peer = nullptr;
+    err = cudaIpcOpenMemHandle(&peer, handles[r], cudaIpcMemLazyEnablePeerAccess);
+    if (err != cudaSuccess) {
+      cudaGetLastError();
+      break;
+    }
+    g->args_.base[r] = static_cast<char*>(peer);
+  }
+  ok = err == cudaSuccess ? 1 : 0;
+  MLA_MPI_TRY(PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, node));
+  if (ok) MLA_MPI_TRY(PMPI_Comm_dup(node, &g->comm_));
+  if (!ok) {
+    *why = std::string("CUDA IPC of the flag memory failed (") + cudaGetErrorString(err) + ")";
+    // Nobody mapped anything of ours that it will use: free without the barrier.
+    for (int r = 0; r < size; ++r)
+      if (r != rank && g->args_.base[r] != nullptr) cudaIpcCloseMemHandle(g->args_.base[r]);
+    if (g->app_done_ != nullptr) cudaEventDestroy(g->app_done_);
+    if (g->own_ != nullptr) cudaFree(g->own_);
+    g->own_ = nullptr;
+    g->app_done_ = nullptr;
+    std::memset(g->args_.base, 0, sizeof(g->args_.base));
+    return MPI_SUCCESS;
+  }
+  *out = std::move(g);
+  return MPI_SUCCESS;
+}
+
+FlagGroup::~FlagGroup() {
+  if (comm_ != MPI_COMM_NULL) {
+    PMPI_Barrier(comm_);  // every peer's last kernel, which may read our memory, is done
+    PMPI_Comm_free(&comm_);
+  }
+  for (int r = 0; r < args_.nranks; ++r)
+    if (r != args_.rank && args_.base[r] != nullptr) cudaIpcCloseMemHandle(args_.base[r]);
+  if (app_done_ != nullptr) cudaEventDestroy(app_done_);
+  if (own_ != nullptr) cudaFree(own_);
+}
+
+cudaError_t FlagGroup::Allreduce(DType type, DOp op, const void* send, void* recv, size_t n, bool two_shot,
+                                 SyncRule rule, cudaStream_t stream) {
+  cudaError_t err;
+  if (rule == SyncRule::kDevice) {
+    err = cudaDeviceSynchronize();
+  } else {
+    // The legacy stream waits for every blocking stream's earlier work; our
+    // stream waits for the legacy stream's, on the GPU.
+    err = cudaEventRecord(app_done_, cudaStreamLegacy);
+    if (err == cudaSuccess) err = cudaStreamWaitEvent(stream, app_done_, 0);
+  }
+  if (err != cudaSuccess) return err;
+  ++calls_;  // modulo 2^32: the barrier values keep growing by one, parities keep alternating
+  err = LaunchFlagAllreduce(type, op, args_, send, recv, n, calls_, two_shot, stream);
+  if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
+  if (err == cudaSuccess) {
+    g_calls.fetch_add(1, std::memory_order_relaxed);
+    if (!two_shot) g_one_shot.fetch_add(1, std::memory_order_relaxed);
+  }
+  return err;
+}
+
+uint64_t FlagGroup::CallsRun() { return g_calls.load(std::memory_order_relaxed); }
+uint64_t FlagGroup::OneShotCallsRun() { return g_one_shot.load(std::memory_order_relaxed); }
+
+}  // namespace cuda
+}  // namespace mla
