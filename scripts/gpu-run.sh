@@ -2,7 +2,7 @@
 # On a GPU host: builds multilane, runs the GPU tests and the benchmark
 # matrix (ranks per GPU x algorithm x transport, fp32 sum, 4 KiB to 1 GiB) and
 # writes logs, JSON results and a summary table to OUTDIR.
-#   scripts/gpu-run.sh OUTDIR [build|test|single|vnodes|all]...   (default: all)
+#   scripts/gpu-run.sh OUTDIR [build|test|single|vnodes|small|all]...   (default: all)
 # The test step fails (exit 1) when a GPU test fails, or when one other than a
 # NCCL case is skipped (on a GPU host that means no GPU was seen; NCCL cases
 # are skipped, visibly, where NCCL cannot run: one GPU shared by the ranks).
@@ -92,6 +92,20 @@ if has vnodes; then
   done
   for ppg in ${MPS_VNODES:-}; do
     with_mps bench "vnodes-ppg$ppg-mps" $((2 * ppg)) MULTILANE_RANKS_PER_GPU=$ppg MULTILANE_RANKS_PER_NODE=$ppg
+  done
+fi
+
+if has small; then
+  # Device calls of 4 KiB to 4 MiB on one node with several ranks per GPU
+  # (docs/gpu.md, the flag path): the host-synchronised path (flag path off),
+  # the flag path with either stream rule, without MPS and under MPS.
+  ALGOS=${ALGOS_SMALL:-mpi,lane,hier}
+  for ppg in ${PPG_SMALL:-2 4}; do
+    np=$((NGPU * ppg))
+    MAX_BYTES=4M bench "small-ppg$ppg-nomps" $np MULTILANE_RANKS_PER_GPU=$ppg
+    MAX_BYTES=4M with_mps bench "small-ppg$ppg-mps-flagoff" $np MULTILANE_RANKS_PER_GPU=$ppg MULTILANE_DEVICE_FLAG_MAX=0
+    MAX_BYTES=4M with_mps bench "small-ppg$ppg-mps-device" $np MULTILANE_RANKS_PER_GPU=$ppg
+    MAX_BYTES=4M with_mps bench "small-ppg$ppg-mps-stream" $np MULTILANE_RANKS_PER_GPU=$ppg MULTILANE_DEVICE_SYNC=stream
   done
 fi
 

@@ -9,8 +9,11 @@
 //    reaches call c + 2 only after passing the barrier of call c + 1, which
 //    every peer reaches only after its kernel of call c finished (one stream
 //    per rank, kernels in order): nobody still reads it;
-//  - the call returns after its kernel finished (stream synchronisation), so
-//    the user's buffers are neither read nor written after the return.
+//  - the call returns once every block of its kernel stored the call number
+//    into host memory after a system-wide fence, i.e. after the kernel's
+//    last read of the user's send buffer and of peers' areas and its last
+//    write into the user's receive buffer: nothing touches the user's
+//    buffers after the return.
 #include "flag_group.h"
 
 #include <atomic>
@@ -73,13 +76,23 @@ int FlagGroup::Create(MPI_Comm node, bool shares_gpu, size_t max_bytes, std::uni
   g->args_.nranks = size;
   g->args_.rank = rank;
   g->args_.area_bytes = RoundUp(max_bytes, 256);
-  const size_t bytes = kFlagSignalBytes + 4 * g->args_.area_bytes;
+  // A whole number of 2 MiB pages: a smaller allocation may share its pages
+  // with another one, and CUDA IPC cannot open the second of two
+  // allocations of one page in a process.
+  const size_t bytes = RoundUp(kFlagSignalBytes + 4 * g->args_.area_bytes, size_t{2} << 20);
   cudaIpcMemHandle_t handle{};
   cudaError_t err = cudaMalloc(&g->own_, bytes);
   if (err == cudaSuccess) err = cudaMemset(g->own_, 0, kFlagSignalBytes);
   if (err == cudaSuccess) err = cudaDeviceSynchronize();
   if (err == cudaSuccess) err = cudaIpcGetMemHandle(&handle, g->own_);
   if (err == cudaSuccess) err = cudaEventCreateWithFlags(&g->app_done_, cudaEventDisableTiming);
+  if (err == cudaSuccess)
+    err = cudaHostAlloc(reinterpret_cast<void**>(&g->done_), sizeof(unsigned int) * kFlagMaxBlocks,
+                        cudaHostAllocMapped);
+  if (err == cudaSuccess) {
+    std::memset(g->done_, 0, sizeof(unsigned int) * kFlagMaxBlocks);
+    err = cudaHostGetDevicePointer(reinterpret_cast<void**>(&g->args_.done), g->done_, 0);
+  }
   if (err != cudaSuccess) cudaGetLastError();
   std::vector<cudaIpcMemHandle_t> handles(static_cast<size_t>(size));
   MLA_MPI_TRY(PMPI_Allgather(&handle, sizeof(handle), MPI_BYTE, handles.data(), sizeof(handle), MPI_BYTE, node));
@@ -108,9 +121,11 @@ int FlagGroup::Create(MPI_Comm node, bool shares_gpu, size_t max_bytes, std::uni
     for (int r = 0; r < size; ++r)
       if (r != rank && g->args_.base[r] != nullptr) cudaIpcCloseMemHandle(g->args_.base[r]);
     if (g->app_done_ != nullptr) cudaEventDestroy(g->app_done_);
+    if (g->done_ != nullptr) cudaFreeHost(g->done_);
     if (g->own_ != nullptr) cudaFree(g->own_);
     g->own_ = nullptr;
     g->app_done_ = nullptr;
+    g->done_ = nullptr;
     std::memset(g->args_.base, 0, sizeof(g->args_.base));
     return MPI_SUCCESS;
   }
@@ -126,6 +141,7 @@ FlagGroup::~FlagGroup() {
   for (int r = 0; r < args_.nranks; ++r)
     if (r != args_.rank && args_.base[r] != nullptr) cudaIpcCloseMemHandle(args_.base[r]);
   if (app_done_ != nullptr) cudaEventDestroy(app_done_);
+  if (done_ != nullptr) cudaFreeHost(done_);
   if (own_ != nullptr) cudaFree(own_);
 }
 
@@ -142,13 +158,33 @@ cudaError_t FlagGroup::Allreduce(DType type, DOp op, const void* send, void* rec
   }
   if (err != cudaSuccess) return err;
   ++calls_;  // modulo 2^32: the barrier values keep growing by one, parities keep alternating
-  err = LaunchFlagAllreduce(type, op, args_, send, recv, n, calls_, two_shot, stream);
-  if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
+  int blocks = 0;
+  err = LaunchFlagAllreduce(type, op, args_, send, recv, n, calls_, two_shot, stream, &blocks);
+  if (err == cudaSuccess) err = WaitDone(blocks, stream);
   if (err == cudaSuccess) {
     g_calls.fetch_add(1, std::memory_order_relaxed);
     if (!two_shot) g_one_shot.fetch_add(1, std::memory_order_relaxed);
   }
   return err;
+}
+
+cudaError_t FlagGroup::WaitDone(int blocks, cudaStream_t stream) {
+  const volatile unsigned int* done = done_;
+  for (unsigned long spins = 1;; ++spins) {
+    int b = 0;
+    while (b < blocks && done[b] == calls_) ++b;
+    if (b == blocks) return cudaSuccess;
+    // Now and then ask CUDA whether the kernel failed (or ended without
+    // saying so, which would be a bug): never spin on a dead kernel.
+    if (spins % 4096 == 0) {
+      const cudaError_t q = cudaStreamQuery(stream);
+      if (q == cudaErrorNotReady) continue;
+      b = 0;
+      while (b < blocks && done[b] == calls_) ++b;
+      if (b == blocks) return cudaSuccess;
+      return q != cudaSuccess ? q : cudaErrorUnknown;
+    }
+  }
 }
 
 uint64_t FlagGroup::CallsRun() { return g_calls.load(std::memory_order_relaxed); }

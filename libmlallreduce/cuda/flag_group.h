@@ -61,11 +61,16 @@ class FlagGroup {
 
  private:
   FlagGroup() = default;
+  // Waits until the `blocks` blocks of the current call stored its number
+  // in done_ (spinning on host memory, which is quicker than synchronising
+  // the stream); a kernel that failed is reported with its error.
+  cudaError_t WaitDone(int blocks, cudaStream_t stream);
 
   MPI_Comm comm_ = MPI_COMM_NULL;  // a duplicate of the node communicator
   FlagArgs args_;
   void* own_ = nullptr;            // this rank's allocation (args_.base[rank])
   cudaEvent_t app_done_ = nullptr; // recorded on the legacy stream (SyncRule::kStream)
+  unsigned int* done_ = nullptr;   // host-mapped, kFlagMaxBlocks words (FlagArgs::done)
   uint32_t calls_ = 0;
 };
 

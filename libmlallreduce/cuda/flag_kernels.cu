@@ -108,24 +108,31 @@ __global__ void __launch_bounds__(kFlagThreads)
     }
     out[j] = acc;
   }
-  if (!two_shot) return;
 
   // 3. Gather every rank's reduced chunk into recv.
-  Barrier(a, 2 * call);
-  for (int i = 0; i < a.nranks; ++i) {
-    const int q = (a.rank + i) % a.nranks;
-    const size_t qlo = q * chunk;
-    const size_t qhi = qlo + chunk < units ? qlo + chunk : units;
-    const P* from = result(q);
-    for (size_t j = qlo + first; j < qhi; j += stride) recv[j] = LoadShared(from + j);
+  if (two_shot) {
+    Barrier(a, 2 * call);
+    for (int i = 0; i < a.nranks; ++i) {
+      const int q = (a.rank + i) % a.nranks;
+      const size_t qlo = q * chunk;
+      const size_t qhi = qlo + chunk < units ? qlo + chunk : units;
+      const P* from = result(q);
+      for (size_t j = qlo + first; j < qhi; j += stride) recv[j] = LoadShared(from + j);
+    }
+  }
+
+  // 4. Tell the host this block is done (its writes visible first).
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence_system();
+    *static_cast<volatile unsigned int*>(a.done + blockIdx.x) = call;
   }
 }
 
 template <typename T, typename Op>
 struct FlagLaunch {
   static cudaError_t Run(const FlagArgs& a, const void* send, void* recv, size_t n, uint32_t call, bool two_shot,
-                         cudaStream_t stream) {
-    if (n == 0) return cudaSuccess;
+                         cudaStream_t stream, int* launched) {
     constexpr int kLanes = 16 / sizeof(T);
     const bool wide = reinterpret_cast<uintptr_t>(send) % 16 == 0 && reinterpret_cast<uintptr_t>(recv) % 16 == 0 &&
                       n % kLanes == 0;
@@ -141,6 +148,7 @@ struct FlagLaunch {
     if (cap < 1) cap = 1;
     if (blocks > cap) blocks = cap;
     if (blocks < 1) blocks = 1;
+    *launched = static_cast<int>(blocks);
     const dim3 grid(static_cast<unsigned>(blocks));
     if (wide) {
       using P = Pack<T, kLanes>;
@@ -158,8 +166,9 @@ struct FlagLaunch {
 }  // namespace
 
 cudaError_t LaunchFlagAllreduce(DType type, DOp op, const FlagArgs& args, const void* send, void* recv, size_t n,
-                                uint32_t call_number, bool two_shot, cudaStream_t stream) {
-  return DispatchReduction<FlagLaunch>(type, op, args, send, recv, n, call_number, two_shot, stream);
+                                uint32_t call_number, bool two_shot, cudaStream_t stream, int* blocks) {
+  *blocks = 0;
+  return DispatchReduction<FlagLaunch>(type, op, args, send, recv, n, call_number, two_shot, stream, blocks);
 }
 
 }  // namespace cuda

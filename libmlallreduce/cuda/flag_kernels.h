@@ -35,6 +35,10 @@ struct FlagArgs {
   int nranks = 0;
   int rank = 0;
   size_t area_bytes = 0;      // bytes of one input (or result) area, a multiple of 256
+  // Host-mapped words, one per block: block b stores the call number into
+  // done[b] once all its writes are visible, so the host can wait for the
+  // call by reading its own memory instead of synchronising the stream.
+  unsigned int* done = nullptr;
 };
 
 // recv[0..n) = the reduction, in rank order, of every rank's send[0..n)
@@ -44,9 +48,10 @@ struct FlagArgs {
 // element itself, in the same order).  Both give every rank the same bits.
 // Every rank of the group must queue the same call (same n, type, op,
 // two_shot, call number): like NCCL's kernels, a rank's kernel waits on the
-// GPU for as long as its peers take to arrive.
+// GPU for as long as its peers take to arrive.  *blocks receives the number
+// of blocks launched (the done[] words the call will set).
 cudaError_t LaunchFlagAllreduce(DType type, DOp op, const FlagArgs& args, const void* send, void* recv, size_t n,
-                                uint32_t call_number, bool two_shot, cudaStream_t stream);
+                                uint32_t call_number, bool two_shot, cudaStream_t stream, int* blocks);
 
 }  // namespace cuda
 }  // namespace mla

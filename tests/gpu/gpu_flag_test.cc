@@ -48,12 +48,17 @@ uint64_t FlagLimit() {
   return v != nullptr ? std::strtoull(v, nullptr, 10) : (1u << 20);
 }
 
+// At least 2 MiB: CUDA IPC (the host-synchronised path, when the flag path
+// is off or the call too large for it) cannot open two allocations that share
+// a 2 MiB page, so smaller buffers would be staged instead.
+size_t Roomy(size_t bytes) { return std::max(bytes, size_t{2} << 20); }
+
 TEST(FlagPath, SizesAroundTheLimitMatchTheSystemMpi) {
   Local local;
   if (g_rank == 0) std::printf("# layout: %s\n", Layout().Describe().c_str());
   const int limit_floats = static_cast<int>(FlagLimit() / sizeof(float));
   const int counts[] = {1, 3, 4, 5, 1000, 1001, 4096, 65537, limit_floats - 1, limit_floats, limit_floats + 1};
-  DevicePair bufs((static_cast<size_t>(std::max(limit_floats, 65537)) + 8) * sizeof(double), &local);
+  DevicePair bufs(Roomy((static_cast<size_t>(std::max(limit_floats, 65537)) + 8) * sizeof(double)), &local);
   Counts expected;
   mla_stats before, after;
   mla_get_stats(&before);
@@ -82,7 +87,7 @@ TEST(FlagPath, SizesAroundTheLimitMatchTheSystemMpi) {
 TEST(FlagPath, MisalignedBuffersMatchTheSystemMpi) {
   Local local;
   const int count = 10001;
-  DevicePair bufs((count + 8) * sizeof(int), &local);
+  DevicePair bufs(Roomy((count + 8) * sizeof(int)), &local);
   std::vector<int> host(count), expect(count), got(count);
   for (int i = 0; i < count; ++i) host[i] = (i * 7 + g_rank * 13) % 1000 - 500;
   PMPI_Allreduce(host.data(), expect.data(), count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
@@ -113,7 +118,7 @@ TEST(FlagPath, MisalignedBuffersMatchTheSystemMpi) {
 TEST(FlagPath, BackToBackCallsWithLateRanks) {
   Local local;
   const int count = 1024 + 3;
-  DevicePair bufs(count * sizeof(int), &local);
+  DevicePair bufs(Roomy(count * sizeof(int)), &local);
   std::mt19937 rng(1234 + g_rank);
   std::vector<int> host(count), got(count);
   Counts expected;
@@ -163,7 +168,8 @@ TEST(FlagPath, NewBuffersEveryCallOnSeveralCommunicators) {
       int size = 0, rank = 0;
       PMPI_Comm_size(comms[c], &size);
       PMPI_Comm_rank(comms[c], &rank);
-      const int count = 1 + static_cast<int>(rng() % (FlagLimit() / sizeof(float)));
+      const uint64_t most = std::max<uint64_t>(FlagLimit(), 1u << 20) / sizeof(float);
+      const int count = 1 + static_cast<int>(rng() % most);
       const size_t bytes = count * sizeof(float);
       void *send = nullptr, *recv = nullptr;
       Check(cudaMalloc(&send, bytes), "cudaMalloc", &local);
@@ -254,7 +260,7 @@ TEST(FlagPath, WorkQueuedBeforeTheCallIsSeen) {
   const bool stream_rule = rule != nullptr && std::strcmp(rule, "stream") == 0;
   const int count = 50001;
   const size_t bytes = count * sizeof(float);
-  DevicePair bufs(bytes, &local);
+  DevicePair bufs(Roomy(bytes), &local);
   float* pinned = nullptr;
   Check(cudaMallocHost(reinterpret_cast<void**>(&pinned), bytes), "cudaMallocHost", &local);
   std::vector<cudaStream_t> streams;
