@@ -96,16 +96,24 @@ if has vnodes; then
 fi
 
 if has small; then
-  # Device calls of 4 KiB to 4 MiB on one node with several ranks per GPU
-  # (docs/gpu.md, the flag path): the host-synchronised path (flag path off),
-  # the flag path with either stream rule, without MPS and under MPS.
+  # Device calls of 4 KiB to 1 MiB on one node with several ranks per GPU
+  # (docs/gpu.md, the flag path): the host-synchronised path (flag path off)
+  # and the flag path (up to FLAG_MAX_SMALL, 1M) with either stream rule,
+  # under MPS, interleaved REPEATS_SMALL (3) times so that medians can be
+  # compared; and once without MPS (the flag path cannot run there).
   ALGOS=${ALGOS_SMALL:-mpi,lane,hier}
+  fm=${FLAG_MAX_SMALL:-1M}
   for ppg in ${PPG_SMALL:-2 4}; do
     np=$((NGPU * ppg))
-    MAX_BYTES=4M bench "small-ppg$ppg-nomps" $np MULTILANE_RANKS_PER_GPU=$ppg
-    MAX_BYTES=4M with_mps bench "small-ppg$ppg-mps-flagoff" $np MULTILANE_RANKS_PER_GPU=$ppg MULTILANE_DEVICE_FLAG_MAX=0
-    MAX_BYTES=4M with_mps bench "small-ppg$ppg-mps-device" $np MULTILANE_RANKS_PER_GPU=$ppg
-    MAX_BYTES=4M with_mps bench "small-ppg$ppg-mps-stream" $np MULTILANE_RANKS_PER_GPU=$ppg MULTILANE_DEVICE_SYNC=stream
+    MAX_BYTES=1M bench "small-ppg$ppg-nomps" $np MULTILANE_RANKS_PER_GPU=$ppg
+    for rep in $(seq "${REPEATS_SMALL:-3}"); do
+      MAX_BYTES=1M with_mps bench "small-ppg$ppg-mps-flagoff-r$rep" $np MULTILANE_RANKS_PER_GPU=$ppg \
+        MULTILANE_DEVICE_FLAG_MAX=0
+      MAX_BYTES=1M with_mps bench "small-ppg$ppg-mps-device-r$rep" $np MULTILANE_RANKS_PER_GPU=$ppg \
+        MULTILANE_DEVICE_FLAG_MAX=$fm
+      MAX_BYTES=1M with_mps bench "small-ppg$ppg-mps-stream-r$rep" $np MULTILANE_RANKS_PER_GPU=$ppg \
+        MULTILANE_DEVICE_FLAG_MAX=$fm MULTILANE_DEVICE_SYNC=stream
+    done
   done
 fi
 

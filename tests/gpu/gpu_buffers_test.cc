@@ -57,7 +57,7 @@ void SumOnes(void* buf, int count, bool check, Local* local, const std::string& 
 
 TEST(IpcCache, RepeatedCallsOnTheSameBuffersOpenNoNewHandles) {
   Local local;
-  // Above the flag path's 1 MiB (which never maps the application's buffers).
+  // Above any flag path limit these tests set (1 MiB): the flag path never maps the application's buffers.
   const int count = (1 << 18) + 4;
   DevicePair bufs(count * sizeof(float), &local);
   const TypeCase& f = FindType(MPI_FLOAT);
@@ -81,7 +81,7 @@ TEST(IpcCache, RepeatedCallsOnTheSameBuffersOpenNoNewHandles) {
 
 TEST(IpcCache, BuffersFreedAndReallocatedAtTheSameAddressAreOpenedAfresh) {
   Local local;
-  const int count = (1 << 18) + 1;  // above the flag path's 1 MiB
+  const int count = (1 << 18) + 1;  // above any flag path limit the tests set (1 MiB)
   const size_t bytes = count * sizeof(int);
   const mla_choice lane = Lane();
   const uint64_t peers = static_cast<uint64_t>(Peers());
@@ -128,7 +128,7 @@ TEST(IpcCache, HoldsAtMost1024PeerAllocationsAndClosesTheLeastRecentlyUsed) {
   // opens one allocation of each peer.  Enough rounds to pass the limit by two.
   const int rounds = peers > 0 ? static_cast<int>((1024 + peers - 1) / peers) + 2 : 4;
   const size_t bytes = 2u << 20;
-  const int count = (1 << 18) + 1;  // above the flag path's 1 MiB
+  const int count = (1 << 18) + 1;  // above any flag path limit the tests set (1 MiB)
   std::vector<void*> bufs(rounds, nullptr);
   for (void*& b : bufs) Check(cudaMalloc(&b, bytes), "cudaMalloc", &local);
   mla_stats s0, s1, s2, s3;
@@ -164,7 +164,7 @@ TEST(IpcCache, HoldsAtMost1024PeerAllocationsAndClosesTheLeastRecentlyUsed) {
 
 TEST(DeviceBuffers, PoolMemoryFromCudaMallocAsyncIsStagedWithOneWarning) {
   Local local;
-  const int count = (1 << 18) + 3;  // above the flag path's 1 MiB (gpu_flag_test.cc covers below)
+  const int count = (1 << 18) + 3;  // above any flag path limit the tests set (gpu_flag_test.cc covers below)
   const size_t bytes = count * sizeof(float);
   cudaStream_t stream;
   Check(cudaStreamCreate(&stream), "cudaStreamCreate", &local);

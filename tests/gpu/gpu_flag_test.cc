@@ -45,7 +45,7 @@ const mla_choice kChoices[] = {Choice(MLA_ALGO_HIER), Choice(MLA_ALGO_LANE), Cho
 
 uint64_t FlagLimit() {
   const char* v = std::getenv("MULTILANE_DEVICE_FLAG_MAX");
-  return v != nullptr ? std::strtoull(v, nullptr, 10) : (1u << 20);
+  return v != nullptr ? std::strtoull(v, nullptr, 10) : (64u << 10);  // the library's default
 }
 
 // At least 2 MiB: CUDA IPC (the host-synchronised path, when the flag path

@@ -150,7 +150,7 @@ void ComputeLayout() {
 }
 
 bool GpuLayout::FlagPath(uint64_t bytes) const {
-  uint64_t limit = 1u << 20;
+  uint64_t limit = 64u << 10;  // the library's default
   if (const char* v = std::getenv("MULTILANE_DEVICE_FLAG_MAX")) limit = std::strtoull(v, nullptr, 10);
   return nodes == 1 && node_size >= 2 && node_size <= 16 && concurrent && bytes <= limit;
 }

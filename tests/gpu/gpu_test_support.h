@@ -80,7 +80,7 @@ struct GpuLayout {
   bool CrossStep(mla_algo algo) const;
   // Whether a device call of `bytes` runs on the flag path (docs/gpu.md): one
   // node of 2 to 16 ranks whose kernels run concurrently (one rank per GPU,
-  // or MPS), at most MULTILANE_DEVICE_FLAG_MAX bytes (1 MiB unless set).
+  // or MPS), at most MULTILANE_DEVICE_FLAG_MAX bytes (64 KiB unless set).
   bool FlagPath(uint64_t bytes) const;
   // Whether NCCL can carry that step; when not, *why says so.
   bool NcclCanRun(mla_algo algo, std::string* why) const;
