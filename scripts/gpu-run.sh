@@ -115,6 +115,7 @@ if has small; then
         MULTILANE_DEVICE_FLAG_MAX=$fm MULTILANE_DEVICE_SYNC=stream
     done
   done
+  /usr/bin/python3 scripts/small_summary.py "$OUT" > "$OUT/small-summary.md" && cat "$OUT/small-summary.md"
 fi
 
 if has single || has vnodes; then

@@ -19,12 +19,17 @@
 // closing step, so that every rank counts the call the same way.
 //
 // Synchronisation, correct under buffer reuse: every rank first waits for
-// its device (the application's writes to the send buffer are done), the
-// allgather of IPC handles is the entry barrier (every member's input is
-// ready and no member still reads its receive buffer from before), and a
-// barrier at the end (an allreduce of the transport bits, which completes on
-// no rank before every member entered it) tells every member that all writes
-// into its receive buffer and all reads of its send buffer are done.
+// its device (the application's writes to the send buffer are done); the
+// exchange of buffers (an allgather of IPC handles, or, when every rank calls
+// on the buffers of its group's previous call, one allreduce saying so) is
+// the entry barrier (every member's input is ready and no member still reads
+// its receive buffer from before), and a barrier at the end (an allreduce of
+// the transport bits, which completes on no rank before every member entered
+// it) tells every member that all writes into its receive buffer and all
+// reads of its send buffer are done.
+//
+// Small calls on one node take the flag path instead (flag_group.h), where
+// the ranks meet on the GPU and no MPI call is made.
 #include "device_allreduce.h"
 
 #include <algorithm>
