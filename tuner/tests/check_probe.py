@@ -6,6 +6,7 @@ import argparse, json, os, re, subprocess, sys, time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--mpirun", required=True)
+ap.add_argument("--hydra", action="store_true", help="--mpirun is MPICH's hydra mpiexec")
 ap.add_argument("--probe", required=True)
 ap.add_argument("--workdir", required=True)
 ap.add_argument("--regret", help="mlregret, run on the --compare result")
@@ -27,8 +28,11 @@ plan = {
 with open(plan_path, "w") as f:
     json.dump(plan, f)
 
-cmd = [a.mpirun, "--oversubscribe", "--bind-to", "none", "-np", "4", "-x", "MULTILANE_RANKS_PER_NODE=2",
-       a.probe, "--plan", plan_path, "--out", out_path, "--profile", prof_path]
+if a.hydra:
+    launch = [a.mpirun, "-n", "4", "-genv", "MULTILANE_RANKS_PER_NODE", "2"]
+else:
+    launch = [a.mpirun, "--oversubscribe", "--bind-to", "none", "-np", "4", "-x", "MULTILANE_RANKS_PER_NODE=2"]
+cmd = launch + [a.probe, "--plan", plan_path, "--out", out_path, "--profile", prof_path]
 print(" ".join(cmd), flush=True)
 t0 = time.time()
 p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=100)
