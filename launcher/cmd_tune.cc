@@ -214,7 +214,6 @@ int RunLaunch(const TuneOptions& opt, const std::vector<uint64_t>& sizes, const 
     command = {"srun", "--kill-on-bad-exit=1"};
     if (opt.np > 0 || l->ranks_per_gpu > 0) command.push_back("--ntasks=" + std::to_string(l->np));
     if (l->ranks_per_gpu > 0) command.push_back("--ntasks-per-node=" + std::to_string(l->per_node));
-  } else {
   } else if (opt.mpi == "mpich") {
     // hydra: oversubscribes without a flag; -genv NAME VALUE for every rank.
     command = {LauncherOfFamily(opt.mpi), "-n", std::to_string(l->np)};
