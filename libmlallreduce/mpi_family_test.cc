@@ -1,6 +1,7 @@
 // mpi_family_test.cc: the MPI family of a library version text.
 #include "mpi_family.h"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -53,13 +54,16 @@ TEST(MpiFamily, RankZeroFromTheLauncherVariables) {
 namespace mla {
 namespace {
 
-// The unit tests link the Open MPI family's libmpi: the loaded MPI is found
-// and classified without MPI_Init.
-TEST(MpiFamily, FindsTheLoadedMpi) {
+// An MPI opened privately (RTLD_LOCAL, as a Python extension opens it) is
+// found among the loaded objects, classified without MPI_Init and made global.
+TEST(MpiFamily, FindsAnMpiOpenedPrivately) {
+  void* mpi = dlopen("libmpi.so.40", RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(mpi, nullptr) << "Open MPI's libmpi.so.40: " << dlerror();
   std::string path;
   std::string version = LoadedMpiVersion(&path);
   EXPECT_EQ(MpiFamilyFromVersion(version), MpiFamily::kOpenMpi) << version;
-  EXPECT_NE(path.find("libmpi"), std::string::npos) << path;
+  EXPECT_NE(path.find("libmpi.so.40"), std::string::npos) << path;
+  EXPECT_NE(dlsym(RTLD_DEFAULT, "PMPI_Get_library_version"), nullptr);
 }
 
 }  // namespace
