@@ -208,7 +208,8 @@ def build_with_pkg_config(prefix, root):
 
 def run_example(exe, prefix):
     ldd = run(["ldd", exe]).stdout
-    m = re.search(r"libmlallreduce\.so\.0 => (\S+)", ldd)
+    # Programs that call mla_* link the Open MPI family build.
+    m = re.search(r"libmlallreduce-openmpi\.so\.0 => (\S+)", ldd)
     check(m and os.path.realpath(m.group(1)).startswith(os.path.realpath(prefix) + "/"),
           f"{exe} does not load the installed library:\n{ldd}")
     p = run([ARGS.mpirun, "-np", "4", "-x", "MULTILANE_RANKS_PER_NODE=2", exe])
