@@ -15,6 +15,7 @@
 #include "context.h"
 #include "db/node_type.h"
 #include "db/resolve.h"
+#include "mpi_choice.h"
 
 namespace multilane {
 namespace {
@@ -25,6 +26,7 @@ struct RunOptions {
   bool dry_run = false;
   bool quiet = false;
   std::string ranks_per_gpu;  // "", "auto" or a number
+  std::string mpi = "auto";   // the job's MPI family: auto, openmpi or mpich
 };
 
 int Exec(const std::vector<std::string>& command, bool dry_run) {
@@ -53,7 +55,16 @@ int Run(const RunOptions& opt, std::vector<std::string> command) {
   if (command.empty()) return Fail("no command given: write `multilane run -- mpirun -np 8 ./app`");
 
   const Installation install = FindInstallation();
-  const std::string mpi = MpiLibraryVersion();
+  // The profile is the one tuned with the job's MPI (the front picks the
+  // family build in each process by itself).
+  std::string error;
+  const std::string family = JobMpiFamily(opt.mpi, command, &error);
+  if (family.empty()) return Fail(error);
+  const std::string mpi = MpiVersionOfFamily(family, ProbeOfFamily(install.probe, family), &error);
+  if (mpi.empty()) {
+    std::fprintf(stderr, "multilane: %s; running the command without multilane\n", error.c_str());
+    return Exec(command, opt.dry_run);
+  }
   const mldb::NodeFingerprint fp = mldb::CollectNodeFingerprint(mpi);
   std::string partition = opt.partition;
   if (partition.empty()) {
@@ -133,6 +144,9 @@ void AddRunCommand(CLI::App& app, int* status) {
   cmd->add_option("--ranks-per-gpu", opt->ranks_per_gpu,
                   "The job's ranks per GPU (auto: the profile's recommendation): the library then takes the "
                   "profile's entries tuned at that value (MULTILANE_RANKS_PER_GPU)");
+  cmd->add_option("--mpi", opt->mpi,
+                  "The job's MPI family, whose profile to use: auto (mpich when the command is MPICH's "
+                  "mpiexec.mpich/hydra, else openmpi), openmpi or mpich");
   cmd->add_flag("-q,--quiet", opt->quiet, "Say nothing when a profile is found");
   cmd->prefix_command();
   cmd->allow_extras();

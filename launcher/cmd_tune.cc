@@ -19,6 +19,7 @@
 
 #include "commands.h"
 #include "context.h"
+#include "mpi_choice.h"
 #include "db/node_type.h"
 #include "db/paths.h"
 #include "db/profile_store.h"
@@ -213,8 +214,17 @@ int RunLaunch(const TuneOptions& opt, const std::vector<uint64_t>& sizes, const 
     command = {"srun", "--kill-on-bad-exit=1"};
     if (opt.np > 0 || l->ranks_per_gpu > 0) command.push_back("--ntasks=" + std::to_string(l->np));
     if (l->ranks_per_gpu > 0) command.push_back("--ntasks-per-node=" + std::to_string(l->per_node));
+  } else if (opt.mpi == "mpich") {
+    // hydra: oversubscribes without a flag; -genv NAME VALUE for every rank.
+    command = {LauncherOfFamily(opt.mpi), "-n", std::to_string(l->np)};
+    for (const std::string& name : forward) {
+      const char* value = std::getenv(name.c_str());
+      command.push_back("-genv");
+      command.push_back(name);
+      command.push_back(value ? value : "");
+    }
   } else {
-    command = {"mpirun", "-np", std::to_string(l->np)};
+    command = {LauncherOfFamily(opt.mpi), "-np", std::to_string(l->np)};
     if (l->np > UsableCores()) command.push_back("--oversubscribe");
     for (const std::string& name : forward) {
       command.push_back("-x");
@@ -315,10 +325,15 @@ int Tune(const TuneOptions& opt) {
   if (!opt.partition.empty() && !InSlurmAllocation()) return TunePartition(opt, start);
   InterruptGuard interrupts;  // SIGINT/SIGTERM: stop the probe, remove the folder, store nothing
 
-  const Installation install = FindInstallation();
+  if (opt.mpi != "openmpi" && opt.mpi != "mpich") return Fail("--mpi '" + opt.mpi + "' must be openmpi or mpich");
+  Installation install = FindInstallation();
+  // The probe of the MPI family to tune with (mlprobe, mlprobe-mpich).
+  install.probe = ProbeOfFamily(install.probe, opt.mpi);
   if (access(install.probe.c_str(), X_OK) != 0)
     return Fail("the probe program " + install.probe + " is missing: build multilane or set MULTILANE_PROBE");
-  const std::string mpi = MpiLibraryVersion();
+  std::string mpi_error;
+  const std::string mpi = MpiVersionOfFamily(opt.mpi, install.probe, &mpi_error);
+  if (mpi.empty()) return Fail(mpi_error);
   const mldb::NodeFingerprint fp = mldb::CollectNodeFingerprint(mpi);
   const int gpus = GpusPerNode(fp);
   std::vector<mltuner::MemKind> kinds;
@@ -568,6 +583,9 @@ void AddTuneCommand(CLI::App& app, int* status) {
                   "host, device or all buffers; auto: all where the node has GPUs, else host")
       ->capture_default_str();
   cmd->add_option("--np", opt->np, "Ranks for the probes outside Slurm (default: the cores)");
+  cmd->add_option("--mpi", opt->mpi,
+                  "The MPI family to tune with: openmpi (mpirun, mlprobe) or mpich (mpiexec.mpich, mlprobe-mpich); "
+                  "the profile is stored for that MPI's version");
   cmd->add_option("--virtual-nodes", opt->virtual_nodes, "Split the ranks into this many virtual nodes (one machine)");
   cmd->add_option("--ranks-per-gpu", opt->ranks_per_gpu,
                   "Ranks sharing one GPU: one value, or a list (1,2,4,8) measured one launch each; with device "

@@ -23,6 +23,7 @@ struct TuneOptions {
   bool exhaustive = false;
   std::string keep;
   bool allow_oversubscribed = false;
+  std::string mpi = "openmpi";      // the MPI family to tune with: openmpi or mpich (docs/admin.md)
   bool for_system = false;  // hidden: a partition's probe job whose profile goes to the system database
 };
 

@@ -27,7 +27,8 @@ std::string ModulePath() {
     size_t slash = self.rfind('/');
     if (slash != std::string::npos) dir = self.substr(0, slash);
   }
-  return dir + "/libmlallreduce_cuda.so";
+  // The CUDA module is built for the Open MPI family only (docs/gpu.md).
+  return dir + (std::string(MLA_MPI_FAMILY) == "openmpi" ? "/libmlallreduce_cuda.so" : "/libmlallreduce_cuda-" MLA_MPI_FAMILY ".so");
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 #   multilane              the command, the probe, the library, its header, the
 #                          CMake and pkg-config files, the Lmod module, docs, man
 #   multilane-cuda         the CUDA module (only when CUDA is built)
+#   multilane-mpich        the MPICH family build of the library and mlprobe-mpich
+#                          (only when MPICH is built)
 #   slurm-spank-multilane  the plugin, the cli_filter, plugstack.conf.d/multilane.conf
 #                          (the line commented out) and /var/lib/multilane
 # Configure with -DCMAKE_INSTALL_PREFIX=/usr (scripts/test.sh does, with
@@ -18,6 +20,9 @@ if(MULTILANE_SYSTEM_INSTALL)
   if(MULTILANE_HAVE_CUDA)
     list(APPEND _packages multilane-cuda)
   endif()
+  if("mpich" IN_LIST MULTILANE_MPI_FAMILIES)
+    list(APPEND _packages multilane-mpich)
+  endif()
   if(MULTILANE_HAVE_SLURM)
     list(APPEND _packages slurm-spank-multilane)
   endif()
@@ -27,6 +32,8 @@ if(MULTILANE_SYSTEM_INSTALL)
       set(_component multilane)
     elseif(_pkg STREQUAL multilane-cuda)
       set(_component cuda)
+    elseif(_pkg STREQUAL multilane-mpich)
+      set(_component mpich)
     else()
       set(_component spank)
     endif()
@@ -60,6 +67,9 @@ set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL multilane)
 if(MULTILANE_HAVE_CUDA)
   list(APPEND CPACK_COMPONENTS_ALL cuda)
+endif()
+if("mpich" IN_LIST MULTILANE_MPI_FAMILIES)
+  list(APPEND CPACK_COMPONENTS_ALL mpich)
 endif()
 if(MULTILANE_HAVE_SLURM)
   list(APPEND CPACK_COMPONENTS_ALL spank)
@@ -106,6 +116,16 @@ lanes, libnccl come from the node.")
 set(CPACK_DEBIAN_CUDA_PACKAGE_SHLIBDEPS OFF)
 set(CPACK_DEBIAN_CUDA_PACKAGE_DEPENDS
     "multilane (= ${_deb_version}), libc6 (>= 2.34), libgcc-s1 (>= 3.0), libstdc++6 (>= 11), libopenmpi3")
+
+set(CPACK_DEBIAN_MPICH_PACKAGE_NAME multilane-mpich)
+set(CPACK_DEBIAN_MPICH_DESCRIPTION "tuned multi-lane MPI_Allreduce: MPICH family build
+The library built for MPICH and the MPIs of its ABI (libmlallreduce-mpich.so.0)
+and its probe (mlprobe-mpich).  The front libmlallreduce.so of the package
+multilane forwards to it in processes that run on an MPICH-based MPI.")
+# hydra's mpiexec runs the probes of `multilane tune` for MPICH jobs.
+set(CPACK_DEBIAN_MPICH_PACKAGE_DEPENDS "multilane (= ${_deb_version}), mpich")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/debian/multilane-mpich/triggers "activate-noawait ldconfig\n")
+set(CPACK_DEBIAN_MPICH_PACKAGE_CONTROL_EXTRA ${CMAKE_CURRENT_BINARY_DIR}/debian/multilane-mpich/triggers)
 
 set(CPACK_DEBIAN_SPANK_PACKAGE_NAME slurm-spank-multilane)
 set(_slurm_depends "")

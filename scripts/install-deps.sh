@@ -6,6 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
   openmpi-bin libopenmpi-dev          # the system MPI the library interposes on
+  mpich libmpich-dev                  # the MPICH family build and its tests (hydra's mpiexec.mpich)
   libgtest-dev googletest              # unit and MPI tests
   python3 python3-mpi4py python3-numpy # the third-party MPI client test (/usr/bin/python3)
   libsqlite3-dev sqlite3 libhwloc-dev   # the profile store and the node-type fingerprint (db/)
@@ -27,8 +28,25 @@ for p in "${PACKAGES[@]}"; do
     missing+=("$p")
   fi
 done
+# Open MPI stays the default MPI (mpicc, mpirun, mpi.h, libmpi.so): installing
+# mpich may move Debian's alternatives to MPICH, and other builds on the
+# machine use the defaults.  multilane finds MPICH by its own paths
+# (cmake/MultilaneMpiFamilies.cmake).
+pin_open_mpi() {
+  local sudo="$1" arch
+  arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
+  $sudo update-alternatives --set mpi /usr/bin/mpicc.openmpi >/dev/null
+  $sudo update-alternatives --set mpirun /usr/bin/mpirun.openmpi >/dev/null
+  $sudo update-alternatives --set "mpi-$arch" "/usr/lib/$arch/openmpi/include" >/dev/null
+  if ! mpirun --version 2>/dev/null | grep -q "Open MPI"; then
+    echo "install-deps: mpirun is not Open MPI's after pinning the alternatives" >&2
+    exit 1
+  fi
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#PACKAGES[@]} packages present"
+  if [ "$(id -u)" -eq 0 ]; then pin_open_mpi ""; fi
   exit 0
 fi
 
@@ -44,4 +62,5 @@ echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "install-deps: done"
+pin_open_mpi "$SUDO"
+echo "install-deps: done (default MPI: $(mpirun --version 2>/dev/null | head -1))"

@@ -561,6 +561,22 @@ int Run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `mlprobe --mpi-version`: the first line of this build's MPI's version
+  // (MPI_Get_library_version may run before MPI_Init): how `multilane` learns
+  // the version of an MPI family it is not linked with (launcher/mpi_choice.h).
+  if (argc == 2 && std::string(argv[1]) == "--mpi-version") {
+    std::vector<char> text(MPI_MAX_LIBRARY_VERSION_STRING + 1, '\0');
+    int len = 0;
+    if (MPI_Get_library_version(text.data(), &len) != MPI_SUCCESS) return 1;
+    std::string first(text.data());
+    first = first.substr(0, first.find_first_of("\r\n"));
+    for (char& c : first) {
+      if (c == '\t') c = ' ';
+    }
+    while (!first.empty() && (first.back() == ' ' || first.back() == ',')) first.pop_back();
+    std::printf("%s\n", first.c_str());
+    return 0;
+  }
   MPI_Init(&argc, &argv);
   int rc = Run(argc, argv);
   MPI_Finalize();

@@ -104,7 +104,10 @@ def case_layout(root):
     lib = libdir(prefix)
     command = os.path.join(prefix, "bin", "multilane")
     probe = os.path.join(prefix, "libexec", "multilane", "mlprobe")
-    expected = [command, probe, os.path.join(lib, "libmlallreduce.so.0"), os.path.join(lib, "libmlallreduce.so"),
+    # The front (libmlallreduce.so.0, injected; no link name: programs link a
+    # family build) and the Open MPI family build with its link name.
+    expected = [command, probe, os.path.join(lib, "libmlallreduce.so.0"),
+                os.path.join(lib, "libmlallreduce-openmpi.so.0"), os.path.join(lib, "libmlallreduce-openmpi.so"),
                 os.path.join(prefix, "include", "mlallreduce.h"),
                 os.path.join(lib, "cmake", "multilane", "multilaneConfig.cmake"),
                 os.path.join(lib, "cmake", "multilane", "multilaneConfigVersion.cmake"),
@@ -112,6 +115,12 @@ def case_layout(root):
                 os.path.join(prefix, "share", "modulefiles", "multilane", "0.1.0.lua"),
                 os.path.join(prefix, "share", "doc", "multilane", "admin.md"),
                 os.path.join(prefix, "share", "doc", "multilane", "examples", "mla_hello.c")]
+    check(not os.path.exists(os.path.join(lib, "libmlallreduce.so")),
+          "the front has a link name: -lmlallreduce would link it instead of a family build")
+    mpich = cache_value("MULTILANE_MPICH_LIBRARY") or ""
+    if cache_value("MULTILANE_MPICH") != "OFF" and mpich and not mpich.endswith("NOTFOUND"):
+        expected += [os.path.join(lib, "libmlallreduce-mpich.so.0"),
+                     os.path.join(prefix, "libexec", "multilane", "mlprobe-mpich")]
     if cache_value("MULTILANE_MAN") == "ON":
         expected += [os.path.join(prefix, "share", "man", "man1", f"multilane{s}.1.gz")
                      for s in ("", "-tune", "-run", "-doctor", "-report")]
@@ -199,7 +208,8 @@ def build_with_pkg_config(prefix, root):
 
 def run_example(exe, prefix):
     ldd = run(["ldd", exe]).stdout
-    m = re.search(r"libmlallreduce\.so\.0 => (\S+)", ldd)
+    # Programs that call mla_* link the Open MPI family build.
+    m = re.search(r"libmlallreduce-openmpi\.so\.0 => (\S+)", ldd)
     check(m and os.path.realpath(m.group(1)).startswith(os.path.realpath(prefix) + "/"),
           f"{exe} does not load the installed library:\n{ldd}")
     p = run([ARGS.mpirun, "-np", "4", "-x", "MULTILANE_RANKS_PER_NODE=2", exe])

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Runs mlprobe under mpirun (4 ranks as 2 virtual nodes of 2) on a tiny plan
+"""Runs mlprobe under mpirun (4 ranks as 2 virtual nodes of 2; with --hydra under MPICH's
+mpiexec, 2 ranks as 2 virtual nodes of 1) on a tiny plan
 and checks its progress lines, its RESULT.json and the profile it writes; then
 --exhaustive, --compare (and mlregret on its result) and a bad plan."""
 import argparse, json, os, re, subprocess, sys, time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--mpirun", required=True)
+ap.add_argument("--hydra", action="store_true", help="--mpirun is MPICH's hydra mpiexec")
 ap.add_argument("--probe", required=True)
 ap.add_argument("--workdir", required=True)
 ap.add_argument("--regret", help="mlregret, run on the --compare result")
@@ -27,8 +29,16 @@ plan = {
 with open(plan_path, "w") as f:
     json.dump(plan, f)
 
-cmd = [a.mpirun, "--oversubscribe", "--bind-to", "none", "-np", "4", "-x", "MULTILANE_RANKS_PER_NODE=2",
-       a.probe, "--plan", plan_path, "--out", out_path, "--profile", prof_path]
+# MPICH (hydra): 2 ranks as 2 virtual nodes of 1, since its ch4:ucx device
+# polls without yielding and 4 ranks on 2 cores outlast the plan's budget.
+NP, RPN = (2, 1) if a.hydra else (4, 2)
+if a.hydra:
+    launch = [a.mpirun, "-n", str(NP), "-genv", "MULTILANE_RANKS_PER_NODE", str(RPN)]
+else:
+    launch = [a.mpirun, "--oversubscribe", "--bind-to", "none", "-np", str(NP), "-x", f"MULTILANE_RANKS_PER_NODE={RPN}"]
+# Two ranks on one node, for the refusals below.
+two = [a.mpirun, "-n", "2"] if a.hydra else [a.mpirun, "--oversubscribe", "-np", "2"]
+cmd = launch + [a.probe, "--plan", plan_path, "--out", out_path, "--profile", prof_path]
 print(" ".join(cmd), flush=True)
 t0 = time.time()
 p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=100)
@@ -54,7 +64,7 @@ with open(out_path) as f:
 assert r["mode"] == "budgeted"
 assert r["plan"]["sizes"] == plan["sizes"]
 lay = r["layout"]
-assert lay["size"] == 4 and lay["nodes"] == 2 and lay["ranks_per_node"] == 2 and lay["regular"], lay
+assert lay["size"] == NP and lay["nodes"] == 2 and lay["ranks_per_node"] == RPN and lay["regular"], lay
 sizes = [s["bytes"] for s in r["sizes"]]
 assert sizes == [4096, 65536, 1 << 20], sizes
 for s in r["sizes"]:
@@ -88,8 +98,7 @@ def run_plan(extra_plan, extra_args):
     out = os.path.join(a.workdir, "result2.json")
     with open(path, "w") as f:
         json.dump(pl, f)
-    c = [a.mpirun, "--oversubscribe", "--bind-to", "none", "-np", "4", "-x", "MULTILANE_RANKS_PER_NODE=2",
-         a.probe, "--plan", path, "--out", out] + extra_args
+    c = launch + [a.probe, "--plan", path, "--out", out] + extra_args
     print(" ".join(c), flush=True)
     q = subprocess.run(c, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=100)
     print(q.stdout)
@@ -156,7 +165,7 @@ if a.regret:
     assert any(re.match(r"^wall time: budgeted \d+\.\d s \(budget 0\.0 s\), exhaustive \d+\.\d s", l)
                for l in out), out
 # --compare and --exhaustive together: refused.
-q = subprocess.run([a.mpirun, "--oversubscribe", "-np", "2", a.probe, "--plan", plan_path, "--out",
+q = subprocess.run(two + [a.probe, "--plan", plan_path, "--out",
                     os.path.join(a.workdir, "both.json"), "--compare", "--exhaustive"],
                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
 assert q.returncode != 0, q.stdout
@@ -164,7 +173,7 @@ assert q.returncode != 0, q.stdout
 # A bad plan: a clear error, exit status 2, no hang.
 with open(os.path.join(a.workdir, "bad.json"), "w") as f:
     f.write('{"sizes": [3]}')
-q = subprocess.run([a.mpirun, "--oversubscribe", "-np", "2", a.probe, "--plan", os.path.join(a.workdir, "bad.json"),
+q = subprocess.run(two + [a.probe, "--plan", os.path.join(a.workdir, "bad.json"),
                     "--out", os.path.join(a.workdir, "bad_out.json")],
                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
 print(q.stdout)

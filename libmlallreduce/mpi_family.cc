@@ -1,0 +1,94 @@
+// mpi_family.cc: which MPI family a process runs on (mpi_family.h).
+#include "mpi_family.h"
+
+#include <dlfcn.h>
+#include <link.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace mla {
+namespace {
+
+using GetVersionFn = int (*)(char*, int*);
+
+// MPICH's MPI_MAX_LIBRARY_VERSION_STRING is 8192, Open MPI's 256.
+constexpr int kVersionBuffer = 16384;
+
+struct Search {
+  GetVersionFn fn = nullptr;
+};
+
+int FindInObject(struct dl_phdr_info* info, size_t, void* data) {
+  auto* search = static_cast<Search*>(data);
+  if (info->dlpi_name == nullptr || info->dlpi_name[0] == '\0') return 0;
+  void* handle = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+  if (handle == nullptr) return 0;
+  void* sym = dlsym(handle, "PMPI_Get_library_version");
+  dlclose(handle);
+  if (sym == nullptr) return 0;
+  search->fn = reinterpret_cast<GetVersionFn>(sym);
+  return 1;
+}
+
+}  // namespace
+
+MpiFamily MpiFamilyFromVersion(const std::string& version) {
+  if (version.find("Open MPI") != std::string::npos) return MpiFamily::kOpenMpi;
+  for (const char* word : {"MPICH", "MVAPICH", "Intel(R) MPI", "Intel MPI"}) {
+    if (version.find(word) != std::string::npos) return MpiFamily::kMpich;
+  }
+  return MpiFamily::kNeither;
+}
+
+const char* MpiFamilyName(MpiFamily family) {
+  switch (family) {
+    case MpiFamily::kOpenMpi: return "openmpi";
+    case MpiFamily::kMpich: return "mpich";
+    case MpiFamily::kNeither: break;
+  }
+  return "neither";
+}
+
+std::string FirstLine(const std::string& text) {
+  size_t end = text.find_first_of("\r\n");
+  std::string line = text.substr(0, end);
+  for (char& c : line) {
+    if (c == '\t') c = ' ';
+  }
+  while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.pop_back();
+  return line;
+}
+
+std::string LoadedMpiVersion(std::string* path) {
+  path->clear();
+  auto fn = reinterpret_cast<GetVersionFn>(dlsym(RTLD_DEFAULT, "PMPI_Get_library_version"));
+  if (fn == nullptr) {
+    Search search;
+    dl_iterate_phdr(FindInObject, &search);
+    fn = search.fn;
+  }
+  if (fn == nullptr) return "";
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(fn), &info) != 0 && info.dli_fname != nullptr) {
+    *path = info.dli_fname;
+    // Promote the MPI to the global scope (a no-op when it is there already).
+    if (void* h = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL)) dlclose(h);
+  }
+  std::vector<char> text(kVersionBuffer, '\0');
+  int len = 0;
+  if (fn(text.data(), &len) != 0) return "";
+  text.back() = '\0';
+  return std::string(text.data());
+}
+
+bool LaunchedAsRankZero() {
+  for (const char* var : {"PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"}) {
+    const char* value = std::getenv(var);
+    if (value != nullptr && value[0] != '\0') return std::strcmp(value, "0") == 0;
+  }
+  return true;
+}
+
+}  // namespace mla

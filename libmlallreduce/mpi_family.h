@@ -1,0 +1,41 @@
+// mpi_family.h: which MPI family a process runs on.  A PMPI interposer is
+// bound to its MPI's ABI (handle types, constants), so multilane builds one
+// library per family (docs/admin.md, "MPI families"); the front library and
+// each family build use these functions to find the MPI that is loaded.
+#ifndef MLA_MPI_FAMILY_H_
+#define MLA_MPI_FAMILY_H_
+
+#include <string>
+
+namespace mla {
+
+enum class MpiFamily { kNeither, kOpenMpi, kMpich };
+
+// Classifies the text of MPI_Get_library_version: "Open MPI" is kOpenMpi;
+// MPICH and the MPIs of its ABI (MVAPICH, Intel MPI, Cray MPICH) are kMpich;
+// anything else kNeither.
+MpiFamily MpiFamilyFromVersion(const std::string& version);
+
+// "openmpi", "mpich" or "neither": the word in the family builds' file names.
+const char* MpiFamilyName(MpiFamily family);
+
+// Returns the first line of a library version text, tabs made spaces and
+// trailing blanks dropped.
+std::string FirstLine(const std::string& text);
+
+// The MPI loaded in this process: the object that defines
+// PMPI_Get_library_version, looked up in the global scope and, failing that
+// (an MPI opened with RTLD_LOCAL, as a Python extension may), in every loaded
+// object.  Found, it is made global (RTLD_GLOBAL) so that a family build opened
+// later binds to it.  Sets *path to its file and returns its version text
+// (callable before MPI_Init); returns "" when no MPI is loaded.
+std::string LoadedMpiVersion(std::string* path);
+
+// True on the process a launcher started as rank 0 (PMI_RANK, PMIX_RANK,
+// OMPI_COMM_WORLD_RANK or SLURM_PROCID), or when none of them is set: where a
+// line printed before MPI_Init should appear.
+bool LaunchedAsRankZero();
+
+}  // namespace mla
+
+#endif  // MLA_MPI_FAMILY_H_

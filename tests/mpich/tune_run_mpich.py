@@ -1,0 +1,51 @@
+#!/usr/bin/python3
+"""`multilane tune --mpi mpich` then `multilane run` of MPICH and Open MPI jobs.
+
+Usage: tune_run_mpich.py MULTILANE PLAIN_MPICH PLAIN_OPENMPI WORKDIR
+
+The tune probes with mlprobe-mpich under mpiexec.mpich (2 ranks as 2 virtual
+nodes of 1) and stores a profile for MPICH's version; `run` of an
+mpiexec.mpich job finds it and the front picks the MPICH build; `run` of an
+Open MPI job misses it (profiles of one MPI are misses for the other) and
+runs the job unchanged.  Every job must print its ranks' "ok" lines.
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+multilane, plain_mpich, plain_openmpi, work = sys.argv[1:5]
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+db = os.path.join(work, "profiles.db")
+env = dict(os.environ, MULTILANE_VERBOSE="1")
+
+
+def run(cmd, want_rc=0):
+    print("$ " + " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=240, env=env)
+    print(p.stdout, flush=True)
+    assert p.returncode == want_rc, "exit status %d" % p.returncode
+    return p.stdout
+
+
+def lines(text, start):
+    return [l for l in text.splitlines() if l.startswith(start)]
+
+
+out = run([multilane, "tune", "--mpi", "mpich", "--np", "2", "--virtual-nodes", "2", "--sizes", "64K:256K",
+           "--budget", "30", "--db", db])
+assert "MPI MPICH Version: " in out, "the fingerprint does not name MPICH"
+assert "mpiexec.mpich -n 2" in out and "mlprobe-mpich" in out, "the tune did not probe with MPICH"
+assert lines(out, "profile 1 stored in"), "no profile stored"
+
+out = run([multilane, "run", "--db", db, "--", "mpiexec.mpich", "-n", "2", plain_mpich])
+assert len(lines(out, "multilane: profile 1 of node type")) == 1, "the MPICH job did not get the MPICH profile"
+assert len(lines(out, "multilane: MPI family mpich (MPICH Version: ")) == 1, "the front did not pick the MPICH build"
+assert len(lines(out, "plain_allreduce ok rank")) == 2, "not every rank finished right"
+
+out = run([multilane, "run", "--db", db, "--", "mpirun", "-np", "2", plain_openmpi])
+assert len(lines(out, "multilane: no profile for node type")) == 1, "the Open MPI job did not miss the MPICH profile"
+assert "MPI Open MPI v" in out, "the miss does not name Open MPI"
+assert len(lines(out, "plain_allreduce ok rank")) == 2, "not every rank finished right"
+print("tune_run_mpich: ok")
