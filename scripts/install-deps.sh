@@ -19,7 +19,21 @@ PACKAGES=(
   lmod                                 # the Lmod module's test (tests/install)
   lua5.3                               # cli_filter.lua run outside Slurm by its failure-line test
   clang libfuzzer-14-dev               # scripts/fuzz.sh: the libFuzzer targets of fuzz/ (preset fuzz)
+  libsimgrid-dev                       # smpicxx/smpirun: the simulation build of simulation/ (preset simulation)
 )
+
+# SimGrid's packages may register their own MPI alternatives; the system MPI
+# the library is built against and tested under is Open MPI.
+keep_openmpi_default() {
+  local s=""
+  [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null && s="sudo"
+  if [ -e /usr/bin/mpicc.openmpi ] && ! update-alternatives --query mpi 2>/dev/null | grep -q '^Value: /usr/bin/mpicc.openmpi$'; then
+    $s update-alternatives --set mpi /usr/bin/mpicc.openmpi
+  fi
+  if [ -e /usr/bin/mpirun.openmpi ] && ! update-alternatives --query mpirun 2>/dev/null | grep -q '^Value: /usr/bin/mpirun.openmpi$'; then
+    $s update-alternatives --set mpirun /usr/bin/mpirun.openmpi
+  fi
+}
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -29,6 +43,7 @@ for p in "${PACKAGES[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#PACKAGES[@]} packages present"
+  keep_openmpi_default
   exit 0
 fi
 
@@ -44,4 +59,5 @@ echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+keep_openmpi_default
 echo "install-deps: done"
