@@ -31,14 +31,18 @@ import sys
 
 # GB/s are 1e9 bytes per second.  Each preset's source is in docs/scale.md.
 PRESETS = {
-    # This machine's two-node Slurm cluster (both nodes on one host): Open MPI
-    # over TCP (btl tcp,self) between two processes, measured here
-    # (docs/scale.md, "Calibration"); the node can carry two such flows at
-    # once (two cores).
-    "local-tcp": dict(nic_gbps=2.0, rails=1, nic_lat_us=25.0, proc_gbps=1.0, intra_gbps=4.0, intra_lat_us=1.0),
-    # The GPU host's staged copies (docs/benchmarks.md, two virtual nodes):
-    # one process moves 1 GiB between the nodes at 0.9 GB/s (staged MPI, one
-    # rank per GPU), 8 processes per GPU at 15 GB/s together; 4 KiB takes 25 us.
+    # This machine's two-node Slurm cluster runs both nodes on this host:
+    # Open MPI over TCP on the loopback interface (btl tcp,self), measured
+    # here (docs/scale.md, "Calibration"): 2 ranks take 34 us at 4 KiB and
+    # 73 ms at 16 MiB (0.23 GB/s per process); 2 virtual nodes of 2 ranks,
+    # lane over TCP: 1.33x the system MPI at 16 MiB (two cores, so about
+    # 1.3 flows' worth per node); shared memory inside a node: 17.5 us at
+    # 4 KiB and 2.4 GB/s busbw at 4 MiB (docs/benchmarks.md, 4 ranks).
+    "local-tcp": dict(nic_gbps=0.33, rails=1, nic_lat_us=30.0, proc_gbps=0.25, intra_gbps=2.4, intra_lat_us=5.0),
+    # The GPU host's staged copies (docs/benchmarks.md, two virtual nodes of
+    # one GPU each): one process moves 1 GiB between the nodes in 1.19 s
+    # (0.9 GB/s: staged MPI, one rank per GPU), 8 processes per GPU 16.4x
+    # faster (15 GB/s together); 4 KiB takes 25 us.
     "gpu-staged": dict(nic_gbps=15.0, rails=1, nic_lat_us=20.0, proc_gbps=0.9, intra_gbps=8.0, intra_lat_us=1.0),
     # InfiniBand HDR, 200 Gb/s per port, one port per node; one process can
     # drive the port (RDMA).

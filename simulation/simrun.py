@@ -2,6 +2,7 @@
 returns its JSON results (used by sweep.py and check_reduction.py)."""
 import json
 import os
+import signal
 import subprocess
 import time
 
@@ -38,7 +39,7 @@ def run(smpirun, bench, workdir, preset, nodes, ppn, selector, sizes, algos, che
     cmd += simplatform.RUN_CONFIG
     cmd += ["--cfg=smpi/allreduce:%s" % selector, "--log=root.thres:warning"]
     if shared_malloc_bytes > 0:
-        cmd += ["--cfg=smpi/auto-shared-malloc-thresh:%d" % shared_malloc_bytes]
+        cmd += ["--cfg=smpi/shared-malloc:global", "--cfg=smpi/auto-shared-malloc-thresh:%d" % shared_malloc_bytes]
     cmd += [bench, "-b", str(first), "-e", str(last), "-f", str(factor), "-n", "1", "-w", "1",
             "-z", "1" if check else "0", "-a", ",".join(algos), "-J", out_json]
     env = dict(os.environ)
@@ -50,7 +51,15 @@ def run(smpirun, bench, workdir, preset, nodes, ppn, selector, sizes, algos, che
     with open(log, "w") as f:
         f.write(" ".join(cmd) + "\n")
         f.flush()
-        rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env, timeout=timeout).returncode
+        # smpirun is a script that starts smpimain: a session of its own lets
+        # a timeout end both.
+        proc = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise RuntimeError("%s: no result within %d s (killed)" % (tag, timeout))
     wall = time.time() - t0
     if rc != 0 or not os.path.exists(out_json):
         with open(log) as f:
