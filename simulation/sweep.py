@@ -37,7 +37,7 @@ SETS = {
     # A few minutes on a 2-core machine.
     "default": dict(platforms=["ndr8"], selectors=["ompi"],
                     layouts=[(2, 4), (8, 4), (64, 4), (256, 4), (1024, 4)],
-                    sizes=[64 * KIB, 1 * MIB, 16 * MIB], cap=1 * GIB),
+                    sizes=[64 * KIB, 1 * MIB, 16 * MIB], cap=256 * MIB),
     # docs/scale.md: every node count, 4 to 64 ranks per node where the
     # rank count stays <= 4096, sizes x16 from 64 KiB up to the memory cap.
     "full": dict(platforms=["ndr8", "local-tcp"], selectors=SELECTORS,
