@@ -124,11 +124,20 @@ def main():
     ap.add_argument("--cap-bytes", type=int, help="largest ranks x size of a run (memory)")
     ap.add_argument("--run-timeout", type=int, default=300, help="seconds before one run is killed")
     ap.add_argument("--smpirun", default="smpirun")
+    ap.add_argument("--tables-only", action="store_true",
+                    help="write OUT/tables.md from OUT/results.csv (of a finished or stopped sweep) and exit")
     a = ap.parse_args()
     conf = SETS[a.set]
     platforms = a.platforms.split(",") if a.platforms else conf["platforms"]
     selectors = a.selectors.split(",") if a.selectors else conf["selectors"]
     a.cap_bytes = a.cap_bytes or conf["cap"]
+    if a.tables_only:
+        with open(os.path.join(a.out, "results.csv")) as f:
+            rows = [dict(r, nodes=int(r["nodes"]), ppn=int(r["ppn"]), size=int(r["size"]), time_us=float(r["time_us"]))
+                    for r in csv.DictReader(f)]
+        with open(os.path.join(a.out, "tables.md"), "w") as f:
+            f.write(tables(rows, platforms, selectors))
+        return 0
     a.bench = os.path.join(a.build, "simulation", "mlsim_bench")
     if not os.access(a.bench, os.X_OK):
         ap.error("no %s: cmake --preset simulation && cmake --build --preset simulation" % a.bench)
