@@ -15,9 +15,16 @@ class HostMemKind final : public MemKind {
   std::string describe() const override { return "host (page-aligned malloc)"; }
 
   void *alloc(size_t bytes) override {
+#ifdef MLA_SIMULATION
+    // Under SMPI (simulation/), malloc is SMPI's: with
+    // smpi/auto-shared-malloc-thresh it shares large buffers between the
+    // simulated ranks so that thousands of them fit in memory.
+    return malloc(bytes);
+#else
     void *p = nullptr;
     if (posix_memalign(&p, 4096, bytes) != 0) return nullptr;
     return p;
+#endif
   }
   void release(void *p) override { free(p); }
 

@@ -20,6 +20,7 @@ PACKAGES=(
   lmod                                 # the Lmod module's test (tests/install)
   lua5.3                               # cli_filter.lua run outside Slurm by its failure-line test
   clang libfuzzer-14-dev               # scripts/fuzz.sh: the libFuzzer targets of fuzz/ (preset fuzz)
+  libsimgrid-dev                       # smpicxx/smpirun: the simulation build of simulation/ (preset simulation)
 )
 
 missing=()
@@ -29,7 +30,7 @@ for p in "${PACKAGES[@]}"; do
   fi
 done
 # Open MPI stays the default MPI (mpicc, mpirun, mpi.h, libmpi.so): installing
-# mpich may move Debian's alternatives to MPICH, and other builds on the
+# mpich (or SimGrid's packages) may move Debian's alternatives away, and other builds on the
 # machine use the defaults.  multilane finds MPICH by its own paths
 # (cmake/MultilaneMpiFamilies.cmake).
 pin_open_mpi() {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs dependencies, builds the default and the
-# sanitizer (ASan/UBSan) presets and runs every test of both with CTest, then
+# sanitizer (ASan/UBSan) presets and runs every test of both with CTest, the
+# SMPI simulation build's reduction check, then
 # the ThreadSanitizer preset's thread tests (label threads) and each fuzz
 # target for 20 s (scripts/fuzz.sh).
 set -euo pipefail
@@ -15,6 +16,14 @@ for preset in default asan; do
   cmake --build --preset "$preset" -j "$JOBS"
   ctest --preset "$preset" -j "$JOBS"
 done
+
+# The simulation build (SimGrid/SMPI, simulation/): the benchmark and the host
+# algorithms compiled with smpicxx; its test runs them on 4 simulated nodes and
+# checks every rank's result is the real reduction (docs/scale.md).
+echo "=== multilane: simulation build and its reduction check (preset 'simulation') ==="
+cmake --preset simulation >/dev/null
+cmake --build --preset simulation -j "$JOBS"
+ctest --preset simulation -j "$JOBS"
 
 # The Debian packages, built by a configuration of their own (prefix /usr,
 # no tests), checked with lintian, installed with apt-get and tested end to

@@ -1,0 +1,10 @@
+# mlallreduce_bench's sources, shared by the benchmark target
+# (benchmarks/CMakeLists.txt) and the SMPI simulation build (simulation/).
+set(MLA_BENCH_SOURCES
+  allreduce_bench.cc
+  json_writer.cc
+  memkind.cc
+  options.cc
+  validate.cc
+)
+list(TRANSFORM MLA_BENCH_SOURCES PREPEND ${CMAKE_CURRENT_LIST_DIR}/)

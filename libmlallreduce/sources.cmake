@@ -1,0 +1,31 @@
+# The library's host sources (no CUDA), shared by the library target
+# (libmlallreduce/CMakeLists.txt) and the SMPI simulation build (simulation/).
+set(MLA_LIBRARY_SOURCES
+  algo_names.cc
+  atomic_file.cc
+  byte_size.cc
+  config.cc
+  profile_file.cc
+  terminal_text.cc
+  call_support.cc
+  cuda_presence.cc
+  device_loader.cc
+  dispatch.cc
+  gpu_sampler.cc
+  intercept.cc
+  job_report.cc
+  job_report_render.cc
+  json_text.cc
+  log.cc
+  mpi_family.cc
+  partition.cc
+  profile.cc
+  stats.cc
+  tool_device.cc
+  topology.cc
+  algo_fold.cc
+  algo_hier.cc
+  algo_three_step.cc
+  runtime.cc
+)
+list(TRANSFORM MLA_LIBRARY_SOURCES PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
