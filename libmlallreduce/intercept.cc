@@ -19,6 +19,9 @@ namespace {
 // unchanged.  An MPI of neither known family counts as this build's own (a
 // program linked against this build was compiled with its mpi.h).
 bool ForeignMpi() {
+#ifdef MLA_SIMULATION
+  return false;  // an SMPI program (simulation/): SimGrid is its only MPI
+#else
   static const bool foreign = [] {
     std::string path;
     const std::string version = mla::LoadedMpiVersion(&path);
@@ -34,6 +37,7 @@ bool ForeignMpi() {
     return true;
   }();
   return foreign;
+#endif
 }
 
 }  // namespace
