@@ -77,7 +77,11 @@ void Resolve() {
     return;
   }
   std::string build = OwnDirectory() + "/libmlallreduce-" + mla::MpiFamilyName(family) + ".so.0";
-  void* handle = dlopen(build.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // RTLD_GLOBAL: the build's C API (mla_get_stats, mla_comm_layout, ...) is
+  // then found by dlsym(RTLD_DEFAULT) as when the build itself was preloaded.
+  // Its MPI_* come after this front (preloaded) in the global search order, so
+  // the program's MPI calls still reach the front first.
+  void* handle = dlopen(build.c_str(), RTLD_NOW | RTLD_GLOBAL);
   if (handle == nullptr) {
     const char* why = dlerror();
     Say("warning: the " + std::string(mla::MpiFamilyName(family)) + " build of multilane (" + build +
