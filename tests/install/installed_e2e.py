@@ -176,9 +176,11 @@ def step_slurm(probe):
         check([r["gpu"] for r in rows] == ["0", "0", "1", "1"], f"GPU binding {[r['gpu'] for r in rows]}")
         check(all(r["ok"] == "1" and r["preload"] == "1" and r["calls"] == "5" for r in rows),
               f"the ranks did not run with the library: {rows}")
+        # The maps are cat's, which makes no MPI call: the front alone (as in
+        # step_run); the ranks' counters above come from the Open MPI build
+        # the front opened at their first MPI call.
         libs = mapped_libraries(text)
-        check(libs == [f"{LIBDIR}/libmlallreduce-openmpi.so.0.1.0", f"{LIBDIR}/libmlallreduce.so.0.1.0"],
-              f"the job's library was mapped from {libs}")
+        check(libs == [f"{LIBDIR}/libmlallreduce.so.0.1.0"], f"the job's library was mapped from {libs}")
         check(not [l for l in text.splitlines() if "multilane:" in l], "the job printed multilane lines")
 
         reports = os.path.join(ARGS.work, "reports")
