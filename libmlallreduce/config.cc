@@ -104,6 +104,7 @@ Config LoadConfig(const EnvLookup& env) {
   };
   auto problem = [&](const std::string& msg) { c.problems.push_back(msg + kOff); };
 
+  c.launcher_off = get("MULTILANE_OFF");
   const std::string algo = get("MULTILANE_ALGO");
   const std::string lanes = get("MULTILANE_LANES");
   const std::string chunk = get("MULTILANE_CHUNK");

@@ -51,6 +51,10 @@ struct Config {
   // MULTILANE_REPORT_INTERVAL: seconds between two GPU samples; 0 = no GPU
   // sampling.
   double report_interval_s = 1.0;
+  // MULTILANE_OFF: the launcher found no usable profile for this rank's node
+  // and says why; the rank votes off in the start-up agreement, so the whole
+  // job runs unchanged (docs/all-in-or-all-out.md).  Empty: not set.
+  std::string launcher_off;
   // One message per bad variable, naming it, its value and the fix.
   std::vector<std::string> problems;
   // Messages about bad values that leave multilane on (a default is used

@@ -213,4 +213,6 @@ int mla_enabled(void) { return mla::Enabled() ? 1 : 0; }
 
 const char* mla_version(void) { return MLA_VERSION_STRING; }
 
+const char* mla_build_family(void) { return MLA_MPI_FAMILY; }
+
 }  // extern "C"

@@ -1,6 +1,12 @@
 // intercept.cc: the MPI functions libmlallreduce interposes through the MPI
 // profiling interface.  Each does its part and calls the PMPI_ version.
+// MPI_Allreduce itself is defined without mpi.h in intercept_allreduce.cc
+// (its handles differ in width between the families) and comes here through
+// InterceptedAllreduce.
 #include <mpi.h>
+
+#include <cstdint>
+#include <type_traits>
 
 #include <cstdio>
 #include <string>
@@ -8,10 +14,24 @@
 #include "mlallreduce.h"
 #include "mpi_family.h"
 #include "runtime.h"
+#include "intercept_abi.h"
+#include "startup.h"
 
 #define MLA_INTERPOSE extern "C" __attribute__((visibility("default")))
 
 namespace {
+
+// A handle as the caller passed it in a register: a pointer (Open MPI) or an
+// int (MPICH's ABI).
+template <typename Handle>
+Handle FromBits(std::uintptr_t bits) {
+  if constexpr (std::is_pointer_v<Handle>) return reinterpret_cast<Handle>(bits);
+  else return static_cast<Handle>(bits);
+}
+
+}  // namespace
+
+namespace mla {
 
 // True when the MPI in this process is the other family's (this build was
 // injected directly into a program of the other MPI, not through the front
@@ -40,32 +60,61 @@ bool ForeignMpi() {
 #endif
 }
 
+int InterceptedAllreduce(const void* sendbuf, void* recvbuf, int count, std::uintptr_t datatype, std::uintptr_t op,
+                         std::uintptr_t comm) {
+  return mla_allreduce(sendbuf, recvbuf, count, FromBits<MPI_Datatype>(datatype), FromBits<MPI_Op>(op),
+                       FromBits<MPI_Comm>(comm));
+}
+
+}  // namespace mla
+
+namespace {
+
+// MPI_Init under the other family's MPI: this build cannot make MPI calls
+// through that ABI, but where the launcher offers PMIx it still votes off in
+// the start-up agreement, so the job's other ranks go off with it.
+template <typename InitFn>
+int ForeignInit(InitFn init) {
+  mla::Ballot off;
+  off.version = MLA_VERSION_STRING;
+  off.on = false;
+  off.counts = false;  // it cannot read the others' ballots through this ABI
+  off.reason = "multilane's " MLA_MPI_FAMILY " build was injected into a job of another MPI; inject "
+               "libmlallreduce.so, which picks the build of the job's MPI";
+  mla::CastBallot(off);
+  const int rc = init();
+  mla::ReleaseBallotChannel();
+  return rc;
+}
+
 }  // namespace
 
 MLA_INTERPOSE int MPI_Init(int* argc, char*** argv) {
-  if (ForeignMpi()) return PMPI_Init(argc, argv);
-  mla::CurrentConfig();
+  if (mla::ForeignMpi()) return ForeignInit([&] { return PMPI_Init(argc, argv); });
+  mla::BeforeMpiInit();
   int rc = PMPI_Init(argc, argv);
   if (rc == MPI_SUCCESS) mla::OnMpiInitialized();
   return rc;
 }
 
 MLA_INTERPOSE int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
-  if (ForeignMpi()) return PMPI_Init_thread(argc, argv, required, provided);
-  mla::CurrentConfig();
+  if (mla::ForeignMpi()) return ForeignInit([&] { return PMPI_Init_thread(argc, argv, required, provided); });
+  mla::BeforeMpiInit();
   int rc = PMPI_Init_thread(argc, argv, required, provided);
   if (rc == MPI_SUCCESS) mla::OnMpiInitialized();
   return rc;
 }
 
 MLA_INTERPOSE int MPI_Finalize(void) {
-  if (ForeignMpi()) return PMPI_Finalize();
+  if (mla::ForeignMpi()) return PMPI_Finalize();
   mla::OnMpiFinalizing();
   return PMPI_Finalize();
 }
 
+#ifdef MLA_SIMULATION
+// An SMPI program (simulation/): SimGrid is its only MPI.
 MLA_INTERPOSE int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                                 MPI_Comm comm) {
-  if (ForeignMpi()) return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
   return mla_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 }
+#endif

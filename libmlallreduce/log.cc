@@ -20,13 +20,25 @@ std::set<std::string>& Seen() {
 void SetWorldRank(int rank) { g_world_rank.store(rank); }
 int WorldRank() { return g_world_rank.load(); }
 
+namespace {
+// Messages quote variables and files: their control bytes never reach the terminal raw.
+void PrintWarning(const std::string& message) {
+  std::fprintf(stderr, "multilane: warning: %s\n", EscapeControlBytes(message).c_str());
+  std::fflush(stderr);
+}
+}  // namespace
+
 void WarnOnce(const std::string& message) {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (!Seen().insert(message).second) return;
   if (WorldRank() != 0) return;
-  // Messages quote variables and files: their control bytes never reach the terminal raw.
-  std::fprintf(stderr, "multilane: warning: %s\n", EscapeControlBytes(message).c_str());
-  std::fflush(stderr);
+  PrintWarning(message);
+}
+
+void WarnHere(const std::string& message) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Seen().insert(message);
+  PrintWarning(message);
 }
 
 void Info(const std::string& message) {

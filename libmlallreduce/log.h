@@ -18,6 +18,11 @@ int WorldRank();
 // and only on world rank 0, so a job sees each problem once.  Thread-safe.
 void WarnOnce(const std::string& message);
 
+// Prints "multilane: warning: MESSAGE" on this process whatever its rank, for
+// the one rank the start-up agreement names to say why multilane is off; a
+// later WarnOnce of the same message prints nothing.  Thread-safe.
+void WarnHere(const std::string& message);
+
 // Prints "multilane: MESSAGE" (control bytes escaped) on world rank 0.  Thread-safe.
 void Info(const std::string& message);
 

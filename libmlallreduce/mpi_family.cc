@@ -83,6 +83,34 @@ std::string LoadedMpiVersion(std::string* path) {
   return std::string(text.data());
 }
 
+bool FindMpiAbiHandles(MpiFamily family, void* mpi, MpiAbiHandles* h) {
+  switch (family) {
+    case MpiFamily::kMpich:  // mpi.h of the MPICH ABI (MPICH 3.1 and later)
+      h->comm_world = 0x44000000;
+      h->unsigned_long_long = 0x4c000819;
+      h->op_max = 0x58000001;
+      h->in_place = reinterpret_cast<const void*>(static_cast<std::intptr_t>(-1));
+      return true;
+    case MpiFamily::kOpenMpi: {  // Open MPI's mpi.h: addresses of predefined objects
+      // The global scope first: a program that names MPI_COMM_WORLD holds the
+      // object itself (a copy relocation), and libmpi uses that copy; libmpi's
+      // own symbol then names an object nothing initialises.
+      auto find = [mpi](const char* name) {
+        void* p = dlsym(RTLD_DEFAULT, name);
+        if (p == nullptr && mpi != nullptr) p = dlsym(mpi, name);
+        return reinterpret_cast<std::uintptr_t>(p);
+      };
+      h->comm_world = find("ompi_mpi_comm_world");
+      h->unsigned_long_long = find("ompi_mpi_unsigned_long_long");
+      h->op_max = find("ompi_mpi_op_max");
+      h->in_place = reinterpret_cast<const void*>(1);
+      return h->comm_world != 0 && h->unsigned_long_long != 0 && h->op_max != 0;
+    }
+    case MpiFamily::kNeither: break;
+  }
+  return false;
+}
+
 bool LaunchedAsRankZero() {
   for (const char* var : {"PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"}) {
     const char* value = std::getenv(var);

@@ -5,6 +5,7 @@
 
 #include "job_report.h"
 #include "log.h"
+#include "startup.h"
 #include "stats.h"
 #include "topology.h"
 
@@ -12,15 +13,63 @@ namespace mla {
 namespace {
 std::once_flag g_config_once;
 const Config* g_config = nullptr;
+// Both stay false until the start-up agreement at MPI_Init says otherwise: a
+// process whose MPI_Init never reached the library (MPI started by a path
+// that bypasses it) passes every call through.
 std::atomic<bool> g_enabled{false};
-std::atomic<bool> g_consistent{true};
+std::atomic<bool> g_consistent{false};
 std::atomic<int> g_host_rank{-1};
+
+// This rank's vote: the settings' hash, and off when a variable is bad or the
+// launcher said so (MULTILANE_OFF).
+Ballot MyBallot(const Config& config) {
+  Ballot b;
+  b.version = MLA_VERSION_STRING;
+  b.settings = config.fingerprint;
+  b.on = config.enabled && config.launcher_off.empty();
+  if (!config.launcher_off.empty()) {
+    b.reason = "the launcher turned multilane off on this rank's node: " + config.launcher_off;
+  } else if (!config.problems.empty()) {
+    b.reason = config.problems.front();
+  }
+  return b;
+}
+
+StartupMpi WorldCalls() {
+  StartupMpi mpi;
+  mpi.world_size = [] {
+    int n = 1;
+    PMPI_Comm_size(MPI_COMM_WORLD, &n);
+    return n;
+  };
+  mpi.world_rank = [] {
+    int r = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+  };
+  mpi.combine_max = [](uint64_t* words, int n) {
+    return PMPI_Allreduce(MPI_IN_PLACE, words, n, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD) == MPI_SUCCESS;
+  };
+  return mpi;
+}
+
+// The rank among MPI_COMM_WORLD's ranks on this host: a collective call, made
+// only once the agreement says every rank makes it.
+void FindHostRank(int rank) {
+  MPI_Comm host = MPI_COMM_NULL;
+  if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &host) == MPI_SUCCESS) {
+    int host_rank = 0;
+    PMPI_Comm_rank(host, &host_rank);
+    g_host_rank.store(host_rank);
+    PMPI_Comm_free(&host);
+  }
+}
+
 }  // namespace
 
 const Config& CurrentConfig() {
   std::call_once(g_config_once, [] {
     g_config = new Config(LoadConfigFromEnvironment());  // lives until exit
-    g_enabled.store(g_config->enabled);
   });
   return *g_config;
 }
@@ -34,37 +83,27 @@ bool SettingsConsistent() { return g_consistent.load(); }
 
 int HostRank() { return g_host_rank.load(); }
 
+void BeforeMpiInit() { CastBallot(MyBallot(CurrentConfig())); }
+
 void OnMpiInitialized() {
   int rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   SetWorldRank(rank);
-  MPI_Comm host = MPI_COMM_NULL;
-  if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &host) == MPI_SUCCESS) {
-    int host_rank = 0;
-    PMPI_Comm_rank(host, &host_rank);
-    g_host_rank.store(host_rank);
-    PMPI_Comm_free(&host);
-  }
   const Config& config = CurrentConfig();
-  InitTopologyCache();
+  const Verdict verdict = CountBallots(MyBallot(config), WorldCalls());
+  if (verdict.reporter == rank && !verdict.line.empty()) WarnHere(verdict.line);
+  g_consistent.store(verdict.consistent);
+  g_enabled.store(verdict.on);
+  if (!verdict.consistent) return;  // no collective call of the library's own
 
-  // Every rank must decide alike, so every rank must run with the same
-  // settings: compare the fingerprints (max of h and of ~h gives max and min).
-  unsigned long long fp[2] = {config.fingerprint, ~config.fingerprint};
-  if (PMPI_Allreduce(MPI_IN_PLACE, fp, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD) == MPI_SUCCESS &&
-      fp[0] != ~fp[1]) {
-    g_enabled.store(false);
-    g_consistent.store(false);
-    WarnOnce("the MULTILANE_* variables (or the profile file's content) differ between ranks; "
-             "multilane is off for this job and every MPI_Allreduce goes to the system MPI "
-             "(pass the same variables to every rank, e.g. mpirun -x NAME)");
-  }
+  FindHostRank(rank);
+  InitTopologyCache();
   for (const std::string& problem : config.problems) WarnOnce(problem);
   for (const std::string& warning : config.warnings) WarnOnce(warning);
   if (config.verbose > 0) Info(config.Summary());
   // The report ends in collective calls: only when every rank has it on (the
   // fingerprint covers MULTILANE_REPORT).
-  if (!config.report_dir.empty() && g_consistent.load()) StartJobReport(config, g_host_rank.load());
+  if (!config.report_dir.empty()) StartJobReport(config, g_host_rank.load());
 }
 
 void OnMpiFinalizing() {

@@ -11,13 +11,15 @@ namespace mla {
 // Thread-safe; the result never changes afterwards.
 const Config& CurrentConfig();
 
-// Returns false when multilane is off for this process: bad settings, or
-// settings that differ between ranks.  Thread-safe.
+// Returns false when multilane is off for this process: before MPI_Init, or
+// when the start-up agreement said off (a rank without multilane, another
+// version, bad settings, settings that differ between ranks).  Thread-safe.
 bool Enabled();
 
-// Returns false when the ranks of MPI_COMM_WORLD were found at MPI_Init to run
-// with different settings: then even calls with an explicit choice go to the
-// system MPI, since the ranks would not build the same layout.
+// Returns false unless the start-up agreement found every rank of
+// MPI_COMM_WORLD running multilane, one version, with the same settings: then
+// even calls with an explicit choice go to the system MPI, since the ranks
+// would not build the same layout (or some would not take part at all).
 bool SettingsConsistent();
 
 // This process's rank among the processes of MPI_COMM_WORLD on its host
@@ -26,10 +28,15 @@ bool SettingsConsistent();
 // sees the same nodes and GPUs as MPI_COMM_WORLD.
 int HostRank();
 
+// Runs right before PMPI_Init/PMPI_Init_thread: casts this rank's ballot of
+// the start-up agreement (startup.h) where the launcher offers PMIx.
+void BeforeMpiInit();
+
 // Runs right after PMPI_Init/PMPI_Init_thread succeeded: records the world
-// rank, creates the attribute key, checks that every rank has the same
-// settings (one small PMPI_Allreduce on MPI_COMM_WORLD) and prints the
-// warnings for bad settings from rank 0.
+// rank and counts the start-up agreement's ballots (docs/all-in-or-all-out.md).
+// Only when every rank runs multilane alike does it make collective calls of
+// its own (the host split, the job report) and print the warnings for bad
+// settings from rank 0; otherwise one rank prints why multilane is off.
 void OnMpiInitialized();
 
 // Runs right before PMPI_Finalize: prints the counters when asked and frees

@@ -3,6 +3,7 @@
 set(MLA_LIBRARY_SOURCES
   algo_names.cc
   atomic_file.cc
+  ballot.cc
   byte_size.cc
   config.cc
   profile_file.cc
@@ -13,12 +14,14 @@ set(MLA_LIBRARY_SOURCES
   dispatch.cc
   gpu_sampler.cc
   intercept.cc
+  intercept_allreduce.cc
   job_report.cc
   job_report_render.cc
   json_text.cc
   log.cc
   mpi_family.cc
   partition.cc
+  pmix_channel.cc
   profile.cc
   stats.cc
   tool_device.cc
@@ -27,5 +30,6 @@ set(MLA_LIBRARY_SOURCES
   algo_hier.cc
   algo_three_step.cc
   runtime.cc
+  startup.cc
 )
 list(TRANSFORM MLA_LIBRARY_SOURCES PREPEND ${CMAKE_CURRENT_LIST_DIR}/)

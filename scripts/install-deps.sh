@@ -6,6 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
   openmpi-bin libopenmpi-dev          # the system MPI the library interposes on
+  libpmix-dev                         # PMIx's header: the start-up agreement's ABI check (libmlallreduce/pmix_abi_test.cc)
   mpich libmpich-dev                  # the MPICH family build and its tests (hydra's mpiexec.mpich)
   libgtest-dev googletest              # unit and MPI tests
   python3 python3-mpi4py python3-numpy # the third-party MPI client test (/usr/bin/python3)

@@ -6,9 +6,13 @@
 // first call of any of them finds the MPI loaded in the process (it is loaded
 // by then, also when a Python extension opened it), opens the family build
 // beside this file and forwards every later call to it.  An MPI of neither
-// family, or a family build that cannot be opened, gets one line on stderr and
-// the calls go to the MPI unchanged.  Why in the process and not in the
-// launcher: docs/admin.md, "MPI families".
+// family gets one line on stderr and the calls go to the MPI unchanged.  A
+// family build that cannot be opened, or is not of this front's family and
+// version, makes the front pass the calls to the MPI too, but it still takes
+// part in the start-up agreement (startup.h) with an off vote, so the job's
+// other ranks go off with it: a job is all in or all out
+// (docs/all-in-or-all-out.md).  Why in the process and not in the launcher:
+// docs/admin.md, "MPI families".
 //
 // The front is compiled without mpi.h: the families' handle types differ (int
 // in MPICH, pointers in Open MPI), and the front only passes the arguments on.
@@ -24,6 +28,8 @@
 #include <string>
 
 #include "mpi_family.h"
+#include "startup.h"
+#include "terminal_text.h"
 
 #if !defined(__x86_64__) && !defined(__aarch64__)
 #error "the front forwards MPI handles in integer registers: x86-64 and AArch64 only"
@@ -34,16 +40,43 @@ namespace {
 enum Slot { kInit, kInitThread, kFinalize, kAllreduce, kSlots };
 constexpr const char* kNames[kSlots] = {"MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Allreduce"};
 
+constexpr char kUnchanged[] = ", so multilane is off and the job runs unchanged; ";
+
 std::atomic<void*> g_target[kSlots];
 std::once_flag g_once;
 
-// The directory of this library: the family builds are installed beside it.
+// Set when the front passes the job through to the MPI: why (the off vote the
+// front casts in the start-up agreement), and how to reach the MPI.
+struct Fallback {
+  bool active = false;
+  bool agree = false;  // a family whose handles are known: take part in the agreement
+  std::string reason;
+  mla::MpiAbiHandles abi;
+  void* comm_size = nullptr;
+  void* comm_rank = nullptr;
+  void* allreduce = nullptr;
+} g_fallback;
+
+// The absolute directory of this library, as the kernel mapped it: the family
+// builds are installed beside it.  Never relative to the current directory
+// (a relative LD_PRELOAD), where anyone could plant a library.
 std::string OwnDirectory() {
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&OwnDirectory), &info) == 0 || info.dli_fname == nullptr) return ".";
-  std::string self = info.dli_fname;
-  size_t slash = self.rfind('/');
-  return slash == std::string::npos ? "." : self.substr(0, slash);
+  const auto self = reinterpret_cast<std::uintptr_t>(&OwnDirectory);
+  std::FILE* maps = std::fopen("/proc/self/maps", "re");
+  if (maps == nullptr) return "";
+  std::string dir;
+  char line[4096];
+  while (dir.empty() && std::fgets(line, sizeof line, maps) != nullptr) {
+    unsigned long lo = 0, hi = 0;
+    int path_at = 0;
+    if (std::sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &path_at) < 2 || self < lo || self >= hi) continue;
+    std::string path = line + path_at;
+    while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.pop_back();
+    const size_t slash = path.rfind('/');
+    if (!path.empty() && path[0] == '/' && slash != std::string::npos) dir = path.substr(0, slash);
+  }
+  std::fclose(maps);
+  return dir;
 }
 
 bool Verbose() {
@@ -55,14 +88,52 @@ void Say(const std::string& line) {
   if (mla::LaunchedAsRankZero()) std::fprintf(stderr, "multilane: %s\n", line.c_str());
 }
 
-// Points every slot at the MPI's own function: the job runs unchanged.
-void PassThrough(const std::string& mpi_path) {
+// Points every slot at the MPI's own function: the job runs unchanged.  The
+// front still casts an off vote at MPI_Init (with `reason`), so that ranks
+// whose family build runs go off too.
+void PassThrough(const std::string& mpi_path, mla::MpiFamily family, const std::string& reason) {
   void* mpi = mpi_path.empty() ? nullptr : dlopen(mpi_path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
-  for (int s = 0; s < kSlots; ++s) {
-    void* fn = dlsym(RTLD_NEXT, kNames[s]);
-    if (fn == nullptr && mpi != nullptr) fn = dlsym(mpi, kNames[s]);
-    g_target[s].store(fn, std::memory_order_release);
+  auto find = [&](const char* name) {
+    void* fn = dlsym(RTLD_NEXT, name);
+    return fn == nullptr && mpi != nullptr ? dlsym(mpi, name) : fn;
+  };
+  for (int s = 0; s < kSlots; ++s) g_target[s].store(find(kNames[s]), std::memory_order_release);
+  g_fallback.active = true;
+  g_fallback.reason = reason;
+  g_fallback.comm_size = find("PMPI_Comm_size");
+  g_fallback.comm_rank = find("PMPI_Comm_rank");
+  g_fallback.allreduce = find("PMPI_Allreduce");
+  g_fallback.agree = g_fallback.comm_size && g_fallback.comm_rank && g_fallback.allreduce &&
+                     mla::FindMpiAbiHandles(family, mpi, &g_fallback.abi);
+}
+
+// Opens the family build and checks that it is the build of `family` and of
+// this front's version (a package upgraded under a running job is not).
+void* OpenBuild(const std::string& build, mla::MpiFamily family, std::string* why) {
+  void* handle = dlopen(build.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* e = dlerror();
+    *why = "the " + std::string(mla::MpiFamilyName(family)) + " build of multilane (" + build +
+           ") cannot be loaded (" + (e != nullptr ? e : "unknown error") + ")" + kUnchanged +
+           "install it beside libmlallreduce.so";
+    return nullptr;
   }
+  using TextFn = const char* (*)();
+  auto built_for = reinterpret_cast<TextFn>(dlsym(handle, "mla_build_family"));
+  auto version = reinterpret_cast<TextFn>(dlsym(handle, "mla_version"));
+  const std::string got_family = built_for ? built_for() : "unknown";
+  const std::string got_version = version ? version() : "unknown";
+  if (got_family != mla::MpiFamilyName(family) || got_version != MLA_FRONT_VERSION) {
+    dlclose(handle);
+    *why = build + " is multilane " + got_version + " built for " + got_family + ", not " + MLA_FRONT_VERSION +
+           " for " + mla::MpiFamilyName(family) + kUnchanged + "reinstall multilane (one version on every node)";
+    return nullptr;
+  }
+  // RTLD_GLOBAL: the build's C API (mla_get_stats, mla_comm_layout, ...) is
+  // then found by dlsym(RTLD_DEFAULT) as when the build itself was preloaded.
+  // Its MPI_* come after this front (preloaded) in the global search order, so
+  // the program's MPI calls still reach the front first.
+  return dlopen(build.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
 }
 
 void Resolve() {
@@ -73,31 +144,26 @@ void Resolve() {
   if (family == mla::MpiFamily::kNeither) {
     Say("warning: the MPI in this process (" + (first.empty() ? std::string("none found") : first) +
         ") is neither Open MPI nor MPICH-based; multilane is off and the job runs unchanged");
-    PassThrough(mpi_path);
+    PassThrough(mpi_path, family, "");
     return;
   }
-  std::string build = OwnDirectory() + "/libmlallreduce-" + mla::MpiFamilyName(family) + ".so.0";
-  // RTLD_GLOBAL: the build's C API (mla_get_stats, mla_comm_layout, ...) is
-  // then found by dlsym(RTLD_DEFAULT) as when the build itself was preloaded.
-  // Its MPI_* come after this front (preloaded) in the global search order, so
-  // the program's MPI calls still reach the front first.
-  void* handle = dlopen(build.c_str(), RTLD_NOW | RTLD_GLOBAL);
-  if (handle == nullptr) {
-    const char* why = dlerror();
-    Say("warning: the " + std::string(mla::MpiFamilyName(family)) + " build of multilane (" + build +
-        ") cannot be loaded: " + (why != nullptr ? why : "unknown error") +
-        "; install it beside libmlallreduce.so; the job runs unchanged");
-    PassThrough(mpi_path);
-    return;
-  }
-  for (int s = 0; s < kSlots; ++s) {
+  const std::string dir = OwnDirectory();
+  std::string why = std::string("the directory of libmlallreduce.so cannot be found in /proc/self/maps") +
+                    kUnchanged + "inject it by its absolute path";
+  const std::string build = dir + "/libmlallreduce-" + mla::MpiFamilyName(family) + ".so.0";
+  void* handle = dir.empty() ? nullptr : OpenBuild(build, family, &why);
+  for (int s = 0; handle != nullptr && s < kSlots; ++s) {
     void* fn = dlsym(handle, kNames[s]);
     if (fn == nullptr) {
-      Say("warning: " + build + " lacks " + kNames[s] + "; reinstall multilane; the job runs unchanged");
-      PassThrough(mpi_path);
-      return;
+      why = build + " lacks " + kNames[s] + kUnchanged + "reinstall multilane";
+      handle = nullptr;
+      break;
     }
     g_target[s].store(fn, std::memory_order_release);
+  }
+  if (handle == nullptr) {
+    PassThrough(mpi_path, family, why);
+    return;
   }
   if (Verbose()) Say("MPI family " + std::string(mla::MpiFamilyName(family)) + " (" + first + "), " + build);
 }
@@ -115,16 +181,64 @@ void* Target(Slot s) {
   return fn;
 }
 
+// The front's part in the start-up agreement when it passes the job through.
+mla::Ballot FallbackBallot() {
+  mla::Ballot b;
+  b.version = MLA_FRONT_VERSION;
+  b.settings = 0;  // the front reads no settings: never equal to a family build's
+  b.on = false;
+  b.reason = g_fallback.reason;
+  return b;
+}
+
+void BeforeInit() {
+  if (g_fallback.active && g_fallback.agree) mla::CastBallot(FallbackBallot());
+}
+
+void AfterInit(int rc) {
+  if (rc != 0 || !g_fallback.active || !g_fallback.agree) return;
+  using CommIntFn = int (*)(std::uintptr_t, int*);
+  using AllreduceFn = int (*)(const void*, void*, int, std::uintptr_t, std::uintptr_t, std::uintptr_t);
+  const mla::MpiAbiHandles& abi = g_fallback.abi;
+  mla::StartupMpi mpi;
+  mpi.world_size = [&] {
+    int n = 1;
+    reinterpret_cast<CommIntFn>(g_fallback.comm_size)(abi.comm_world, &n);
+    return n;
+  };
+  mpi.world_rank = [&] {
+    int r = 0;
+    reinterpret_cast<CommIntFn>(g_fallback.comm_rank)(abi.comm_world, &r);
+    return r;
+  };
+  mpi.combine_max = [&](uint64_t* words, int n) {
+    return reinterpret_cast<AllreduceFn>(g_fallback.allreduce)(abi.in_place, words, n, abi.unsigned_long_long,
+                                                               abi.op_max, abi.comm_world) == 0;
+  };
+  const mla::Verdict v = mla::CountBallots(FallbackBallot(), mpi);
+  if (v.reporter == mpi.world_rank() && !v.line.empty()) {
+    std::fprintf(stderr, "multilane: warning: %s\n", mla::EscapeControlBytes(v.line).c_str());
+  }
+}
+
 }  // namespace
 
 #define MLA_FRONT extern "C" __attribute__((visibility("default")))
 
 MLA_FRONT int MPI_Init(int* argc, char*** argv) {
-  return reinterpret_cast<int (*)(int*, char***)>(Target(kInit))(argc, argv);
+  auto init = reinterpret_cast<int (*)(int*, char***)>(Target(kInit));
+  BeforeInit();
+  const int rc = init(argc, argv);
+  AfterInit(rc);
+  return rc;
 }
 
 MLA_FRONT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
-  return reinterpret_cast<int (*)(int*, char***, int, int*)>(Target(kInitThread))(argc, argv, required, provided);
+  auto init = reinterpret_cast<int (*)(int*, char***, int, int*)>(Target(kInitThread));
+  BeforeInit();
+  const int rc = init(argc, argv, required, provided);
+  AfterInit(rc);
+  return rc;
 }
 
 MLA_FRONT int MPI_Finalize(void) { return reinterpret_cast<int (*)()>(Target(kFinalize))(); }

@@ -168,6 +168,11 @@ MLA_API int mla_enabled(void);
 /* Returns MLA_VERSION_STRING of the loaded library. */
 MLA_API const char *mla_version(void);
 
+/* Returns the MPI family this build of the library serves ("openmpi",
+ * "mpich"): the front libmlallreduce.so forwards only to the build of the
+ * job's family. */
+MLA_API const char *mla_build_family(void);
+
 #ifdef __cplusplus
 }
 #endif

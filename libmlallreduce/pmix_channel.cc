@@ -1,0 +1,112 @@
+// pmix_channel.cc: the start-up ballots carried by PMIx (pmix_channel.h).
+#include "pmix_channel.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "pmix_abi.h"
+
+namespace mla {
+namespace {
+
+constexpr char kKey[] = "multilane.ballot.1";  // frozen: the protocol's name
+
+struct Pmix {
+  pmix::InitFn init = nullptr;
+  pmix::FinalizeFn finalize = nullptr;
+  pmix::PutFn put = nullptr;
+  pmix::CommitFn commit = nullptr;
+  pmix::GetFn get = nullptr;
+  pmix::Proc self{};
+  bool connected = false;
+};
+
+Pmix& State() {
+  static Pmix p;
+  return p;
+}
+
+// Opens the libpmix the MPI uses (the same object when it is loaded already).
+bool Open(Pmix* p, std::string* why) {
+  void* lib = dlopen("libpmix.so.2", RTLD_NOW | RTLD_GLOBAL);
+  if (lib == nullptr) {
+    const char* e = dlerror();
+    *why = std::string("cannot open libpmix.so.2: ") + (e ? e : "unknown error");
+    return false;
+  }
+  p->init = reinterpret_cast<pmix::InitFn>(dlsym(lib, "PMIx_Init"));
+  p->finalize = reinterpret_cast<pmix::FinalizeFn>(dlsym(lib, "PMIx_Finalize"));
+  p->put = reinterpret_cast<pmix::PutFn>(dlsym(lib, "PMIx_Put"));
+  p->commit = reinterpret_cast<pmix::CommitFn>(dlsym(lib, "PMIx_Commit"));
+  p->get = reinterpret_cast<pmix::GetFn>(dlsym(lib, "PMIx_Get"));
+  if (!p->init || !p->finalize || !p->put || !p->commit || !p->get) {
+    *why = "libpmix.so.2 lacks a PMIx client function";
+    return false;
+  }
+  return true;
+}
+
+// Reads one rank's ballot from the local store (PMIX_OPTIONAL: never waits
+// for a rank that published nothing).
+std::optional<std::string> Read(const Pmix& p, uint32_t rank) {
+  pmix::Proc peer{};
+  std::memcpy(peer.nspace, p.self.nspace, sizeof peer.nspace);
+  peer.rank = rank;
+  pmix::Info optional{};
+  std::strncpy(optional.key, pmix::kOptional, pmix::kMaxKeyLen);
+  optional.value.type = pmix::kTypeBool;
+  optional.value.data.flag = true;
+  pmix::Value* value = nullptr;
+  if (p.get(&peer, kKey, &optional, 1, &value) != pmix::kSuccess || value == nullptr) return std::nullopt;
+  std::optional<std::string> text;
+  if (value->type == pmix::kTypeString && value->data.string != nullptr) text = value->data.string;
+  if (value->type == pmix::kTypeString) std::free(value->data.string);  // what PMIX_VALUE_RELEASE does
+  std::free(value);
+  return text;
+}
+
+}  // namespace
+
+bool PmixLaunched() {
+  const char* ns = std::getenv("PMIX_NAMESPACE");
+  const char* rank = std::getenv("PMIX_RANK");
+  return ns != nullptr && ns[0] != '\0' && rank != nullptr && rank[0] != '\0';
+}
+
+bool PmixPublish(const std::string& ballot, std::string* why) {
+  Pmix& p = State();
+  if (!Open(&p, why)) return false;
+  if (int rc = p.init(&p.self, nullptr, 0); rc != pmix::kSuccess) {
+    *why = "PMIx_Init failed (status " + std::to_string(rc) + ")";
+    return false;
+  }
+  p.connected = true;
+  pmix::Value value{};
+  value.type = pmix::kTypeString;
+  std::string text = ballot;
+  value.data.string = text.data();
+  if (int rc = p.put(pmix::kScopeGlobal, kKey, &value); rc != pmix::kSuccess) {
+    *why = "PMIx_Put failed (status " + std::to_string(rc) + ")";
+    return false;
+  }
+  if (int rc = p.commit(); rc != pmix::kSuccess) {
+    *why = "PMIx_Commit failed (status " + std::to_string(rc) + ")";
+    return false;
+  }
+  return true;
+}
+
+std::optional<std::vector<std::optional<std::string>>> PmixCollect(int size) {
+  Pmix& p = State();
+  if (!p.connected) return std::nullopt;
+  std::vector<std::optional<std::string>> ballots;
+  ballots.reserve(static_cast<size_t>(size));
+  for (int r = 0; r < size; ++r) ballots.push_back(Read(p, static_cast<uint32_t>(r)));
+  p.finalize(nullptr, 0);
+  p.connected = false;
+  return ballots;
+}
+
+}  // namespace mla

@@ -1,0 +1,34 @@
+// pmix_channel.h: the start-up ballots carried by PMIx, the process manager
+// interface Open MPI (mpirun, prterun) and Slurm (srun --mpi=pmix) start
+// every rank with.  A rank publishes its ballot before MPI_Init, MPI_Init's
+// own exchange carries it to every rank, and after MPI_Init each rank reads
+// the ballots of all ranks from its local store: no message of multilane's
+// own, so a rank without multilane is seen as absent, never paired with.
+// No MPI, no link to libpmix: the library the MPI uses is opened at run time.
+#ifndef MLA_PMIX_CHANNEL_H_
+#define MLA_PMIX_CHANNEL_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mla {
+
+// True when the launcher started this process as a PMIx client
+// (PMIX_NAMESPACE and PMIX_RANK are set).
+bool PmixLaunched();
+
+// Before MPI_Init: connects to the PMIx server (libpmix.so.2) and publishes
+// `ballot` under the agreement's key.  Returns false, with *why set, when
+// PMIx cannot be used; then Collect returns nullopt.
+bool PmixPublish(const std::string& ballot, std::string* why);
+
+// After MPI_Init (whose exchange carried the ballots): the ballot of each
+// rank 0..size-1 of this process's namespace, nullopt for a rank that
+// published none.  Returns nullopt when PmixPublish did not succeed.
+// Disconnects from PMIx (the MPI keeps its own connection).
+std::optional<std::vector<std::optional<std::string>>> PmixCollect(int size);
+
+}  // namespace mla
+
+#endif  // MLA_PMIX_CHANNEL_H_
