@@ -1,0 +1,74 @@
+#!/usr/bin/python3
+"""`multilane run -- ./wrapper` where the wrapper's own mpirun gives only some
+ranks the library (its second context drops LD_PRELOAD, as a remote rank that
+misses the variables would): the program's exact results, one warning line
+naming the ranks without multilane, no algorithm call.  The control: the
+same wrapper without the drop runs the profile's `lane` on every call, so the
+profile was found and would have been used.
+
+Usage: run_wrapper_test.py MULTILANE LIBRARY PROBE PLAIN WORKDIR MPIRUN...
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+multilane, library, probe, plain, workdir = sys.argv[1:6]
+mpirun = sys.argv[6:]
+shutil.rmtree(workdir, ignore_errors=True)
+os.makedirs(workdir)
+env = dict(os.environ, MULTILANE_LIBRARY=library, MULTILANE_PROBE=probe, MULTILANE_STATS="1",
+           MULTILANE_RANKS_PER_NODE="2")
+
+
+def run(cmd, check=True):
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=400)
+    print(f"$ {' '.join(cmd)}\n{p.stdout}{p.stderr}", flush=True)
+    if check and p.returncode != 0:
+        sys.exit(f"FAIL: exit {p.returncode}")
+    return p
+
+
+# A real short tune of this node type, published as a profile that sends
+# every host call to `lane`.
+tuned, db = os.path.join(workdir, "tuned.db"), os.path.join(workdir, "profiles.db")
+run([multilane, "tune", "--db", tuned, "--budget", "3", "--sizes", "64K:256K", "--np", "2", "--memory", "host"])
+doc_path = os.path.join(workdir, "profiles.json")
+run([multilane, "export", "--db", tuned, doc_path])
+doc = json.load(open(doc_path))
+prof = doc["profiles"][0]
+prof["profile_text"] = prof["profile_text"].splitlines()[0] + "\nhost 0 inf lane\n"
+prof["entries"] = [{"algo": "lane", "chunk_bytes": 0, "lanes": 0, "mem_kind": "host", "min_bytes": 0,
+                    "max_bytes": None, "mpi_time_us": -1, "ppg": 0, "time_us": -1, "transport": ""}]
+prof["tuned_at"] = "2099-01-01T00:00:00Z"
+json.dump(doc, open(doc_path, "w"))
+run([multilane, "import", "--db", db, doc_path])
+
+failures = []
+for drop, want_lane in ((False, 20), (True, 0)):
+    wrapper = os.path.join(workdir, f"wrapper-{'drop' if drop else 'keep'}.sh")
+    second = "env -u LD_PRELOAD " if drop else ""
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\n# a user's job script: its own mpirun, two contexts\n"
+                f"exec {' '.join(mpirun)} -np 2 {plain} : -np 2 {second}{plain}\n")
+    os.chmod(wrapper, 0o755)
+    p = run([multilane, "run", "--db", db, "--", wrapper], check=False)
+    text = p.stdout + p.stderr
+    what = "dropped on ranks 2-3" if drop else "on every rank"
+    if p.returncode != 0:
+        failures.append(f"library {what}: exit {p.returncode}")
+    ok = re.findall(r"^plain_allreduce ok rank \d+$", text, re.M)
+    if len(ok) != 4:
+        failures.append(f"library {what}: {len(ok)} ranks got exact sums, want 4")
+    warnings = [l for l in text.splitlines() if "multilane: warning" in l]
+    want_warnings = 1 if drop else 0
+    if len(warnings) != want_warnings or (drop and "ranks 2 and 3 of 4 run without multilane" not in warnings[0]):
+        failures.append(f"library {what}: warnings {warnings}, want {want_warnings} naming ranks 2 and 3")
+    stats = re.findall(r"^multilane: stats: rank 0: .*\blane=(\d+)", text, re.M)
+    if stats != [str(want_lane)]:
+        failures.append(f"library {what}: rank 0's lane calls {stats}, want [{want_lane}]")
+if failures:
+    sys.exit("FAIL:\n  " + "\n  ".join(failures))
+print("PASS: multilane run of a wrapper: all in runs lane; partly in runs unchanged with one line")
