@@ -9,9 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,6 +19,7 @@
 #include "context.h"
 #include "mpi_choice.h"
 #include "db/node_type.h"
+#include "db/outside_input.h"
 #include "db/paths.h"
 #include "db/profile_store.h"
 #include "process.h"
@@ -31,6 +30,7 @@
 #include "tune_gpu.h"
 #include "job_report.h"
 #include "mps_daemon.h"
+#include "output_file.h"
 #include "tune_layout.h"
 #include "tune_options.h"
 #include "tuner/candidates.h"
@@ -191,11 +191,10 @@ int RunLaunch(const TuneOptions& opt, const std::vector<uint64_t>& sizes, const 
                          {"comment", "multilane tune of node type " + fp.Key()}};
   const std::string tag = l->ranks_per_gpu > 0 && progress.count > 1 ? "-ppg" + std::to_string(l->ranks_per_gpu) : "";
   const std::string plan_path = dir + "/plan" + tag + ".json", result_path = dir + "/result" + tag + ".json";
-  {
-    std::ofstream out(plan_path);
-    out << plan.dump(2) << "\n";
-    if (!out.flush()) return Fail("cannot write the probe's plan " + plan_path + " (is the disk full?)");
-  }
+  // Written and read back without following links (tune_folder.h); a result
+  // left from an earlier tune in a kept folder is never taken for this one's.
+  if (!WriteOutputFile(plan_path, plan.dump(2) + "\n", &error)) return Fail(error);
+  unlink(result_path.c_str());
   std::vector<std::string> forward;
   if (opt.virtual_nodes > 0) {
     setenv("MULTILANE_RANKS_PER_NODE", std::to_string(l->np / opt.virtual_nodes).c_str(), 1);
@@ -254,8 +253,10 @@ int RunLaunch(const TuneOptions& opt, const std::vector<uint64_t>& sizes, const 
     return Fail("the probes failed (exit status " + std::to_string(status) + "); nothing was stored" +
                 (folder.kept() ? "; their files are in " + dir : ""));
   }
-  std::ifstream in(result_path);
-  nlohmann::json result = nlohmann::json::parse(in, nullptr, false);
+  std::string result_text;
+  if (!mldb::ReadInputFile(result_path, &result_text, &error, /*refuse_links=*/true))
+    return Fail("the probe wrote no readable result at " + result_path + ": " + error);
+  nlohmann::json result = nlohmann::json::parse(result_text, nullptr, false);
   if (result.is_discarded()) return Fail("the probe wrote no readable result at " + result_path);
 
   // The probe's result is outside input: read it without letting the JSON
