@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "command_line.h"
 #include "commands.h"
 #include "context.h"
 #include "db/node_type.h"
@@ -57,8 +56,10 @@ int Run(const RunOptions& opt, std::vector<std::string> command) {
   const Installation install = FindInstallation();
   // The profile is the one tuned with the job's MPI (the front picks the
   // family build in each process by itself).
-  std::string error;
-  const std::string family = JobMpiFamily(opt.mpi, command, &error);
+  std::string error, note;
+  const LauncherKind launcher = KindOfLauncher(command, &note);
+  if (!note.empty() && !opt.quiet) std::fprintf(stderr, "multilane: note: %s\n", note.c_str());
+  const std::string family = JobMpiFamily(opt.mpi, launcher, &error);
   if (family.empty()) return Fail(error);
   const std::string mpi = MpiVersionOfFamily(family, ProbeOfFamily(install.probe, family), &error);
   if (mpi.empty()) {
@@ -122,9 +123,10 @@ int Run(const RunOptions& opt, std::vector<std::string> command) {
   if (!opt.quiet) {
     std::fprintf(stderr, "multilane: profile %lld of node type %s (tuned %s by %s%s)\n",
                  static_cast<long long>(profile->id), fp.Key().c_str(), profile->tuned_at.c_str(),
-                 profile->tuned_by.c_str(), profile->partition.empty() ? "" : (", partition " + profile->partition).c_str());
+                 profile->tuned_by.c_str(),
+                 profile->partition.empty() ? "" : (", partition " + profile->partition).c_str());
   }
-  return Exec(ForwardVariables(command, forwarded), opt.dry_run);
+  return Exec(ForwardVariables(launcher, command, forwarded), opt.dry_run);
 }
 
 }  // namespace

@@ -213,22 +213,12 @@ int RunLaunch(const TuneOptions& opt, const std::vector<uint64_t>& sizes, const 
     command = {"srun", "--kill-on-bad-exit=1"};
     if (opt.np > 0 || l->ranks_per_gpu > 0) command.push_back("--ntasks=" + std::to_string(l->np));
     if (l->ranks_per_gpu > 0) command.push_back("--ntasks-per-node=" + std::to_string(l->per_node));
-  } else if (opt.mpi == "mpich") {
-    // hydra: oversubscribes without a flag; -genv NAME VALUE for every rank.
-    command = {LauncherOfFamily(opt.mpi), "-n", std::to_string(l->np)};
-    for (const std::string& name : forward) {
-      const char* value = std::getenv(name.c_str());
-      command.push_back("-genv");
-      command.push_back(name);
-      command.push_back(value ? value : "");
-    }
   } else {
-    command = {LauncherOfFamily(opt.mpi), "-np", std::to_string(l->np)};
-    if (l->np > UsableCores()) command.push_back("--oversubscribe");
-    for (const std::string& name : forward) {
-      command.push_back("-x");
-      command.push_back(name);
-    }
+    const LauncherKind kind = LauncherKindOfFamily(opt.mpi);
+    command = {LauncherOfFamily(opt.mpi), RanksFlag(kind), std::to_string(l->np)};
+    // hydra oversubscribes without a flag.
+    if (kind == LauncherKind::kOpenMpi && l->np > UsableCores()) command.push_back("--oversubscribe");
+    command = ForwardVariables(kind, command, forward);
   }
   for (const std::string& a : {install.probe, std::string("--plan"), plan_path, std::string("--out"), result_path})
     command.push_back(a);
