@@ -40,7 +40,8 @@ def lines(text, start):
 out = run([multilane, "tune", "--mpi", "mpich", "--np", "2", "--virtual-nodes", "2", "--sizes", "64K:256K",
            "--budget", "30", "--db", db])
 assert "MPI MPICH Version: " in out, "the fingerprint does not name MPICH"
-assert "mpiexec.mpich -n 2" in out and "mlprobe-mpich" in out, "the tune did not probe with MPICH"
+assert "multilane tune: mpiexec.mpich -genv MULTILANE_RANKS_PER_NODE 1 -n 2 " in out and "mlprobe-mpich" in out, \
+    "the tune did not probe with MPICH (hydra's -genv, its -n)"
 assert lines(out, "profile 1 stored in"), "no profile stored"
 
 out = run([multilane, "run", "--db", db, "--", "mpiexec.mpich", "-n", "2", plain_mpich])
@@ -63,6 +64,8 @@ assert "command: mpirun -genv LD_PRELOAD " in out and " -x " not in out, "hydra'
 out = run([multilane, "run", "--db", db, "--", "mpirun", "-n", "2", plain_mpich], run_env=hydra_env)
 assert len(lines(out, "multilane: profile 1 of node type")) == 1, "the hydra mpirun job did not get the MPICH profile"
 assert len(lines(out, "multilane: MPI family mpich (MPICH Version: ")) == 1, "the front did not pick the MPICH build"
+assert len(lines(out, "multilane: version ")) == 1 and "profile from MULTILANE_PROFILE (1 entries)" in out, \
+    "the profile did not reach the ranks whole through -genv"
 assert len(lines(out, "plain_allreduce ok rank")) == 2, "not every rank of the hydra mpirun job finished right"
 
 # A wrapper script that starts the job itself: run unchanged, the library's
