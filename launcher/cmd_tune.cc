@@ -46,7 +46,7 @@ bool ParseSizes(const std::string& text, int step, std::vector<uint64_t>* out, s
   uint64_t lo = 0, hi = 0;
   if (colon == std::string::npos || !mltuner::ParseByteSize(text.substr(0, colon), &lo) ||
       !mltuner::ParseByteSize(text.substr(colon + 1), &hi) || lo < 4 || hi < lo) {
-    *error = "--sizes '" + text + "' must be FROM:TO with byte sizes, FROM >= 4 and TO >= FROM, e.g. 4K:64M";
+    *error = "--sizes '" + mldb::Excerpt(text) + "' must be FROM:TO with byte sizes, FROM >= 4 and TO >= FROM, e.g. 4K:64M";
     return false;
   }
   if (step < 2) {
@@ -316,7 +316,7 @@ int Tune(const TuneOptions& opt) {
   if (!opt.partition.empty() && !InSlurmAllocation()) return TunePartition(opt, start);
   InterruptGuard interrupts;  // SIGINT/SIGTERM: stop the probe, remove the folder, store nothing
 
-  if (opt.mpi != "openmpi" && opt.mpi != "mpich") return Fail("--mpi '" + opt.mpi + "' must be openmpi or mpich");
+  if (opt.mpi != "openmpi" && opt.mpi != "mpich") return Fail("--mpi '" + mldb::Excerpt(opt.mpi) + "' must be openmpi or mpich");
   Installation install = FindInstallation();
   // The probe of the MPI family to tune with (mlprobe, mlprobe-mpich).
   install.probe = ProbeOfFamily(install.probe, opt.mpi);

@@ -127,10 +127,13 @@ int TunePartition(const TuneOptions& opt, std::chrono::steady_clock::time_point 
   std::string sinfo;
   const int status = RunAndCapture(SinfoNodeArguments(opt.partition), &sinfo);
   if (status != 0)
-    return Fail("sinfo failed for partition '" + opt.partition + "' (" + sinfo.substr(0, sinfo.find('\n')) +
+    return Fail("sinfo failed for partition '" + mldb::Excerpt(opt.partition) + "' (" +
+                mldb::Excerpt(sinfo.substr(0, sinfo.find('\n'))) +
                 "); check the partition name and that Slurm's commands are on PATH");
   const std::vector<SlurmNodeGroup> groups = ParseSinfoNodeGroups(sinfo);
-  if (groups.empty()) return Fail("partition '" + opt.partition + "' has no nodes (sinfo -p " + opt.partition + ")");
+  if (groups.empty())
+    return Fail("partition '" + mldb::Excerpt(opt.partition) + "' has no nodes (sinfo -p " +
+                mldb::Excerpt(opt.partition) + "): give a partition that sinfo lists");
 
   // The target: --db, else the system database (published as a snapshot).
   std::string database = opt.database;
