@@ -6,12 +6,14 @@
 #include <tuple>
 
 #include "byte_size.h"
+#include "db/outside_input.h"
 #include "profile.h"
 
 namespace mldb {
 namespace {
 
-// An entry in words, for messages: "host 0 256K lane lanes=2".
+// An entry in words, for messages: "host 0 256K lane lanes=2" (an excerpt:
+// the rows come from outside, an imported file).
 std::string Describe(const ProfileEntryRow& e) {
   std::string s = e.mem_kind + " " + mla::FormatByteSize(static_cast<uint64_t>(e.min_bytes)) + " " +
                   (e.max_bytes ? mla::FormatByteSize(static_cast<uint64_t>(*e.max_bytes)) : std::string("inf")) +
@@ -20,7 +22,7 @@ std::string Describe(const ProfileEntryRow& e) {
   if (e.chunk_bytes > 0) s += " chunk=" + mla::FormatByteSize(static_cast<uint64_t>(e.chunk_bytes));
   if (!e.transport.empty() && e.transport != "auto") s += " transport=" + e.transport;
   if (e.ppg > 0) s += " ppg=" + std::to_string(e.ppg);
-  return s;
+  return Excerpt(s);
 }
 
 // The parsed entry as a row, in the store's conventions.
@@ -58,7 +60,7 @@ bool CheckProfileText(const std::string& profile_text, const std::vector<Profile
   mla::Profile profile;
   std::string why;
   if (!profile.Parse(profile_text, &why)) {
-    *error = "profile_text: the library rejects it: " + why;
+    *error = "profile_text: the library rejects it: " + Excerpt(why);
     return false;
   }
   std::vector<ProfileEntryRow> text_rows;

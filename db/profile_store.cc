@@ -2,6 +2,7 @@
 #include "db/profile_store.h"
 #include "db/snapshot.h"
 
+#include "db/outside_input.h"
 #include "db/profile_check.h"
 
 #include <errno.h>
@@ -440,7 +441,7 @@ namespace {
 
 bool ValidEntry(const ProfileEntryRow& e, const std::string& where, std::string* error) {
   if (e.mem_kind != "host" && e.mem_kind != "device") {
-    *error = where + "mem_kind: must be \"host\" or \"device\", not \"" + e.mem_kind + "\"";
+    *error = where + "mem_kind: must be \"host\" or \"device\", not \"" + Excerpt(e.mem_kind) + "\"";
   } else if (e.min_bytes < 0) {
     *error = where + "min_bytes: must not be negative";
   } else if (e.max_bytes && *e.max_bytes <= e.min_bytes) {

@@ -1,5 +1,6 @@
 // fuzz_job_report.cc: the job report reader of `multilane report`
-// (report/job_report.h): never throws, a refusal names the file.
+// (report/job_report.h): never throws, a refusal names the file and echoes
+// no outside value whole, and what it accepts keeps the format's rules.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -12,8 +13,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string error;
   if (!multilane::ParseJobReport(text, "fuzz.json", &r, &error)) {
     if (error.rfind("fuzz.json: ", 0) != 0) std::abort();
+    if (error.size() > 1024) std::abort();  // outside values are echoed as excerpts
     return 0;
   }
-  if (r.ranks < 1 || r.path != "fuzz.json") std::abort();
+  if (r.ranks < 1 || r.nodes < 1 || r.path != "fuzz.json") std::abort();
+  for (const multilane::ReportBin& b : r.bins) {
+    if (b.calls < 0 || (b.memory != "host" && b.memory != "device") || (b.to && *b.to <= b.from)) std::abort();
+    for (const auto& kv : b.algos)
+      if (kv.second < 0) std::abort();
+  }
   return 0;
 }

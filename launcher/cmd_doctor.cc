@@ -42,6 +42,7 @@ struct DoctorOptions {
 
 struct Doctor {
   int errors = 0;
+  std::set<std::string> unusable;  // profile texts found unusable: never "ok" later
   void Ok(const std::string& what) { std::printf("  ok     %s\n", what.c_str()); }
   void Note(const std::string& what) { std::printf("  note   %s\n", what.c_str()); }
   void Error(const std::string& what, const std::string& fix) {
@@ -156,14 +157,20 @@ void CheckDatabase(Doctor* d, const std::string& label, const std::string& path,
   d->Ok(label + " database " + path + ": schema " + std::to_string(health.schema_version) + ", " +
         std::to_string(health.profiles) + " profile(s)" +
         (mldb::IsPublishedSnapshot(path) ? ", a published snapshot" : ""));
-  for (const mldb::ProfileRecord& p : store->List(&error)) {
+  const std::vector<mldb::ProfileRecord> listed = store->List(&error);
+  if (!error.empty())
+    d->Error(label + " database " + path + ": its profiles cannot be listed: " + error,
+             "move " + path + " away and tune again, or restore a backup");
+  for (const mldb::ProfileRecord& p : listed) {
     // What jobs get is the profile text, read by the library's own parser:
     // a profile it rejects (or whose rows say otherwise) is a problem here,
     // not a warning in every job.
     std::string bad;
-    if (!mldb::CheckProfileText(p.profile_text, p.entries, &bad))
+    if (!mldb::CheckProfileText(p.profile_text, p.entries, &bad)) {
       d->Error(label + " database " + path + ": profile " + std::to_string(p.id) + " is not what jobs can use: " + bad,
                "tune that node type again (or import a corrected profile)");
+      d->unusable.insert(p.profile_text);
+    }
     if (p.profile_text.find(" oversubscribed=") == std::string::npos) continue;
     const std::string what = label + " database " + path + ": profile " + std::to_string(p.id) +
                              " was tuned oversubscribed (more ranks than cores): a test profile";
@@ -205,12 +212,21 @@ void CheckInstallation(Doctor* d, const Installation& in) {
   }
 }
 
+// `what` (a node type or a partition) is served by `p`: ok, unless the
+// doctor found that profile unusable above (then jobs run without multilane).
+void Served(Doctor* d, const std::string& what, const mldb::ProfileRecord& p, const std::string& detail) {
+  const std::string line = what + ": profile " + std::to_string(p.id) + " (tuned " + p.tuned_at + detail + ")";
+  if (d->unusable.count(p.profile_text) == 0) d->Ok(line);
+  else d->Error(line + " is the one found unusable above: jobs there run without multilane",
+                "tune that node type again (or import a corrected profile)");
+}
+
 // Profiles that serve this node type, per partition.
 void CheckProfiles(Doctor* d, const std::vector<std::string>& databases, const std::string& node_type,
                    const std::string& mpi) {
   std::vector<std::string> notes;
   auto profile = mldb::ResolveProfile(databases, node_type, "", LibraryVersion(), mpi, &notes);
-  if (profile) d->Ok("profile " + std::to_string(profile->id) + " serves this node type (tuned " + profile->tuned_at + ")");
+  if (profile) Served(d, "this node type", *profile, "");
   // Partitions: those Slurm lists, and those profiles were tuned for.
   std::set<std::string> partitions;
   std::string sinfo;
@@ -232,8 +248,7 @@ void CheckProfiles(Doctor* d, const std::vector<std::string>& databases, const s
   }
   for (const std::string& partition : partitions) {
     auto hit = mldb::ResolveProfile(databases, node_type, partition, LibraryVersion(), mpi, nullptr);
-    if (hit) d->Ok("partition " + partition + ": profile " + std::to_string(hit->id) + " (tuned " + hit->tuned_at +
-                   (hit->partition.empty() ? ", for any partition" : "") + ")");
+    if (hit) Served(d, "partition " + partition, *hit, hit->partition.empty() ? ", for any partition" : "");
     else d->Note("partition " + partition + ": no profile for this node type and versions (`multilane tune --partition " +
                  partition + " --system`)");
   }

@@ -1,16 +1,14 @@
 // cmd_report.cc: `multilane report FILE... [--html OUT.html] [--json]`: reads
 // the job report files the library wrote, prints a summary (or the analysis
 // as JSON) and writes a self-contained HTML page (docs/report.md).
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "commands.h"
 #include "job_report.h"
 #include "libmlallreduce/terminal_text.h"
+#include "output_file.h"
 #include "report_analysis.h"
 #include "report_html.h"
 #include "report_json.h"
@@ -65,22 +63,9 @@ int Report(const ReportOptions& opt) {
     std::fputs(TerminalSafe(FormatReportText(set)).c_str(), stdout);
   }
   if (!opt.html.empty()) {
-    const std::string tmp = opt.html + ".tmp";
-    {
-      errno = 0;
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      out << RenderReportHtml(set);
-      if (!out.flush()) {
-        std::fprintf(stderr, "multilane: error: cannot write %s: %s\n", tmp.c_str(),
-                     errno ? std::strerror(errno) : "write failed");
-        std::remove(tmp.c_str());
-        return 1;
-      }
-    }
-    if (std::rename(tmp.c_str(), opt.html.c_str()) != 0) {
-      std::fprintf(stderr, "multilane: error: cannot rename %s to %s: %s\n", tmp.c_str(), opt.html.c_str(),
-                   std::strerror(errno));
-      std::remove(tmp.c_str());
+    std::string error;
+    if (!WriteOutputFile(opt.html, RenderReportHtml(set), &error)) {
+      std::fprintf(stderr, "multilane: error: %s\n", mla::EscapeControlBytes(error).c_str());
       return 1;
     }
     if (!opt.json) std::printf("\nwrote %s\n", opt.html.c_str());

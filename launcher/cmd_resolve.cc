@@ -27,6 +27,7 @@
 #include "commands.h"
 #include "context.h"
 #include "db/node_type.h"
+#include "db/outside_input.h"
 #include "db/profile_store.h"
 #include "db/resolve.h"
 
@@ -142,9 +143,9 @@ int ResolveForPartition(const ResolveOptions& opt, const std::string& mpi) {
     if (best) break;
   }
   if (!best) {
-    PrintMiss("no profile of partition '" + opt.partition + "' for libmlallreduce " + LibraryVersion() +
+    PrintMiss("no profile of partition '" + mldb::Excerpt(opt.partition) + "' for libmlallreduce " + LibraryVersion() +
               (problems.empty() ? "" : " (" + problems + ")") +
-              "; an admin makes one with `multilane tune --partition " + opt.partition + " --system`");
+              "; an admin makes one with `multilane tune --partition " + mldb::Excerpt(opt.partition) + " --system`");
     return 0;
   }
   PrintHit(*best, "");

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "command_line.h"
 #include "commands.h"
 #include "context.h"
 #include "db/node_type.h"
+#include "db/outside_input.h"
 #include "db/resolve.h"
 #include "mpi_choice.h"
 
@@ -45,7 +45,7 @@ int Exec(const std::vector<std::string>& command, bool dry_run) {
   argv.push_back(nullptr);
   std::fflush(nullptr);
   execvp(argv[0], argv.data());
-  return Fail("cannot run '" + command[0] + "': " + std::strerror(errno) + "; check the command and PATH");
+  return Fail("cannot run '" + mldb::Excerpt(command[0]) + "': " + std::strerror(errno) + "; check the command and PATH");
 }
 
 int Run(const RunOptions& opt, std::vector<std::string> command) {
@@ -57,8 +57,10 @@ int Run(const RunOptions& opt, std::vector<std::string> command) {
   const Installation install = FindInstallation();
   // The profile is the one tuned with the job's MPI (the front picks the
   // family build in each process by itself).
-  std::string error;
-  const std::string family = JobMpiFamily(opt.mpi, command, &error);
+  std::string error, note;
+  const LauncherKind launcher = KindOfLauncher(command, &note);
+  if (!note.empty() && !opt.quiet) std::fprintf(stderr, "multilane: note: %s\n", note.c_str());
+  const std::string family = JobMpiFamily(opt.mpi, launcher, &error);
   if (family.empty()) return Fail(error);
   const std::string mpi = MpiVersionOfFamily(family, ProbeOfFamily(install.probe, family), &error);
   if (mpi.empty()) {
@@ -92,7 +94,7 @@ int Run(const RunOptions& opt, std::vector<std::string> command) {
       char* end = nullptr;
       const long v = std::strtol(opt.ranks_per_gpu.c_str(), &end, 10);
       if (end == opt.ranks_per_gpu.c_str() || *end != '\0' || v < 1 || v > 64)
-        return Fail("--ranks-per-gpu '" + opt.ranks_per_gpu + "' must be auto or a number from 1 to 64");
+        return Fail("--ranks-per-gpu '" + mldb::Excerpt(opt.ranks_per_gpu) + "' must be auto or a number from 1 to 64");
       n = static_cast<int>(v);
       const std::string tuned = ProfileHeaderValue(profile->profile_text, "ranks_per_gpu_tuned");
       const std::string list = tuned.empty() ? std::to_string(profile->ranks_per_gpu) : tuned;
@@ -100,7 +102,7 @@ int Run(const RunOptions& opt, std::vector<std::string> command) {
         std::fprintf(stderr,
                      "multilane: note: the profile was tuned at %s rank(s) per GPU, not %d: this job gets the "
                      "entries of the recommended %d\n",
-                     list.c_str(), n, profile->ranks_per_gpu);
+                     mldb::Excerpt(list).c_str(), n, profile->ranks_per_gpu);
     }
     setenv("MULTILANE_RANKS_PER_GPU", std::to_string(n).c_str(), 1);
     forwarded.push_back("MULTILANE_RANKS_PER_GPU");
@@ -121,10 +123,11 @@ int Run(const RunOptions& opt, std::vector<std::string> command) {
   unsetenv("MULTILANE_PROFILE_FILE");
   if (!opt.quiet) {
     std::fprintf(stderr, "multilane: profile %lld of node type %s (tuned %s by %s%s)\n",
-                 static_cast<long long>(profile->id), fp.Key().c_str(), profile->tuned_at.c_str(),
-                 profile->tuned_by.c_str(), profile->partition.empty() ? "" : (", partition " + profile->partition).c_str());
+                 static_cast<long long>(profile->id), fp.Key().c_str(), mldb::Excerpt(profile->tuned_at).c_str(),
+                 mldb::Excerpt(profile->tuned_by).c_str(),
+                 profile->partition.empty() ? "" : (", partition " + mldb::Excerpt(profile->partition)).c_str());
   }
-  return Exec(ForwardVariables(command, forwarded), opt.dry_run);
+  return Exec(ForwardVariables(launcher, command, forwarded), opt.dry_run);
 }
 
 }  // namespace

@@ -1,16 +1,16 @@
 // cmd_transfer.cc: `multilane export FILE` and `multilane import FILE`: move
 // profiles between clusters as JSON.
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "context.h"
+#include "db/outside_input.h"
 #include "db/paths.h"
 #include "db/profile_store.h"
+#include "output_file.h"
 #include "store_target.h"
 
 namespace multilane {
@@ -39,29 +39,21 @@ int Export(const TransferOptions& opt) {
     std::fputs(text.c_str(), stdout);
     return 0;
   }
-  const std::string tmp = opt.file + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!(out << text) || !out.flush()) return Fail("cannot write " + tmp + ": check the folder exists and is writable");
-  }
-  if (std::rename(tmp.c_str(), opt.file.c_str()) != 0) return Fail("cannot write " + opt.file);
+  if (!WriteOutputFile(opt.file, text, &error)) return Fail(error);
   std::fprintf(stderr, "multilane: exported %zu profile(s) of %s to %s\n",
                doc.contains("profiles") ? doc["profiles"].size() : size_t{0}, path.c_str(), opt.file.c_str());
   return 0;
 }
 
 int Import(const TransferOptions& opt) {
-  std::ifstream in(opt.file, std::ios::binary);
-  if (!in) return Fail("cannot read " + opt.file + ": check the path");
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  std::string text, error;
+  if (!mldb::ReadInputFile(opt.file, &text, &error)) return Fail(opt.file + ": " + error);
+  nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return Fail(opt.file + " is not JSON: give a file written by `multilane export`");
   // The system database (or any published snapshot) is written through its
   // working copy and published again (db/snapshot.h).
   const StoreTarget target = ChooseStoreTarget(opt.database, opt.system);
   const std::string path = target.path;
-  std::string error;
   auto store = OpenStoreTarget(target, &error);
   if (!store) return Fail(error);
   int imported = 0;

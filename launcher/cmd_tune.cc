@@ -9,9 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,6 +19,7 @@
 #include "context.h"
 #include "mpi_choice.h"
 #include "db/node_type.h"
+#include "db/outside_input.h"
 #include "db/paths.h"
 #include "db/profile_store.h"
 #include "process.h"
@@ -31,6 +30,7 @@
 #include "tune_gpu.h"
 #include "job_report.h"
 #include "mps_daemon.h"
+#include "output_file.h"
 #include "tune_layout.h"
 #include "tune_options.h"
 #include "tuner/candidates.h"
@@ -46,7 +46,7 @@ bool ParseSizes(const std::string& text, int step, std::vector<uint64_t>* out, s
   uint64_t lo = 0, hi = 0;
   if (colon == std::string::npos || !mltuner::ParseByteSize(text.substr(0, colon), &lo) ||
       !mltuner::ParseByteSize(text.substr(colon + 1), &hi) || lo < 4 || hi < lo) {
-    *error = "--sizes '" + text + "' must be FROM:TO with byte sizes, FROM >= 4 and TO >= FROM, e.g. 4K:64M";
+    *error = "--sizes '" + mldb::Excerpt(text) + "' must be FROM:TO with byte sizes, FROM >= 4 and TO >= FROM, e.g. 4K:64M";
     return false;
   }
   if (step < 2) {
@@ -191,11 +191,10 @@ int RunLaunch(const TuneOptions& opt, const std::vector<uint64_t>& sizes, const 
                          {"comment", "multilane tune of node type " + fp.Key()}};
   const std::string tag = l->ranks_per_gpu > 0 && progress.count > 1 ? "-ppg" + std::to_string(l->ranks_per_gpu) : "";
   const std::string plan_path = dir + "/plan" + tag + ".json", result_path = dir + "/result" + tag + ".json";
-  {
-    std::ofstream out(plan_path);
-    out << plan.dump(2) << "\n";
-    if (!out.flush()) return Fail("cannot write the probe's plan " + plan_path + " (is the disk full?)");
-  }
+  // Written and read back without following links (tune_folder.h); a result
+  // left from an earlier tune in a kept folder is never taken for this one's.
+  if (!WriteOutputFile(plan_path, plan.dump(2) + "\n", &error)) return Fail(error);
+  unlink(result_path.c_str());
   std::vector<std::string> forward;
   if (opt.virtual_nodes > 0) {
     setenv("MULTILANE_RANKS_PER_NODE", std::to_string(l->np / opt.virtual_nodes).c_str(), 1);
@@ -214,22 +213,12 @@ int RunLaunch(const TuneOptions& opt, const std::vector<uint64_t>& sizes, const 
     command = {"srun", "--kill-on-bad-exit=1"};
     if (opt.np > 0 || l->ranks_per_gpu > 0) command.push_back("--ntasks=" + std::to_string(l->np));
     if (l->ranks_per_gpu > 0) command.push_back("--ntasks-per-node=" + std::to_string(l->per_node));
-  } else if (opt.mpi == "mpich") {
-    // hydra: oversubscribes without a flag; -genv NAME VALUE for every rank.
-    command = {LauncherOfFamily(opt.mpi), "-n", std::to_string(l->np)};
-    for (const std::string& name : forward) {
-      const char* value = std::getenv(name.c_str());
-      command.push_back("-genv");
-      command.push_back(name);
-      command.push_back(value ? value : "");
-    }
   } else {
-    command = {LauncherOfFamily(opt.mpi), "-np", std::to_string(l->np)};
-    if (l->np > UsableCores()) command.push_back("--oversubscribe");
-    for (const std::string& name : forward) {
-      command.push_back("-x");
-      command.push_back(name);
-    }
+    const LauncherKind kind = LauncherKindOfFamily(opt.mpi);
+    command = {LauncherOfFamily(opt.mpi), RanksFlag(kind), std::to_string(l->np)};
+    // hydra oversubscribes without a flag.
+    if (kind == LauncherKind::kOpenMpi && l->np > UsableCores()) command.push_back("--oversubscribe");
+    command = ForwardVariables(kind, command, forward);
   }
   for (const std::string& a : {install.probe, std::string("--plan"), plan_path, std::string("--out"), result_path})
     command.push_back(a);
@@ -254,8 +243,10 @@ int RunLaunch(const TuneOptions& opt, const std::vector<uint64_t>& sizes, const 
     return Fail("the probes failed (exit status " + std::to_string(status) + "); nothing was stored" +
                 (folder.kept() ? "; their files are in " + dir : ""));
   }
-  std::ifstream in(result_path);
-  nlohmann::json result = nlohmann::json::parse(in, nullptr, false);
+  std::string result_text;
+  if (!mldb::ReadInputFile(result_path, &result_text, &error, /*refuse_links=*/true))
+    return Fail("the probe wrote no readable result at " + result_path + ": " + error);
+  nlohmann::json result = nlohmann::json::parse(result_text, nullptr, false);
   if (result.is_discarded()) return Fail("the probe wrote no readable result at " + result_path);
 
   // The probe's result is outside input: read it without letting the JSON
@@ -325,7 +316,7 @@ int Tune(const TuneOptions& opt) {
   if (!opt.partition.empty() && !InSlurmAllocation()) return TunePartition(opt, start);
   InterruptGuard interrupts;  // SIGINT/SIGTERM: stop the probe, remove the folder, store nothing
 
-  if (opt.mpi != "openmpi" && opt.mpi != "mpich") return Fail("--mpi '" + opt.mpi + "' must be openmpi or mpich");
+  if (opt.mpi != "openmpi" && opt.mpi != "mpich") return Fail("--mpi '" + mldb::Excerpt(opt.mpi) + "' must be openmpi or mpich");
   Installation install = FindInstallation();
   // The probe of the MPI family to tune with (mlprobe, mlprobe-mpich).
   install.probe = ProbeOfFamily(install.probe, opt.mpi);

@@ -545,7 +545,97 @@ def test_tune_ranks_per_gpu(tmp):
     expect(p.returncode != 0 and bad in p.stderr, "a --weights file that is not a job report is named", p)
 
 
+def test_hostile_files(tmp):
+    """Issue 23 N3, N4, N12, N14: files named on the command line are written
+    without following planted links, read with a bound, and a kept tune
+    folder is trusted only when it is the caller's; the doctor never says ok
+    of what it called an ERROR; a wrapper script gets the library's
+    variables in its environment; messages echo outside values as excerpts."""
+    db = os.path.join(tmp, "user.db")
+    run([MULTILANE, "tune", "--np", "2", "--budget", "3", "--sizes", "4K:16K", "--db", db], timeout=600)
+
+    # N3: `export FILE` and `report --html OUT` in a folder where someone
+    # planted links at FILE.tmp (the old temporary name) and at FILE.
+    shared = os.path.join(tmp, "shared")
+    os.mkdir(shared)
+    victim = os.path.join(tmp, "victim")
+    with open(victim, "w") as f:
+        f.write("precious")
+    out = os.path.join(shared, "profiles.json")
+    os.symlink(victim, out + ".tmp")
+    run([MULTILANE, "export", out, "--db", db])
+    expect(open(victim).read() == "precious" and json.load(open(out))["format"] == "multilane-profiles",
+           "export writes its file without following a link at FILE.tmp")
+    os.unlink(out)
+    os.symlink(victim, out)
+    run([MULTILANE, "export", out, "--db", db])
+    expect(open(victim).read() == "precious" and not os.path.islink(out),
+           "export replaces a link at FILE, never writes through it")
+    report = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "report", "fixtures",
+                          "known_job.json")
+    html = os.path.join(shared, "report.html")
+    os.symlink(victim, html + ".tmp")
+    run([MULTILANE, "report", report, "--html", html])
+    expect(open(victim).read() == "precious" and "<html" in open(html).read(),
+           "report --html writes its page without following a link at OUT.tmp")
+
+    # N12: /dev/zero and a FIFO without a writer are refused at once, named.
+    fifo = os.path.join(tmp, "fifo")
+    os.mkfifo(fifo)
+    for args, path, what in ((["import", "/dev/zero", "--db", db], "/dev/zero", "import /dev/zero"),
+                             (["import", fifo, "--db", db], fifo, "import of a FIFO"),
+                             (["report", fifo], fifo, "report of a FIFO"),
+                             (["report", "/dev/zero"], "/dev/zero", "report of /dev/zero"),
+                             (["tune", "--np", "2", "--db", db, "--weights", fifo], fifo, "tune --weights of a FIFO")):
+        p = run([MULTILANE] + args, check=False, timeout=30)
+        expect(p.returncode != 0 and "not a regular file: give a regular file" in p.stderr and path in p.stderr,
+               what + " is refused at once, naming the file and the fix", p)
+
+    # N4: an existing --keep folder of another user, or one others may write,
+    # is refused before any probe runs; the caller's own private one is used.
+    theirs = os.path.join(tmp, "theirs")
+    os.mkdir(theirs)
+    os.chown(theirs, pwd.getpwnam("nobody").pw_uid, pwd.getpwnam("nobody").pw_gid)
+    base = ["tune", "--np", "2", "--budget", "3", "--sizes", "4K:16K", "--db", db]
+    p = run([MULTILANE] + base + ["--keep", theirs], check=False, timeout=60)
+    expect(p.returncode != 0 and "belongs to uid" in p.stderr and "give a new folder of your own" in p.stderr
+           and "multilane tune: node type" not in p.stderr, "tune --keep refuses another user's folder", p)
+    open_dir = os.path.join(tmp, "open")
+    os.mkdir(open_dir)
+    os.chmod(open_dir, 0o777)
+    p = run([MULTILANE] + base + ["--keep", open_dir], check=False, timeout=60)
+    expect(p.returncode != 0 and "chmod go-w " + open_dir in p.stderr, "tune --keep refuses a folder others may write", p)
+
+    # N14: a 100 KB value is echoed as an excerpt.
+    p = run([MULTILANE, "run", "--db", db, "--ranks-per-gpu", "x" * 100000, "--", "true"], check=False)
+    expect(p.returncode != 0 and len(p.stderr) < 1000 and "\u2026 (100000 bytes)" in p.stderr,
+           "a 100 KB option value is echoed as an excerpt", p)
+
+    # A wrapper script (neither mpirun nor srun) is run unchanged, with the
+    # library and the profile in its environment.
+    wrapper = os.path.join(tmp, "wrapper.sh")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\nenv | grep -E '^(LD_PRELOAD|MULTILANE_[A-Z_]+)=' | cut -c1-200\n")
+    os.chmod(wrapper, 0o755)
+    p = run([MULTILANE, "run", "--db", db, "--ranks-per-gpu", "1", "--", wrapper])
+    expect("LD_PRELOAD=" in p.stdout and "libmlallreduce" in p.stdout
+           and "MULTILANE_PROFILE=multilane-profile 1" in p.stdout and "MULTILANE_RANKS_PER_GPU=1" in p.stdout,
+           "a wrapper script gets LD_PRELOAD and the MULTILANE_* variables in its environment", p)
+
+    # N14: a profile that doctor calls unusable is never "ok" after that.
+    con = sqlite3.connect(db)
+    con.execute("UPDATE profiles SET profile_text = 'multilane-profile 1' || char(10) || 'host 0 inf ring' || char(10)")
+    con.commit()
+    con.close()
+    p = run([MULTILANE, "doctor", "--db", db], check=False)
+    expect(p.returncode == 1 and "ERROR" in p.stdout and "is not what jobs can use" in p.stdout
+           and not re.search(r"^  ok +(this node type: )?profile \d+", p.stdout, re.M)
+           and p.stdout.strip().split("\n")[-1].endswith("problem(s) found: see the fixes above"),
+           "doctor says no ok of a profile it called an ERROR, and its verdict counts it", p)
+
+
 TESTS = {
+    "hostile_files": test_hostile_files,
     "doctor": test_doctor,
     "tune_no_shell_and_no_leftovers": test_tune_no_shell_and_no_leftovers,
     "tune_oversubscribed": test_tune_oversubscribed,

@@ -1,4 +1,4 @@
-// mpi_choice.cc: the MPI family of a job (mpi_choice.h).
+// mpi_choice.cc: the MPI families, their launchers and flags (mpi_choice.h).
 #include "mpi_choice.h"
 
 #include <unistd.h>
@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "context.h"
+#include "db/outside_input.h"
 #include "process.h"
 
 namespace multilane {
@@ -40,23 +41,91 @@ std::string ResolveProgram(const std::string& word) {
   return "";
 }
 
-bool IsHydra(const std::string& program) {
-  const std::string name = fs::path(program).filename().string();
-  return name.find("mpich") != std::string::npos || name.find("hydra") != std::string::npos;
+// One MPI family as the command meets it.  This is the one place that knows
+// the families' launchers and their flags.
+struct Family {
+  std::string name;          // "openmpi", "mpich": the word of --mpi and of the builds
+  std::string launcher;      // the probes' launcher outside Slurm
+  LauncherKind kind;
+  std::string ranks_flag;    // the number of ranks
+  std::vector<std::string> version_words;  // one of them is in `LAUNCHER --version`
+  std::vector<std::string> name_words;     // one of them is in the launcher's (resolved) file name
+};
+
+const std::vector<Family>& Families() {
+  static const std::vector<Family> families = {
+      {"openmpi", "mpirun", LauncherKind::kOpenMpi, "-np", {"Open MPI", "OpenRTE", "PMIx Reference RunTime"},
+       {"openmpi", "orterun", "prterun"}},
+      {"mpich", "mpiexec.mpich", LauncherKind::kHydra, "-n", {"HYDRA", "Intel(R) MPI"}, {"hydra", "mpich"}},
+  };
+  return families;
+}
+
+const Family& FamilyNamed(const std::string& name) {
+  for (const Family& f : Families())
+    if (f.name == name) return f;
+  return Families().front();  // Open MPI: the default MPI
+}
+
+// The family one of whose `words` (version_words or name_words) is in `text`.
+const Family* FamilyByWords(const std::string& text, std::vector<std::string> Family::*words) {
+  for (const Family& f : Families())
+    for (const std::string& w : f.*words)
+      if (text.find(w) != std::string::npos) return &f;
+  return nullptr;
+}
+
+std::string BaseName(const std::string& path) { return fs::path(path).filename().string(); }
+
+// Whether a file name is an MPI launcher's (mpirun, mpiexec.hydra, orterun...).
+bool LauncherName(const std::string& path) {
+  const std::string name = BaseName(path);
+  for (const char* prefix : {"mpirun", "mpiexec", "orterun", "prterun"})
+    if (name.rfind(prefix, 0) == 0) return true;
+  return false;
 }
 
 }  // namespace
 
-std::string JobMpiFamily(const std::string& requested, const std::vector<std::string>& command, std::string* error) {
+LauncherKind KindOfLauncher(const std::vector<std::string>& command, std::string* note) {
+  if (command.empty()) return LauncherKind::kOther;
+  const std::string& word = command[0];
+  if (BaseName(word) == "srun") return LauncherKind::kSrun;
+  const std::string program = ResolveProgram(word);
+  if (!LauncherName(word) && !LauncherName(program)) return LauncherKind::kOther;
+  if (!program.empty()) {
+    std::string version;
+    RunAndCapture({program, "--version"}, &version);
+    if (const Family* f = FamilyByWords(version, &Family::version_words)) return f->kind;
+  }
+  if (const Family* f = FamilyByWords(BaseName(word) + " " + BaseName(program), &Family::name_words)) return f->kind;
+  if (note != nullptr)
+    *note = "cannot tell which MPI '" + mldb::Excerpt(word) + "' is (its --version names neither Open MPI nor "
+            "MPICH's hydra): the ranks get the library through the environment only; where remote ranks miss it, "
+            "give --mpi and pass LD_PRELOAD and MULTILANE_PROFILE with your launcher's own flag";
+  return LauncherKind::kOther;
+}
+
+std::vector<std::string> ForwardVariables(LauncherKind kind, const std::vector<std::string>& command,
+                                          const std::vector<std::string>& variables) {
+  if (command.empty() || (kind != LauncherKind::kOpenMpi && kind != LauncherKind::kHydra)) return command;
+  std::vector<std::string> out{command[0]};
+  for (const std::string& name : variables) {
+    const char* value = std::getenv(name.c_str());
+    if (kind == LauncherKind::kOpenMpi) out.insert(out.end(), {"-x", name});
+    else out.insert(out.end(), {"-genv", name, value != nullptr ? value : ""});
+  }
+  out.insert(out.end(), command.begin() + 1, command.end());
+  return out;
+}
+
+std::string JobMpiFamily(const std::string& requested, LauncherKind launcher, std::string* error) {
   if (requested == "openmpi" || requested == "mpich") return requested;
   if (!requested.empty() && requested != "auto") {
-    *error = "--mpi '" + requested + "' must be auto, openmpi or mpich";
+    *error = "--mpi '" + mldb::Excerpt(requested) + "' must be auto, openmpi or mpich";
     return "";
   }
-  if (command.empty()) return "openmpi";
-  if (IsHydra(command[0])) return "mpich";
-  const std::string program = ResolveProgram(command[0]);
-  return !program.empty() && IsHydra(program) ? "mpich" : "openmpi";
+  return launcher == LauncherKind::kHydra ? "mpich" : "openmpi";
 }
 
 std::string ProbeOfFamily(const std::string& probe, const std::string& family) {
@@ -64,7 +133,15 @@ std::string ProbeOfFamily(const std::string& probe, const std::string& family) {
   return (fs::path(probe).parent_path() / ("mlprobe-" + family)).string();
 }
 
-std::string LauncherOfFamily(const std::string& family) { return family == "mpich" ? "mpiexec.mpich" : "mpirun"; }
+std::string LauncherOfFamily(const std::string& family) { return FamilyNamed(family).launcher; }
+
+LauncherKind LauncherKindOfFamily(const std::string& family) { return FamilyNamed(family).kind; }
+
+std::string RanksFlag(LauncherKind kind) {
+  for (const Family& f : Families())
+    if (f.kind == kind) return f.ranks_flag;
+  return "-n";
+}
 
 std::string MpiVersionOfFamily(const std::string& family, const std::string& probe, std::string* error) {
   if (family == "openmpi") return MpiLibraryVersion();

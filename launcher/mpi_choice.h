@@ -1,9 +1,11 @@
-// mpi_choice.h: which MPI family a job of `multilane run` / `multilane tune`
-// uses, and that family's version and probe.  The injected front
-// libmlallreduce.so picks the family build inside each process by itself;
-// the command needs the family only to look up (or tune) the profile of the
-// job's MPI, since profiles of one MPI are misses for another (docs/admin.md,
-// "MPI families").
+// mpi_choice.h: the MPI families as the `multilane` command meets them, in
+// one table: which family a job of `multilane run` / `multilane tune` uses,
+// what its launcher is and how that launcher hands variables to the ranks,
+// and the family's version and probe.  The injected front libmlallreduce.so
+// picks the family build inside each process by itself; the command needs
+// the family to look up (or tune) the profile of the job's MPI, since
+// profiles of one MPI are misses for another (docs/admin.md, "MPI
+// families"), and the launcher's kind to hand the ranks the library.
 #ifndef MULTILANE_LAUNCHER_MPI_CHOICE_H_
 #define MULTILANE_LAUNCHER_MPI_CHOICE_H_
 
@@ -12,12 +14,34 @@
 
 namespace multilane {
 
-// "openmpi" or "mpich" for a job's command: `requested` when it is one of
-// them; for "auto" (or ""), "mpich" when the command's program (its first
-// word, looked up on PATH, links followed) is MPICH's hydra (mpiexec.mpich,
-// mpirun.mpich, mpiexec.hydra), else "openmpi".  Any other `requested`
+// What starts the ranks of a command.
+enum class LauncherKind {
+  kOpenMpi,  // Open MPI's mpirun/mpiexec/orterun/prterun: variables reach remote ranks only through -x NAME
+  kHydra,    // MPICH's hydra (mpiexec.hydra, mpiexec.mpich, Intel MPI's mpirun): -genv NAME VALUE
+  kSrun,     // Slurm's srun: exports the environment by default
+  kOther,    // anything else (a wrapper script, the program itself): the environment alone
+};
+
+// The kind of launcher of `command` (its first word, looked up on PATH).
+// srun by name; a program named like an MPI launcher (mpirun, mpiexec,
+// orterun, prterun, with any suffix, or a link to one) by what it is: what
+// `PROGRAM --version` prints, else the name its links lead to (hydra, mpich,
+// openmpi, orterun); anything else kOther.  An MPI launcher that cannot be
+// told is kOther, with *note (when not null) saying so and what to do.
+LauncherKind KindOfLauncher(const std::vector<std::string>& command, std::string* note);
+
+// Returns `command` with the flags that hand `variables` (names of variables
+// set in this process's environment) to every rank, right after the
+// launcher's name: "-x NAME" for Open MPI, "-genv NAME VALUE" for hydra;
+// unchanged for srun and others, which pass the environment as it is.
+std::vector<std::string> ForwardVariables(LauncherKind kind, const std::vector<std::string>& command,
+                                          const std::vector<std::string>& variables);
+
+// "openmpi" or "mpich" for a job whose launcher is of kind `launcher`
+// (KindOfLauncher): `requested` when it is one of them; for "auto" (or ""),
+// "mpich" when the launcher is hydra, else "openmpi".  Any other `requested`
 // gives "" and *error says what is allowed.
-std::string JobMpiFamily(const std::string& requested, const std::vector<std::string>& command, std::string* error);
+std::string JobMpiFamily(const std::string& requested, LauncherKind launcher, std::string* error);
 
 // The probe program of `family`: `probe` itself for openmpi, mlprobe-<family>
 // beside it for the others.
@@ -26,6 +50,12 @@ std::string ProbeOfFamily(const std::string& probe, const std::string& family);
 // The MPI launcher for probes of `family` outside Slurm: mpirun (Open MPI, the
 // default MPI) or mpiexec.mpich.
 std::string LauncherOfFamily(const std::string& family);
+
+// The kind of LauncherOfFamily(family): kHydra for mpich, else kOpenMpi.
+LauncherKind LauncherKindOfFamily(const std::string& family);
+
+// The launcher's flag for the number of ranks: -np (Open MPI) or -n (hydra).
+std::string RanksFlag(LauncherKind kind);
 
 // The first line of `family`'s MPI version: this command's own MPI for
 // openmpi, else what `PROBE --mpi-version` prints.  "" with *error set when

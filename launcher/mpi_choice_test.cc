@@ -1,4 +1,5 @@
-// mpi_choice_test.cc: the MPI family of a job's command, on real files.
+// mpi_choice_test.cc: the MPI family and launcher kind of a job's command, on
+// real files, and the flags that hand the ranks their variables.
 #include "mpi_choice.h"
 
 #include <gtest/gtest.h>
@@ -13,38 +14,110 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A folder on PATH holding fake launchers; PATH is restored when it ends.
+class FakeLaunchers : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("mpi_choice_test_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    const char* old = std::getenv("PATH");
+    saved_ = old ? old : "";
+    setenv("PATH", (dir_.string() + ":" + saved_).c_str(), 1);
+  }
+  void TearDown() override {
+    setenv("PATH", saved_.c_str(), 1);
+    fs::remove_all(dir_);
+  }
+  // A script `name` that prints `version` for --version and leaves a mark
+  // when it runs.
+  fs::path Script(const std::string& name, const std::string& version) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << "#!/bin/sh\ntouch " << (dir_ / (name + ".ran")).string() << "\nprintf '" << version << "'\n";
+    fs::permissions(p, fs::perms::owner_all);
+    return p;
+  }
+  bool Ran(const std::string& name) const { return fs::exists(dir_ / (name + ".ran")); }
+
+  fs::path dir_;
+  std::string saved_;
+};
+
 TEST(MpiChoice, ExplicitFamilyWins) {
   std::string error;
-  EXPECT_EQ(JobMpiFamily("mpich", {"mpirun", "-np", "2", "./a"}, &error), "mpich");
-  EXPECT_EQ(JobMpiFamily("openmpi", {"mpiexec.mpich", "-n", "2", "./a"}, &error), "openmpi");
-  EXPECT_EQ(JobMpiFamily("lam", {"mpirun"}, &error), "");
+  EXPECT_EQ(JobMpiFamily("mpich", LauncherKind::kOpenMpi, &error), "mpich");
+  EXPECT_EQ(JobMpiFamily("openmpi", LauncherKind::kHydra, &error), "openmpi");
+  EXPECT_EQ(JobMpiFamily("lam", LauncherKind::kOpenMpi, &error), "");
   EXPECT_NE(error.find("must be auto, openmpi or mpich"), std::string::npos) << error;
+  EXPECT_EQ(JobMpiFamily("auto", LauncherKind::kHydra, &error), "mpich");
+  EXPECT_EQ(JobMpiFamily("", LauncherKind::kSrun, &error), "openmpi");
+  EXPECT_EQ(JobMpiFamily("auto", LauncherKind::kOther, &error), "openmpi");
 }
 
-TEST(MpiChoice, HydraByNameOrThroughLinks) {
-  std::string error;
-  EXPECT_EQ(JobMpiFamily("auto", {"mpiexec.mpich", "-n", "2", "./a"}, &error), "mpich");
-  EXPECT_EQ(JobMpiFamily("", {"/usr/bin/mpiexec.hydra", "./a"}, &error), "mpich");
-  // A program named mpiexec that is a link to hydra, found on PATH.
-  const fs::path dir = fs::temp_directory_path() / ("mpi_choice_test_" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  const fs::path hydra = dir / "mpiexec.hydra";
-  { std::ofstream(hydra) << "#!/bin/sh\n"; }
-  fs::permissions(hydra, fs::perms::owner_all);
-  fs::create_symlink(hydra, dir / "mpiexec");
-  const char* old = std::getenv("PATH");
-  const std::string saved = old ? old : "";
-  setenv("PATH", dir.c_str(), 1);
-  EXPECT_EQ(JobMpiFamily("auto", {"mpiexec", "-n", "2", "./a"}, &error), "mpich");
-  setenv("PATH", saved.c_str(), 1);
-  fs::remove_all(dir);
+// N5: an `mpirun` that is hydra (Intel MPI's, or MPICH's installed as the
+// default MPI) is told by what it says it is, not by its name.
+TEST_F(FakeLaunchers, AnMpirunThatIsHydraIsHydra) {
+  Script("mpirun", "HYDRA build details:\\n    Version: 4.0.2\\n");
+  std::string note;
+  EXPECT_EQ(KindOfLauncher({"mpirun", "-n", "2", "./a"}, &note), LauncherKind::kHydra);
+  EXPECT_TRUE(note.empty()) << note;
 }
 
-TEST(MpiChoice, OpenMpiOtherwise) {
-  std::string error;
-  EXPECT_EQ(JobMpiFamily("auto", {"srun", "./a"}, &error), "openmpi");
-  EXPECT_EQ(JobMpiFamily("auto", {"/nonexistent/program"}, &error), "openmpi");
-  EXPECT_EQ(JobMpiFamily("auto", {}, &error), "openmpi");
+TEST_F(FakeLaunchers, AnMpirunThatIsOpenMpiIsOpenMpi) {
+  Script("mpirun", "mpirun (Open MPI) 4.1.4\\n");
+  EXPECT_EQ(KindOfLauncher({"mpirun", "-np", "2", "./a"}, nullptr), LauncherKind::kOpenMpi);
+  Script("mpiexec.hydra", "mpiexec (OpenRTE) 4.1.4\\n");  // what it says beats its name
+  EXPECT_EQ(KindOfLauncher({"mpiexec.hydra", "./a"}, nullptr), LauncherKind::kOpenMpi);
+}
+
+TEST_F(FakeLaunchers, SilentLaunchersFallBackOnTheNamesTheirLinksLeadTo) {
+  const fs::path hydra = Script("mpiexec.hydra", "");
+  fs::create_symlink(hydra, dir_ / "mpiexec");
+  EXPECT_EQ(KindOfLauncher({"mpiexec", "-n", "2", "./a"}, nullptr), LauncherKind::kHydra);
+  EXPECT_EQ(KindOfLauncher({(dir_ / "mpiexec.hydra").string(), "./a"}, nullptr), LauncherKind::kHydra);
+}
+
+TEST_F(FakeLaunchers, AnUnknownMpirunIsLeftAloneWithANote) {
+  Script("mpirun", "some other MPI 1.0\\n");
+  std::string note;
+  EXPECT_EQ(KindOfLauncher({"mpirun", "./a"}, &note), LauncherKind::kOther);
+  EXPECT_NE(note.find("cannot tell which MPI 'mpirun' is"), std::string::npos) << note;
+  EXPECT_NE(note.find("pass LD_PRELOAD and MULTILANE_PROFILE"), std::string::npos) << note;
+}
+
+TEST_F(FakeLaunchers, WrappersAndProgramsAreNeverRunToAsk) {
+  Script("wrapper.sh", "HYDRA");
+  std::string note;
+  EXPECT_EQ(KindOfLauncher({"wrapper.sh", "4"}, &note), LauncherKind::kOther);
+  EXPECT_FALSE(Ran("wrapper.sh"));
+  EXPECT_TRUE(note.empty()) << note;
+  EXPECT_EQ(KindOfLauncher({"/opt/slurm/bin/srun", "./a"}, nullptr), LauncherKind::kSrun);
+  EXPECT_EQ(KindOfLauncher({"mpirunner-not-here"}, nullptr), LauncherKind::kOther);
+  EXPECT_EQ(KindOfLauncher({}, nullptr), LauncherKind::kOther);
+}
+
+TEST(ForwardVariables, OpenMpiGetsDashXAfterTheLauncher) {
+  std::vector<std::string> cmd{"mpirun", "-np", "4", "./app", "--x"};
+  EXPECT_EQ(ForwardVariables(LauncherKind::kOpenMpi, cmd, {"LD_PRELOAD", "MULTILANE_PROFILE"}),
+            (std::vector<std::string>{"mpirun", "-x", "LD_PRELOAD", "-x", "MULTILANE_PROFILE", "-np", "4", "./app",
+                                      "--x"}));
+}
+
+TEST(ForwardVariables, HydraGetsGenvWithTheValues) {
+  setenv("MLA_TEST_A", "a b\nc", 1);
+  unsetenv("MLA_TEST_UNSET");
+  std::vector<std::string> cmd{"mpiexec.mpich", "-n", "2", "./app"};
+  EXPECT_EQ(ForwardVariables(LauncherKind::kHydra, cmd, {"MLA_TEST_A", "MLA_TEST_UNSET"}),
+            (std::vector<std::string>{"mpiexec.mpich", "-genv", "MLA_TEST_A", "a b\nc", "-genv", "MLA_TEST_UNSET", "",
+                                      "-n", "2", "./app"}));
+}
+
+TEST(ForwardVariables, LeavesSrunAndPlainCommandsAlone) {
+  std::vector<std::string> srun{"srun", "-n", "8", "./app"};
+  EXPECT_EQ(ForwardVariables(LauncherKind::kSrun, srun, {"LD_PRELOAD"}), srun);
+  std::vector<std::string> plain{"./wrapper.sh", "arg"};
+  EXPECT_EQ(ForwardVariables(LauncherKind::kOther, plain, {"LD_PRELOAD"}), plain);
+  EXPECT_TRUE(ForwardVariables(LauncherKind::kOpenMpi, {}, {"LD_PRELOAD"}).empty());
 }
 
 TEST(MpiChoice, ProbeAndLauncherOfFamily) {
@@ -52,6 +125,10 @@ TEST(MpiChoice, ProbeAndLauncherOfFamily) {
   EXPECT_EQ(ProbeOfFamily("/usr/libexec/multilane/mlprobe", "mpich"), "/usr/libexec/multilane/mlprobe-mpich");
   EXPECT_EQ(LauncherOfFamily("mpich"), "mpiexec.mpich");
   EXPECT_EQ(LauncherOfFamily("openmpi"), "mpirun");
+  EXPECT_EQ(LauncherKindOfFamily("mpich"), LauncherKind::kHydra);
+  EXPECT_EQ(LauncherKindOfFamily("openmpi"), LauncherKind::kOpenMpi);
+  EXPECT_EQ(RanksFlag(LauncherKind::kHydra), "-n");
+  EXPECT_EQ(RanksFlag(LauncherKind::kOpenMpi), "-np");
 }
 
 TEST(MpiChoice, VersionOfAMissingProbeIsAnError) {

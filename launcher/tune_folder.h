@@ -16,11 +16,15 @@ class TuneFolder {
   TuneFolder(const TuneFolder&) = delete;
   TuneFolder& operator=(const TuneFolder&) = delete;
 
-  // keep not empty: makes that folder (and its parents) with
-  // std::filesystem, exactly as named (no shell ever sees it), and keeps it.
-  // Else makes a new private folder `multilane-tune.XXXXXX` in `parent`
-  // (mkdtemp), removed by the destructor.  Returns false and sets *error to
-  // one line naming the folder and the cause.
+  // keep not empty: makes that folder (mode 0700; its parents with
+  // std::filesystem), exactly as named (no shell ever sees it), and keeps
+  // it.  An existing one is used only when it is a real folder (not a link)
+  // of this user that neither its group nor others may write: the tune
+  // writes and re-reads files there (as root too).  Else makes a new private
+  // folder `multilane-tune.XXXXXX` in `parent` (mkdtemp), removed by the
+  // destructor.  Returns false and sets *error to one line naming the
+  // folder, the cause and the fix.  Files in the folder are opened without
+  // following links (O_NOFOLLOW, or a new file renamed into place).
   bool Make(const std::string& keep, const std::string& parent, std::string* error);
 
   const std::string& path() const { return path_; }

@@ -8,6 +8,8 @@
 #include <set>
 #include <sstream>
 
+#include "db/outside_input.h"
+
 namespace multilane {
 
 using mltuner::MemKind;
@@ -28,7 +30,7 @@ bool ResolveTuneMemory(const std::string& memory, int gpus, std::vector<MemKind>
   } else if (memory == "auto") {
     *kinds = gpus > 0 ? std::vector<MemKind>{MemKind::kHost, MemKind::kDevice} : std::vector<MemKind>{MemKind::kHost};
   } else {
-    *error = "--memory must be host, device, all or auto, not '" + memory + "'";
+    *error = "--memory must be host, device, all or auto, not '" + mldb::Excerpt(memory) + "'";
     return false;
   }
   return true;
@@ -43,7 +45,7 @@ bool ParseRanksPerGpuList(const std::string& text, std::vector<int>* values, std
                         item.find_first_not_of("0123456789") == std::string::npos;
     const long v = digits ? std::strtol(item.c_str(), nullptr, 10) : 0;
     if (v < 1 || v > 64) {
-      *error = "--ranks-per-gpu '" + text + "': '" + item +
+      *error = "--ranks-per-gpu '" + mldb::Excerpt(text) + "': '" + mldb::Excerpt(item) +
                "' is not a number from 1 to 64; give one value or a list such as 1,2,4,8";
       return false;
     }

@@ -13,13 +13,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iterator>
 #include <string>
 #include <vector>
 
 #include "context.h"
+#include "db/outside_input.h"
 #include "db/profile_store.h"
+#include "output_file.h"
 #include "process.h"
 #include "slurm_partition.h"
 #include "store_target.h"
@@ -34,9 +35,11 @@ namespace {
 // of the inner tune's own budget.
 constexpr double kSubmitReserveS = 3;
 
-std::string ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+// A probe job's output in the tune's folder: bounded, links not followed;
+// what went wrong instead when it cannot be read.
+std::string ReadJobOutput(const std::string& path) {
+  std::string text, error;
+  return mldb::ReadInputFile(path, &text, &error, /*refuse_links=*/true) ? text : path + ": " + error + "\n";
 }
 
 // The probe jobs in flight; cancels (scancel) those still running and stops
@@ -124,10 +127,13 @@ int TunePartition(const TuneOptions& opt, std::chrono::steady_clock::time_point 
   std::string sinfo;
   const int status = RunAndCapture(SinfoNodeArguments(opt.partition), &sinfo);
   if (status != 0)
-    return Fail("sinfo failed for partition '" + opt.partition + "' (" + sinfo.substr(0, sinfo.find('\n')) +
+    return Fail("sinfo failed for partition '" + mldb::Excerpt(opt.partition) + "' (" +
+                mldb::Excerpt(sinfo.substr(0, sinfo.find('\n'))) +
                 "); check the partition name and that Slurm's commands are on PATH");
   const std::vector<SlurmNodeGroup> groups = ParseSinfoNodeGroups(sinfo);
-  if (groups.empty()) return Fail("partition '" + opt.partition + "' has no nodes (sinfo -p " + opt.partition + ")");
+  if (groups.empty())
+    return Fail("partition '" + mldb::Excerpt(opt.partition) + "' has no nodes (sinfo -p " +
+                mldb::Excerpt(opt.partition) + "): give a partition that sinfo lists");
 
   // The target: --db, else the system database (published as a snapshot).
   std::string database = opt.database;
@@ -181,11 +187,7 @@ int TunePartition(const TuneOptions& opt, std::chrono::steady_clock::time_point 
     // sbatch runs the inner command itself (a batch script is a file: the
     // arguments go after it, never through a shell's parser).
     const std::string script = dir + "/tune-" + job.node + ".sh";
-    {
-      std::ofstream out(script);
-      out << "#!/bin/sh\nexec \"$@\"\n";
-      if (!out.flush()) return Fail("cannot write " + script + " (is the disk full?)");
-    }
+    if (!WriteOutputFile(script, "#!/bin/sh\nexec \"$@\"\n", &error)) return Fail(error);
     job.output = dir + "/tune-" + job.node + "-%j.out";
     std::vector<std::string> argv = {"sbatch", "--wait", "--parsable", "--job-name=multilane-tune",
                                      "--partition", opt.partition, "--nodes=" + std::to_string(job_nodes),
@@ -235,7 +237,7 @@ int TunePartition(const TuneOptions& opt, std::chrono::steady_clock::time_point 
                  ok ? "tuned" : ("the probe job " + j.job_id + " failed (sbatch exit status " + std::to_string(st) +
                                  ")").c_str());
     // The job's own report (the decision table and the profile).
-    std::fputs(ReadWholeFile(j.output).c_str(), ok ? stdout : stderr);
+    std::fputs(ReadJobOutput(j.output).c_str(), ok ? stdout : stderr);
   }
   if (failed > 0)
     return Fail(std::to_string(failed) + " of " + std::to_string(probe_jobs.jobs().size()) +

@@ -1,16 +1,16 @@
 // job_report.cc: reads and checks a job report file (job_report.h).
 #include "job_report.h"
 
-#include <sys/stat.h>
-
-#include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <set>
 #include <stdexcept>
+#include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "db/outside_input.h"
 
 namespace multilane {
 namespace {
@@ -61,10 +61,13 @@ std::optional<double> OptionalNumber(const json& obj, const std::string& where, 
   return Number(*v, Join(where, key));
 }
 
-int64_t Integer(const json& v, const std::string& name) {
+// An integer from 0 to `max` (a count beyond INT64_MAX would wrap negative).
+int64_t Integer(const json& v, const std::string& name, int64_t max = INT64_MAX) {
   if (!v.is_number_integer() && !v.is_number_unsigned())
     throw FieldError("field '" + name + "' must be an integer, not " + TypeName(v));
-  if (v.is_number_integer() && v.get<int64_t>() < 0) throw FieldError("field '" + name + "' must be >= 0");
+  if (v.is_number_unsigned() ? v.get<uint64_t>() > static_cast<uint64_t>(max) : v.get<int64_t>() > max)
+    throw FieldError("field '" + name + "' must be at most " + std::to_string(max));
+  if (v.get<int64_t>() < 0) throw FieldError("field '" + name + "' must be >= 0");
   return v.get<int64_t>();
 }
 
@@ -72,6 +75,13 @@ int64_t IntegerField(const json& obj, const std::string& where, const std::strin
                      int64_t fallback = 0) {
   const json* v = Member(obj, where, key, required);
   return v ? Integer(*v, Join(where, key)) : fallback;
+}
+
+// A count that the report keeps as an int (ranks, nodes, GPUs).
+int IntField(const json& obj, const std::string& where, const std::string& key, bool required = true,
+             int fallback = 0) {
+  const json* v = Member(obj, where, key, required);
+  return v ? static_cast<int>(Integer(*v, Join(where, key), INT_MAX)) : fallback;
 }
 
 std::string String(const json& obj, const std::string& where, const std::string& key, bool required = true) {
@@ -104,25 +114,30 @@ ReportBin ParseBin(const json& b, const std::string& where) {
   if (!b.is_object()) throw FieldError("'" + where + "' must be an object, not " + TypeName(b));
   ReportBin bin;
   bin.memory = String(b, where, "memory");
+  if (bin.memory != "host" && bin.memory != "device")
+    throw FieldError("field '" + Join(where, "memory") + "' must be \"host\" or \"device\", not \"" +
+                     mldb::Excerpt(bin.memory) + "\"");
   bin.from = static_cast<uint64_t>(IntegerField(b, where, "from"));
   if (const json* to = Member(b, where, "to", false)) bin.to = static_cast<uint64_t>(Integer(*to, Join(where, "to")));
+  if (bin.to && *bin.to <= bin.from)
+    throw FieldError("field '" + Join(where, "to") + "' must be larger than 'from' (or absent: no upper bound)");
   bin.calls = IntegerField(b, where, "calls");
   bin.bytes = static_cast<uint64_t>(IntegerField(b, where, "bytes"));
   bin.time_s = Spread(b, where, "time_s");
   bin.wait_s = NumberField(b, where, "wait_s");
-  bin.comm_ranks = static_cast<int>(IntegerField(b, where, "comm_ranks", false, 0));
+  bin.comm_ranks = IntField(b, where, "comm_ranks", false, 0);
   bin.algbw_gbs = OptionalNumber(b, where, "algbw_gbs").value_or(0);
   bin.busbw_gbs = OptionalNumber(b, where, "busbw_gbs").value_or(0);
   if (const json* algos = Member(b, where, "algos", false)) {
     if (!algos->is_object()) throw FieldError("field '" + Join(where, "algos") + "' must be an object");
     for (auto it = algos->begin(); it != algos->end(); ++it)
-      bin.algos[it.key()] = Integer(it.value(), Join(Join(where, "algos"), it.key()));
+      bin.algos[it.key()] = Integer(it.value(), Join(Join(where, "algos"), mldb::Excerpt(it.key())));
   }
   // Device bins of reports written since the transport counters (optional).
   if (const json* paths = Member(b, where, "transports", false)) {
     if (!paths->is_object()) throw FieldError("field '" + Join(where, "transports") + "' must be an object");
     for (auto it = paths->begin(); it != paths->end(); ++it)
-      bin.transports[it.key()] = Integer(it.value(), Join(Join(where, "transports"), it.key()));
+      bin.transports[it.key()] = Integer(it.value(), Join(Join(where, "transports"), mldb::Excerpt(it.key())));
   }
   bin.nccl_fallbacks = IntegerField(b, where, "nccl_fallbacks", false, 0);
   if (const json* p = Member(b, where, "profile", false)) {
@@ -141,7 +156,7 @@ ReportGpu ParseGpu(const json& g, const std::string& where) {
   if (!g.is_object()) throw FieldError("'" + where + "' must be an object, not " + TypeName(g));
   ReportGpu gpu;
   gpu.host = String(g, where, "host", false);
-  gpu.index = static_cast<int>(IntegerField(g, where, "index", false));
+  gpu.index = IntField(g, where, "index", false);
   gpu.uuid = String(g, where, "uuid", false);
   gpu.name = String(g, where, "name", false);
   gpu.samples = IntegerField(g, where, "samples", false);
@@ -161,12 +176,13 @@ void ParseFields(const json& doc, JobReport* r) {
   r->job_id = String(job, "job", "id", false);
   r->job_name = String(job, "job", "name");
   r->started_utc = String(job, "job", "started_utc", false);
-  r->ranks = static_cast<int>(IntegerField(job, "job", "ranks"));
+  r->ranks = IntField(job, "job", "ranks");
   if (r->ranks < 1) throw FieldError("field 'job.ranks' must be at least 1");
-  r->nodes = static_cast<int>(IntegerField(job, "job", "nodes", false, 1));
-  r->ranks_per_node = static_cast<int>(IntegerField(job, "job", "ranks_per_node", false, 0));
-  r->ranks_per_gpu = static_cast<int>(IntegerField(job, "job", "ranks_per_gpu", false, 0));
-  r->gpus = static_cast<int>(IntegerField(job, "job", "gpus", false, 0));
+  r->nodes = IntField(job, "job", "nodes", false, 1);
+  if (r->nodes < 1) throw FieldError("field 'job.nodes' must be at least 1");
+  r->ranks_per_node = IntField(job, "job", "ranks_per_node", false, 0);
+  r->ranks_per_gpu = IntField(job, "job", "ranks_per_gpu", false, 0);
+  r->gpus = IntField(job, "job", "gpus", false, 0);
   if (const json* hosts = Member(job, "job", "hosts", false)) {
     if (!hosts->is_array()) throw FieldError("field 'job.hosts' must be an array");
     for (const json& h : *hosts)
@@ -199,6 +215,25 @@ void ParseFields(const json& doc, JobReport* r) {
   }
 }
 
+// A key that appears twice in one object: JSON parsers differ on which one
+// wins, so a report that has one is refused.
+struct DuplicateKey : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// json::parse, throwing DuplicateKey at the first key repeated in its object.
+json ParseWithoutDuplicateKeys(const std::string& text) {
+  std::vector<std::set<std::string>> open;  // the keys of each object being read
+  return json::parse(text, [&open](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) open.emplace_back();
+    if (event == json::parse_event_t::object_end) open.pop_back();
+    if (event == json::parse_event_t::key && !open.back().insert(parsed.get<std::string>()).second)
+      throw DuplicateKey("key '" + mldb::Excerpt(parsed.get<std::string>()) +
+                         "' appears twice in one object: give the file the library wrote");
+    return true;
+  });
+}
+
 // Checks `format` and `version` by name before anything else is looked at.
 bool CheckIdentity(const json& doc, const std::string& path, std::string* error) {
   if (!doc.is_object()) {
@@ -212,7 +247,8 @@ bool CheckIdentity(const json& doc, const std::string& path, std::string* error)
     return false;
   }
   if (format->get<std::string>() != kJobReportFormat) {
-    *error = path + ": not a multilane job report (format is '" + format->get<std::string>() + "', expected '" +
+    *error = path + ": not a multilane job report (format is '" + mldb::Excerpt(format->get<std::string>()) +
+             "', expected '" +
              kJobReportFormat + "')";
     return false;
   }
@@ -246,27 +282,36 @@ bool ParseJobReport(const std::string& text, const std::string& path, JobReport*
   }
   json doc;
   try {
-    doc = json::parse(text);
+    doc = ParseWithoutDuplicateKeys(text);
+  } catch (const DuplicateKey& e) {
+    *error = path + ": bad job report: " + e.what();
+    return false;
   } catch (const json::parse_error& e) {
     // An error at (or past) the last character: the input stopped early.
-    const bool at_end = e.byte > last || std::strstr(e.what(), "end of input") != nullptr;
+    // "expected end of input" without "unexpected": text after a complete
+    // document (refused, and not mistaken for a truncated file).
+    const bool trailing = std::strstr(e.what(), "expected end of input") != nullptr;
+    const bool at_end = e.byte > last || std::strstr(e.what(), "unexpected end of input") != nullptr;
     if (at_end) {
       *error = path + ": not a complete JSON file (truncated?): the text stops after " + std::to_string(last + 1) +
                " bytes";
+    } else if (trailing) {
+      *error = path + ": not a JSON file (text after the end of the JSON document, at byte " +
+               std::to_string(e.byte) + "): give the file the library wrote";
     } else {
       *error = path + ": not a JSON file (syntax error at byte " + std::to_string(e.byte) + ")";
     }
     return false;
   } catch (const json::exception& e) {
     // out_of_range: a number too large for a double (1e999, 400 digits).
-    *error = path + ": not a usable JSON file (" + e.what() + ")";
+    *error = path + ": not a usable JSON file (" + mldb::Excerpt(e.what()) + ")";
     return false;
   }
   bool identity = false;
   try {
     identity = CheckIdentity(doc, path, error);
   } catch (const std::exception& e) {
-    *error = path + ": bad job report: " + e.what();
+    *error = path + ": bad job report: " + mldb::Excerpt(e.what());
     return false;
   }
   if (!identity) return false;
@@ -278,7 +323,7 @@ bool ParseJobReport(const std::string& text, const std::string& path, JobReport*
     *error = path + ": bad job report: " + e.what();
     return false;
   } catch (const std::exception& e) {  // every nlohmann exception, and anything else
-    *error = path + ": bad job report: " + e.what();
+    *error = path + ": bad job report: " + mldb::Excerpt(e.what());
     return false;
   }
   *report = std::move(r);
@@ -286,24 +331,12 @@ bool ParseJobReport(const std::string& text, const std::string& path, JobReport*
 }
 
 bool ReadJobReport(const std::string& path, JobReport* report, std::string* error) {
-  struct stat st;
-  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    *error = path + ": cannot read: it is a directory (give the report files in it, e.g. " + path +
-             "/multilane-report-*.json)";
+  std::string text;
+  if (!mldb::ReadInputFile(path, &text, error)) {
+    *error = path + ": " + *error;
     return false;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *error = path + ": cannot read: " + std::strerror(errno);
-    return false;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    *error = path + ": cannot read: " + std::strerror(errno);
-    return false;
-  }
-  return ParseJobReport(text.str(), path, report, error);
+  return ParseJobReport(text, path, report, error);
 }
 
 }  // namespace multilane

@@ -176,5 +176,80 @@ TEST(JobReportFile, MissingFileIsAnError) {
   EXPECT_NE(error.find(": cannot read: it is a directory"), std::string::npos) << error;
 }
 
+// N14: what the reader refused only partly before.
+class JobReportStrictness : public ::testing::Test {
+ protected:
+  const std::string spread = "{\"min\": 1, \"mean\": 1, \"max\": 1}";
+  std::string Head(const std::string& job = "\"name\": \"x\", \"ranks\": 2") const {
+    return "{\"format\": \"multilane-job-report\", \"version\": 1, \"job\": {" + job +
+           "}, \"time\": {\"wall_s\": " + spread + ", \"allreduce_s\": " + spread + ", \"wait_s\": " + spread +
+           "}, \"bins\": [";
+  }
+  std::string Bin(const std::string& fields) const {
+    return "{" + fields + ", \"bytes\": 1, \"time_s\": " + spread + ", \"wait_s\": 0}";
+  }
+  std::string Good() const { return Bin("\"memory\": \"host\", \"from\": 4096, \"to\": 8192, \"calls\": 3"); }
+};
+
+TEST_F(JobReportStrictness, TheBaseIsAccepted) {
+  JobReport r;
+  std::string error;
+  ASSERT_TRUE(ParseJobReport(Head() + Good() + "]}", "f.json", &r, &error)) << error;
+}
+
+TEST_F(JobReportStrictness, TrailingGarbageIsRefused) {
+  const std::string error = ParseError(Head() + Good() + "]} {\"x\": 1}");
+  EXPECT_NE(error.find("f.json: not a JSON file (text after the end of the JSON document, at byte"), std::string::npos)
+      << error;
+}
+
+TEST_F(JobReportStrictness, DuplicateKeysAreRefusedAtAnyDepth) {
+  EXPECT_EQ(ParseError(Head("\"name\": \"x\", \"ranks\": 2, \"ranks\": 64") + Good() + "]}"),
+            "f.json: bad job report: key 'ranks' appears twice in one object: give the file the library wrote");
+  EXPECT_NE(ParseError(Head() + Bin("\"memory\": \"host\", \"from\": 1, \"calls\": 3, \"calls\": 9") + "]}")
+                .find("key 'calls' appears twice"),
+            std::string::npos);
+  // The same key in two different objects is fine.
+  JobReport r;
+  std::string error;
+  EXPECT_TRUE(ParseJobReport(Head() + Good() + "," + Bin("\"memory\": \"device\", \"from\": 1, \"calls\": 3") + "]}",
+                             "f.json", &r, &error))
+      << error;
+}
+
+TEST_F(JobReportStrictness, CountsBeyondInt64AndRanksBeyondIntAreRefused) {
+  // 2^64 - 1 read as int64 is -1: a negative count.
+  EXPECT_EQ(ParseError(Head() + Bin("\"memory\": \"host\", \"from\": 1, \"calls\": 18446744073709551615") + "]}"),
+            "f.json: bad job report: field 'bins[0].calls' must be at most 9223372036854775807");
+  // 2^32 + 2 ranks kept as an int would be 2.
+  EXPECT_EQ(ParseError(Head("\"name\": \"x\", \"ranks\": 4294967298") + "]}"),
+            "f.json: bad job report: field 'job.ranks' must be at most 2147483647");
+  EXPECT_EQ(ParseError(Head("\"name\": \"x\", \"ranks\": 2, \"nodes\": 0") + "]}"),
+            "f.json: bad job report: field 'job.nodes' must be at least 1");
+  EXPECT_EQ(ParseError(Head() + Bin("\"memory\": \"host\", \"from\": 1, \"calls\": -3") + "]}"),
+            "f.json: bad job report: field 'bins[0].calls' must be >= 0");
+}
+
+TEST_F(JobReportStrictness, BinsHaveAKnownMemoryAndAnUpperEdgeAboveTheLower) {
+  EXPECT_EQ(ParseError(Head() + Bin("\"memory\": \"disk\", \"from\": 1, \"calls\": 3") + "]}"),
+            "f.json: bad job report: field 'bins[0].memory' must be \"host\" or \"device\", not \"disk\"");
+  EXPECT_EQ(ParseError(Head() + Bin("\"memory\": \"host\", \"from\": 8, \"to\": 8, \"calls\": 3") + "]}"),
+            "f.json: bad job report: field 'bins[0].to' must be larger than 'from' (or absent: no upper bound)");
+}
+
+TEST_F(JobReportStrictness, EchoedValuesAreExcerpts) {
+  const std::string huge(100 * 1024, 'f');
+  const std::string error = ParseError("{\"format\": \"" + huge + "\", \"version\": 1}");
+  EXPECT_LT(error.size(), 400u) << error.size();
+  EXPECT_NE(error.find("\u2026 (102400 bytes)"), std::string::npos) << error.substr(0, 300);
+}
+
+TEST(JobReportFile, FifosAndDevicesAreRefusedWithoutBlocking) {
+  JobReport r;
+  std::string error;
+  ASSERT_FALSE(ReadJobReport("/dev/zero", &r, &error));
+  EXPECT_EQ(error, "/dev/zero: cannot read: it is a character device, not a regular file: give a regular file");
+}
+
 }  // namespace
 }  // namespace multilane

@@ -7,7 +7,10 @@ The tune probes with mlprobe-mpich under mpiexec.mpich (2 ranks as 2 virtual
 nodes of 1) and stores a profile for MPICH's version; `run` of an
 mpiexec.mpich job finds it and the front picks the MPICH build; `run` of an
 Open MPI job misses it (profiles of one MPI are misses for the other) and
-runs the job unchanged.  Every job must print its ranks' "ok" lines.
+runs the job unchanged.  An `mpirun` that is hydra (a script: neither its
+name nor a link tells) gets -genv and the MPICH profile (issue 23 N5), and a
+wrapper script that starts the job gets the library through its
+environment.  Every job must print its ranks' "ok" lines.
 """
 import os
 import shutil
@@ -21,9 +24,10 @@ db = os.path.join(work, "profiles.db")
 env = dict(os.environ, MULTILANE_VERBOSE="1")
 
 
-def run(cmd, want_rc=0):
+def run(cmd, want_rc=0, run_env=None):
     print("$ " + " ".join(cmd), flush=True)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=240, env=env)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=240,
+                       env=run_env or env)
     print(p.stdout, flush=True)
     assert p.returncode == want_rc, "exit status %d" % p.returncode
     return p.stdout
@@ -36,13 +40,43 @@ def lines(text, start):
 out = run([multilane, "tune", "--mpi", "mpich", "--np", "2", "--virtual-nodes", "2", "--sizes", "64K:256K",
            "--budget", "30", "--db", db])
 assert "MPI MPICH Version: " in out, "the fingerprint does not name MPICH"
-assert "mpiexec.mpich -n 2" in out and "mlprobe-mpich" in out, "the tune did not probe with MPICH"
+assert "multilane tune: mpiexec.mpich -genv MULTILANE_RANKS_PER_NODE 1 -n 2 " in out and "mlprobe-mpich" in out, \
+    "the tune did not probe with MPICH (hydra's -genv, its -n)"
 assert lines(out, "profile 1 stored in"), "no profile stored"
 
 out = run([multilane, "run", "--db", db, "--", "mpiexec.mpich", "-n", "2", plain_mpich])
 assert len(lines(out, "multilane: profile 1 of node type")) == 1, "the MPICH job did not get the MPICH profile"
 assert len(lines(out, "multilane: MPI family mpich (MPICH Version: ")) == 1, "the front did not pick the MPICH build"
 assert len(lines(out, "plain_allreduce ok rank")) == 2, "not every rank finished right"
+
+# Issue 23 N5: an `mpirun` that is hydra (MPICH as the default MPI, Intel
+# MPI): a script here, so that neither its name nor a link tells.  It gets
+# hydra's -genv, never Open MPI's -x (which hydra refuses), and the MPICH
+# profile.
+bindir = os.path.join(work, "bin")
+os.makedirs(bindir)
+with open(os.path.join(bindir, "mpirun"), "w") as f:
+    f.write("#!/bin/sh\nexec mpiexec.hydra \"$@\"\n")
+os.chmod(os.path.join(bindir, "mpirun"), 0o755)
+hydra_env = dict(env, PATH=bindir + ":" + os.environ["PATH"])
+out = run([multilane, "run", "--db", db, "--dry-run", "--", "mpirun", "-n", "2", plain_mpich], run_env=hydra_env)
+assert "command: mpirun -genv LD_PRELOAD " in out and " -x " not in out, "hydra's mpirun did not get -genv"
+out = run([multilane, "run", "--db", db, "--", "mpirun", "-n", "2", plain_mpich], run_env=hydra_env)
+assert len(lines(out, "multilane: profile 1 of node type")) == 1, "the hydra mpirun job did not get the MPICH profile"
+assert len(lines(out, "multilane: MPI family mpich (MPICH Version: ")) == 1, "the front did not pick the MPICH build"
+assert len(lines(out, "multilane: version ")) == 1 and "profile from MULTILANE_PROFILE (1 entries)" in out, \
+    "the profile did not reach the ranks whole through -genv"
+assert len(lines(out, "plain_allreduce ok rank")) == 2, "not every rank of the hydra mpirun job finished right"
+
+# A wrapper script that starts the job itself: run unchanged, the library's
+# variables reach it (and hydra's ranks) through the environment.
+wrapper = os.path.join(work, "wrapper.sh")
+with open(wrapper, "w") as f:
+    f.write("#!/bin/sh\nexec mpiexec.mpich -n 2 \"$@\"\n")
+os.chmod(wrapper, 0o755)
+out = run([multilane, "run", "--db", db, "--mpi", "mpich", "--", wrapper, plain_mpich])
+assert len(lines(out, "multilane: MPI family mpich (MPICH Version: ")) == 1, "the wrapper's ranks missed the library"
+assert len(lines(out, "plain_allreduce ok rank")) == 2, "not every rank of the wrapper's job finished right"
 
 out = run([multilane, "run", "--db", db, "--", "mpirun", "-np", "2", plain_openmpi])
 assert len(lines(out, "multilane: no profile for node type")) == 1, "the Open MPI job did not miss the MPICH profile"
