@@ -31,7 +31,7 @@ struct RunOptions {
 
 int Exec(const std::vector<std::string>& command, bool dry_run) {
   if (dry_run) {
-    for (const char* name : {"LD_PRELOAD", "MULTILANE_PROFILE", "MULTILANE_RANKS_PER_GPU"}) {
+    for (const char* name : {"LD_PRELOAD", "MULTILANE_PROFILE", "MULTILANE_RANKS_PER_GPU", "MULTILANE_ALL_RANKS"}) {
       const char* v = std::getenv(name);
       std::printf("%s=%s\n", name, v ? v : "");
     }
@@ -85,7 +85,10 @@ int Run(const RunOptions& opt, std::vector<std::string> command) {
   }
   // --ranks-per-gpu: the layout the job runs, so that the library takes the
   // profile's entries tuned at it (auto: the profile's recommendation).
-  std::vector<std::string> forwarded = {"LD_PRELOAD", "MULTILANE_PROFILE"};
+  // MULTILANE_ALL_RANKS: every rank gets the library, which the start-up
+  // agreement needs to hear where the launcher offers no PMIx (hydra;
+  // docs/all-in-or-all-out.md).
+  std::vector<std::string> forwarded = {"LD_PRELOAD", "MULTILANE_PROFILE", "MULTILANE_ALL_RANKS"};
   if (!opt.ranks_per_gpu.empty()) {
     int n = 0;
     if (opt.ranks_per_gpu == "auto") {
@@ -120,6 +123,7 @@ int Run(const RunOptions& opt, std::vector<std::string> command) {
   if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload = std::string(old) + ":" + preload;
   setenv("LD_PRELOAD", preload.c_str(), 1);
   setenv("MULTILANE_PROFILE", profile->profile_text.c_str(), 1);
+  setenv("MULTILANE_ALL_RANKS", "1", 1);
   unsetenv("MULTILANE_PROFILE_FILE");
   if (!opt.quiet) {
     std::fprintf(stderr, "multilane: profile %lld of node type %s (tuned %s by %s%s)\n",

@@ -87,7 +87,7 @@ def test_tune_then_run(tmp):
     p = run([MULTILANE, "run", "--db", db, "--dry-run", "--", "mpirun", "-np", "4", BENCH])
     expect("LD_PRELOAD=" in p.stdout and "libmlallreduce" in p.stdout, "run injects the library", p)
     expect("MULTILANE_PROFILE=multilane-profile 1" in p.stdout, "run passes the profile", p)
-    expect("command: mpirun -x LD_PRELOAD -x MULTILANE_PROFILE -np 4" in p.stdout, "run forwards with -x", p)
+    expect("command: mpirun -x LD_PRELOAD -x MULTILANE_PROFILE -x MULTILANE_ALL_RANKS -np 4" in p.stdout, "run forwards with -x", p)
 
     # The real thing: the benchmark runs right under `multilane run`, with
     # the library injected (that `auto` follows a profile bin by bin is
