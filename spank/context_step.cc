@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "job_dirs.h"
 #include "plugin.h"
 #include "subprocess.h"
 #include "task_layout.h"
@@ -96,6 +97,28 @@ std::vector<int>& StepCpus() {
   return cpus;
 }
 
+// The job's MPS daemon: the tasks are pointed at its folders only when they
+// are exactly what the prolog made for this job's user (job_dirs.h); never at
+// a job-ID someone else made.  True when they were.
+bool PointAtMps(spank_t sp, const PluginState& s) {
+  if (!s.config.mps && !s.config.mps_auto) return false;
+  uint32_t job = 0;
+  uid_t uid = static_cast<uid_t>(-1);
+  Item(sp, S_JOB_ID, &job);
+  Item(sp, S_JOB_UID, &uid);
+  std::string why;
+  if (!JobDirsReady(s.config.mps_dir, job, uid, &why)) {
+    // No folder: the prolog started no daemon and logged why (mps=yes), or
+    // was not asked to (mps=auto).  Something else there is worth a line.
+    if (!why.empty()) SayOnce(sp, "note: this step runs without the job's MPS daemon on this node: " + why);
+    return false;
+  }
+  const std::string base = s.config.mps_dir + "/" + JobDirName(job);
+  SetEnv(sp, "CUDA_MPS_PIPE_DIRECTORY", base + "/pipe");
+  SetEnv(sp, "CUDA_MPS_LOG_DIRECTORY", base + "/log");
+  return true;
+}
+
 }  // namespace
 
 int StepUserInit(spank_t sp) {
@@ -170,25 +193,13 @@ int StepUserInit(spank_t sp) {
     if (dir.empty()) dir = GetEnv(sp, "SLURM_SUBMIT_DIR");
     if (!dir.empty()) SetEnv(sp, "MULTILANE_REPORT", dir);
   }
-  // The job's MPS daemon: always with mps=yes; with mps=auto where the
-  // prolog started one (its pipe folder exists).
-  bool mps = false;
-  if (s.config.mps || s.config.mps_auto) {
-    uint32_t job = 0;
-    Item(sp, S_JOB_ID, &job);
-    const std::string base = s.config.mps_dir + "/job-" + std::to_string(job);
-    struct stat st;
-    mps = s.config.mps || (stat((base + "/pipe").c_str(), &st) == 0 && S_ISDIR(st.st_mode));
-    if (mps) {
-      SetEnv(sp, "CUDA_MPS_PIPE_DIRECTORY", base + "/pipe");
-      SetEnv(sp, "CUDA_MPS_LOG_DIRECTORY", base + "/log");
-    }
-  }
+  const bool mps = PointAtMps(sp, s);
   // A ranks-per-GPU value measured under MPS, on a node that runs this step
   // without it: small calls will be much slower than the profile says.
   if (!mps && kv["mps"] == "on" && !gpus.empty() && tasks > gpus.size()) {
     SayOnce(sp, "note: the profile's layouts of several tasks per GPU were measured under MPS, and this node runs "
-                "the job without an MPS daemon (plugstack mps=no, or nvidia-cuda-mps-control missing): submit with "
+                "the job without an MPS daemon (plugstack mps=no, nvidia-cuda-mps-control missing, or the job prolog could "
+                "not start it): submit with "
                 "--multilane=ranks-per-gpu:1, or ask the admin to enable mps");
   }
 
