@@ -445,7 +445,9 @@ bool IsOwnJobDir(const std::string& mps_dir, uint32_t job, uid_t uid) {
 
 bool JobDirsReady(const std::string& mps_dir, uint32_t job, uid_t uid, std::string* why) {
   why->clear();
-  Fd parent(OpenMpsDir(mps_dir, false, why));
+  // An mps_dir the prolog could not use holds nothing of its: it said why.
+  std::string unusable;
+  Fd parent(OpenMpsDir(mps_dir, false, &unusable));
   if (!parent.ok()) return false;
   const std::string name = JobDirName(job);
   const std::string where = mps_dir + "/" + name;

@@ -52,8 +52,9 @@ bool IsOwnJobDir(const std::string& mps_dir, uint32_t job, uid_t uid);
 // For the step (as the job's user): whether mps_dir/job-ID/{pipe,log} are
 // exactly what MakeJobDirs made for `uid` - job-ID root's 0711, pipe/ and
 // log/ uid's 0700, none a link - checked with O_NOFOLLOW opens and fstat.
-// False with *why empty when job-ID does not exist (no daemon for this job);
-// false with the reason and the fix in *why when something else is there.
+// False with *why empty when there is no job-ID (no daemon for this job), or
+// no mps_dir the prolog could use (it logged why); false with the reason and
+// the fix in *why when something else is at job-ID.
 bool JobDirsReady(const std::string& mps_dir, uint32_t job, uid_t uid, std::string* why);
 
 // Removes mps_dir/job-ID completely (the epilog, as root): job-ID must be a
