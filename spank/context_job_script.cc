@@ -3,8 +3,8 @@
 // CUDA MPS control daemon per job and node, as the job's user, with private
 // pipe and log directories (job_dirs.h: mps_dir/job-ID/{pipe,log}, the
 // user's, 0700, in a job folder only root can change); the epilog stops it
-// and removes the directories.  The steps point their tasks
-// at it (context_step.cc).
+// and removes the job's folder completely.  The steps point their tasks at
+// it when the folders are exactly what the prolog made (context_step.cc).
 #include <unistd.h>
 
 #include <cerrno>
@@ -97,8 +97,10 @@ int JobProlog(spank_t sp) {
   JobIds ids;
   if (!GetJob(sp, &ids) || !JobWantsMultilane(sp) || !JobWantsMps(s)) return 0;
   const std::string dir = JobDir(ids);
-  std::string why;
-  if (!MakeJobDirs(s.config.mps_dir, ids.job, ids.uid, ids.gid, &why)) {
+  std::string why, note;
+  const bool made = MakeJobDirs(s.config.mps_dir, ids.job, ids.uid, ids.gid, &why, &note);
+  if (!note.empty()) Error(note);
+  if (!made) {
     Error("cannot create the MPS directories: " + why + "; job " + std::to_string(ids.job) +
           " runs without an MPS daemon");
     return 0;
@@ -119,20 +121,17 @@ int JobEpilog(spank_t sp) {
   if (!s.config.mps && !s.config.mps_auto) return 0;
   JobIds ids;
   if (!GetJob(sp, &ids)) return 0;
-  const std::string dir = JobDir(ids);
-  if (!IsOwnJobDir(s.config.mps_dir, ids.job)) return 0;  // no daemon was started for this job
+  if (!IsOwnJobDir(s.config.mps_dir, ids.job, ids.uid)) return 0;  // no daemon was started for this job
   const SubprocessResult r = RunCapture({s.config.mps_control}, MpsEnvironment(ids), ids.uid, ids.gid, kMpsTimeoutS, "quit\n");
   if (!r.ran || r.exit_status != 0) {
     Error("stopping the MPS daemon of job " + std::to_string(ids.job) + " failed: " +
           (r.ran ? "exit status " + std::to_string(r.exit_status) : r.error));
   }
-  // What the daemon left in pipe/ and log/ is removed as the user (root never
-  // follows what the user put there); the emptied folders by root, below the
-  // root-owned job folder whose entries no user can replace.
-  RunCapture({"/usr/bin/find", dir + "/pipe", dir + "/log", "-mindepth", "1", "-delete"}, {{"PATH", "/usr/bin:/bin"}},
-             ids.uid, ids.gid, kMpsTimeoutS);
+  // Everything below job-ID goes, whatever the job put there: removed by
+  // root without following a link and entering only the user's own folders
+  // (job_dirs.h); one line names what is left.
   std::string why;
-  if (!RemoveJobDirs(s.config.mps_dir, ids.job, &why)) Error("cannot remove the MPS directories: " + why);
+  if (!RemoveJobDirs(s.config.mps_dir, ids.job, ids.uid, &why)) Error(why + "; the admin removes it by hand");
   return 0;
 }
 

@@ -4,8 +4,11 @@
 //   looks up the node type's profile by running the admin's `multilane
 //   resolve` as the user against the admin's database, and on a hit puts
 //   LD_PRELOAD (the admin's library) and MULTILANE_PROFILE into the step's
-//   environment.  Any failure leaves the step as it was and says why in one
-//   line (from the step's first node only).
+//   environment.  Without a usable profile on this node it still preloads
+//   the library, with MULTILANE_OFF=<reason>, so that the job is all in or
+//   all out (injection.h); only a library that is missing or does not load
+//   leaves the step as it was.  Either way one line says why (from the
+//   step's first node; the others' go to the slurmd log).
 // task_init_privileged (per task, root): records the step's GPU list.
 // task_init (per task, the user): binds the task to its GPU
 //   (CUDA_VISIBLE_DEVICES) and to its block of CPUs.
@@ -19,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "injection.h"
+#include "job_dirs.h"
 #include "plugin.h"
 #include "subprocess.h"
 #include "task_layout.h"
@@ -62,24 +67,6 @@ void SayOnce(spank_t sp, const std::string& message) {
   Say(message);
 }
 
-// An ELF shared object we may name in LD_PRELOAD.
-bool LooksLikeLibrary(const std::string& path, std::string* why) {
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) {
-    *why = "the library " + path + " does not exist (" + std::strerror(errno) + "); the admin fixes library= in plugstack.conf";
-    return false;
-  }
-  FILE* f = std::fopen(path.c_str(), "rb");
-  char magic[4] = {0, 0, 0, 0};
-  const bool elf = f != nullptr && std::fread(magic, 1, 4, f) == 4 && std::memcmp(magic, "\x7f" "ELF", 4) == 0;
-  if (f) std::fclose(f);
-  if (!elf) {
-    *why = "the library " + path + " is not a loadable shared object; the admin reinstalls multilane";
-    return false;
-  }
-  return true;
-}
-
 std::vector<int> AllowedCpus() {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -96,15 +83,8 @@ std::vector<int>& StepCpus() {
   return cpus;
 }
 
-}  // namespace
-
-int StepUserInit(spank_t sp) {
-  PluginState& s = State();
-  uint32_t step = 0;
-  if (!Item(sp, S_JOB_STEPID, &step) || step >= kFirstSpecialStep) return 0;  // batch/extern: the sruns inject
-  if (!Enabled(s)) return 0;
-  StepCpus() = AllowedCpus();
-
+// Runs `multilane resolve` as the job's user, with a clean environment.
+SubprocessResult LookUp(spank_t sp, const PluginState& s) {
   uid_t uid = static_cast<uid_t>(-1);
   gid_t gid = static_cast<gid_t>(-1);
   Item(sp, S_JOB_UID, &uid);
@@ -117,49 +97,61 @@ int StepUserInit(spank_t sp) {
     argv.push_back(partition);
   }
   const std::map<std::string, std::string> env = {{"PATH", "/usr/bin:/bin"}, {"LANG", "C"}, {"HOME", "/"}};
-  const SubprocessResult r = RunCapture(argv, env, uid, gid, s.config.resolve_timeout_s);
-  if (!r.ran || r.exit_status != 0) {
-    std::string why = r.error;
-    if (r.ran) {
-      why = "exit status " + std::to_string(r.exit_status);
-      if (!r.error_line.empty()) why += ": " + r.error_line;
-    }
-    SayOnce(sp, "the profile look-up (" + s.config.multilane + " resolve) failed: " + why +
-                    "; this step runs without multilane (the admin runs `multilane doctor` on this node)");
-    return 0;
-  }
-  auto kv = ParseKeyValueLines(r.output);
-  if (kv["found"] != "yes") {
-    SayOnce(sp, (kv["why"].empty() ? std::string("no profile") : kv["why"]) + "; this step runs without multilane");
-    return 0;
-  }
-  std::string why;
-  if (!LooksLikeLibrary(s.config.library, &why)) {
-    SayOnce(sp, why + "; this step runs without multilane");
-    return 0;
-  }
-  if (kv["library_loads"] != "yes") {
-    SayOnce(sp, "the library " + s.config.library + " does not load: " + kv["library_error"] +
-                    "; this step runs without multilane (the admin reinstalls multilane)");
-    return 0;
-  }
+  return RunCapture(argv, env, uid, gid, s.config.resolve_timeout_s);
+}
 
-  // The user's own preloads stay first, as with `multilane run`.
-  std::string preload = s.config.library;
+// Puts the library into LD_PRELOAD; the user's own preloads stay first, as
+// with `multilane run`.
+bool Preload(spank_t sp, const std::string& library) {
+  std::string preload = library;
   const std::string old = GetEnv(sp, "LD_PRELOAD");
   if (!old.empty()) preload = old + ":" + preload;
-  if (!SetEnv(sp, "LD_PRELOAD", preload)) return 0;
-  s.injected = true;
-  const bool user_profile = !GetEnv(sp, "MULTILANE_PROFILE").empty() || !GetEnv(sp, "MULTILANE_PROFILE_FILE").empty();
-  if (!user_profile) SetEnv(sp, "MULTILANE_PROFILE", kv["profile"]);
+  return SetEnv(sp, "LD_PRELOAD", preload);
+}
 
-  uint32_t tasks = 0;
-  Item(sp, S_JOB_LOCAL_TASK_COUNT, &tasks);
-  const std::vector<std::string> gpus = SplitList(GetEnv(sp, "CUDA_VISIBLE_DEVICES"));
-  const int tuned = std::atoi(kv["ranks_per_gpu"].c_str());
-  const int wanted = s.user.ranks_per_gpu > 0 ? s.user.ranks_per_gpu : tuned;
-  if (!gpus.empty() && tasks % gpus.size() == 0 && GetEnv(sp, "MULTILANE_RANKS_PER_GPU").empty()) {
-    SetEnv(sp, "MULTILANE_RANKS_PER_GPU", std::to_string(tasks / gpus.size()));
+// This node's name as Slurm knows it (several slurmd may share a host).
+std::string NodeName(spank_t sp) {
+  std::string name = GetEnv(sp, "SLURMD_NODENAME");
+  if (!name.empty()) return name;
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  return host;
+}
+
+// No usable profile on this node (Injection::Kind::kOff): the library goes in
+// with MULTILANE_OFF, so that it takes part in the job's start-up agreement
+// and turns multilane off on every rank.  MULTILANE_OFF is set first: a
+// library without it and without a profile would vote on.
+void InjectOff(spank_t sp, const PluginState& s, const Injection& injection) {
+  if (SetEnv(sp, "MULTILANE_OFF", OffReason(NodeName(sp), injection.line))) Preload(sp, s.config.library);
+}
+
+// The job's MPS daemon: the tasks are pointed at its folders only when they
+// are exactly what the prolog made for this job's user (job_dirs.h); never at
+// a job-ID someone else made.  True when they were.
+bool PointAtMps(spank_t sp, const PluginState& s) {
+  if (!s.config.mps && !s.config.mps_auto) return false;
+  uint32_t job = 0;
+  uid_t uid = static_cast<uid_t>(-1);
+  Item(sp, S_JOB_ID, &job);
+  Item(sp, S_JOB_UID, &uid);
+  std::string why;
+  if (!JobDirsReady(s.config.mps_dir, job, uid, &why)) {
+    // No folder: the prolog started no daemon and logged why (mps=yes), or
+    // was not asked to (mps=auto).  Something else there is worth a line.
+    if (!why.empty()) SayOnce(sp, "note: this step runs without the job's MPS daemon on this node: " + why);
+    return false;
+  }
+  const std::string base = s.config.mps_dir + "/" + JobDirName(job);
+  SetEnv(sp, "CUDA_MPS_PIPE_DIRECTORY", base + "/pipe");
+  SetEnv(sp, "CUDA_MPS_LOG_DIRECTORY", base + "/log");
+  return true;
+}
+
+// The step's settings besides the profile: tasks per GPU, the user's modes.
+void SetStepVariables(spank_t sp, const PluginState& s, uint32_t tasks, size_t gpus) {
+  if (gpus > 0 && tasks % gpus == 0 && GetEnv(sp, "MULTILANE_RANKS_PER_GPU").empty()) {
+    SetEnv(sp, "MULTILANE_RANKS_PER_GPU", std::to_string(tasks / gpus));
   }
   if (s.user.verbose) {
     SetEnv(sp, "MULTILANE_VERBOSE", "1");
@@ -170,28 +162,25 @@ int StepUserInit(spank_t sp) {
     if (dir.empty()) dir = GetEnv(sp, "SLURM_SUBMIT_DIR");
     if (!dir.empty()) SetEnv(sp, "MULTILANE_REPORT", dir);
   }
-  // The job's MPS daemon: always with mps=yes; with mps=auto where the
-  // prolog started one (its pipe folder exists).
-  bool mps = false;
-  if (s.config.mps || s.config.mps_auto) {
-    uint32_t job = 0;
-    Item(sp, S_JOB_ID, &job);
-    const std::string base = s.config.mps_dir + "/job-" + std::to_string(job);
-    struct stat st;
-    mps = s.config.mps || (stat((base + "/pipe").c_str(), &st) == 0 && S_ISDIR(st.st_mode));
-    if (mps) {
-      SetEnv(sp, "CUDA_MPS_PIPE_DIRECTORY", base + "/pipe");
-      SetEnv(sp, "CUDA_MPS_LOG_DIRECTORY", base + "/log");
-    }
-  }
+}
+
+// The lines a step with a profile may need: MPS missing for a layout
+// measured under it, a ranks-per-gpu value not tuned, the step's own layout
+// (or, with verbose, the profile in use).
+void SayProfileNotes(spank_t sp, const PluginState& s, std::map<std::string, std::string>& kv, bool user_profile,
+                     bool mps) {
+  uint32_t tasks = 0;
+  Item(sp, S_JOB_LOCAL_TASK_COUNT, &tasks);
+  const std::vector<std::string> gpus = SplitList(GetEnv(sp, "CUDA_VISIBLE_DEVICES"));
+  const int tuned = std::atoi(kv["ranks_per_gpu"].c_str());
+  const int wanted = s.user.ranks_per_gpu > 0 ? s.user.ranks_per_gpu : tuned;
   // A ranks-per-GPU value measured under MPS, on a node that runs this step
   // without it: small calls will be much slower than the profile says.
   if (!mps && kv["mps"] == "on" && !gpus.empty() && tasks > gpus.size()) {
     SayOnce(sp, "note: the profile's layouts of several tasks per GPU were measured under MPS, and this node runs "
-                "the job without an MPS daemon (plugstack mps=no, or nvidia-cuda-mps-control missing): submit with "
-                "--multilane=ranks-per-gpu:1, or ask the admin to enable mps");
+                "the job without an MPS daemon (plugstack mps=no, nvidia-cuda-mps-control missing, or the job "
+                "prolog could not start it): submit with --multilane=ranks-per-gpu:1, or ask the admin to enable mps");
   }
-
   // ranks-per-gpu:N the profile was not tuned at: its entries for other
   // layouts apply (the recommended value's), which the user should know.
   const std::string tuned_list = kv["ranks_per_gpu_tuned"];
@@ -211,6 +200,36 @@ int StepUserInit(spank_t sp) {
   } else if (s.user.verbose) {
     SayOnce(sp, line);
   }
+}
+
+}  // namespace
+
+int StepUserInit(spank_t sp) {
+  PluginState& s = State();
+  uint32_t step = 0;
+  if (!Item(sp, S_JOB_STEPID, &step) || step >= kFirstSpecialStep) return 0;  // batch/extern: the sruns inject
+  if (!Enabled(s)) return 0;
+  StepCpus() = AllowedCpus();
+
+  const SubprocessResult r = LookUp(sp, s);
+  auto kv = ParseKeyValueLines(r.output);
+  std::string library_why;
+  const bool library_ok = LooksLikeLibrary(s.config.library, &library_why);
+  const Injection injection = DecideInjection(r, kv, s.config.multilane, s.config.library, library_ok, library_why);
+  if (injection.kind != Injection::Kind::kProfile) {
+    SayOnce(sp, injection.line);
+    if (injection.kind == Injection::Kind::kOff) InjectOff(sp, s, injection);
+    return 0;
+  }
+  if (!Preload(sp, s.config.library)) return 0;
+  s.injected = true;
+  const bool user_profile = !GetEnv(sp, "MULTILANE_PROFILE").empty() || !GetEnv(sp, "MULTILANE_PROFILE_FILE").empty();
+  if (!user_profile) SetEnv(sp, "MULTILANE_PROFILE", kv["profile"]);
+  uint32_t tasks = 0;
+  Item(sp, S_JOB_LOCAL_TASK_COUNT, &tasks);
+  SetStepVariables(sp, s, tasks, SplitList(GetEnv(sp, "CUDA_VISIBLE_DEVICES")).size());
+  const bool mps = PointAtMps(sp, s);
+  SayProfileNotes(sp, s, kv, user_profile, mps);
   return 0;
 }
 

@@ -25,7 +25,7 @@ struct PluginState {
   UserOptions user;         // from --multilane (or its environment variable)
   bool user_seen = false;   // the option callback ran
   std::string step_gpus;    // the step's CUDA_VISIBLE_DEVICES before per-task binding
-  bool injected = false;    // user_init set LD_PRELOAD for this step
+  bool injected = false;    // user_init set LD_PRELOAD with a profile (not MULTILANE_OFF) for this step
 };
 PluginState& State();
 

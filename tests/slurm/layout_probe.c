@@ -3,7 +3,11 @@
  * result, and prints one line with what the job gave it:
  *
  *   rank=R size=N gpu=CUDA_VISIBLE_DEVICES cpus=Cpus_allowed_list preload=0|1
- *       ok=0|1 calls=C passthrough=P lane=L hier=H split=S
+ *       off=0|1 ok=0|1 calls=C passthrough=P lane=L hier=H split=S
+ *
+ * preload: LD_PRELOAD names libmlallreduce; off: MULTILANE_OFF is set (the
+ * plugin's "no usable profile on this node"), whose value follows on a line
+ * of its own: "rank R MULTILANE_OFF=VALUE".
  *
  * The counters come from libmlallreduce's own mla_get_stats, found with
  * dlsym, so that the program runs (with zeros) without the library. */
@@ -57,18 +61,21 @@ int main(int argc, char **argv) {
   cpus_allowed(cpus, sizeof cpus);
   const char *gpu = getenv("CUDA_VISIBLE_DEVICES");
   const char *preload = getenv("LD_PRELOAD");
+  const char *off = getenv("MULTILANE_OFF");
   char host[256] = "?";
   gethostname(host, sizeof host - 1);
   mla_layout layout;
   memset(&layout, 0, sizeof layout);
   int (*get_layout)(MPI_Comm, mla_layout *) = (int (*)(MPI_Comm, mla_layout *))dlsym(RTLD_DEFAULT, "mla_comm_layout");
   if (get_layout) get_layout(MPI_COMM_WORLD, &layout);
-  printf("rank=%d size=%d host=%s nodes=%d gpu=%s cpus=%s preload=%d ok=%d calls=%llu passthrough=%llu lane=%llu "
-         "hier=%llu split=%llu\n",
-         rank, size, host, layout.nodes, gpu ? gpu : "none", cpus, preload && strstr(preload, "libmlallreduce") ? 1 : 0, ok,
+  printf("rank=%d size=%d host=%s nodes=%d gpu=%s cpus=%s preload=%d off=%d ok=%d calls=%llu passthrough=%llu "
+         "lane=%llu hier=%llu split=%llu\n",
+         rank, size, host, layout.nodes, gpu ? gpu : "none", cpus, preload && strstr(preload, "libmlallreduce") ? 1 : 0,
+         off ? 1 : 0, ok,
          (unsigned long long)stats.calls, (unsigned long long)stats.calls_by_algo[MLA_ALGO_PASSTHROUGH],
          (unsigned long long)stats.calls_by_algo[MLA_ALGO_LANE], (unsigned long long)stats.calls_by_algo[MLA_ALGO_HIER],
          (unsigned long long)stats.calls_by_algo[MLA_ALGO_SPLIT]);
+  if (off) printf("rank %d MULTILANE_OFF=%s\n", rank, off);
   fflush(stdout);
   free(in);
   free(out);

@@ -381,7 +381,14 @@ def case_unknown_plugstack_key(root):
         s.stop()
 
 
-def fail_open(root, plugin_args, prepare, why_pattern):
+def fail_open(root, plugin_args, prepare, why_pattern, preloaded=True):
+    """A step on a node without a usable profile runs and one line says why.
+    A job is all in or all out: where the library itself loads, the plugin
+    still preloads it, with MULTILANE_OFF=<why> instead of a profile (the
+    library then turns multilane off on every rank of the job); only a
+    library that is missing or does not load is left out (`preloaded`
+    False).  The lines checked are the plugin's and, once the library says
+    one, the library's, which repeats MULTILANE_OFF's reason."""
     s = Slurm(root, plugin_args)
     try:
         prepare(s)
@@ -390,12 +397,22 @@ def fail_open(root, plugin_args, prepare, why_pattern):
         log(text)
         check(p.returncode == 0, f"the job failed (exit {p.returncode})")
         rows = rank_lines(p.stdout)
-        check(len(rows) == 2 and all(r["ok"] == "1" and r["preload"] == "0" for r in rows),
-              f"the job did not run unchanged without multilane: {rows}")
-        lines = multilane_lines(text)
-        check(len(lines) == 1, f"expected one line saying why, got {lines}")
-        check(re.search(why_pattern, lines[0]), f"the line does not say why ({why_pattern}): {lines[0]}")
-        check("without multilane" in lines[0], lines[0])
+        check(len(rows) == 2 and all(r["ok"] == "1" for r in rows), f"the job's sums are wrong: {rows}")
+        check(all(r["lane"] == r["hier"] == r["split"] == "0" for r in rows),
+              f"calls ran a multilane algorithm on a node without a profile: {rows}")
+        offs = re.findall(r"^rank (\d+) MULTILANE_OFF=(.*)$", p.stdout, re.M)
+        if preloaded:
+            check(all(r["preload"] == "1" and r["off"] == "1" for r in rows),
+                  f"the library is not preloaded with MULTILANE_OFF on every rank: {rows}")
+            check(len(offs) == 2 and all(re.search(why_pattern, v) and "without multilane" in v for _, v in offs),
+                  f"MULTILANE_OFF does not say why ({why_pattern}): {offs}")
+        else:
+            check(all(r["preload"] == "0" and r["off"] == "0" for r in rows) and not offs,
+                  f"a library that cannot load was preloaded: {rows} {offs}")
+        lines = [l for l in multilane_lines(text) if not l.startswith("rank ")]
+        check(1 <= len(lines) <= (2 if preloaded else 1), f"expected one line saying why, got {lines}")
+        check(all(re.search(why_pattern, l) for l in lines), f"a line does not say why ({why_pattern}): {lines}")
+        check(any("without multilane" in l for l in lines), lines)
     finally:
         s.stop()
 
@@ -436,12 +453,12 @@ def case_fail_open_library_does_not_load(root):
             head = f.read(4096)  # an ELF header and nothing behind it
         with open(broken, "wb") as f:
             f.write(head)
-    fail_open(root, {"library": broken}, prepare, r"does not load")
+    fail_open(root, {"library": broken}, prepare, r"does not load", preloaded=False)
 
 
 def case_fail_open_missing_library(root):
     fail_open(root, {"library": "/nonexistent/libmlallreduce.so"}, lambda s: publish_lane_profile(s.db),
-              r"does not exist")
+              r"does not exist", preloaded=False)
 
 
 def case_fail_open_resolver_missing(root):
@@ -568,15 +585,10 @@ def case_tune_partition_interrupted(root):
         s.stop()
 
 
-def case_mps_daemon(root):
-    """mps=yes: the job prolog starts one MPS control daemon per job as the
-    job's user with private pipe and log directories, the tasks are pointed
-    at it, and the epilog stops it and removes the directories.  There is no
-    NVIDIA driver here, so mps_control names a stand-in that records how it
-    was called and stays alive like the daemon until it reads `quit`."""
-    ensure_test_user(root)
-    mps_dir = os.path.join(root, "mps")
-    record = os.path.join(root, "mps-record")
+def write_mps_stand_in(root, record):
+    """A stand-in for nvidia-cuda-mps-control (there is no NVIDIA driver
+    here) that records how it was called in record/calls - user, folders,
+    their modes - and stays alive like the daemon until it reads `quit`."""
     os.makedirs(record, exist_ok=True)
     os.chmod(record, 0o777)
     stand_in = os.path.join(root, "mps-control")
@@ -591,10 +603,106 @@ if [ "$1" = "-d" ]; then
   exit 0
 fi
 read word
-echo "$word uid=$(id -u)" >> {record}/calls
+echo "$word uid=$(id -u) pipe=$CUDA_MPS_PIPE_DIRECTORY" >> {record}/calls
 kill "$(cat "$CUDA_MPS_PIPE_DIRECTORY/daemon.pid")"
 """)
     os.chmod(stand_in, 0o755)
+    return stand_in
+
+
+def wait_for_epilog(record, quits, timeout=30):
+    """The calls the stand-in recorded once `quits` epilogs stopped it (the
+    epilog runs after the job is reported done)."""
+    path = os.path.join(record, "calls")
+    deadline = time.time() + timeout
+    calls = ""
+    while time.time() < deadline:
+        calls = open(path).read() if os.path.exists(path) else ""
+        if calls.count("quit") >= quits:
+            break
+        time.sleep(0.5)
+    return calls
+
+
+def case_mps_job_folders_of_others(root):
+    """N2: with a shared mps_dir, job-ID folders someone else made.  Job 1:
+    a leftover of another user's job with the same ID (root's job-1, its
+    pipe/ another user's and in use): the prolog refuses it and this job's
+    tasks are never pointed at it (they used to be, with mps=yes); the
+    epilog leaves it alone.  Job 2: another user made job-2 first, with a
+    link inside: the prolog moves it aside and removes it (it used to deny
+    MPS to job 2 for good), makes its own, and the tasks use that one; the
+    epilog removes everything."""
+    ensure_test_user(root)
+    other = pwd.getpwnam("nobody")
+    mps_dir = os.path.join(root, "mps")
+    record = os.path.join(root, "mps-record")
+    stand_in = write_mps_stand_in(root, record)
+    os.chmod(root, 0o777)
+    os.makedirs(mps_dir)
+    os.chmod(mps_dir, 0o1777)
+    leftover = os.path.join(mps_dir, "job-1")
+    os.mkdir(leftover, 0o711)
+    for sub in ("pipe", "log"):
+        os.mkdir(os.path.join(leftover, sub), 0o700)
+        os.chown(os.path.join(leftover, sub), other.pw_uid, other.pw_gid)
+    with open(os.path.join(leftover, "pipe", "control"), "w") as f:
+        f.write("another user's daemon\n")
+    squat = os.path.join(mps_dir, "job-2")
+    os.mkdir(squat, 0o755)
+    os.mkdir(os.path.join(squat, "pipe"), 0o755)
+    os.symlink("/etc", os.path.join(squat, "pipe", "escape"))
+    for path in (squat, os.path.join(squat, "pipe"), os.path.join(squat, "pipe", "escape")):
+        os.lchown(path, other.pw_uid, other.pw_gid)
+    s = Slurm(root, {"mps": "yes", "mps_control": stand_in, "mps_dir": mps_dir})
+    try:
+        publish_lane_profile(s.db)
+        body = "echo job=$SLURM_JOB_ID\nsrun bash -c 'echo task $SLURM_PROCID pipe=$CUDA_MPS_PIPE_DIRECTORY'\n"
+        outs = []
+        for n in (1, 2):
+            p, out = s.sbatch(["--gpus=2", "--multilane"], body, user=TEST_USER, name=f"mps-{n}")
+            check(p.returncode == 0 and f"job={n}" in out, f"job {n} failed or got another ID: {out}")
+            outs.append(out)
+        calls = wait_for_epilog(record, 1)
+        log(calls)
+        deadline = time.time() + 30
+        while os.path.exists(squat) and time.time() < deadline:  # the epilog removes it after `quit`
+            time.sleep(0.5)
+        slurmd = open(os.path.join(s.dir, "log", "slurmd-localhost.log")).read()
+        # Job 1: no daemon, the tasks not pointed at the other user's pipe/.
+        check(f"pipe={leftover}/pipe" not in calls, f"a daemon ran in another user's folder: {calls!r}")
+        tasks = [l for l in outs[0].splitlines() if l.startswith("task ")]
+        check(len(tasks) == 4 and all(t.endswith(" pipe=") for t in tasks),
+              f"job 1's tasks were pointed at a folder the prolog did not make: {tasks}")
+        check("not a folder the prolog made" in outs[0] or "someone else made it" in outs[0],
+              f"job 1 does not say why it runs without MPS: {outs[0]}")
+        check(os.path.exists(os.path.join(leftover, "pipe", "control")), "the other user's leftover was touched")
+        check(f"{leftover} exists already" in slurmd, "the prolog did not log why it refused job-1")
+        # Job 2: the squat replaced, the tasks pointed at the prolog's folder.
+        uid = pwd.getpwnam(TEST_USER).pw_uid
+        check(f"start uid={uid} pipe={squat}/pipe" in calls and f"700 {TEST_USER}" in calls
+              and "jobdir 711 root" in calls, f"job 2's daemon did not start in the prolog's own folder: {calls!r}")
+        tasks = [l for l in outs[1].splitlines() if l.startswith("task ")]
+        check(len(tasks) == 4 and all(t.endswith(f" pipe={squat}/pipe") for t in tasks), f"job 2's tasks: {tasks}")
+        check(f"{squat} was there before the prolog" in slurmd and "removed it" in slurmd,
+              "the prolog did not log that it removed the squat")
+        check(os.path.isdir("/etc") and not os.path.exists(squat),
+              f"the epilog left {squat}: {os.listdir(mps_dir)}")
+        check(sorted(os.listdir(mps_dir)) == ["job-1"], f"left in mps_dir: {os.listdir(mps_dir)}")
+    finally:
+        s.stop()
+
+
+def case_mps_daemon(root):
+    """mps=yes: the job prolog starts one MPS control daemon per job as the
+    job's user with private pipe and log directories, the tasks are pointed
+    at it, and the epilog stops it and removes the directories.  There is no
+    NVIDIA driver here, so mps_control names a stand-in that records how it
+    was called and stays alive like the daemon until it reads `quit`."""
+    ensure_test_user(root)
+    mps_dir = os.path.join(root, "mps")
+    record = os.path.join(root, "mps-record")
+    stand_in = write_mps_stand_in(root, record)
     os.chmod(root, 0o777)
     # An admin's shared mps_dir (like /tmp): the prolog must keep its mode
     # and owner (it used to make it 0755 at every job).
