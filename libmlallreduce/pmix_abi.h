@@ -17,8 +17,10 @@ constexpr int kSuccess = 0;                // PMIX_SUCCESS
 constexpr int kErrNotFound = -46;          // PMIX_ERR_NOT_FOUND
 constexpr uint16_t kTypeBool = 1;          // PMIX_BOOL
 constexpr uint16_t kTypeString = 3;        // PMIX_STRING
+constexpr uint16_t kTypeInt = 6;           // PMIX_INT
 constexpr uint8_t kScopeGlobal = 3;        // PMIX_GLOBAL
 constexpr char kOptional[] = "pmix.optional";  // PMIX_OPTIONAL: look in the local store only
+constexpr char kTimeout[] = "pmix.timeout";    // PMIX_TIMEOUT: seconds before the operation gives up
 
 struct Proc {  // pmix_proc_t
   char nspace[kMaxNsLen + 1];
@@ -29,6 +31,7 @@ struct Value {  // pmix_value_t: the type, then a union whose largest member is 
   uint16_t type;
   union {
     bool flag;
+    int integer;
     char* string;
     unsigned char bytes[24];
   } data;

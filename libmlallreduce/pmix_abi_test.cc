@@ -18,6 +18,8 @@ TEST(PmixAbi, ConstantsMatchTheStandard) {
   EXPECT_EQ(pmix::kTypeString, PMIX_STRING);
   EXPECT_EQ(pmix::kScopeGlobal, PMIX_GLOBAL);
   EXPECT_STREQ(pmix::kOptional, PMIX_OPTIONAL);
+  EXPECT_EQ(pmix::kTypeInt, PMIX_INT);
+  EXPECT_STREQ(pmix::kTimeout, PMIX_TIMEOUT);
 }
 
 TEST(PmixAbi, LayoutsMatchTheStandard) {

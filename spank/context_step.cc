@@ -101,8 +101,12 @@ SubprocessResult LookUp(spank_t sp, const PluginState& s) {
 }
 
 // Puts the library into LD_PRELOAD; the user's own preloads stay first, as
-// with `multilane run`.
+// with `multilane run`.  MULTILANE_ALL_RANKS=1 goes with it: every node of a
+// --multilane step preloads the library where it loads (with MULTILANE_OFF
+// where there is no profile), which the library's start-up agreement needs
+// to hear where the MPI offers no PMIx (docs/all-in-or-all-out.md).
 bool Preload(spank_t sp, const std::string& library) {
+  if (!SetEnv(sp, "MULTILANE_ALL_RANKS", "1")) return false;
   std::string preload = library;
   const std::string old = GetEnv(sp, "LD_PRELOAD");
   if (!old.empty()) preload = old + ":" + preload;

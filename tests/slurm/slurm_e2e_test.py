@@ -1052,6 +1052,64 @@ def case_valgrind_slurmstepd(root):
         s.stop()
 
 
+def two_nodes_one_node_differs(root, node2_behaviour, why_pattern, preload_on_node2):
+    """Issue 23: a two-node `srun --multilane --mpi=pmix` step whose second
+    node's look-up (a stand-in `multilane` that forwards to the real one on
+    node1) fails in one way: the job's exact results on every rank, exactly
+    one line saying why (from the library's start-up agreement, which sees
+    every rank), and no algorithm call on any rank."""
+    stand_in = os.path.join(root, "multilane-node2")
+    with open(stand_in, "w") as f:
+        f.write(f"""#!/bin/sh
+if [ "$(hostname)" = node2 ]; then
+{node2_behaviour}
+fi
+exec {ARGS.multilane} "$@"
+""")
+    os.chmod(stand_in, 0o755)
+    s = Slurm(root, {"multilane": stand_in, "resolve_timeout": "3"}, nodes=2)
+    try:
+        publish_lane_profile(s.db)
+        env = dict(s.env)
+        env["MULTILANE_ALGO"] = "lane"
+        q = run(["srun", "-N2", "-n4", "--ntasks-per-node=2", "--multilane", "--mpi=pmix", ARGS.probe, "3"],
+                check=False, env=env, timeout=300, cwd=root)
+        text = q.stdout + q.stderr
+        log(text)
+        check(q.returncode == 0, f"the job failed (exit {q.returncode})")
+        rows = rank_lines(q.stdout)
+        check(len(rows) == 4 and [r["host"] for r in rows] == ["node1", "node1", "node2", "node2"],
+              f"block distribution over the two nodes: {rows}")
+        check(all(r["ok"] == "1" for r in rows), f"a rank got a wrong sum: {rows}")
+        check(all(r["lane"] == "0" for r in rows), f"an algorithm ran in a job that is not all in: {rows}")
+        check([r["preload"] for r in rows] == ["1", "1", preload_on_node2, preload_on_node2],
+              f"the library on the nodes: {rows}")
+        lines = [l for l in multilane_lines(text) if "warning" in l]
+        check(len(lines) == 1, f"expected one warning line saying why, got {lines}")
+        check(re.search(why_pattern, lines[0]), f"the line does not say why ({why_pattern}): {lines[0]}")
+    finally:
+        s.stop()
+
+
+def case_two_nodes_second_node_without_profile(root):
+    two_nodes_one_node_differs(
+        root, "  echo found=no; echo 'why=no profile for node type of node2 (test)'; echo library_loads=yes; exit 0",
+        r"every rank runs unchanged: rank 2: the launcher turned multilane off .*no profile for node type of node2",
+        "1")
+
+
+def case_two_nodes_second_node_resolver_times_out(root):
+    two_nodes_one_node_differs(
+        root, "  exec sleep 600",
+        r"every rank runs unchanged: rank 2: the launcher turned multilane off .*timed out after 3 s", "1")
+
+
+def case_two_nodes_second_node_library_does_not_load(root):
+    two_nodes_one_node_differs(
+        root, f"  {ARGS.multilane} \"$@\" | sed 's/^library_loads=.*/library_loads=no/; s/^library_error=.*/library_error=test: not loadable here/'; exit 0",
+        r"ranks 2 and 3 of 4 run without multilane", "0")
+
+
 CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 
