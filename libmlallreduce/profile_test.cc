@@ -174,6 +174,15 @@ TEST(Profile, CapsTheEntryCount) {
       << error;
 }
 
+// Issue 23 N14: an entry of 100 KB is quoted as a short excerpt, not whole.
+TEST(Profile, ErrorsQuoteLongTextAsAnExcerpt) {
+  Profile p;
+  std::string error;
+  EXPECT_FALSE(p.Parse("multilane-profile 1\nhost 0 inf " + std::string(100000, 'x'), &error));
+  EXPECT_LT(error.size(), 300u) << error.substr(0, 300);
+  EXPECT_NE(error.find("\u2026 (100000 bytes)"), std::string::npos) << error.substr(0, 300);
+}
+
 TEST(Profile, OrderOfTheTextDoesNotMatterForOverlaps) {
   Profile p;
   std::string error;
