@@ -56,6 +56,14 @@ bool ParseDouble(std::string_view s, double* out) {
   return true;
 }
 
+// Why a chunk of `bytes` cannot stand in a profile, or "".
+std::string ChunkProblem(uint64_t bytes) {
+  if (bytes == 0 || bytes >= kMinProfileChunkBytes) return "";
+  return "chunk=" + FormatByteSize(bytes) + " is below " + FormatByteSize(kMinProfileChunkBytes) +
+         " (every piece pays each step's latency: such chunks run 50-100x slower): remove chunk= to take "
+         "the whole message, give " + FormatByteSize(kMinProfileChunkBytes) + " or more, or run multilane tune";
+}
+
 }  // namespace
 
 const char* MemKindName(MemKind kind) { return kind == MemKind::kHost ? "host" : "device"; }
@@ -112,7 +120,10 @@ bool Profile::Parse(std::string_view text, std::string* error) {
         if (eq == std::string_view::npos || eq == 0) {
           return fail("header metadata must be key=value, found " + Quoted(words[i]));
         }
-        metadata[std::string(words[i].substr(0, eq))] = std::string(words[i].substr(eq + 1));
+        const std::string key(words[i].substr(0, eq));
+        if (!metadata.emplace(key, std::string(words[i].substr(eq + 1))).second) {
+          return fail("header key " + Quoted(key) + " is given twice: keep one");
+        }
       }
       seen_header = true;
       if (end == text.size()) break;
@@ -157,6 +168,7 @@ bool Profile::Parse(std::string_view text, std::string* error) {
         if (!ParseInt(value, 1, 1 << 20, &e.choice.lanes)) return fail("lanes must be a positive integer, found " + Quoted(value));
       } else if (key == "chunk") {
         if (!ParseByteSize(value, &e.choice.chunk_bytes)) return fail("chunk must be a byte size such as 4M, found " + Quoted(value));
+        if (std::string why = ChunkProblem(e.choice.chunk_bytes); !why.empty()) return fail(why);
       } else if (key == "transport") {
         std::string name(value);
         if (!mla_transport_from_name(name.c_str(), &e.choice.transport))
