@@ -40,6 +40,16 @@ int DeviceRanksPerGpu(const DeviceModule* device, void* recvbuf, MPI_Datatype da
   return rc;
 }
 
+// An error of an algorithm, raised on the caller's communicator as the system
+// MPI raises its own: the algorithms run on the library's communicators,
+// which return their errors (topology.h), so the handler the caller's
+// communicator has now (MPI_ERRORS_RETURN, MPI_ERRORS_ARE_FATAL or the
+// program's own) is called, once, with the same code.  Returns rc.
+int RaiseOnCaller(MPI_Comm comm, int rc) {
+  if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
+  return rc;
+}
+
 uint64_t MessageBytes(int count, MPI_Datatype datatype, int* type_size) {
   *type_size = 0;
   if (count <= 0 || datatype == MPI_DATATYPE_NULL) return 0;
@@ -136,7 +146,7 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
       out->nccl_fallback = run.nccl_fallback;
     }
   } else if (folded) {
-    rc = RunFolded(call, *topo, choice);
+    rc = RaiseOnCaller(comm, RunFolded(call, *topo, choice));
   } else {
     switch (choice.algo) {
       case MLA_ALGO_LANE: rc = RunLane(call, *topo, choice); break;
@@ -144,6 +154,7 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
       case MLA_ALGO_SPLIT: rc = RunSplit(call, *topo, choice); break;
       default: return system_mpi();
     }
+    rc = RaiseOnCaller(comm, rc);
   }
   if (rc == MPI_SUCCESS) CountDone(ran, bytes);
   out->algo = ran;

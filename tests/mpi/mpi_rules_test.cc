@@ -83,6 +83,140 @@ int ThroughChoice(const void* s, void* r, int n, MPI_Datatype t, MPI_Op op, MPI_
 }
 
 // ---------------------------------------------------------------------------
+// N6: MPI_ERRORS_RETURN (or any handler) on the caller's communicator holds
+// for calls the library runs, also after its first call cached the
+// communicator's state.
+
+std::string ClassName(int code) {
+  int cls = MPI_SUCCESS;
+  MPI_Error_class(code, &cls);
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(cls, text, &len);
+  return std::to_string(cls) + " (" + std::string(text, static_cast<size_t>(len)) + ")";
+}
+
+int ErrorClass(int code) {
+  int cls = MPI_SUCCESS;
+  MPI_Error_class(code, &cls);
+  return cls;
+}
+
+// One call of each kind that MPI refuses with an op/datatype error.
+struct BadCall {
+  const char* name;
+  MPI_Datatype type;
+  MPI_Op op;
+};
+const BadCall kBadCalls[] = {{"MPI_MINLOC on MPI_DOUBLE", MPI_DOUBLE, MPI_MINLOC},
+                             {"MPI_SUM on MPI_DOUBLE_INT", MPI_DOUBLE_INT, MPI_SUM},
+                             {"MPI_BAND on MPI_FLOAT", MPI_FLOAT, MPI_BAND}};
+
+int ThroughMpiAllreduce(const void* s, void* r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm comm, mla_algo) {
+  return MPI_Allreduce(s, r, n, t, op, comm);  // intercepted: MULTILANE_ALGO decides
+}
+
+// A good call (so that the library builds and caches its communicators),
+// then every bad call: each must give the error class PMPI_Allreduce gives.
+void GoodThenBad(MPI_Comm comm, CallFn call, mla_algo algo, const std::string& what, Local& local) {
+  double in[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8];
+  if (call(in, out, 4, MPI_DOUBLE, MPI_SUM, comm, algo) != MPI_SUCCESS) local.Fail(what + ": the good call failed");
+  for (const BadCall& bad : kBadCalls) {
+    const int want = PMPI_Allreduce(in, out, 2, bad.type, bad.op, comm);
+    const int got = call(in, out, 2, bad.type, bad.op, comm, algo);
+    if (want == MPI_SUCCESS) {
+      local.Fail(what + ": the system MPI accepts " + bad.name + " (test premise)");
+    } else if (ErrorClass(got) != ErrorClass(want)) {
+      local.Fail(what + ", " + bad.name + ": error class " + ClassName(got) + ", the system MPI gives " +
+                 ClassName(want));
+    }
+  }
+}
+
+void RunErrorsReturn(bool handler_first, Local& local) {
+  for (mla_algo algo : RunnableAlgorithms()) {
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    if (handler_first) MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    const std::string what = std::string(mla_algo_name(algo)) + (handler_first ? " (handler set first)" : "");
+    double in[4] = {1, 2, 3, 4}, out[4];
+    ThroughChoice(in, out, 4, MPI_DOUBLE, MPI_SUM, comm, algo);  // the library caches its state
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    GoodThenBad(comm, ThroughChoice, algo, what, local);
+    MPI_Comm_free(&comm);
+  }
+}
+
+TEST(ErrorHandler, ErrorsReturnHoldsAfterTheFirstCall) {
+  Local local;
+  RunErrorsReturn(false, local);
+  EXPECT_ALL_RANKS_OK(local);
+}
+
+TEST(ErrorHandler, ErrorsReturnSetBeforeTheFirstCall) {
+  Local local;
+  RunErrorsReturn(true, local);
+  EXPECT_ALL_RANKS_OK(local);
+}
+
+// The intercepted MPI_Allreduce on MPI_COMM_WORLD itself (MULTILANE_ALGO).
+TEST(ErrorHandler, InterceptedCallOnWorld) {
+  Local local;
+  double in[4] = {1, 2, 3, 4}, out[4];
+  MPI_Allreduce(in, out, 4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  GoodThenBad(MPI_COMM_WORLD, ThroughMpiAllreduce, MLA_ALGO_PASSTHROUGH, "MPI_Allreduce", local);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  EXPECT_ALL_RANKS_OK(local);
+}
+
+// What the program's own handler saw.
+struct Seen {
+  int calls = 0;
+  MPI_Comm comm = MPI_COMM_NULL;
+  int error_class = MPI_SUCCESS;
+};
+Seen g_seen;
+
+void RecordError(MPI_Comm* comm, int* code, ...) {
+  ++g_seen.calls;
+  g_seen.comm = *comm;
+  g_seen.error_class = ErrorClass(*code);
+}
+
+// The program's handler is called once per failed call, on its own
+// communicator, with the class the system MPI raises, as MPI calls it.
+TEST(ErrorHandler, TheProgramsHandlerIsCalledOnItsCommunicator) {
+  Local local;
+  MPI_Errhandler handler;
+  MPI_Comm_create_errhandler(RecordError, &handler);
+  for (mla_algo algo : RunnableAlgorithms()) {
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    double in[4] = {1, 2, 3, 4}, out[4];
+    ThroughChoice(in, out, 4, MPI_DOUBLE, MPI_SUM, comm, algo);
+    MPI_Comm_set_errhandler(comm, handler);
+    g_seen = Seen();
+    PMPI_Allreduce(in, out, 2, MPI_DOUBLE, MPI_MINLOC, comm);
+    const Seen want = g_seen;
+    g_seen = Seen();
+    ThroughChoice(in, out, 2, MPI_DOUBLE, MPI_MINLOC, comm, algo);
+    const std::string name = mla_algo_name(algo);
+    if (want.calls != 1)
+      local.Fail(name + ": the system MPI called the handler " + std::to_string(want.calls) + " times (premise)");
+    if (g_seen.calls != want.calls || g_seen.comm != comm || g_seen.error_class != want.error_class) {
+      local.Fail(name + ": handler called " + std::to_string(g_seen.calls) + " time(s)" +
+                 (g_seen.calls > 0 && g_seen.comm != comm ? " on another communicator" : "") + " with class " +
+                 ClassName(g_seen.error_class) + "; the system MPI: once, on the caller's, with " +
+                 ClassName(want.error_class));
+    }
+    MPI_Comm_free(&comm);
+  }
+  MPI_Errhandler_free(&handler);
+  EXPECT_ALL_RANKS_OK(local);
+}
+
+// ---------------------------------------------------------------------------
 // N13: the bytes of a pair type's extent that hold neither member (padding)
 // are left as they were in recvbuf, as the system MPI leaves them.
 
