@@ -2,7 +2,9 @@
 #include <string>
 
 #include "algorithms.h"
+#include "buffer_kinds.h"
 #include "call_support.h"
+#include "cuda_presence.h"
 #include "device_loader.h"
 #include "job_report.h"
 #include "log.h"
@@ -71,7 +73,10 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
   if (count <= 0) return Passthrough(sendbuf, recvbuf, count, datatype, op, comm, bytes);
 
   const DeviceModule* device = DeviceModuleIfCudaInUse();
-  const int kinds = device != nullptr ? device->classify(sendbuf, recvbuf) : kBuffersHost;
+  const int kinds = ClassifyBuffers(device != nullptr || CudaDriverLoaded(), device, sendbuf, recvbuf);
+  // CUDA without its module: the buffers may be device memory (the loader's
+  // warning says these calls go to the system MPI).
+  if (kinds == kBuffersUnknown) return Passthrough(sendbuf, recvbuf, count, datatype, op, comm, bytes);
   if (kinds == kBuffersHost) {
     device = nullptr;
   } else {

@@ -335,6 +335,42 @@ TEST(PairPadding, RecvPaddingIsLeftAsItWas) {
   EXPECT_ALL_RANKS_OK(local);
 }
 
+// ---------------------------------------------------------------------------
+// N15: CUDA in the process and no CUDA module: no buffer is known to be host
+// memory, so every call goes to the system MPI, never to a host algorithm.
+
+TEST(CudaWithoutModule, CallsGoToTheSystemMpi) {
+  const char* stub = std::getenv("MLA_TEST_CUDA_STUB");
+  if (stub == nullptr) GTEST_SKIP() << "MLA_TEST_CUDA_STUB is not set";
+  Local local;
+  const std::vector<mla_algo> algos = RunnableAlgorithms();
+  if (algos.empty()) local.Fail("no algorithm runs on this layout before CUDA is loaded (test setup)");
+  // The driver library in the process: what an application using CUDA has.
+  if (dlopen(stub, RTLD_NOW | RTLD_GLOBAL) == nullptr) local.Fail(std::string("dlopen: ") + dlerror());
+  int in[6] = {1, 2, 3, 4, 5, 6}, out[6] = {0}, ref[6] = {0};
+  PMPI_Allreduce(in, ref, 6, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  for (mla_algo algo : algos) {
+    mla_stats before, after;
+    mla_get_stats(&before);
+    const int rc = ThroughChoice(in, out, 6, MPI_INT, MPI_SUM, MPI_COMM_WORLD, algo);
+    mla_get_stats(&after);
+    const std::string name = mla_algo_name(algo);
+    if (rc != MPI_SUCCESS || std::memcmp(out, ref, sizeof out) != 0) local.Fail(name + ": wrong result");
+    if (after.calls_by_algo[algo] != before.calls_by_algo[algo])
+      local.Fail(name + " ran on buffers the library cannot classify (the CUDA module is missing)");
+    if (after.calls_by_algo[MLA_ALGO_PASSTHROUGH] != before.calls_by_algo[MLA_ALGO_PASSTHROUGH] + 1)
+      local.Fail(name + ": the call did not go to the system MPI");
+  }
+  // The intercepted MPI_Allreduce too (MULTILANE_ALGO).
+  mla_stats before, after;
+  mla_get_stats(&before);
+  MPI_Allreduce(in, out, 6, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  mla_get_stats(&after);
+  if (after.calls_by_algo[MLA_ALGO_PASSTHROUGH] != before.calls_by_algo[MLA_ALGO_PASSTHROUGH] + 1)
+    local.Fail("MPI_Allreduce: the call did not go to the system MPI");
+  EXPECT_ALL_RANKS_OK(local);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
