@@ -143,7 +143,10 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
   mla_algo ran = choice.algo;
   if (device != nullptr) {
     DeviceRun run;
-    rc = device->allreduce(&call, comm, topo, &choice, &run);
+    // The module's steps on the caller's communicator raise their errors
+    // there themselves; RaiseOnCaller may call a program's own handler a
+    // second time for those (never a fatal one, which has ended the job).
+    rc = RaiseOnCaller(comm, device->allreduce(&call, comm, topo, &choice, &run));
     ran = run.algo;
     if (rc == MPI_SUCCESS) {
       CountDevicePath(run.path, run.nccl_fallback);
