@@ -121,14 +121,37 @@ _multilane_from_bindir(MULTILANE_BIN_TO_PLUGIN "${MULTILANE_SLURM_PLUGIN_DIR}" s
 _multilane_from_bindir(MULTILANE_BIN_TO_CLI_FILTER "${MULTILANE_INSTALL_DATADIR}" cli_filter.lua)
 _multilane_from_bindir(MULTILANE_BIN_TO_PLUGSTACK "${MULTILANE_INSTALL_PLUGSTACKDIR}" multilane.conf)
 
-# RUNPATHs of the installed programs: $ORIGIN-relative, so that the loader
-# finds libmlallreduce.so.0 in LIBDIR wherever the tree is.
-function(multilane_install_rpath target dir)
+# RUNPATHs, built and installed: no empty element (the loader reads one as
+# the current directory) and no relative one.  CMake's own build-tree RUNPATH
+# of a target it edits at install ends in an empty element (room for the
+# edit), so neither function below lets CMake edit one.
+
+# multilane_no_runpath(<target>): a library without RUNPATH in the build tree
+# as installed; what it links is the system's or already in the process (an
+# MPI program has its MPI loaded).
+function(multilane_no_runpath target)
+  set_target_properties(${target} PROPERTIES SKIP_BUILD_RPATH ON)
+endfunction()
+
+# multilane_install_rpath(<target> <dir> <component>): a program installed
+# into <dir> (call after its install(TARGETS)).  Installed, its RUNPATH is
+# $ORIGIN-relative, so that the loader finds libmlallreduce.so.0 in LIBDIR
+# wherever the tree is; built, the build tree's library folder follows.
+function(multilane_install_rpath target dir component)
   file(RELATIVE_PATH _r "/prefix/${dir}" "/prefix/${CMAKE_INSTALL_LIBDIR}")
   if(_r STREQUAL "")
     set(_r ".")
   endif()
-  set_target_properties(${target} PROPERTIES INSTALL_RPATH "$ORIGIN/${_r}")
+  set(runpath "$ORIGIN/${_r}")
+  set_target_properties(${target} PROPERTIES INSTALL_RPATH "${runpath}" BUILD_WITH_INSTALL_RPATH ON)
+  target_link_options(${target} PRIVATE "LINKER:-rpath,${PROJECT_BINARY_DIR}/libmlallreduce")
+  if(IS_ABSOLUTE "${dir}")
+    set(dest "\$ENV{DESTDIR}${dir}")
+  else()
+    set(dest "\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${dir}")
+  endif()
+  install(CODE "file(RPATH_SET FILE \"${dest}/$<TARGET_FILE_NAME:${target}>\" NEW_RPATH \"${runpath}\")"
+          COMPONENT ${component})
 endfunction()
 
 # The plugstack line the package ships (commented out) and the docs show.

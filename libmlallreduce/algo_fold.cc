@@ -1,7 +1,5 @@
 // algo_fold.cc: lane, hier and split on an irregular layout, folded onto its
 // regular core (algorithms.h, docs/algorithms.md).
-#include <cstring>
-
 #include "algorithms.h"
 
 namespace mla {
@@ -10,19 +8,13 @@ int RunFolded(const AllreduceCall& call, const Topology& topo, const mla_choice&
   int fold_rank = 0, fold_size = 1;
   PMPI_Comm_rank(topo.fold, &fold_rank);
   PMPI_Comm_size(topo.fold, &fold_size);
-  int rc = MPI_SUCCESS;
-  // 1. Into the core rank of each fold (rank 0 there), in recvbuf.
-  if (fold_size > 1) {
-    const void* send = call.sendbuf;
-    if (fold_rank == 0) {
-      rc = PMPI_Reduce(send, call.recvbuf, call.count, call.datatype, call.op, 0, topo.fold);
-    } else {
-      if (send == MPI_IN_PLACE) send = call.recvbuf;
-      rc = PMPI_Reduce(send, nullptr, call.count, call.datatype, call.op, 0, topo.fold);
-    }
-  } else if (call.sendbuf != MPI_IN_PLACE) {
-    std::memcpy(call.recvbuf, call.sendbuf, static_cast<size_t>(call.count) * static_cast<size_t>(call.extent));
-  }
+  // 1. Into the core rank of each fold (rank 0 there), in recvbuf.  Also on
+  // a fold of one rank: MPI copies the data by the datatype and leaves the
+  // padding of pair types (MPI_DOUBLE_INT...) in recvbuf as it was.
+  const void* send = call.sendbuf;
+  if (fold_rank != 0 && send == MPI_IN_PLACE) send = call.recvbuf;
+  int rc = PMPI_Reduce(send, fold_rank == 0 ? call.recvbuf : nullptr, call.count, call.datatype, call.op, 0,
+                       topo.fold);
   // 2. The algorithm among the core ranks, in place.
   if (rc == MPI_SUCCESS && topo.core != MPI_COMM_NULL) {
     const Topology* core = nullptr;

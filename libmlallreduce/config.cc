@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "profile_file.h"
+#include "terminal_text.h"
 
 namespace mla {
 namespace {
@@ -45,7 +46,7 @@ bool ParsePositive(const std::string& s, int* out) { return ParseCount(s, out) =
 // is one.
 std::string CountMessage(const char* name, const std::string& value, const char* what) {
   int ignored = 0;
-  const std::string head = std::string(name) + "='" + value + "' ";
+  const std::string head = std::string(name) + "=" + Quoted(value) + " ";
   if (ParseCount(value, &ignored) == Count::kTooLarge)
     return head + "is too large (at most " + std::to_string(kMaxCount) + "; " + what + ")";
   return head + "must be a positive integer (" + what + ")";
@@ -110,22 +111,22 @@ Config LoadConfig(const EnvLookup& env) {
   const std::string chunk = get("MULTILANE_CHUNK");
   const std::string transport = get("MULTILANE_TRANSPORT");
   if (!transport.empty() && !mla_transport_from_name(transport.c_str(), &c.forced.transport)) {
-    problem("MULTILANE_TRANSPORT='" + transport + "' is not a transport: use auto, mpi or nccl");
+    problem("MULTILANE_TRANSPORT=" + Quoted(transport) + " is not a transport: use auto, mpi or nccl");
   }
   if (!algo.empty() && algo != "auto") {
     if (mla_algo_from_name(algo.c_str(), &c.forced.algo)) {
       c.has_forced = true;
     } else {
-      problem("MULTILANE_ALGO='" + algo + "' is not an algorithm: use passthrough, lane, hier, split or auto");
+      problem("MULTILANE_ALGO=" + Quoted(algo) + " is not an algorithm: use passthrough, lane, hier, split or auto");
     }
   }
   if (!lanes.empty() && !ParsePositive(lanes, &c.forced.lanes)) {
     problem(CountMessage("MULTILANE_LANES", lanes, "ranks per node that drive lanes"));
   }
   if (!chunk.empty() && !ParseByteSize(chunk, &c.forced.chunk_bytes)) {
-    problem("MULTILANE_CHUNK='" + chunk + "' must be a byte size such as 4M or 65536");
+    problem("MULTILANE_CHUNK=" + Quoted(chunk) + " must be a byte size such as 4M or 65536");
   } else if (!chunk.empty() && c.forced.chunk_bytes == 0) {
-    problem("MULTILANE_CHUNK='" + chunk + "' must be above 0 (a byte size such as 4M); unset it for the default");
+    problem("MULTILANE_CHUNK=" + Quoted(chunk) + " must be above 0 (a byte size such as 4M); unset it for the default");
   }
 
   const std::string rpn = get("MULTILANE_RANKS_PER_NODE");
@@ -141,27 +142,27 @@ Config LoadConfig(const EnvLookup& env) {
   if (sync == "stream") {
     c.device_sync_stream = true;
   } else if (!sync.empty() && sync != "device") {
-    problem("MULTILANE_DEVICE_SYNC='" + sync +
-            "' is not a rule: use device (wait for every stream) or stream (the legacy default stream and "
+    problem("MULTILANE_DEVICE_SYNC=" + Quoted(sync) +
+            " is not a rule: use device (wait for every stream) or stream (the legacy default stream and "
             "blocking streams)");
   }
   const std::string flag_max = get("MULTILANE_DEVICE_FLAG_MAX");
   if (!flag_max.empty() &&
       (!ParseByteSize(flag_max, &c.device_flag_max) || c.device_flag_max > kMaxDeviceFlagMax)) {
-    problem("MULTILANE_DEVICE_FLAG_MAX='" + flag_max + "' must be a byte size from 0 (off) to " +
+    problem("MULTILANE_DEVICE_FLAG_MAX=" + Quoted(flag_max) + " must be a byte size from 0 (off) to " +
             FormatByteSize(kMaxDeviceFlagMax) + ", such as 1M");
   }
   const std::string stats = get("MULTILANE_STATS");
   if (stats == "1" || stats == "yes" || stats == "on") c.stats = true;
   else if (!stats.empty() && stats != "0" && stats != "no" && stats != "off")
-    problem("MULTILANE_STATS='" + stats + "' must be 1 or 0");
+    problem("MULTILANE_STATS=" + Quoted(stats) + " must be 1 or 0");
   const std::string verbose = get("MULTILANE_VERBOSE");
   if (!verbose.empty() && !(verbose == "0" || ParsePositive(verbose, &c.verbose))) {
-    problem("MULTILANE_VERBOSE='" + verbose + "' must be 0 or 1");
+    problem("MULTILANE_VERBOSE=" + Quoted(verbose) + " must be 0 or 1");
   } else if (c.verbose > 1) {
     // Only 0 and 1 exist; a larger level prints what 1 prints.
     c.verbose = 1;
-    c.warnings.push_back("MULTILANE_VERBOSE='" + verbose + "': only 0 and 1 exist; using 1");
+    c.warnings.push_back("MULTILANE_VERBOSE=" + Quoted(verbose) + ": only 0 and 1 exist; using 1");
   }
 
   // The report's variables: a bad value keeps its default and multilane on.
@@ -175,8 +176,8 @@ Config LoadConfig(const EnvLookup& env) {
   if (interval == "0") {
     c.report_interval_s = 0;  // no GPU sampling
   } else if (!interval.empty() && !ParseSeconds(interval, &c.report_interval_s)) {
-    c.warnings.push_back("MULTILANE_REPORT_INTERVAL='" + interval +
-                         "' must be 0 (no GPU sampling) or seconds between 0.01 and 3600 (e.g. 1 or 0.5); using 1");
+    c.warnings.push_back("MULTILANE_REPORT_INTERVAL=" + Quoted(interval) +
+                         " must be 0 (no GPU sampling) or seconds between 0.01 and 3600 (e.g. 1 or 0.5); using 1");
   }
 
   const std::string text = get("MULTILANE_PROFILE");
@@ -190,17 +191,17 @@ Config LoadConfig(const EnvLookup& env) {
   } else if (!file.empty()) {
     std::string why;
     if (!ReadProfileFile(file, &profile_text, &why)) {
-      problem("MULTILANE_PROFILE_FILE='" + file + "' " + why);
+      problem("MULTILANE_PROFILE_FILE=" + Quoted(file) + " " + why);
     } else {
       Mix(&h, profile_text);
-      c.profile_source = "MULTILANE_PROFILE_FILE=" + file;
+      c.profile_source = "MULTILANE_PROFILE_FILE=" + Excerpt(file);
     }
   }
   if (!c.profile_source.empty()) {
     std::string error;
     if (!c.profile.Parse(profile_text, &error)) {
       problem(c.profile_source.substr(0, c.profile_source.find('=')) +
-              (c.profile_source.find('=') != std::string::npos ? " ('" + file + "')" : "") + ": " + error +
+              (c.profile_source.find('=') != std::string::npos ? " (" + Quoted(file) + ")" : "") + ": " + error +
               " (docs/profile-format.md describes the format)");
       c.profile = Profile();
     }

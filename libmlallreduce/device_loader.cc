@@ -19,6 +19,11 @@ std::mutex g_mutex;
 
 void WarnFromModule(const char* message) { WarnOnce(message); }
 
+// What a process with CUDA but without the module does (buffer_kinds.h).
+constexpr char kWithoutModule[] =
+    ": every MPI_Allreduce of this process goes to the system MPI unchanged (without the module no buffer is "
+    "known to be host memory)";
+
 std::string ModulePath() {
   Dl_info info;
   std::string dir = ".";
@@ -60,7 +65,7 @@ const DeviceModule* LoadDeviceModule(std::string* why_not) {
   if (handle == nullptr) {
     const char* why = dlerror();
     return give_up("this process uses CUDA but the CUDA module " + path + " cannot be loaded (" + (why ? why : "?") +
-                   "): device buffers go to the system MPI; build multilane with CUDA (nvcc) to use them");
+                   ")" + kWithoutModule + "; install multilane-cuda (or build multilane with nvcc) to use device buffers");
   }
   using Init = const DeviceModule* (*)(const HostServices*);
   auto init = reinterpret_cast<Init>(dlsym(handle, "mla_device_module_init"));
@@ -71,8 +76,11 @@ const DeviceModule* LoadDeviceModule(std::string* why_not) {
   services.flag_max_bytes = CurrentConfig().device_flag_max;
   const DeviceModule* m = init != nullptr ? init(&services) : nullptr;
   if (m == nullptr || m->abi != kDeviceModuleAbi) {
-    return give_up(m == nullptr ? "the CUDA module found no usable GPU: device buffers go to the system MPI"
-                                : "the CUDA module " + path + " is from another multilane build: reinstall multilane");
+    return give_up(m == nullptr ? std::string("the CUDA module found no usable GPU") + kWithoutModule +
+                                      "; check that the process sees a GPU (nvidia-smi, CUDA_VISIBLE_DEVICES) and "
+                                      "that the NVIDIA driver supports multilane's CUDA version"
+                                : "the CUDA module " + path + " is from another multilane build" + kWithoutModule +
+                                      "; reinstall multilane");
   }
   g_module.store(m, std::memory_order_release);
   return m;

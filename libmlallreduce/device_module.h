@@ -36,7 +36,9 @@ struct DeviceRun {
 };
 
 // Buffer kinds of one call, as DeviceModule::classify reports them.
-enum BufferKinds { kBuffersHost = 0, kBuffersDevice = 1, kBuffersMixed = 2 };
+// kBuffersUnknown is never returned by the module: it is the library's own
+// verdict when CUDA is in the process but the module is not (buffer_kinds.h).
+enum BufferKinds { kBuffersHost = 0, kBuffersDevice = 1, kBuffersMixed = 2, kBuffersUnknown = 3 };
 
 struct DeviceModule {
   int abi;

@@ -2,7 +2,9 @@
 #include <string>
 
 #include "algorithms.h"
+#include "buffer_kinds.h"
 #include "call_support.h"
+#include "cuda_presence.h"
 #include "device_loader.h"
 #include "job_report.h"
 #include "log.h"
@@ -40,6 +42,16 @@ int DeviceRanksPerGpu(const DeviceModule* device, void* recvbuf, MPI_Datatype da
   return rc;
 }
 
+// An error of an algorithm, raised on the caller's communicator as the system
+// MPI raises its own: the algorithms run on the library's communicators,
+// which return their errors (topology.h), so the handler the caller's
+// communicator has now (MPI_ERRORS_RETURN, MPI_ERRORS_ARE_FATAL or the
+// program's own) is called, once, with the same code.  Returns rc.
+int RaiseOnCaller(MPI_Comm comm, int rc) {
+  if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
+  return rc;
+}
+
 uint64_t MessageBytes(int count, MPI_Datatype datatype, int* type_size) {
   *type_size = 0;
   if (count <= 0 || datatype == MPI_DATATYPE_NULL) return 0;
@@ -61,7 +73,10 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
   if (count <= 0) return Passthrough(sendbuf, recvbuf, count, datatype, op, comm, bytes);
 
   const DeviceModule* device = DeviceModuleIfCudaInUse();
-  const int kinds = device != nullptr ? device->classify(sendbuf, recvbuf) : kBuffersHost;
+  const int kinds = ClassifyBuffers(device != nullptr || CudaDriverLoaded(), device, sendbuf, recvbuf);
+  // CUDA without its module: the buffers may be device memory (the loader's
+  // warning says these calls go to the system MPI).
+  if (kinds == kBuffersUnknown) return Passthrough(sendbuf, recvbuf, count, datatype, op, comm, bytes);
   if (kinds == kBuffersHost) {
     device = nullptr;
   } else {
@@ -128,7 +143,10 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
   mla_algo ran = choice.algo;
   if (device != nullptr) {
     DeviceRun run;
-    rc = device->allreduce(&call, comm, topo, &choice, &run);
+    // The module's steps on the caller's communicator raise their errors
+    // there themselves; RaiseOnCaller may call a program's own handler a
+    // second time for those (never a fatal one, which has ended the job).
+    rc = RaiseOnCaller(comm, device->allreduce(&call, comm, topo, &choice, &run));
     ran = run.algo;
     if (rc == MPI_SUCCESS) {
       CountDevicePath(run.path, run.nccl_fallback);
@@ -136,7 +154,7 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
       out->nccl_fallback = run.nccl_fallback;
     }
   } else if (folded) {
-    rc = RunFolded(call, *topo, choice);
+    rc = RaiseOnCaller(comm, RunFolded(call, *topo, choice));
   } else {
     switch (choice.algo) {
       case MLA_ALGO_LANE: rc = RunLane(call, *topo, choice); break;
@@ -144,6 +162,7 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
       case MLA_ALGO_SPLIT: rc = RunSplit(call, *topo, choice); break;
       default: return system_mpi();
     }
+    rc = RaiseOnCaller(comm, rc);
   }
   if (rc == MPI_SUCCESS) CountDone(ran, bytes);
   out->algo = ran;

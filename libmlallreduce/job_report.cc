@@ -22,6 +22,7 @@
 #include "json_text.h"
 #include "log.h"
 #include "stats.h"
+#include "terminal_text.h"
 
 namespace mla {
 
@@ -431,7 +432,7 @@ void FinishJobReport(const Config& config) {
                            std::to_string(static_cast<long>(getpid())) + ".json";
   const std::string why = WriteFileAtomically(config.report_dir, name, RenderReport(data));
   if (!why.empty()) {
-    WarnOnce("MULTILANE_REPORT='" + config.report_dir + "': the job report cannot be written there (" + why +
+    WarnOnce("MULTILANE_REPORT=" + Quoted(config.report_dir) + ": the job report cannot be written there (" + why +
              "): create that directory and make it writable, or point MULTILANE_REPORT to one that is; "
              "the job itself is not affected");
   } else {

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <tuple>
 
+#include "terminal_text.h"
+
 namespace mla {
 namespace {
 
@@ -54,7 +56,13 @@ bool ParseDouble(std::string_view s, double* out) {
   return true;
 }
 
-std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
+// Why a chunk of `bytes` cannot stand in a profile, or "".
+std::string ChunkProblem(uint64_t bytes) {
+  if (bytes == 0 || bytes >= kMinProfileChunkBytes) return "";
+  return "chunk=" + FormatByteSize(bytes) + " is below " + FormatByteSize(kMinProfileChunkBytes) +
+         " (every piece pays each step's latency: such chunks run 50-100x slower): remove chunk= to take "
+         "the whole message, give " + FormatByteSize(kMinProfileChunkBytes) + " or more, or run multilane tune";
+}
 
 }  // namespace
 
@@ -96,7 +104,7 @@ bool Profile::Parse(std::string_view text, std::string* error) {
     if (!seen_header) {
       if (words[0] != kHeader) {
         return fail("a profile must start with '" + std::string(kHeader) + " " +
-                    std::to_string(MLA_PROFILE_FORMAT_VERSION) + "', found " + Quote(words[0]));
+                    std::to_string(MLA_PROFILE_FORMAT_VERSION) + "', found " + Quoted(words[0]));
       }
       int version = 0;
       if (words.size() < 2 || !ParseInt(words[1], 0, 1000000, &version)) {
@@ -110,9 +118,12 @@ bool Profile::Parse(std::string_view text, std::string* error) {
       for (size_t i = 2; i < words.size(); ++i) {
         size_t eq = words[i].find('=');
         if (eq == std::string_view::npos || eq == 0) {
-          return fail("header metadata must be key=value, found " + Quote(words[i]));
+          return fail("header metadata must be key=value, found " + Quoted(words[i]));
         }
-        metadata[std::string(words[i].substr(0, eq))] = std::string(words[i].substr(eq + 1));
+        const std::string key(words[i].substr(0, eq));
+        if (!metadata.emplace(key, std::string(words[i].substr(eq + 1))).second) {
+          return fail("header key " + Quoted(key) + " is given twice: keep one");
+        }
       }
       seen_header = true;
       if (end == text.size()) break;
@@ -120,7 +131,7 @@ bool Profile::Parse(std::string_view text, std::string* error) {
     }
 
     if (words.size() < 4) {
-      return fail("expected 'MEMORY FROM TO ALGORITHM [key=value...]', found " + Quote(raw));
+      return fail("expected 'MEMORY FROM TO ALGORITHM [key=value...]', found " + Quoted(raw));
     }
     if (entries.size() >= kMaxProfileEntries) {
       return fail("too many entries (at most " + std::to_string(kMaxProfileEntries) +
@@ -130,14 +141,14 @@ bool Profile::Parse(std::string_view text, std::string* error) {
     e.line = entry_no;
     if (words[0] == "host") e.kind = MemKind::kHost;
     else if (words[0] == "device") e.kind = MemKind::kDevice;
-    else return fail("unknown memory kind " + Quote(words[0]) + " (expected host or device)");
+    else return fail("unknown memory kind " + Quoted(words[0]) + " (expected host or device)");
     if (!ParseByteSize(words[1], &e.min_bytes)) {
-      return fail("bad size " + Quote(words[1]) + " (expected bytes with an optional K, M, G suffix)");
+      return fail("bad size " + Quoted(words[1]) + " (expected bytes with an optional K, M, G suffix)");
     }
     if (words[2] == "inf" || words[2] == "-") {
       e.max_bytes = UINT64_MAX;
     } else if (!ParseByteSize(words[2], &e.max_bytes)) {
-      return fail("bad size " + Quote(words[2]) + " (expected bytes with an optional K, M, G suffix, or inf)");
+      return fail("bad size " + Quoted(words[2]) + " (expected bytes with an optional K, M, G suffix, or inf)");
     }
     if (e.max_bytes <= e.min_bytes) {
       return fail("empty size range " + std::string(words[1]) + " to " + std::string(words[2]) +
@@ -145,32 +156,33 @@ bool Profile::Parse(std::string_view text, std::string* error) {
     }
     std::string algo_name(words[3]);
     if (!mla_algo_from_name(algo_name.c_str(), &e.choice.algo)) {
-      return fail("unknown algorithm " + Quote(words[3]) + " (expected passthrough, lane, hier or split)");
+      return fail("unknown algorithm " + Quoted(words[3]) + " (expected passthrough, lane, hier or split)");
     }
     std::set<std::string_view> keys;
     for (size_t i = 4; i < words.size(); ++i) {
       size_t eq = words[i].find('=');
-      if (eq == std::string_view::npos) return fail("expected key=value, found " + Quote(words[i]));
+      if (eq == std::string_view::npos) return fail("expected key=value, found " + Quoted(words[i]));
       std::string_view key = words[i].substr(0, eq), value = words[i].substr(eq + 1);
-      if (!keys.insert(key).second) return fail("key " + Quote(key) + " is given twice: keep one");
+      if (!keys.insert(key).second) return fail("key " + Quoted(key) + " is given twice: keep one");
       if (key == "lanes") {
-        if (!ParseInt(value, 1, 1 << 20, &e.choice.lanes)) return fail("lanes must be a positive integer, found " + Quote(value));
+        if (!ParseInt(value, 1, 1 << 20, &e.choice.lanes)) return fail("lanes must be a positive integer, found " + Quoted(value));
       } else if (key == "chunk") {
-        if (!ParseByteSize(value, &e.choice.chunk_bytes)) return fail("chunk must be a byte size such as 4M, found " + Quote(value));
+        if (!ParseByteSize(value, &e.choice.chunk_bytes)) return fail("chunk must be a byte size such as 4M, found " + Quoted(value));
+        if (std::string why = ChunkProblem(e.choice.chunk_bytes); !why.empty()) return fail(why);
       } else if (key == "transport") {
         std::string name(value);
         if (!mla_transport_from_name(name.c_str(), &e.choice.transport))
-          return fail("transport must be auto, mpi or nccl, found " + Quote(value));
+          return fail("transport must be auto, mpi or nccl, found " + Quoted(value));
       } else if (key == "ppg") {
-        if (!ParseInt(value, 1, 1 << 20, &e.ppg)) return fail("ppg must be a positive integer, found " + Quote(value));
+        if (!ParseInt(value, 1, 1 << 20, &e.ppg)) return fail("ppg must be a positive integer, found " + Quoted(value));
       } else if (key == "time_us") {
-        if (!ParseDouble(value, &e.time_us)) return fail("time_us must be a non-negative number, found " + Quote(value));
+        if (!ParseDouble(value, &e.time_us)) return fail("time_us must be a non-negative number, found " + Quoted(value));
       } else if (key == "mpi_time_us") {
-        if (!ParseDouble(value, &e.mpi_time_us)) return fail("mpi_time_us must be a non-negative number, found " + Quote(value));
+        if (!ParseDouble(value, &e.mpi_time_us)) return fail("mpi_time_us must be a non-negative number, found " + Quoted(value));
       } else if (key == "at") {
-        if (!ParseByteSize(value, &e.measured_bytes)) return fail("at must be a byte size such as 4M, found " + Quote(value));
+        if (!ParseByteSize(value, &e.measured_bytes)) return fail("at must be a byte size such as 4M, found " + Quoted(value));
       } else {
-        return fail("unknown key " + Quote(key) + " (known: lanes, chunk, transport, ppg, time_us, mpi_time_us, at)");
+        return fail("unknown key " + Quoted(key) + " (known: lanes, chunk, transport, ppg, time_us, mpi_time_us, at)");
       }
     }
     entries.push_back(e);

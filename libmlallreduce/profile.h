@@ -35,6 +35,11 @@ struct ProfileEntry {
   int line = 0;             // 1-based entry number in the text, for messages
 };
 
+// The smallest `chunk` an entry may give (0, the whole message, is always
+// fine).  Each piece pays every step's latency: chunks of a few bytes ran
+// 50-100x slower than the whole message.  multilane tune writes 1M or 4M.
+inline constexpr uint64_t kMinProfileChunkBytes = 64u << 10;
+
 // The most entries a profile may have; Parse rejects more with a message.
 // Tuned profiles have a few dozen.
 inline constexpr size_t kMaxProfileEntries = 10000;
@@ -44,8 +49,9 @@ class Profile {
   // Parses `text`.  On success returns true and replaces *this; on failure
   // returns false, leaves *this unchanged and sets *error to a message that
   // names the entry and the problem.  Rejects a NUL byte anywhere, a key given
-  // twice in one entry, more than kMaxProfileEntries entries and overlapping
-  // ranges (found in O(n log n)).
+  // twice in one entry or in the header, a chunk below kMinProfileChunkBytes,
+  // more than kMaxProfileEntries entries and overlapping ranges (found in
+  // O(n log n)).
   bool Parse(std::string_view text, std::string* error);
 
   // Returns the entry for a call, or nullptr when no entry covers it (the

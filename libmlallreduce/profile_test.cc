@@ -145,6 +145,13 @@ INSTANTIATE_TEST_SUITE_P(
                     BadProfile{"multilane-profile 1;host 0 2M lane;host 1M inf hier", "entry 3: size range overlaps"},
                     // Issue 15 item 9: a key given twice was accepted (the last one won).
                     BadProfile{"multilane-profile 1\nhost 0 inf lane lanes=2 lanes=3", "entry 2: key 'lanes' is given twice"},
+                    // Issue 23 D10: a duplicate header key was accepted silently (the last one won).
+                    BadProfile{"multilane-profile 1 node_type=a node_type=b\nhost 0 inf lane",
+                               "entry 1: header key 'node_type' is given twice: keep one"},
+                    // Issue 23 D10: a chunk of a few bytes ran 50-100x slower with no word.
+                    BadProfile{"multilane-profile 1\nhost 0 inf lane chunk=8", "entry 2: chunk=8 is below 64K"},
+                    BadProfile{"multilane-profile 1\nhost 0 inf hier chunk=65535",
+                               "remove chunk= to take the whole message, give 64K or more"},
                     // Issue 15 item 9: a NUL byte cut the profile short without a word.
                     BadProfile{std::string("multilane-profile 1\nhost 0 1M lane\n\0host 1M inf lane\n", 39),
                                "entry 3: the profile holds a NUL byte (at byte 35)"},
@@ -172,6 +179,24 @@ TEST(Profile, CapsTheEntryCount) {
   EXPECT_FALSE(p.Parse(ManyEntries(kMaxProfileEntries + 1), &error));
   EXPECT_NE(error.find("too many entries (at most " + std::to_string(kMaxProfileEntries)), std::string::npos)
       << error;
+}
+
+// Issue 23 D10: the smallest chunk allowed, and 0 (the whole message), parse.
+TEST(Profile, ChunkAtTheFloorAndZeroParse) {
+  Profile p;
+  std::string error;
+  ASSERT_TRUE(p.Parse("multilane-profile 1\nhost 0 1M lane chunk=64K\nhost 1M inf hier chunk=0", &error)) << error;
+  EXPECT_EQ(p.entries()[0].choice.chunk_bytes, kMinProfileChunkBytes);
+  EXPECT_EQ(p.entries()[1].choice.chunk_bytes, 0u);
+}
+
+// Issue 23 N14: an entry of 100 KB is quoted as a short excerpt, not whole.
+TEST(Profile, ErrorsQuoteLongTextAsAnExcerpt) {
+  Profile p;
+  std::string error;
+  EXPECT_FALSE(p.Parse("multilane-profile 1\nhost 0 inf " + std::string(100000, 'x'), &error));
+  EXPECT_LT(error.size(), 300u) << error.substr(0, 300);
+  EXPECT_NE(error.find("\u2026 (100000 bytes)"), std::string::npos) << error.substr(0, 300);
 }
 
 TEST(Profile, OrderOfTheTextDoesNotMatterForOverlaps) {

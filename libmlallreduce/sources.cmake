@@ -4,6 +4,7 @@ set(MLA_LIBRARY_SOURCES
   algo_names.cc
   atomic_file.cc
   ballot.cc
+  buffer_kinds.cc
   byte_size.cc
   config.cc
   profile_file.cc

@@ -1,4 +1,4 @@
-// terminal_text.cc: EscapeControlBytes (terminal_text.h).
+// terminal_text.cc: EscapeControlBytes and Excerpt (terminal_text.h).
 #include "terminal_text.h"
 
 #include <cstdio>
@@ -65,5 +65,15 @@ std::string EscapeControlBytes(std::string_view text) {
   }
   return out;
 }
+
+std::string Excerpt(std::string_view value) {
+  if (value.size() <= kExcerptBytes) return std::string(value);
+  size_t cut = kExcerptBytes;
+  // Back up over continuation bytes so that no UTF-8 character is split.
+  while (cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xc0) == 0x80) --cut;
+  return std::string(value.substr(0, cut)) + "\u2026 (" + std::to_string(value.size()) + " bytes)";
+}
+
+std::string Quoted(std::string_view value) { return "'" + Excerpt(value) + "'"; }
 
 }  // namespace mla

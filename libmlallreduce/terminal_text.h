@@ -1,9 +1,12 @@
 // terminal_text.h: text from outside (variables, database fields, report
 // fields) made safe to print on a terminal.
 // Shared by the library and the launcher (which compiles this file in).
+// One place for both rules: what may reach a terminal, and how much of an
+// outside value a message echoes.
 #ifndef MLA_TERMINAL_TEXT_H_
 #define MLA_TERMINAL_TEXT_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -14,6 +17,18 @@ namespace mla {
 // \u0080..\u009f, and bytes that are not valid UTF-8 as \xNN.  Printable
 // ASCII and valid UTF-8 pass unchanged, so ordinary text is not altered.
 std::string EscapeControlBytes(std::string_view text);
+
+// The most bytes of one outside value a message quotes.
+inline constexpr size_t kExcerptBytes = 80;
+
+// Returns `value` whole when it holds at most kExcerptBytes bytes, else its
+// first bytes (cut before a partial UTF-8 character) followed by
+// "… (N bytes)": a message that echoes a variable, a path or a profile line
+// stays one short line however long the value is.
+std::string Excerpt(std::string_view value);
+
+// Excerpt(value) in single quotes: how messages quote outside values.
+std::string Quoted(std::string_view value);
 
 }  // namespace mla
 

@@ -43,5 +43,42 @@ TEST(TerminalText, WarningsOfTheLibraryAreEscaped) {
   EXPECT_EQ(out.find('\n'), out.size() - 1) << "one line";
 }
 
+// Issue 23 N14: a 100 KB value was echoed whole in a warning.
+TEST(TerminalText, ExcerptKeepsShortValuesAndCutsLongOnes) {
+  EXPECT_EQ(Excerpt("lane"), "lane");
+  EXPECT_EQ(Excerpt(std::string(kExcerptBytes, 'a')), std::string(kExcerptBytes, 'a'));
+  EXPECT_EQ(Excerpt(std::string(100000, 'a')), std::string(kExcerptBytes, 'a') + "\u2026 (100000 bytes)");
+  EXPECT_EQ(Quoted("x"), "'x'");
+}
+
+TEST(TerminalText, ExcerptNeverSplitsAUtf8Character) {
+  // 'e' then 2-byte characters: byte kExcerptBytes falls inside one of them.
+  const std::string text = "e" + [] {
+    std::string s;
+    for (int i = 0; i < 100; ++i) s += "\xc3\xa9";
+    return s;
+  }();
+  const std::string cut = Excerpt(text);
+  EXPECT_EQ(cut.substr(0, kExcerptBytes - 1), text.substr(0, kExcerptBytes - 1));
+  EXPECT_EQ(cut.substr(kExcerptBytes - 1, 3), "\u2026") << "the cut backs up to a whole character";
+  EXPECT_EQ(EscapeControlBytes(cut), cut) << "valid UTF-8 throughout";
+}
+
+// Issue 23 N14: every variable a warning quotes is bounded; the fix still ends the line.
+TEST(TerminalText, WarningsQuoteLongVariablesAsAnExcerpt) {
+  const std::string huge(100 * 1024, 'z');
+  for (const char* var : {"MULTILANE_ALGO", "MULTILANE_LANES", "MULTILANE_CHUNK", "MULTILANE_STATS",
+                          "MULTILANE_PROFILE", "MULTILANE_PROFILE_FILE", "MULTILANE_REPORT_INTERVAL"}) {
+    const Config c = LoadConfig([&](const char* name) -> const char* {
+      return std::string(name) == var ? huge.c_str() : nullptr;
+    });
+    std::vector<std::string> all = c.problems;
+    all.insert(all.end(), c.warnings.begin(), c.warnings.end());
+    ASSERT_EQ(all.size(), 1u) << var;
+    EXPECT_LT(all[0].size(), 400u) << var << ": " << all[0].substr(0, 400);
+    EXPECT_NE(all[0].find("\u2026 (102400 bytes)"), std::string::npos) << var << ": " << all[0].substr(0, 400);
+  }
+}
+
 }  // namespace
 }  // namespace mla

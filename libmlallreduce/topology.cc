@@ -25,6 +25,15 @@ void FreeTopology(Topology* t) {
   delete t;
 }
 
+// The library's communicators return their errors to it instead of calling
+// the handler they inherited (MPI_ERRORS_ARE_FATAL, or the caller's at the
+// first call): dispatch raises them on the caller's communicator, under the
+// handler it has at the time of the call (dispatch.cc).
+void ReturnErrors(const Topology& t) {
+  for (MPI_Comm c : {t.node, t.lane, t.gpu_group, t.slice, t.core, t.fold})
+    if (c != MPI_COMM_NULL) PMPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+}
+
 // Called by MPI when the communicator carrying the topology is freed.
 int DeleteTopology(MPI_Comm, int, void* value, void*) {
   FreeTopology(static_cast<Topology*>(value));
@@ -133,6 +142,7 @@ int GetTopology(MPI_Comm comm, const Topology** out) {
     FreeTopology(t);
     return rc;
   }
+  ReturnErrors(*t);
   if ((rc = PMPI_Comm_set_attr(comm, g_keyval, t)) != MPI_SUCCESS) {
     FreeTopology(t);
     return rc;

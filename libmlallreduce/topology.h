@@ -56,7 +56,8 @@ void InitTopologyCache();
 // Sets *out to the topology of `comm`, building it on first use; building is
 // collective over `comm`, so every rank must ask at the same call.  Returns
 // MPI_SUCCESS or the MPI error of the failed step.  `comm` must be an
-// intracommunicator.  The topology lives until `comm` is freed.
+// intracommunicator.  The topology lives until `comm` is freed.  Its
+// communicators have MPI_ERRORS_RETURN: calls on them return their errors.
 int GetTopology(MPI_Comm comm, const Topology** out);
 
 // Frees the topology cached on MPI_COMM_WORLD and the attribute key; call
