@@ -202,6 +202,8 @@ int mla_call_supported(MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const ch
 }
 
 int mla_comm_layout(MPI_Comm comm, mla_layout* layout) {
+  // Building a layout is collective: never where some rank may not take part.
+  if (!mla::SettingsConsistent()) return MPI_ERR_OTHER;
   int inter = 0;
   if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return MPI_ERR_COMM;
   const mla::Topology* topo = nullptr;

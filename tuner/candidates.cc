@@ -1,6 +1,7 @@
 #include "candidates.h"
 
 #include "byte_size.h"
+#include "profile.h"
 
 #include <algorithm>
 #include <cctype>
@@ -81,6 +82,12 @@ bool ApplyChunk(const std::string& v, mla_choice* c, std::string* error) {
   uint64_t n = 0;
   if (!ParseByteSize(v, &n)) {
     *error = "chunk='" + v + "' is not a byte size (0 = default)";
+    return false;
+  }
+  if (n > 0 && n < mla::kMinProfileChunkBytes) {
+    // The library refuses such a profile entry (profile.h): never tune one.
+    *error = "chunk='" + v + "' is below " + mla::FormatByteSize(mla::kMinProfileChunkBytes) +
+             ", which profiles refuse (such chunks run 50-100x slower); use 0 or at least that";
     return false;
   }
   c->chunk_bytes = n;

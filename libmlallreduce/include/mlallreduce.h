@@ -136,7 +136,9 @@ MLA_API int mla_call_supported(MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, 
 
 /* Fills *layout for comm.  Collective over comm on the first call for a
  * communicator (it builds and caches the node and lane communicators).
- * Returns MPI_SUCCESS or an MPI error code. */
+ * Returns MPI_SUCCESS or an MPI error code; MPI_ERR_OTHER, with no call made,
+ * when the start-up agreement at MPI_Init did not find every rank of the job
+ * running multilane alike (or MPI_Init did not reach the library). */
 MLA_API int mla_comm_layout(MPI_Comm comm, mla_layout *layout);
 
 /* Copies this process's counters into *stats. */
