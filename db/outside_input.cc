@@ -95,12 +95,5 @@ bool ReadInputFile(const std::string& path, std::string* text, std::string* erro
   return true;
 }
 
-std::string Excerpt(std::string_view value) {
-  if (value.size() <= kMaxExcerptBytes) return std::string(value);
-  size_t cut = kMaxExcerptBytes;
-  // Back over UTF-8 continuation bytes (10xxxxxx) to a character's start.
-  for (int i = 0; i < 3 && cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xC0) == 0x80; ++i) --cut;
-  return std::string(value.substr(0, cut)) + "\u2026 (" + std::to_string(value.size()) + " bytes)";
-}
 
 }  // namespace mldb

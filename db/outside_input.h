@@ -9,14 +9,13 @@
 #include <string>
 #include <string_view>
 
+#include "libmlallreduce/terminal_text.h"
+
 namespace mldb {
 
 // The largest file `import`, `report` and `tune --weights` read: exports and
 // job reports are KiB to a few MiB.
 inline constexpr size_t kMaxInputFileBytes = size_t{16} << 20;
-
-// The most bytes of an outside value that a message echoes.
-inline constexpr size_t kMaxExcerptBytes = 120;
 
 // Reads the whole regular file at `path` (a link to one is followed unless
 // `refuse_links`) into *text and returns true.  Otherwise returns false and
@@ -27,10 +26,9 @@ inline constexpr size_t kMaxExcerptBytes = 120;
 // bound plus one byte (/dev/zero, a file that grows while it is read).
 bool ReadInputFile(const std::string& path, std::string* text, std::string* error, bool refuse_links = false);
 
-// `value` as a message echoes it: whole when at most kMaxExcerptBytes long,
-// else its first bytes (cut at a UTF-8 character boundary) and "…".  Control
-// bytes are left to the printer (mla::EscapeControlBytes).
-std::string Excerpt(std::string_view value);
+// How a message echoes an outside value: mla::Excerpt
+// (libmlallreduce/terminal_text.h), the one rule for every part.
+using mla::Excerpt;
 
 }  // namespace mldb
 

@@ -61,11 +61,11 @@ TEST(Excerpt, ShortValuesStayWholeLongOnesAreCutWithAnEllipsis) {
   EXPECT_EQ(Excerpt("gpu"), "gpu");
   const std::string long_value(100 * 1024, 'a');
   const std::string e = Excerpt(long_value);
-  EXPECT_LT(e.size(), kMaxExcerptBytes + 40);
-  EXPECT_EQ(e, std::string(kMaxExcerptBytes, 'a') + "\u2026 (102400 bytes)");
+  EXPECT_LT(e.size(), mla::kExcerptBytes + 40);
+  EXPECT_EQ(e, std::string(mla::kExcerptBytes, 'a') + "\u2026 (102400 bytes)");
   // A cut never splits a UTF-8 character: "é" is two bytes.
   std::string accents;
-  while (accents.size() <= kMaxExcerptBytes) accents += "\xc3\xa9";
+  while (accents.size() <= mla::kExcerptBytes) accents += "\xc3\xa9";
   accents = "x" + accents;
   const std::string cut = Excerpt(accents);
   EXPECT_EQ(cut.substr(0, cut.find("\u2026")).size() % 2, 1u) << cut;
