@@ -21,6 +21,9 @@ shutil.rmtree(workdir, ignore_errors=True)
 os.makedirs(workdir)
 env = dict(os.environ, MULTILANE_LIBRARY=library, MULTILANE_PROBE=probe, MULTILANE_STATS="1",
            MULTILANE_RANKS_PER_NODE="2")
+# A sanitizer build: the user's own preload (the ASan runtime) stays first.
+if os.environ.get("MULTILANE_TEST_PRELOAD", "").strip(":"):
+    env["LD_PRELOAD"] = os.environ["MULTILANE_TEST_PRELOAD"].strip(":")
 
 
 def run(cmd, check=True):
