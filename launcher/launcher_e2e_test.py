@@ -617,7 +617,11 @@ def test_hostile_files(tmp):
     with open(wrapper, "w") as f:
         f.write("#!/bin/sh\nenv | grep -E '^(LD_PRELOAD|MULTILANE_[A-Z_]+)=' | cut -c1-200\n")
     os.chmod(wrapper, 0o755)
-    p = run([MULTILANE, "run", "--db", db, "--ranks-per-gpu", "1", "--", wrapper])
+    # (A sanitizer build: its runtime, the user's own preload, stays first.)
+    wrapper_env = dict(ENV)
+    if os.environ.get("MULTILANE_TEST_PRELOAD"):
+        wrapper_env["LD_PRELOAD"] = os.environ["MULTILANE_TEST_PRELOAD"]
+    p = run([MULTILANE, "run", "--db", db, "--ranks-per-gpu", "1", "--", wrapper], env=wrapper_env)
     expect("LD_PRELOAD=" in p.stdout and "libmlallreduce" in p.stdout
            and "MULTILANE_PROFILE=multilane-profile 1" in p.stdout and "MULTILANE_RANKS_PER_GPU=1" in p.stdout,
            "a wrapper script gets LD_PRELOAD and the MULTILANE_* variables in its environment", p)
