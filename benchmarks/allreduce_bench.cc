@@ -3,7 +3,7 @@
 // For each message size it times the system MPI (PMPI_Allreduce, the "mpi"
 // baseline) and each requested libmlallreduce algorithm side by side, checks
 // the results, and prints one row per (size, algorithm) in the style of
-// nccl-tests.  docs/benchmark.md describes the options and the columns.
+// nccl-tests.  docs/mlallreduce_bench.md describes the options and the columns.
 #include <mpi.h>
 #include <unistd.h>
 
@@ -24,6 +24,8 @@
 #include "mlallreduce.h"
 #include "options.h"
 #include "validate.h"
+#include "vocab/mpi_families.h"
+#include "vocab/utc_time.h"
 
 extern char **environ;
 
@@ -89,21 +91,6 @@ std::string shell_quote(const std::string &s) {
       out += c;
   }
   return out + "'";
-}
-
-std::string utc_now() {
-  time_t now = time(nullptr);
-  struct tm tm_utc;
-  gmtime_r(&now, &tm_utc);
-  char buf[32];
-  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm_utc);
-  return buf;
-}
-
-std::string first_line(const char *s) {
-  std::string line(s, strcspn(s, "\r\n"));
-  while (!line.empty() && (line.back() == ' ' || line.back() == ',')) line.pop_back();
-  return line;
 }
 
 std::vector<std::pair<std::string, std::string>> multilane_variables() {
@@ -793,7 +780,7 @@ int bench_main(int argc, char **argv) {
   char name[256] = {0};
   gethostname(name, sizeof name - 1);
   info.hostname = name;
-  info.date = utc_now();
+  info.date = mla::UtcNow();
   for (int i = 0; i < argc; ++i) {
     info.argv.push_back(argv[i]);
     info.command_line += (i ? " " : "") + shell_quote(argv[i]);
@@ -801,7 +788,7 @@ int bench_main(int argc, char **argv) {
   char version[MPI_MAX_LIBRARY_VERSION_STRING];
   int version_len = 0;
   MPI_Get_library_version(version, &version_len);
-  info.mpi_version = first_line(version);
+  info.mpi_version = mla::MpiVersionKey(std::string(version, static_cast<size_t>(version_len)));
   info.variables = multilane_variables();
   {
     std::string joined;

@@ -4,7 +4,7 @@
 #include <cinttypes>
 #include <cmath>
 
-#include "json_text.h"
+#include "vocab/json_text.h"
 
 namespace mlabench {
 

@@ -223,7 +223,7 @@ std::string usage_text(const char *argv0) {
        "Columns: size (bytes), count (elements), type, redop, algo, time_us (max over ranks\n"
        "of the mean time per call), algbw = size/time (GB/s), busbw = algbw*2(n-1)/n,\n"
        "#wrong (wrong or rank-divergent elements, all ranks), vs_mpi = busbw / busbw of mpi.\n"
-       "See docs/benchmark.md.\n";
+       "See docs/mlallreduce_bench.md.\n";
   return s;
 }
 

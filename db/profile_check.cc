@@ -5,9 +5,9 @@
 #include <cmath>
 #include <tuple>
 
-#include "byte_size.h"
-#include "db/outside_input.h"
-#include "profile.h"
+#include "vocab/byte_size.h"
+#include "vocab/outside_input.h"
+#include "vocab/profile.h"
 
 namespace mldb {
 namespace {

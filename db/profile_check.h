@@ -1,5 +1,5 @@
 // profile_check.h: a stored profile checked with the library's own parser:
-// its text must parse (libmlallreduce/profile.h) and say what its entry rows
+// its text must parse (vocab/profile.h) and say what its entry rows
 // say, so that `show` (the rows) and `run` (the text) never disagree.
 #ifndef MLDB_PROFILE_CHECK_H_
 #define MLDB_PROFILE_CHECK_H_

@@ -2,7 +2,7 @@
 #include "db/profile_store.h"
 #include "db/snapshot.h"
 
-#include "db/outside_input.h"
+#include "vocab/outside_input.h"
 #include "db/profile_check.h"
 
 #include <errno.h>

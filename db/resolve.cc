@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <exception>
 
 #include "db/paths.h"
@@ -66,6 +67,36 @@ std::optional<ProfileRecord> ResolveProfile(const std::vector<std::string>& data
     note(std::string("profile lookup failed: ") + e.what());
   } catch (...) {
     note("profile lookup failed");
+  }
+  return std::nullopt;
+}
+
+std::optional<ProfileRecord> ResolvePartitionProfile(const std::vector<std::string>& database_paths_in_order,
+                                                     const std::string& partition,
+                                                     const std::string& library_version,
+                                                     const std::vector<std::string>& mpi_versions,
+                                                     std::vector<std::string>* notes) {
+  try {
+    for (const std::string& path : database_paths_in_order) {
+      std::string error;
+      auto store = ProfileStore::Open(path, ProfileStore::Access::kReadOnly, &error);
+      if (store == nullptr) {
+        if (notes != nullptr) notes->push_back(error);
+        continue;
+      }
+      const std::vector<ProfileRecord> all = store->List(&error);
+      std::optional<ProfileRecord> best;
+      for (const std::string& wanted : {partition, std::string()}) {  // the partition's own, else partition-less
+        for (const ProfileRecord& p : all) {
+          if (p.partition != wanted || p.library_version != library_version) continue;
+          if (std::find(mpi_versions.begin(), mpi_versions.end(), p.mpi_version) == mpi_versions.end()) continue;
+          if (!best || p.ranks_per_gpu < best->ranks_per_gpu) best = p;
+        }
+        if (best) return best;
+      }
+    }
+  } catch (const std::exception& e) {
+    if (notes != nullptr) notes->push_back(std::string("profile lookup failed: ") + e.what());
   }
   return std::nullopt;
 }

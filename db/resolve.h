@@ -26,6 +26,20 @@ std::optional<ProfileRecord> ResolveProfile(const std::vector<std::string>& data
                                             const std::string& mpi_version,
                                             std::vector<std::string>* notes);
 
+// The profile for a job of `partition` on whichever of its node types (for
+// a submit host, which is not a node of the partition): a profile tuned on
+// `partition`, else one tuned without a partition (as ProfileStore::Find
+// falls back for one node type), of this library version
+// and of one of `mpi_versions`; among several node types, the one with the
+// fewest ranks per GPU, so that every node type has the CPUs for it.  The
+// first database of `database_paths_in_order` with such a profile wins.
+// Appends what it skipped to *notes (when not null); never throws.
+std::optional<ProfileRecord> ResolvePartitionProfile(const std::vector<std::string>& database_paths_in_order,
+                                                     const std::string& partition,
+                                                     const std::string& library_version,
+                                                     const std::vector<std::string>& mpi_versions,
+                                                     std::vector<std::string>* notes);
+
 }  // namespace mldb
 
 #endif  // MLDB_RESOLVE_H_

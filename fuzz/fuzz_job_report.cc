@@ -1,11 +1,11 @@
 // fuzz_job_report.cc: the job report reader of `multilane report`
-// (report/job_report.h): never throws, a refusal names the file and echoes
+// (report/report_reader.h): never throws, a refusal names the file and echoes
 // no outside value whole, and what it accepts keeps the format's rules.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
-#include "job_report.h"
+#include "report_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -1,15 +1,15 @@
-// fuzz_options.cc: the `--multilane[=ITEM,...]` grammar (spank/options.h).
+// fuzz_options.cc: the `--multilane[=ITEM,...]` grammar (vocab/user_options.h).
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
-#include "options.h"
+#include "vocab/user_options.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string value(reinterpret_cast<const char*>(data), size);  // cut at a NUL, as Slurm gives it
-  multilane_spank::UserOptions o;
+  mla::UserOptions o;
   std::string error;
-  if (!multilane_spank::ParseUserOptions(value.c_str(), &o, &error)) {
+  if (!mla::ParseUserOptions(value.c_str(), &o, &error)) {
     if (error.empty()) std::abort();
     return 0;
   }

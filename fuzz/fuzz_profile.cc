@@ -1,10 +1,10 @@
-// fuzz_profile.cc: the profile text parser (libmlallreduce/profile.h), with
+// fuzz_profile.cc: the profile text parser (vocab/profile.h), with
 // the round trip Parse -> ToString -> Parse -> ToString as the invariant.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
-#include "profile.h"
+#include "vocab/profile.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "commands.h"
-#include "job_report.h"
-#include "libmlallreduce/terminal_text.h"
+#include "report_reader.h"
+#include "vocab/terminal_text.h"
 #include "output_file.h"
 #include "report_analysis.h"
 #include "report_html.h"

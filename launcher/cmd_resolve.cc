@@ -11,6 +11,11 @@
 //   tuned_nodes_virtual=yes|no (whether they were virtual nodes of one machine; absent in older profiles)
 //   profile=TEXT               (newlines written as ';', as MULTILANE_PROFILE takes it)
 //   why=ONE LINE               (with found=no: what was missing and the fix)
+//   mpi=FAMILY                 (with found=yes: the MPI family whose profile it is)
+//   mpi_from=option|program|profiles (how the family was chosen: --mpi or mpi:FAMILY,
+//                              the program's MPI library, or the first family with a profile)
+//   options=ok, enabled=yes|no, ranks_per_gpu_asked=N  (with --options: the user's value parsed)
+//   options_error=ONE LINE     (with --options: the plugin refuses the value; nothing else follows)
 //   library_loads=yes|no       (with --check-library PATH: whether dlopen takes it)
 //   library_error=ONE LINE     (when it does not)
 //
@@ -20,16 +25,22 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "vocab/profile.h"
 #include "commands.h"
 #include "context.h"
 #include "db/node_type.h"
-#include "db/outside_input.h"
+#include "vocab/outside_input.h"
 #include "db/profile_store.h"
 #include "db/resolve.h"
+#include "mpi_choice.h"
+#include "vocab/elf_needed.h"
+#include "vocab/mpi_families.h"
+#include "vocab/user_options.h"
 
 namespace multilane {
 namespace {
@@ -39,6 +50,11 @@ struct ResolveOptions {
   std::string partition;
   bool any_node_type = false;
   std::string check_library;
+  std::string mpi;           // "", "auto" or a family
+  std::string program;       // the job's program (argv[0]), for --mpi auto
+  std::string program_path;  // the job's PATH, to find a program named without '/'
+  std::string program_dir;   // the job's working directory, for a relative program
+  std::string options;       // the user's --multilane value, checked with the plugin's parser
 };
 
 std::string OneLine(const std::string& text) {
@@ -77,9 +93,7 @@ void CheckLibrary(const std::string& path) {
   }
   close(fds[1]);
   std::string why;
-  char buf[1024];
-  ssize_t n;
-  while ((n = read(fds[0], buf, sizeof buf)) > 0) why.append(buf, static_cast<size_t>(n));
+  mldb::ReadFdBounded(fds[0], 4096, &why);
   close(fds[0]);
   int status = 0;
   if (pid < 0 || waitpid(pid, &status, 0) < 0) {
@@ -99,13 +113,13 @@ void PrintHit(const mldb::ProfileRecord& p, const std::string& node_type) {
   if (!node_type.empty()) std::printf("node_type=%s\n", node_type.c_str());
   std::printf("ranks_per_gpu=%d\n", p.ranks_per_gpu > 0 ? p.ranks_per_gpu : 1);
   // A tune of several values: which were measured, and whether under MPS.
-  const std::string tuned = ProfileHeaderValue(p.profile_text, "ranks_per_gpu_tuned");
+  const std::string tuned = mla::ProfileHeaderValue(p.profile_text, "ranks_per_gpu_tuned");
   std::printf("ranks_per_gpu_tuned=%s\n", tuned.empty() ? std::to_string(p.ranks_per_gpu > 0 ? p.ranks_per_gpu : 1).c_str()
                                                          : OneLine(tuned).c_str());
-  const std::string mps = ProfileHeaderValue(p.profile_text, "mps");
+  const std::string mps = mla::ProfileHeaderValue(p.profile_text, "mps");
   if (!mps.empty()) std::printf("mps=%s\n", OneLine(mps).c_str());
   std::printf("tuned_nodes=%d\n", p.nodes);
-  const std::string virt = ProfileHeaderValue(p.profile_text, "nodes_virtual");
+  const std::string virt = mla::ProfileHeaderValue(p.profile_text, "nodes_virtual");
   if (!virt.empty()) std::printf("tuned_nodes_virtual=%s\n", OneLine(virt).c_str());
   std::printf("profile_id=%lld\n", static_cast<long long>(p.id));
   std::printf("tuned_at=%s\n", p.tuned_at.c_str());
@@ -116,62 +130,144 @@ void PrintMiss(const std::string& why) {
   std::printf("found=no\nwhy=%s\n", OneLine(why).c_str());
 }
 
-// A profile of `partition` for any node type (the submit host is not a node
-// of the partition), else one tuned without a partition; with several node
-// types, the one with the fewest ranks per GPU, so that every node type has
-// the CPUs for it.
-int ResolveForPartition(const ResolveOptions& opt, const std::string& mpi) {
-  std::optional<mldb::ProfileRecord> best;
-  std::string problems;
-  for (const std::string& path : DatabasesToRead(opt.databases)) {
+// One MPI family the look-up may use, with its version key.
+struct FamilyCandidate {
+  std::string name;
+  std::string mpi_version;
+};
+
+// The family named by the job's program (its DT_NEEDED names a family's MPI
+// library, or it is a family's launcher process such as hydra_pmi_proxy), found as the program's shell would find it: `program` itself
+// when it holds a '/', relative to `dir`; else the first executable of that
+// name on `path`.  "" when it cannot tell (a script, python, a static program).
+std::string FamilyOfProgram(const std::string& program, const std::string& path, const std::string& dir) {
+  if (program.empty()) return "";
+  std::vector<std::string> files;
+  if (program.find('/') != std::string::npos) {
+    files.push_back(program[0] == '/' || dir.empty() ? program : dir + "/" + program);
+  } else {
+    size_t start = 0;
+    while (start <= path.size()) {
+      size_t colon = path.find(':', start);
+      if (colon == std::string::npos) colon = path.size();
+      const std::string d = path.substr(start, colon - start);
+      if (!d.empty()) files.push_back(d + "/" + program);
+      start = colon + 1;
+    }
+  }
+  for (const std::string& file : files) {
+    if (access(file.c_str(), X_OK) != 0) continue;
+    std::vector<std::string> needed;
+    std::string why;
+    if (!mla::ElfNeeded(file, &needed, &why)) return "";
+    for (const mla::MpiFamilyInfo& f : mla::MpiFamilies())
+      for (const std::string& lib : f.mpi_libraries)
+        if (std::find(needed.begin(), needed.end(), lib) != needed.end()) return f.name;
+    // A launcher's own process (hydra_pmi_proxy under mpiexec, prterun): by its name.
+    const std::string base = file.substr(file.rfind('/') + 1);
+    for (const mla::MpiFamilyInfo& f : mla::MpiFamilies())
+      for (const std::string& word : f.launcher_name_words)
+        if (base.find(word) != std::string::npos) return f.name;
+    return "";
+  }
+  return "";
+}
+
+// The families to look profiles up for, in order, and where the choice came
+// from ("option", "program" or "profiles": every installed family, the first
+// with a profile wins, Open MPI before MPICH).  Families whose build is not
+// installed are left out with a note.
+std::vector<FamilyCandidate> Candidates(const ResolveOptions& opt, std::string* from, std::vector<std::string>* notes) {
+  std::vector<std::string> names;
+  const std::string by_program = FamilyOfProgram(opt.program, opt.program_path, opt.program_dir);
+  if (!opt.mpi.empty() && opt.mpi != "auto") {
+    names = {opt.mpi};
+    *from = "option";
+  } else if (!by_program.empty()) {
+    names = {by_program};
+    *from = "program";
+  } else {
+    for (const mla::MpiFamilyInfo& f : mla::MpiFamilies()) names.push_back(f.name);
+    *from = "profiles";
+  }
+  const Installation install = FindInstallation();
+  std::vector<FamilyCandidate> out;
+  for (const std::string& name : names) {
     std::string error;
-    auto store = mldb::ProfileStore::Open(path, mldb::ProfileStore::Access::kReadOnly, &error);
-    if (!store) {
-      problems += (problems.empty() ? "" : "; ") + error;
+    const std::string version = MpiVersionOfFamily(name, ProbeOfFamily(install.probe, name), &error);
+    if (version.empty()) {
+      notes->push_back(error);
       continue;
     }
-    // The partition's own profiles first, else those tuned without a
-    // partition (as ProfileStore::Find falls back on a node).
-    const std::vector<mldb::ProfileRecord> all = store->List(&error);
-    for (const std::string& wanted : {opt.partition, std::string()}) {
-      for (const mldb::ProfileRecord& p : all) {
-        if (p.partition != wanted || p.library_version != LibraryVersion() || p.mpi_version != mpi) continue;
-        if (!best || p.ranks_per_gpu < best->ranks_per_gpu) best = p;
-      }
-      if (best) break;
-    }
-    if (best) break;
+    out.push_back({name, version});
   }
+  return out;
+}
+
+// A profile of `partition` for any node type (the submit host is not a node
+// of the partition): mldb::ResolvePartitionProfile over the candidate families.
+int ResolveForPartition(const ResolveOptions& opt, const std::vector<FamilyCandidate>& families,
+                        const std::string& from) {
+  std::vector<std::string> versions, notes;
+  for (const FamilyCandidate& f : families) versions.push_back(f.mpi_version);
+  auto best = mldb::ResolvePartitionProfile(DatabasesToRead(opt.databases), opt.partition, LibraryVersion(), versions,
+                                            &notes);
   if (!best) {
+    std::string problems;
+    for (const std::string& n : notes) problems += (problems.empty() ? "" : "; ") + n;
     PrintMiss("no profile of partition '" + mldb::Excerpt(opt.partition) + "' for libmlallreduce " + LibraryVersion() +
               (problems.empty() ? "" : " (" + problems + ")") +
               "; an admin makes one with `multilane tune --partition " + mldb::Excerpt(opt.partition) + " --system`");
     return 0;
   }
+  for (const FamilyCandidate& f : families)
+    if (f.mpi_version == best->mpi_version) std::printf("mpi=%s\nmpi_from=%s\n", f.name.c_str(), from.c_str());
   PrintHit(*best, "");
   return 0;
 }
 
-int Resolve(const ResolveOptions& opt) {
-  CheckLibrary(opt.check_library);
-  const std::string mpi = MpiLibraryVersion();
-  if (opt.any_node_type) {
-    if (opt.partition.empty()) return Fail("--any-node-type needs --partition NAME");
-    return ResolveForPartition(opt, mpi);
+// --options VALUE: the user's --multilane value through the plugin's own
+// parser (for the cli_filter, which must refuse and read what the plugin
+// does).  Returns false when the value is refused or turns multilane off:
+// then there is nothing to look up.
+bool CheckUserOptions(ResolveOptions* opt) {
+  mla::UserOptions u;
+  std::string error;
+  if (!mla::ParseUserOptions(opt->options.c_str(), &u, &error)) {
+    std::printf("options_error=%s\n", OneLine(error).c_str());
+    return false;
   }
-  const mldb::NodeFingerprint fp = mldb::CollectNodeFingerprint(mpi);
+  std::printf("options=ok\nenabled=%s\n", u.enabled && !u.help ? "yes" : "no");
+  if (u.ranks_per_gpu > 0) std::printf("ranks_per_gpu_asked=%d\n", u.ranks_per_gpu);
+  if (!u.mpi.empty() && (opt->mpi.empty() || opt->mpi == "auto")) opt->mpi = u.mpi;
+  return u.enabled && !u.help;
+}
+
+int Resolve(ResolveOptions opt) {
+  if (!opt.options.empty() && !CheckUserOptions(&opt)) return 0;
+  CheckLibrary(opt.check_library);
+  if (opt.any_node_type && opt.partition.empty()) return Fail("--any-node-type needs --partition NAME");
+  if (!opt.mpi.empty() && opt.mpi != "auto" && mla::FindMpiFamily(opt.mpi) == nullptr)
+    return Fail("--mpi '" + mldb::Excerpt(opt.mpi) + "' must be auto, " + mla::MpiFamilyChoices());
+  std::string from;
   std::vector<std::string> notes;
-  auto profile = mldb::ResolveProfile(DatabasesToRead(opt.databases), fp.Key(), opt.partition, LibraryVersion(),
-                                      mpi, &notes);
-  if (!profile) {
-    std::string why = "no profile for node type " + fp.Key() + " (" + fp.Description() + ") with libmlallreduce " +
-                      LibraryVersion();
-    for (const std::string& n : notes) why += "; " + n;
-    PrintMiss(why);
-    std::printf("node_type=%s\n", fp.Key().c_str());
+  const std::vector<FamilyCandidate> families = Candidates(opt, &from, &notes);
+  if (opt.any_node_type) return ResolveForPartition(opt, families, from);
+  const mldb::NodeFingerprint fp =
+      mldb::CollectNodeFingerprint(families.empty() ? MpiLibraryVersion() : families.front().mpi_version);
+  for (const FamilyCandidate& f : families) {
+    auto profile = mldb::ResolveProfile(DatabasesToRead(opt.databases), fp.Key(), opt.partition, LibraryVersion(),
+                                        f.mpi_version, &notes);
+    if (!profile) continue;
+    std::printf("mpi=%s\nmpi_from=%s\n", f.name.c_str(), from.c_str());
+    PrintHit(*profile, fp.Key());
     return 0;
   }
-  PrintHit(*profile, fp.Key());
+  std::string why = "no profile for node type " + fp.Key() + " (" + fp.Description() + ") with libmlallreduce " +
+                    LibraryVersion();
+  for (const std::string& n : notes) why += "; " + n;
+  PrintMiss(why);
+  std::printf("node_type=%s\n", fp.Key().c_str());
   return 0;
 }
 
@@ -186,6 +282,14 @@ void AddResolveCommand(CLI::App& app, int* status) {
   cmd->add_flag("--any-node-type", opt->any_node_type,
                 "With --partition: any node type's profile of that partition (for submit hosts)");
   cmd->add_option("--check-library", opt->check_library, "Also say whether this library loads (dlopen)");
+  cmd->add_option("--mpi", opt->mpi,
+                  "The job's MPI family: auto (default: the program's, else the first family with a profile), " +
+                      mla::MpiFamilyChoices());
+  cmd->add_option("--program", opt->program, "With --mpi auto: the job's program, whose MPI library names the family");
+  cmd->add_option("--program-path", opt->program_path, "The job's PATH, to find a --program named without '/'");
+  cmd->add_option("--program-dir", opt->program_dir, "The job's working directory, for a relative --program");
+  cmd->add_option("--options", opt->options,
+                  "The user's --multilane value: prints options=ok (and the items it sets) or options_error=WHY");
   cmd->callback([opt, status] { *status = Resolve(*opt); });
 }
 

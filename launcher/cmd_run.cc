@@ -10,10 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "vocab/profile.h"
+#include "vocab/ranks_per_gpu.h"
 #include "commands.h"
 #include "context.h"
 #include "db/node_type.h"
-#include "db/outside_input.h"
+#include "vocab/outside_input.h"
 #include "db/resolve.h"
 #include "mpi_choice.h"
 
@@ -94,14 +96,12 @@ int Run(const RunOptions& opt, std::vector<std::string> command) {
     if (opt.ranks_per_gpu == "auto") {
       n = profile->ranks_per_gpu > 0 ? profile->ranks_per_gpu : 1;
     } else {
-      char* end = nullptr;
-      const long v = std::strtol(opt.ranks_per_gpu.c_str(), &end, 10);
-      if (end == opt.ranks_per_gpu.c_str() || *end != '\0' || v < 1 || v > 64)
-        return Fail("--ranks-per-gpu '" + mldb::Excerpt(opt.ranks_per_gpu) + "' must be auto or a number from 1 to 64");
-      n = static_cast<int>(v);
-      const std::string tuned = ProfileHeaderValue(profile->profile_text, "ranks_per_gpu_tuned");
+      if (!mla::ParseRanksPerGpu(opt.ranks_per_gpu, &n))
+        return Fail("--ranks-per-gpu '" + mldb::Excerpt(opt.ranks_per_gpu) + "' must be auto or " +
+                    mla::RanksPerGpuRule());
+      const std::string tuned = mla::ProfileHeaderValue(profile->profile_text, "ranks_per_gpu_tuned");
       const std::string list = tuned.empty() ? std::to_string(profile->ranks_per_gpu) : tuned;
-      if (!InRanksPerGpuList(list, n))
+      if (!mla::InRanksPerGpuList(list, n))
         std::fprintf(stderr,
                      "multilane: note: the profile was tuned at %s rank(s) per GPU, not %d: this job gets the "
                      "entries of the recommended %d\n",

@@ -10,12 +10,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "vocab/profile.h"
 #include "commands.h"
 #include "context.h"
 #include "db/node_type.h"
 #include "db/profile_check.h"
 #include "db/profile_store.h"
-#include "libmlallreduce/terminal_text.h"
+#include "vocab/terminal_text.h"
 #include "tuner/candidates.h"
 
 namespace multilane {
@@ -117,7 +118,7 @@ int Show(const ShowOptions& opt) {
     for (const auto& p : profiles) {
       if (!opt.partition.empty() && p.partition != opt.partition) continue;
       nlohmann::json pj = {{"id", p.id}, {"node_type", p.node_type_key}, {"partition", p.partition}, {"nodes", p.nodes},
-                             {"nodes_virtual", ProfileHeaderValue(p.profile_text, "nodes_virtual")},
+                             {"nodes_virtual", mla::ProfileHeaderValue(p.profile_text, "nodes_virtual")},
                            {"ranks_per_gpu", p.ranks_per_gpu}, {"library_version", p.library_version},
                            {"mpi_version", p.mpi_version}, {"tuned_by", p.tuned_by}, {"tuned_at", p.tuned_at},
                            {"duration_s", p.duration_s}, {"entries", nlohmann::json::array()}};
@@ -143,7 +144,7 @@ int Show(const ShowOptions& opt) {
       }
       db["profiles"].push_back(pj);
       if (opt.json) continue;
-      const std::string virt = ProfileHeaderValue(p.profile_text, "nodes_virtual");
+      const std::string virt = mla::ProfileHeaderValue(p.profile_text, "nodes_virtual");
       const char* kind = virt == "yes" ? " virtual" : virt == "no" && p.nodes > 1 ? " real" : "";
       std::printf("\n  profile %lld: node type %s%s, measured on %d%s node(s), %d rank(s)/GPU, libmlallreduce %s, %s\n",
                   static_cast<long long>(p.id), Safe(p.node_type_key).c_str(),

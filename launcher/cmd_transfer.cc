@@ -7,7 +7,7 @@
 
 #include "commands.h"
 #include "context.h"
-#include "db/outside_input.h"
+#include "vocab/outside_input.h"
 #include "db/paths.h"
 #include "db/profile_store.h"
 #include "output_file.h"

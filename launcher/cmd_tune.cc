@@ -15,11 +15,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "vocab/mpi_families.h"
+#include "vocab/profile.h"
+#include "vocab/ranks_per_gpu.h"
 #include "commands.h"
 #include "context.h"
 #include "mpi_choice.h"
 #include "db/node_type.h"
-#include "db/outside_input.h"
+#include "vocab/outside_input.h"
 #include "db/paths.h"
 #include "db/profile_store.h"
 #include "process.h"
@@ -28,7 +31,7 @@
 #include "tune_budget.h"
 #include "tune_folder.h"
 #include "tune_gpu.h"
-#include "job_report.h"
+#include "report_reader.h"
 #include "mps_daemon.h"
 #include "output_file.h"
 #include "tune_layout.h"
@@ -211,6 +214,8 @@ int RunLaunch(const TuneOptions& opt, const std::vector<uint64_t>& sizes, const 
   std::vector<std::string> command;
   if (InSlurmAllocation()) {
     command = {"srun", "--kill-on-bad-exit=1"};
+    const mla::MpiFamilyInfo* family = mla::FindMpiFamily(opt.mpi);
+    if (family != nullptr && !family->srun_mpi.empty()) command.push_back("--mpi=" + family->srun_mpi);
     if (opt.np > 0 || l->ranks_per_gpu > 0) command.push_back("--ntasks=" + std::to_string(l->np));
     if (l->ranks_per_gpu > 0) command.push_back("--ntasks-per-node=" + std::to_string(l->per_node));
   } else {
@@ -308,7 +313,7 @@ int Tune(const TuneOptions& opt) {
   if (!ParseSizes(opt.sizes, opt.step, &sizes, &error)) return Fail(error);
   if (opt.budget_s <= 0) return Fail("--budget must be a positive number of seconds");
   std::vector<int> ppg_values;
-  if (!opt.ranks_per_gpu.empty() && !ParseRanksPerGpuList(opt.ranks_per_gpu, &ppg_values, &error))
+  if (!opt.ranks_per_gpu.empty() && !mla::ParseRanksPerGpuList(opt.ranks_per_gpu, "--ranks-per-gpu", &ppg_values, &error))
     return Fail(error);
   JobReport weights_report;  // --weights: read before minutes of probes
   if (!opt.weights.empty() && !ReadJobReport(opt.weights, &weights_report, &error))
@@ -316,7 +321,8 @@ int Tune(const TuneOptions& opt) {
   if (!opt.partition.empty() && !InSlurmAllocation()) return TunePartition(opt, start);
   InterruptGuard interrupts;  // SIGINT/SIGTERM: stop the probe, remove the folder, store nothing
 
-  if (opt.mpi != "openmpi" && opt.mpi != "mpich") return Fail("--mpi '" + mldb::Excerpt(opt.mpi) + "' must be openmpi or mpich");
+  if (mla::FindMpiFamily(opt.mpi) == nullptr)
+    return Fail("--mpi '" + mldb::Excerpt(opt.mpi) + "' must be " + mla::MpiFamilyChoices());
   Installation install = FindInstallation();
   // The probe of the MPI family to tune with (mlprobe, mlprobe-mpich).
   install.probe = ProbeOfFamily(install.probe, opt.mpi);

@@ -15,6 +15,8 @@
 #include "mlallreduce.h"
 #include "multilane/install_paths.h"  // generated: the installed layout
 #include "db/paths.h"
+#include "vocab/mpi_families.h"
+#include "vocab/utc_time.h"
 
 namespace multilane {
 namespace {
@@ -72,11 +74,7 @@ std::string MpiLibraryVersion() {
   char version[MPI_MAX_LIBRARY_VERSION_STRING];
   int len = 0;
   if (MPI_Get_library_version(version, &len) != MPI_SUCCESS) return "unknown MPI";
-  std::string s(version, static_cast<size_t>(len));
-  // Open MPI counts the terminating NUL in len.
-  s = s.substr(0, s.find_first_of(std::string("\r\n\0", 3)));
-  while (!s.empty() && (s.back() == ' ' || s.back() == ',')) s.pop_back();
-  return s;
+  return mla::MpiVersionKey(std::string_view(version, static_cast<size_t>(len)));
 }
 
 std::string LibraryVersion() { return MLA_VERSION_STRING; }
@@ -86,14 +84,7 @@ std::string CurrentUser() {
   return "uid " + std::to_string(geteuid());
 }
 
-std::string UtcNow() {
-  time_t now = time(nullptr);
-  struct tm tm_utc;
-  gmtime_r(&now, &tm_utc);
-  char buf[32];
-  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm_utc);
-  return buf;
-}
+std::string UtcNow() { return mla::UtcNow(); }
 
 bool InSlurmAllocation() {
   const char* job = std::getenv("SLURM_JOB_ID");
@@ -107,27 +98,6 @@ std::vector<std::string> DatabasesToRead(const std::vector<std::string>& explici
 int Fail(const std::string& message) {
   std::fprintf(stderr, "multilane: error: %s\n", message.c_str());
   return 1;
-}
-
-std::string ProfileHeaderValue(const std::string& profile_text, const std::string& key) {
-  const std::string header = profile_text.substr(0, profile_text.find_first_of("\n;"));
-  const std::string needle = " " + key + "=";
-  const size_t at = header.find(needle);
-  if (at == std::string::npos) return "";
-  const size_t from = at + needle.size();
-  const size_t end = header.find_first_of(" \t", from);
-  return header.substr(from, end == std::string::npos ? std::string::npos : end - from);
-}
-
-bool InRanksPerGpuList(const std::string& list, int value) {
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t comma = list.find(',', start);
-    if (comma == std::string::npos) comma = list.size();
-    if (list.substr(start, comma - start) == std::to_string(value)) return true;
-    start = comma + 1;
-  }
-  return false;
 }
 
 }  // namespace multilane

@@ -48,12 +48,8 @@ std::vector<std::string> DatabasesToRead(const std::vector<std::string>& explici
 // Prints "multilane: error: MESSAGE" on stderr; returns 1 (the exit status).
 int Fail(const std::string& message);
 
-// The value of `key=` in a profile text's header line ("multilane-profile 1
-// node_type=... ranks_per_gpu_tuned=1,2,4"); "" when absent.
-std::string ProfileHeaderValue(const std::string& profile_text, const std::string& key);
-
-// Whether `value` is one of the comma-separated ranks-per-GPU values `list`.
-bool InRanksPerGpuList(const std::string& list, int value);
+// A profile header's values: mla::ProfileHeaderValue (vocab/profile.h); a
+// ranks-per-GPU list: mla::InRanksPerGpuList (vocab/ranks_per_gpu.h).
 
 }  // namespace multilane
 

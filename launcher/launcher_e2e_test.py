@@ -25,22 +25,14 @@ for name in list(ENV):
         del ENV[name]
 
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+import e2e  # noqa: E402  (tests/e2e.py, the scripts' shared helpers)
+from e2e import expect  # noqa: E402
+
+
 def run(args, env=None, check=True, timeout=300, user=None):
-    cmd = list(args)
-    if user:
-        uid = pwd.getpwnam(user)
-        cmd = ["setpriv", "--reuid=%d" % uid.pw_uid, "--regid=%d" % uid.pw_gid, "--clear-groups", "--"] + cmd
-    p = subprocess.run(cmd, env=env or ENV, capture_output=True, text=True, timeout=timeout)
-    if check and p.returncode != 0:
-        sys.exit("FAILED: %s\nexit %d\nstdout:\n%s\nstderr:\n%s" % (" ".join(cmd), p.returncode, p.stdout, p.stderr))
-    return p
-
-
-def expect(cond, what, p=None):
-    if not cond:
-        extra = "" if p is None else "\nstdout:\n%s\nstderr:\n%s" % (p.stdout, p.stderr)
-        sys.exit("FAILED: " + what + extra)
-    print("ok: " + what)
+    """e2e.run in this script's environment (ENV) unless told otherwise."""
+    return e2e.run(args, check=check, env=env or ENV, timeout=timeout, user=user)
 
 
 def sha(path):

@@ -1,4 +1,4 @@
-// mpi_choice.cc: the MPI families, their launchers and flags (mpi_choice.h).
+// mpi_choice.cc: how the command meets the MPI families of vocab/mpi_families.h (mpi_choice.h).
 #include "mpi_choice.h"
 
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <system_error>
 
 #include "context.h"
-#include "db/outside_input.h"
+#include "vocab/outside_input.h"
 #include "process.h"
 
 namespace multilane {
@@ -41,35 +41,16 @@ std::string ResolveProgram(const std::string& word) {
   return "";
 }
 
-// One MPI family as the command meets it.  This is the one place that knows
-// the families' launchers and their flags.
-struct Family {
-  std::string name;          // "openmpi", "mpich": the word of --mpi and of the builds
-  std::string launcher;      // the probes' launcher outside Slurm
-  LauncherKind kind;
-  std::string ranks_flag;    // the number of ranks
-  std::vector<std::string> version_words;  // one of them is in `LAUNCHER --version`
-  std::vector<std::string> name_words;     // one of them is in the launcher's (resolved) file name
-};
-
-const std::vector<Family>& Families() {
-  static const std::vector<Family> families = {
-      {"openmpi", "mpirun", LauncherKind::kOpenMpi, "-np", {"Open MPI", "OpenRTE", "PMIx Reference RunTime"},
-       {"openmpi", "orterun", "prterun"}},
-      {"mpich", "mpiexec.mpich", LauncherKind::kHydra, "-n", {"HYDRA", "Intel(R) MPI"}, {"hydra", "mpich"}},
-  };
-  return families;
-}
+using Family = mla::MpiFamilyInfo;
 
 const Family& FamilyNamed(const std::string& name) {
-  for (const Family& f : Families())
-    if (f.name == name) return f;
-  return Families().front();  // Open MPI: the default MPI
+  const Family* f = mla::FindMpiFamily(name);
+  return f != nullptr ? *f : mla::MpiFamilies().front();  // Open MPI: the default MPI
 }
 
 // The family one of whose `words` (version_words or name_words) is in `text`.
 const Family* FamilyByWords(const std::string& text, std::vector<std::string> Family::*words) {
-  for (const Family& f : Families())
+  for (const Family& f : mla::MpiFamilies())
     for (const std::string& w : f.*words)
       if (text.find(w) != std::string::npos) return &f;
   return nullptr;
@@ -96,9 +77,10 @@ LauncherKind KindOfLauncher(const std::vector<std::string>& command, std::string
   if (!program.empty()) {
     std::string version;
     RunAndCapture({program, "--version"}, &version);
-    if (const Family* f = FamilyByWords(version, &Family::version_words)) return f->kind;
+    if (const Family* f = FamilyByWords(version, &Family::launcher_version_words)) return f->launcher_kind;
   }
-  if (const Family* f = FamilyByWords(BaseName(word) + " " + BaseName(program), &Family::name_words)) return f->kind;
+  if (const Family* f = FamilyByWords(BaseName(word) + " " + BaseName(program), &Family::launcher_name_words))
+    return f->launcher_kind;
   if (note != nullptr)
     *note = "cannot tell which MPI '" + mldb::Excerpt(word) + "' is (its --version names neither Open MPI nor "
             "MPICH's hydra): the ranks get the library through the environment only; where remote ranks miss it, "
@@ -120,31 +102,32 @@ std::vector<std::string> ForwardVariables(LauncherKind kind, const std::vector<s
 }
 
 std::string JobMpiFamily(const std::string& requested, LauncherKind launcher, std::string* error) {
-  if (requested == "openmpi" || requested == "mpich") return requested;
+  if (mla::FindMpiFamily(requested) != nullptr) return requested;
   if (!requested.empty() && requested != "auto") {
-    *error = "--mpi '" + mldb::Excerpt(requested) + "' must be auto, openmpi or mpich";
+    *error = "--mpi '" + mldb::Excerpt(requested) + "' must be auto, " + mla::MpiFamilyChoices();
     return "";
   }
-  return launcher == LauncherKind::kHydra ? "mpich" : "openmpi";
+  for (const Family& f : mla::MpiFamilies())
+    if (f.launcher_kind == launcher) return f.name;
+  return mla::MpiFamilies().front().name;
 }
 
 std::string ProbeOfFamily(const std::string& probe, const std::string& family) {
-  if (family == "openmpi") return probe;
-  return (fs::path(probe).parent_path() / ("mlprobe-" + family)).string();
+  return (fs::path(probe).parent_path() / mla::FamilyProbeFile(family)).string();
 }
 
 std::string LauncherOfFamily(const std::string& family) { return FamilyNamed(family).launcher; }
 
-LauncherKind LauncherKindOfFamily(const std::string& family) { return FamilyNamed(family).kind; }
+LauncherKind LauncherKindOfFamily(const std::string& family) { return FamilyNamed(family).launcher_kind; }
 
 std::string RanksFlag(LauncherKind kind) {
-  for (const Family& f : Families())
-    if (f.kind == kind) return f.ranks_flag;
+  for (const Family& f : mla::MpiFamilies())
+    if (f.launcher_kind == kind) return f.ranks_flag;
   return "-n";
 }
 
 std::string MpiVersionOfFamily(const std::string& family, const std::string& probe, std::string* error) {
-  if (family == "openmpi") return MpiLibraryVersion();
+  if (family == mla::MpiFamilies().front().name) return MpiLibraryVersion();  // this command's own MPI
   std::string out;
   const int status = RunAndCapture({probe, "--mpi-version"}, &out);
   const std::string first = out.substr(0, out.find('\n'));

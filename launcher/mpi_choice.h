@@ -12,15 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "vocab/mpi_families.h"
+
 namespace multilane {
 
-// What starts the ranks of a command.
-enum class LauncherKind {
-  kOpenMpi,  // Open MPI's mpirun/mpiexec/orterun/prterun: variables reach remote ranks only through -x NAME
-  kHydra,    // MPICH's hydra (mpiexec.hydra, mpiexec.mpich, Intel MPI's mpirun): -genv NAME VALUE
-  kSrun,     // Slurm's srun: exports the environment by default
-  kOther,    // anything else (a wrapper script, the program itself): the environment alone
-};
+// What starts the ranks of a command (the family table's kinds).
+using LauncherKind = mla::LauncherKind;
 
 // The kind of launcher of `command` (its first word, looked up on PATH).
 // srun by name; a program named like an MPI launcher (mpirun, mpiexec,
@@ -37,14 +34,13 @@ LauncherKind KindOfLauncher(const std::vector<std::string>& command, std::string
 std::vector<std::string> ForwardVariables(LauncherKind kind, const std::vector<std::string>& command,
                                           const std::vector<std::string>& variables);
 
-// "openmpi" or "mpich" for a job whose launcher is of kind `launcher`
-// (KindOfLauncher): `requested` when it is one of them; for "auto" (or ""),
-// "mpich" when the launcher is hydra, else "openmpi".  Any other `requested`
-// gives "" and *error says what is allowed.
+// The family of a job whose launcher is of kind `launcher` (KindOfLauncher):
+// `requested` when it names one (mla::FindMpiFamily); for "auto" (or ""),
+// the family whose launcher is of that kind, else Open MPI.  Any other
+// `requested` gives "" and *error says what is allowed.
 std::string JobMpiFamily(const std::string& requested, LauncherKind launcher, std::string* error);
 
-// The probe program of `family`: `probe` itself for openmpi, mlprobe-<family>
-// beside it for the others.
+// The probe program of `family` beside `probe` (mla::FamilyProbeFile).
 std::string ProbeOfFamily(const std::string& probe, const std::string& family);
 
 // The MPI launcher for probes of `family` outside Slurm: mpirun (Open MPI, the

@@ -11,10 +11,15 @@
 #include <climits>
 #include <cstring>
 
+#include "vocab/outside_input.h"
+
 extern char** environ;
 
 namespace multilane {
 namespace {
+
+// What a child may print before the rest is dropped (probes print KiB).
+constexpr size_t kMaxChildOutputBytes = size_t{64} << 20;
 
 volatile sig_atomic_t g_signal = 0;
 struct sigaction g_old_int, g_old_term;
@@ -93,13 +98,7 @@ int RunWithInput(const std::vector<std::string>& argv, const std::string& input,
     done += static_cast<size_t>(n);
   }
   close(in[1]);
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    output->append(buf, static_cast<size_t>(n));
-  }
+  mldb::ReadFdBounded(fd, kMaxChildOutputBytes, output);
   close(fd);
   return WaitChild(pid, false);
 }
@@ -123,13 +122,7 @@ int RunAndCapture(const std::vector<std::string>& argv, std::string* output) {
     *output = "cannot start " + (argv.empty() ? std::string("(nothing)") : argv[0]) + ": " + std::strerror(rc);
     return 127;
   }
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    output->append(buf, static_cast<size_t>(n));
-  }
+  mldb::ReadFdBounded(fd, kMaxChildOutputBytes, output);
   close(fd);
   return WaitChild(pid, false);
 }

@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "db/outside_input.h"
+#include "vocab/outside_input.h"
 
 namespace multilane {
 
@@ -33,29 +33,6 @@ bool ResolveTuneMemory(const std::string& memory, int gpus, std::vector<MemKind>
     *error = "--memory must be host, device, all or auto, not '" + mldb::Excerpt(memory) + "'";
     return false;
   }
-  return true;
-}
-
-bool ParseRanksPerGpuList(const std::string& text, std::vector<int>* values, std::string* error) {
-  std::set<int> seen;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    const bool digits = !item.empty() && item.size() <= 3 &&
-                        item.find_first_not_of("0123456789") == std::string::npos;
-    const long v = digits ? std::strtol(item.c_str(), nullptr, 10) : 0;
-    if (v < 1 || v > 64) {
-      *error = "--ranks-per-gpu '" + mldb::Excerpt(text) + "': '" + mldb::Excerpt(item) +
-               "' is not a number from 1 to 64; give one value or a list such as 1,2,4,8";
-      return false;
-    }
-    seen.insert(static_cast<int>(v));
-  }
-  if (seen.empty() || text.back() == ',') {
-    *error = "--ranks-per-gpu is empty; give one value or a list such as 1,2,4,8";
-    return false;
-  }
-  values->assign(seen.begin(), seen.end());
   return true;
 }
 

@@ -23,8 +23,7 @@ namespace multilane {
 bool ResolveTuneMemory(const std::string& memory, int gpus, std::vector<mltuner::MemKind>* kinds,
                        std::string* error);
 
-// "1,2,4,8" -> {1, 2, 4, 8} (sorted, duplicates dropped, each 1..64).
-bool ParseRanksPerGpuList(const std::string& text, std::vector<int>* values, std::string* error);
+// A --ranks-per-gpu list: mla::ParseRanksPerGpuList (vocab/ranks_per_gpu.h).
 
 // The default list: powers of two up to min(8, cores per GPU), at least {1}.
 std::vector<int> DefaultRanksPerGpuList(int cores, int gpus);

@@ -33,17 +33,6 @@ TEST(TuneMemory, AutoMeasuresDeviceWhereGpusArePresent) {
   EXPECT_EQ(kinds, std::vector<MemKind>{MemKind::kDevice});
 }
 
-TEST(RanksPerGpuList, ParsesSortsAndRejects) {
-  std::vector<int> v;
-  std::string error;
-  ASSERT_TRUE(ParseRanksPerGpuList("8,1,4,2,4", &v, &error));
-  EXPECT_EQ(v, (std::vector<int>{1, 2, 4, 8}));
-  for (const char* bad : {"", "0", "1,,2", "2x", "65", "-1", "1, 2", "1,2,"}) {
-    EXPECT_FALSE(ParseRanksPerGpuList(bad, &v, &error)) << bad;
-    EXPECT_NE(error.find("--ranks-per-gpu"), std::string::npos) << error;
-  }
-}
-
 TEST(RanksPerGpuList, DefaultIsPowersOfTwoUpToCoresPerGpu) {
   EXPECT_EQ(DefaultRanksPerGpuList(112, 8), (std::vector<int>{1, 2, 4, 8}));
   EXPECT_EQ(DefaultRanksPerGpuList(16, 1), (std::vector<int>{1, 2, 4, 8}));

@@ -14,11 +14,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "context.h"
-#include "db/outside_input.h"
+#include "vocab/outside_input.h"
 #include "db/profile_store.h"
 #include "output_file.h"
 #include "process.h"
@@ -181,6 +182,11 @@ int TunePartition(const TuneOptions& opt, std::chrono::steady_clock::time_point 
     if (opt.virtual_nodes > 0 && job_nodes == 1)
       inner.insert(inner.end(), {"--virtual-nodes", std::to_string(opt.virtual_nodes)});
     if (!opt.ranks_per_gpu.empty()) inner.insert(inner.end(), {"--ranks-per-gpu", opt.ranks_per_gpu});
+    // The family to tune, and the job report whose sizes weight the choice
+    // of ranks per GPU (a path the nodes read: made absolute here).
+    inner.insert(inner.end(), {"--mpi", opt.mpi});
+    if (!opt.weights.empty())
+      inner.insert(inner.end(), {"--weights", std::filesystem::absolute(opt.weights).string()});
     if (opt.exhaustive) inner.push_back("--exhaustive");
     if (target.publish) inner.push_back("--for-system");
     else if (opt.allow_oversubscribed) inner.push_back("--allow-oversubscribed");

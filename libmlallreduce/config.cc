@@ -4,7 +4,8 @@
 #include <sstream>
 
 #include "profile_file.h"
-#include "terminal_text.h"
+#include "vocab/ranks_per_gpu.h"
+#include "vocab/terminal_text.h"
 
 namespace mla {
 namespace {
@@ -134,8 +135,8 @@ Config LoadConfig(const EnvLookup& env) {
     problem(CountMessage("MULTILANE_RANKS_PER_NODE", rpn, "ranks per virtual node"));
   }
   const std::string rpg = get("MULTILANE_RANKS_PER_GPU");
-  if (!rpg.empty() && !ParsePositive(rpg, &c.ranks_per_gpu)) {
-    problem(CountMessage("MULTILANE_RANKS_PER_GPU", rpg, "ranks sharing one GPU"));
+  if (!rpg.empty() && !ParseRanksPerGpu(rpg, &c.ranks_per_gpu)) {
+    problem("MULTILANE_RANKS_PER_GPU=" + Quoted(rpg) + " must be " + RanksPerGpuRule() + " (ranks sharing one GPU)");
   }
 
   const std::string sync = get("MULTILANE_DEVICE_SYNC");

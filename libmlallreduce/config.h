@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "mlallreduce.h"
-#include "profile.h"
+#include "vocab/profile.h"
 
 namespace mla {
 

@@ -9,7 +9,9 @@
 #include <fstream>
 #include <map>
 
+#include "log.h"
 #include "profile_file.h"
+#include "vocab/terminal_text.h"
 
 namespace mla {
 namespace {
@@ -96,12 +98,16 @@ std::string ProblemOf(const char* name, const char* value) {
 
 // Issue 15 item 9: MULTILANE_LANES=2147483647 was called "not positive".
 TEST(Config, TooLargeCountsAreCalledTooLarge) {
-  for (const char* name : {"MULTILANE_LANES", "MULTILANE_RANKS_PER_NODE", "MULTILANE_RANKS_PER_GPU"}) {
+  for (const char* name : {"MULTILANE_LANES", "MULTILANE_RANKS_PER_NODE"}) {
     const std::string p = ProblemOf(name, "2147483647");
     EXPECT_NE(p.find(std::string(name) + "='2147483647' is too large (at most 9999999"), std::string::npos) << p;
     EXPECT_EQ(p.find("positive"), std::string::npos) << p;
   }
   EXPECT_NE(ProblemOf("MULTILANE_LANES", "0").find("must be a positive integer"), std::string::npos);
+  // Ranks per GPU: the one rule of every part (vocab/ranks_per_gpu.h).
+  for (const char* bad : {"0", "65", "2147483647", "+2"})
+    EXPECT_NE(ProblemOf("MULTILANE_RANKS_PER_GPU", bad).find("must be a number from 1 to 64 (ranks sharing one GPU)"),
+              std::string::npos) << bad;
   EXPECT_NE(ProblemOf("MULTILANE_CHUNK", "0").find("must be above 0"), std::string::npos);
   Config c = Load({{"MULTILANE_LANES", "9999999"}});
   EXPECT_TRUE(c.enabled);
@@ -249,6 +255,34 @@ TEST(Config, FingerprintDependsOnValues) {
   EXPECT_EQ(Load({{"MULTILANE_ALGO", "lane"}}).fingerprint, Load({{"MULTILANE_ALGO", "lane"}}).fingerprint);
   EXPECT_NE(Load({{"MULTILANE_ALGO", "lane"}}).fingerprint, Load({{"MULTILANE_ALGO", "hier"}}).fingerprint);
   EXPECT_NE(Load({{"MULTILANE_RANKS_PER_NODE", "2"}}).fingerprint, Load({}).fingerprint);
+}
+
+TEST(ConfigText, WarningsOfTheLibraryAreEscaped) {
+  const Config c = LoadConfig([](const char* name) -> const char* {
+    return std::string(name) == "MULTILANE_ALGO" ? "x\x1b]0;owned\x07\ny" : nullptr;
+  });
+  ASSERT_EQ(c.problems.size(), 1u);
+  testing::internal::CaptureStderr();
+  WarnOnce(c.problems[0]);
+  const std::string out = testing::internal::GetCapturedStderr();
+  EXPECT_NE(out.find("MULTILANE_ALGO='x\\x1b]0;owned\\x07\\ny'"), std::string::npos) << out;
+  EXPECT_EQ(out.find('\x1b'), std::string::npos);
+  EXPECT_EQ(out.find('\n'), out.size() - 1) << "one line";
+}
+
+TEST(ConfigText, WarningsQuoteLongVariablesAsAnExcerpt) {
+  const std::string huge(100 * 1024, 'z');
+  for (const char* var : {"MULTILANE_ALGO", "MULTILANE_LANES", "MULTILANE_CHUNK", "MULTILANE_STATS",
+                          "MULTILANE_PROFILE", "MULTILANE_PROFILE_FILE", "MULTILANE_REPORT_INTERVAL"}) {
+    const Config c = LoadConfig([&](const char* name) -> const char* {
+      return std::string(name) == var ? huge.c_str() : nullptr;
+    });
+    std::vector<std::string> all = c.problems;
+    all.insert(all.end(), c.warnings.begin(), c.warnings.end());
+    ASSERT_EQ(all.size(), 1u) << var;
+    EXPECT_LT(all[0].size(), 400u) << var << ": " << all[0].substr(0, 400);
+    EXPECT_NE(all[0].find("\u2026 (102400 bytes)"), std::string::npos) << var << ": " << all[0].substr(0, 400);
+  }
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include "vocab/mpi_families.h"
+
 #include <atomic>
 #include <mutex>
 #include <string>
@@ -33,7 +35,7 @@ std::string ModulePath() {
     if (slash != std::string::npos) dir = self.substr(0, slash);
   }
   // The CUDA module is built for the Open MPI family only (docs/gpu.md).
-  return dir + (std::string(MLA_MPI_FAMILY) == "openmpi" ? "/libmlallreduce_cuda.so" : "/libmlallreduce_cuda-" MLA_MPI_FAMILY ".so");
+  return dir + "/" + FamilyCudaModuleFile(MLA_MPI_FAMILY);
 }
 
 }  // namespace

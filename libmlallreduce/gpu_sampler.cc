@@ -10,7 +10,7 @@
 #include <cstring>
 #include <system_error>
 
-#include "json_text.h"
+#include "vocab/json_text.h"
 
 namespace mla {
 namespace {

@@ -52,7 +52,7 @@ bool ForeignMpi() {
                    "multilane: warning: this is multilane's " MLA_MPI_FAMILY " build but the job's MPI is %s (%s); "
                    "multilane is off and the job runs unchanged; inject libmlallreduce.so, which picks the build "
                    "of the job's MPI\n",
-                   mla::MpiFamilyName(family), mla::FirstLine(version).c_str());
+                   mla::MpiFamilyName(family), mla::MpiVersionKey(version).c_str());
     }
     return true;
   }();

@@ -1,5 +1,7 @@
 #include "job_report.h"
 
+#include "vocab/utc_time.h"
+
 #include <unistd.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -19,10 +21,10 @@
 #include "atomic_file.h"
 #include "cuda_presence.h"
 #include "gpu_sampler.h"
-#include "json_text.h"
+#include "vocab/json_text.h"
 #include "log.h"
 #include "stats.h"
-#include "terminal_text.h"
+#include "vocab/terminal_text.h"
 
 namespace mla {
 
@@ -129,13 +131,7 @@ CommCounter* CounterOf(MPI_Comm comm) {
   return c;
 }
 
-std::string Utc(std::time_t t, const char* format) {
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, format, &tm);
-  return buf;
-}
+std::string Utc(std::time_t t, const char* format) { return UtcTime(t, format); }
 
 // The base name of argv[0] (/proc/self/comm cuts names at 15 characters).
 std::string ProgramName() {

@@ -18,7 +18,7 @@
 
 #include "config.h"
 #include "mlallreduce.h"
-#include "profile.h"
+#include "vocab/profile.h"
 
 namespace mla {
 

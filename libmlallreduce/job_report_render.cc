@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "job_report.h"
-#include "json_text.h"
+#include "vocab/json_text.h"
 
 namespace mla {
 namespace {

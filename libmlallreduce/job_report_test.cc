@@ -9,7 +9,7 @@
 
 #include "config.h"
 #include "gpu_sampler.h"
-#include "json_text.h"
+#include "vocab/json_text.h"
 
 namespace mla {
 namespace {

@@ -5,7 +5,7 @@
 #include <mutex>
 #include <set>
 
-#include "terminal_text.h"
+#include "vocab/terminal_text.h"
 
 namespace mla {
 namespace {

@@ -34,33 +34,6 @@ int FindInObject(struct dl_phdr_info* info, size_t, void* data) {
 
 }  // namespace
 
-MpiFamily MpiFamilyFromVersion(const std::string& version) {
-  if (version.find("Open MPI") != std::string::npos) return MpiFamily::kOpenMpi;
-  for (const char* word : {"MPICH", "MVAPICH", "Intel(R) MPI", "Intel MPI"}) {
-    if (version.find(word) != std::string::npos) return MpiFamily::kMpich;
-  }
-  return MpiFamily::kNeither;
-}
-
-const char* MpiFamilyName(MpiFamily family) {
-  switch (family) {
-    case MpiFamily::kOpenMpi: return "openmpi";
-    case MpiFamily::kMpich: return "mpich";
-    case MpiFamily::kNeither: break;
-  }
-  return "neither";
-}
-
-std::string FirstLine(const std::string& text) {
-  size_t end = text.find_first_of("\r\n");
-  std::string line = text.substr(0, end);
-  for (char& c : line) {
-    if (c == '\t') c = ' ';
-  }
-  while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.pop_back();
-  return line;
-}
-
 std::string LoadedMpiVersion(std::string* path) {
   path->clear();
   auto fn = reinterpret_cast<GetVersionFn>(dlsym(RTLD_DEFAULT, "PMPI_Get_library_version"));

@@ -8,21 +8,12 @@
 #include <cstdint>
 #include <string>
 
+#include "vocab/mpi_families.h"
+
 namespace mla {
 
-enum class MpiFamily { kNeither, kOpenMpi, kMpich };
-
-// Classifies the text of MPI_Get_library_version: "Open MPI" is kOpenMpi;
-// MPICH and the MPIs of its ABI (MVAPICH, Intel MPI, Cray MPICH) are kMpich;
-// anything else kNeither.
-MpiFamily MpiFamilyFromVersion(const std::string& version);
-
-// "openmpi", "mpich" or "neither": the word in the family builds' file names.
-const char* MpiFamilyName(MpiFamily family);
-
-// Returns the first line of a library version text, tabs made spaces and
-// trailing blanks dropped.
-std::string FirstLine(const std::string& text);
+// MpiFamily, MpiFamilyFromVersion, MpiFamilyName and MpiVersionKey: the family
+// table (vocab/mpi_families.h).
 
 // The MPI loaded in this process: the object that defines
 // PMPI_Get_library_version, looked up in the global scope and, failing that

@@ -97,7 +97,11 @@ void OnMpiInitialized() {
   if (!verdict.consistent) return;  // no collective call of the library's own
 
   FindHostRank(rank);
-  InitTopologyCache();
+  LayoutSettings layout;
+  layout.ranks_per_node = config.ranks_per_node;
+  layout.ranks_per_gpu = config.ranks_per_gpu;
+  layout.host_rank = HostRank();
+  InitTopologyCache(layout);
   for (const std::string& problem : config.problems) WarnOnce(problem);
   for (const std::string& warning : config.warnings) WarnOnce(warning);
   if (config.verbose > 0) Info(config.Summary());

@@ -1,14 +1,12 @@
 # The library's host sources (no CUDA), shared by the library target
-# (libmlallreduce/CMakeLists.txt) and the SMPI simulation build (simulation/).
+# (libmlallreduce/CMakeLists.txt) and the SMPI simulation build (simulation/);
+# with the shared vocabulary (vocab/sources.cmake).
 set(MLA_LIBRARY_SOURCES
-  algo_names.cc
   atomic_file.cc
   ballot.cc
   buffer_kinds.cc
-  byte_size.cc
   config.cc
   profile_file.cc
-  terminal_text.cc
   call_support.cc
   cuda_presence.cc
   device_loader.cc
@@ -18,12 +16,10 @@ set(MLA_LIBRARY_SOURCES
   intercept_allreduce.cc
   job_report.cc
   job_report_render.cc
-  json_text.cc
   log.cc
   mpi_family.cc
   partition.cc
   pmix_channel.cc
-  profile.cc
   stats.cc
   tool_device.cc
   topology.cc

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "pmix_channel.h"
+#include "vocab/mpi_families.h"
 
 namespace mla {
 namespace {
@@ -59,7 +60,7 @@ bool Certified() {
   const char* v = std::getenv("MULTILANE_ALL_RANKS");
   if (v != nullptr && std::strcmp(v, "1") == 0) return true;
 #ifdef MLA_MPI_FAMILY
-  return ProgramNeeds("libmlallreduce-" MLA_MPI_FAMILY ".so.0");
+  return ProgramNeeds(FamilyLibraryFile(MLA_MPI_FAMILY).c_str());
 #else
   return false;  // the front: never linked into a program
 #endif

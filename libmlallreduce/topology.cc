@@ -2,13 +2,12 @@
 
 #include <mutex>
 
-#include "runtime.h"
-
 namespace mla {
 namespace {
 
 int g_keyval = MPI_KEYVAL_INVALID;
 std::once_flag g_keyval_once;
+LayoutSettings g_layout;  // set once by InitTopologyCache, read by Build
 
 void FreeComm(MPI_Comm* c) {
   if (*c != MPI_COMM_NULL) PMPI_Comm_free(c);
@@ -65,7 +64,7 @@ int Build(MPI_Comm comm, Topology* t) {
   int rc;
   PMPI_Comm_size(comm, &t->size);
   PMPI_Comm_rank(comm, &t->rank);
-  const Config& config = CurrentConfig();
+  const LayoutSettings& config = g_layout;
 
   // Node: ranks sharing memory, cut into virtual nodes when asked.  Virtual
   // nodes are cut from the host's ranks in MPI_COMM_WORLD, so that a
@@ -74,7 +73,7 @@ int Build(MPI_Comm comm, Topology* t) {
   if ((rc = PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, t->rank, MPI_INFO_NULL, &shared)) != MPI_SUCCESS) return rc;
   int shared_rank = 0;
   PMPI_Comm_rank(shared, &shared_rank);
-  const int host_rank = HostRank() >= 0 ? HostRank() : shared_rank;
+  const int host_rank = config.host_rank >= 0 ? config.host_rank : shared_rank;
   if (config.ranks_per_node > 0) {
     rc = PMPI_Comm_split(shared, host_rank / config.ranks_per_node, shared_rank, &t->node);
     PMPI_Comm_free(&shared);
@@ -120,14 +119,15 @@ int Build(MPI_Comm comm, Topology* t) {
 
 }  // namespace
 
-void InitTopologyCache() {
-  std::call_once(g_keyval_once, [] {
+void InitTopologyCache(const LayoutSettings& layout) {
+  std::call_once(g_keyval_once, [&layout] {
+    g_layout = layout;
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, DeleteTopology, &g_keyval, nullptr);
   });
 }
 
 int GetTopology(MPI_Comm comm, const Topology** out) {
-  InitTopologyCache();
+  InitTopologyCache(LayoutSettings{});  // a no-op after the runtime's call
   void* value = nullptr;
   int found = 0;
   int rc = PMPI_Comm_get_attr(comm, g_keyval, &value, &found);

@@ -49,9 +49,19 @@ struct Topology {
   mutable void (*free_device_state)(void*) = nullptr;
 };
 
-// Creates the attribute key the cache uses.  Call once after MPI is up;
-// later calls do nothing.  Thread-safe.
-void InitTopologyCache();
+// The layout the job asked for, handed to the topology code once MPI is up
+// (as the CUDA module receives HostServices): topology.cc reads no
+// configuration or process state of its own.
+struct LayoutSettings {
+  int ranks_per_node = 0;  // MULTILANE_RANKS_PER_NODE: virtual nodes of this many ranks; 0: the host
+  int ranks_per_gpu = 0;   // MULTILANE_RANKS_PER_GPU: consecutive ranks sharing a GPU; 0: 1
+  int host_rank = -1;      // this rank's index among its host's ranks of MPI_COMM_WORLD; -1: unknown
+};
+
+// Creates the attribute key the cache uses and keeps `layout` for every
+// topology built from then on.  Call once after MPI is up, before the first
+// GetTopology; later calls do nothing.  Thread-safe.
+void InitTopologyCache(const LayoutSettings& layout);
 
 // Sets *out to the topology of `comm`, building it on first use; building is
 // collective over `comm`, so every rank must ask at the same call.  Returns

@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <map>
 
-#include "byte_size.h"
-#include "profile.h"
+#include "vocab/byte_size.h"
+#include "vocab/profile.h"
 
 namespace multilane {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "job_report.h"
+#include "report_reader.h"
 
 namespace multilane {
 

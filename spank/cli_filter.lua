@@ -16,7 +16,9 @@
 --     --gpus-per-task);
 --   * no profile of the partition exists (the job then runs unchanged, and
 --     the plugin says why in one line).
--- It never rejects a job.
+-- It never rejects a job: the value of --multilane is read by the plugin's own
+-- parser (`multilane resolve --options`), and a value it refuses makes the
+-- plugin refuse the job with its own words.
 
 local MULTILANE = "@MULTILANE_FULL_COMMAND@"               -- the multilane command
 local DATABASE = "@MULTILANE_SYSTEM_DATABASE@"    -- the system database
@@ -26,25 +28,17 @@ local function log(message)
   slurm.log_verbose("multilane: %s", message)
 end
 
--- The tasks per GPU asked for with ranks-per-gpu:N; nil when not given,
--- false when multilane is off for this job.
-local function parse_mode(value)
-  if value == nil then
-    if DEFAULT == "auto" then return nil end
-    return false
-  end
-  local per_gpu, enabled = nil, true
-  if value == "set" then return nil end  -- bare --multilane
-  for item in string.gmatch(value, "[^,]+") do
-    if item == "off" or item == "help" then enabled = false
-    elseif item == "auto" then enabled = true
-    else
-      local n = string.match(item, "^ranks%-per%-gpu:(%d+)$")
-      if n then per_gpu = tonumber(n) end
-    end
-  end
-  if not enabled then return false end
-  return per_gpu
+-- Whether the job asked for multilane: the option given, or none given and
+-- the admin's default is auto.  What the option's value says is read by the
+-- plugin's own parser, through `multilane resolve --options` below.
+local function asked(value)
+  if value == nil then return DEFAULT == "auto" end
+  return true
+end
+
+-- A word for the shell: in single quotes, any quote inside closed and escaped.
+local function quoted(word)
+  return "'" .. string.gsub(word, "'", "'\\''") .. "'"
 end
 
 local function set(v)
@@ -68,27 +62,37 @@ local function default_partition()
   return nil
 end
 
--- The tuned tasks per GPU of the partition, from the system database.  When
--- the look-up fails, says why in the submitting user's verbose output with
--- the command's own words (a loader error is not "no profile").
-local function tuned_ranks_per_gpu(partition)
-  local cmd = string.format("%s resolve --db '%s' --partition '%s' --any-node-type 2>&1",
-                            MULTILANE, DATABASE, partition)
-  local p = io.popen(cmd)
+-- The tasks per GPU for the job: the value's ranks-per-gpu:N, else the
+-- tuned number of the partition's profile (of the job's MPI family: the
+-- value's mpi:FAMILY, else the first family with a profile), from the system
+-- database.  nil when multilane is off for the job, the value is refused (the
+-- plugin refuses the job itself, with the same words), or no profile exists;
+-- says why in the submitting user's verbose output with the command's own
+-- words (a loader error is not "no profile").
+local function ranks_per_gpu(partition, value)
+  local cmd = string.format("%s resolve --db %s --partition %s --any-node-type", MULTILANE, quoted(DATABASE),
+                            quoted(partition))
+  if value ~= nil and value ~= "set" then cmd = cmd .. " --options " .. quoted(value) end
+  local p = io.popen(cmd .. " 2>&1")
   if p == nil then
     log("cannot run " .. MULTILANE .. " resolve; jobs keep their layout")
     return nil
   end
-  local found, per_gpu, why, other = false, nil, nil, nil
+  local found, per_gpu, asked_n, off, why, other = false, nil, nil, false, nil, nil
   for line in p:lines() do
     if line == "found=yes" then found = true end
+    if line == "enabled=no" then off = true end
     local n = string.match(line, "^ranks_per_gpu=(%d+)$")
     if n then per_gpu = tonumber(n) end
-    local w = string.match(line, "^why=(.*)$")
+    local a = string.match(line, "^ranks_per_gpu_asked=(%d+)$")
+    if a then asked_n = tonumber(a) end
+    local w = string.match(line, "^why=(.*)$") or string.match(line, "^options_error=(.*)$")
     if w then why = w end
     if other == nil and not string.match(line, "^[%w_]+=") and line ~= "" then other = line end
   end
   local ok, how, code = p:close()
+  if off then return nil end
+  if asked_n then return asked_n end
   if found then return per_gpu end
   if code ~= nil and code ~= 0 then
     -- 127: the command could not start (missing, or its loader failed).
@@ -106,20 +110,18 @@ end
 
 function slurm_cli_pre_submit(options, offset)
   local spank = options.spank and options.spank["multilane"]
-  local per_gpu = parse_mode(spank and spank["multilane"])
-  if per_gpu == false then return slurm.SUCCESS end
+  local value = spank and spank["multilane"]
+  if not asked(value) then return slurm.SUCCESS end
   if not asks_for_gpus(options) then return slurm.SUCCESS end
   if (set(options["ntasks"]) and options["ntasks"] ~= "1") or set(options["ntasks-per-gpu"]) or
      set(options["ntasks-per-node"]) or set(options["gpus-per-task"]) then
     return slurm.SUCCESS
   end
-  if per_gpu == nil then
-    local partition = options["partition"]
-    if partition == nil or partition == "" then partition = default_partition() end
-    if partition == nil or string.find(partition, "[^%w%-_.]") then return slurm.SUCCESS end
-    per_gpu = tuned_ranks_per_gpu(partition)
-    if per_gpu == nil then return slurm.SUCCESS end
-  end
+  local partition = options["partition"]
+  if partition == nil or partition == "" then partition = default_partition() end
+  if partition == nil or string.find(partition, "[^%w%-_.]") then partition = "" end  -- then only ranks-per-gpu:N
+  local per_gpu = ranks_per_gpu(partition, value)
+  if per_gpu == nil then return slurm.SUCCESS end
   options["ntasks-per-gpu"] = tostring(per_gpu)
   log("tasks per GPU: " .. tostring(per_gpu))
   return slurm.SUCCESS

@@ -53,9 +53,9 @@ bool JobWantsMultilane(spank_t sp) {
     given = true;
   }
   if (given) {
-    UserOptions parsed;
+    mla::UserOptions parsed;
     std::string error;
-    if (ParseUserOptions(value, &parsed, &error)) {
+    if (mla::ParseUserOptions(value, &parsed, &error)) {
       s.user = parsed;
       s.user_seen = true;
     }

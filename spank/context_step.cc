@@ -52,9 +52,9 @@ bool SetEnv(spank_t sp, const char* name, const std::string& value) {
   return true;
 }
 
-template <typename T>
-bool Item(spank_t sp, spank_item_t item, T* out) {
-  return spank_get_item(sp, item, out) == ESPANK_SUCCESS;
+template <typename... T>
+bool Item(spank_t sp, spank_item_t item, T*... out) {
+  return spank_get_item(sp, item, out...) == ESPANK_SUCCESS;
 }
 
 // Says a line to the user once per step: from the step's first node.
@@ -95,6 +95,17 @@ SubprocessResult LookUp(spank_t sp, const PluginState& s) {
   if (!partition.empty()) {
     argv.push_back("--partition");
     argv.push_back(partition);
+  }
+  // The job's MPI family, whose profile to take: the user's mpi:FAMILY, else
+  // what the resolver reads from the step's program (its MPI library).
+  if (!s.user.mpi.empty()) {
+    argv.insert(argv.end(), {"--mpi", s.user.mpi});
+  } else {
+    int argc = 0;
+    char** args = nullptr;
+    if (Item(sp, S_JOB_ARGV, &argc, &args) && argc > 0 && args != nullptr && args[0] != nullptr)
+      argv.insert(argv.end(), {"--program", args[0], "--program-path", GetEnv(sp, "PATH"), "--program-dir",
+                               GetEnv(sp, "PWD")});
   }
   const std::map<std::string, std::string> env = {{"PATH", "/usr/bin:/bin"}, {"LANG", "C"}, {"HOME", "/"}};
   return RunCapture(argv, env, uid, gid, s.config.resolve_timeout_s);

@@ -13,7 +13,7 @@ extern "C" {
 
 #include <string>
 
-#include "options.h"
+#include "vocab/user_options.h"
 #include "plugin_config.h"
 
 namespace multilane_spank {
@@ -22,7 +22,7 @@ namespace multilane_spank {
 // process, and slurmstepd forks the tasks after user_init).
 struct PluginState {
   PluginConfig config;      // from plugstack.conf
-  UserOptions user;         // from --multilane (or its environment variable)
+  mla::UserOptions user;         // from --multilane (or its environment variable)
   bool user_seen = false;   // the option callback ran
   std::string step_gpus;    // the step's CUDA_VISIBLE_DEVICES before per-task binding
   bool injected = false;    // user_init set LD_PRELOAD with a profile (not MULTILANE_OFF) for this step

@@ -44,14 +44,14 @@ namespace {
 // must be idempotent).
 int OnOption(int /*val*/, const char* optarg, int remote) {
   try {
-    UserOptions parsed;
+    mla::UserOptions parsed;
     std::string error;
-    if (!ParseUserOptions(optarg, &parsed, &error)) {
+    if (!mla::ParseUserOptions(optarg, &parsed, &error)) {
       Error(error);
       return -1;
     }
     if (parsed.help && !remote) {
-      std::fputs(UserOptionsHelp(), stdout);
+      std::fputs(mla::UserOptionsHelp(), stdout);
       std::fflush(stdout);
       std::exit(0);
     }

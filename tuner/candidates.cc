@@ -1,7 +1,7 @@
 #include "candidates.h"
 
-#include "byte_size.h"
-#include "profile.h"
+#include "vocab/byte_size.h"
+#include "vocab/profile.h"
 
 #include <algorithm>
 #include <cctype>

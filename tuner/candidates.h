@@ -35,7 +35,7 @@ const char* MemKindName(MemKind kind);
 bool MemKindFromName(const std::string& name, MemKind* kind);
 
 // Byte counts as the profile writes them, by the library's own rules
-// (libmlallreduce/byte_size.h): digits with an optional binary suffix K/KiB,
+// (vocab/byte_size.h): digits with an optional binary suffix K/KiB,
 // M/MiB, G/GiB, T/TiB (case-insensitive) or B.
 bool ParseByteSize(const std::string& text, uint64_t* out);
 // Largest exact binary suffix: 65536 -> "64K", 1000 -> "1000".

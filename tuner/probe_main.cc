@@ -46,6 +46,7 @@
 #include "tool_device.h"
 #include "plan.h"
 #include "search.h"
+#include "vocab/mpi_families.h"
 
 using nlohmann::json;
 using namespace mltuner;
@@ -568,13 +569,7 @@ int main(int argc, char** argv) {
     std::vector<char> text(MPI_MAX_LIBRARY_VERSION_STRING + 1, '\0');
     int len = 0;
     if (MPI_Get_library_version(text.data(), &len) != MPI_SUCCESS) return 1;
-    std::string first(text.data());
-    first = first.substr(0, first.find_first_of("\r\n"));
-    for (char& c : first) {
-      if (c == '\t') c = ' ';
-    }
-    while (!first.empty() && (first.back() == ' ' || first.back() == ',')) first.pop_back();
-    std::printf("%s\n", first.c_str());
+    std::printf("%s\n", mla::MpiVersionKey(text.data()).c_str());
     return 0;
   }
   MPI_Init(&argc, &argv);

@@ -29,7 +29,7 @@
 
 #include "mpi_family.h"
 #include "startup.h"
-#include "terminal_text.h"
+#include "vocab/terminal_text.h"
 
 #if !defined(__x86_64__) && !defined(__aarch64__)
 #error "the front forwards MPI handles in integer registers: x86-64 and AArch64 only"
@@ -140,7 +140,7 @@ void Resolve() {
   std::string mpi_path;
   std::string version = mla::LoadedMpiVersion(&mpi_path);
   mla::MpiFamily family = mla::MpiFamilyFromVersion(version);
-  std::string first = mla::FirstLine(version);
+  std::string first = mla::MpiVersionKey(version);
   if (family == mla::MpiFamily::kNeither) {
     Say("warning: the MPI in this process (" + (first.empty() ? std::string("none found") : first) +
         ") is neither Open MPI nor MPICH-based; multilane is off and the job runs unchanged");
@@ -150,7 +150,7 @@ void Resolve() {
   const std::string dir = OwnDirectory();
   std::string why = std::string("the directory of libmlallreduce.so cannot be found in /proc/self/maps") +
                     kUnchanged + "inject it by its absolute path";
-  const std::string build = dir + "/libmlallreduce-" + mla::MpiFamilyName(family) + ".so.0";
+  const std::string build = dir + "/" + mla::FamilyLibraryFile(mla::MpiFamilyName(family));
   void* handle = dir.empty() ? nullptr : OpenBuild(build, family, &why);
   for (int s = 0; handle != nullptr && s < kSlots; ++s) {
     void* fn = dlsym(handle, kNames[s]);

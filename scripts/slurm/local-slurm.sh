@@ -196,6 +196,6 @@ for _ in $(seq 150); do
   sleep 0.2
 done
 echo "local-slurm.sh: $((nodes - ${idle:-0})) of $nodes nodes did not become idle in 30 s; logs in $dir/log" >&2
-tail -5 "$dir"/log/*.log >&2 || true
+tail -n 5 "$dir"/log/*.log >&2 || true
 bash "$0" stop "$dir"
 exit 1

@@ -108,7 +108,7 @@ def case_layout(root):
     # family build) and the Open MPI family build with its link name.
     expected = [command, probe, os.path.join(lib, "libmlallreduce.so.0"),
                 os.path.join(lib, "libmlallreduce-openmpi.so.0"), os.path.join(lib, "libmlallreduce-openmpi.so"),
-                os.path.join(prefix, "include", "mlallreduce.h"),
+                os.path.join(prefix, "include", "mlallreduce.h"), os.path.join(prefix, "include", "mlallreduce_types.h"),
                 os.path.join(lib, "cmake", "multilane", "multilaneConfig.cmake"),
                 os.path.join(lib, "cmake", "multilane", "multilaneConfigVersion.cmake"),
                 os.path.join(lib, "pkgconfig", "multilane.pc"),

@@ -36,18 +36,8 @@ def fixture(name):
     return os.path.join(FIXTURES, name)
 
 
-def run(args, check=True, env=None, timeout=300):
-    p = subprocess.run(args, capture_output=True, text=True, env=env, timeout=timeout)
-    if check and p.returncode != 0:
-        sys.exit("FAILED: %s\nexit %d\nstdout:\n%s\nstderr:\n%s" % (" ".join(args), p.returncode, p.stdout, p.stderr))
-    return p
-
-
-def expect(cond, what, p=None):
-    if not cond:
-        extra = "" if p is None else "\nstdout:\n%s\nstderr:\n%s" % (p.stdout, p.stderr)
-        sys.exit("FAILED: " + what + extra)
-    print("ok: " + what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from e2e import expect, run  # noqa: E402  (tests/e2e.py, the scripts' shared helpers)
 
 
 def close(a, b, rel=1e-9, abs_=1e-12):

@@ -26,23 +26,8 @@ ARGS = None
 TEST_USER = "mltest"
 
 
-def log(msg):
-    print(msg, flush=True)
-
-
-def run(cmd, check=True, env=None, timeout=300, user=None, cwd=None):
-    """Runs cmd (a list); returns CompletedProcess with text output."""
-    if user is not None:
-        cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--init-groups", "--"] + cmd
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, cwd=cwd)
-    if check and p.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} exited {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}")
-    return p
-
-
-def check(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from e2e import check, log, run  # noqa: E402  (tests/e2e.py, the scripts' shared helpers)
 
 
 class Slurm:
@@ -151,13 +136,14 @@ def publish_lane_profile(db, partition=""):
     shutil.rmtree(tmp, ignore_errors=True)
 
 
-def publish_profile(db, lines, ranks_per_gpu, header_extra=""):
+def publish_profile(db, lines, ranks_per_gpu, header_extra="", family="openmpi"):
     """Publishes a profile of this node type with the given entry lines
     (MEMORY FROM TO ALGO [ppg=N]) and ranks per GPU, made from a real short
-    tune (for the node type and versions) as publish_lane_profile does."""
+    tune with FAMILY's MPI (for the node type and versions) as
+    publish_lane_profile does."""
     tmp = tempfile.mkdtemp(prefix="mltune-")
     tuned = os.path.join(tmp, "tuned.db")
-    run([ARGS.multilane, "tune", "--db", tuned, "--budget", "3", "--sizes", "64K:256K", "--np", "2",
+    run([ARGS.multilane, "tune", "--mpi", family, "--db", tuned, "--budget", "3", "--sizes", "64K:256K", "--np", "2",
          "--memory", "host"], env=probe_env(), timeout=300)
     doc_path = os.path.join(tmp, "profiles.json")
     run([ARGS.multilane, "export", "--db", tuned, doc_path])
@@ -234,6 +220,43 @@ def case_sbatch_tuned_layout(root):
             check(r["calls"] == "5" and r["lane"] == "5",
                   f"rank {r['rank']}: the library's counters say calls={r['calls']} lane={r['lane']}, expected 5 and 5")
         check(not multilane_lines(out), f"a successful job printed: {multilane_lines(out)}")
+    finally:
+        s.stop()
+
+
+def case_mpich_sbatch_multilane(root):
+    """Issue 24: an MPICH job under `sbatch --multilane` runs with its MPICH
+    profile.  The database holds this node type's Open MPI profile (every
+    call to hier) and its MPICH profile (every call to lane); the step's
+    program is linked with MPICH, so the plugin's look-up (`multilane resolve
+    --program`) takes the MPICH profile and every allreduce runs lane.  The
+    user's mpi:openmpi then wins over the program (hier), and a family
+    without a profile is a miss that leaves the job exact and unchanged."""
+    s = Slurm(root, {})
+    try:
+        publish_profile(s.db, ["host 0 inf hier"], 1, " ranks_per_gpu=1")
+        job = f"srun --mpi=pmi2 {ARGS.probe_mpich} 5\n"
+        # Before the MPICH profile exists: a miss for MPICH, not Open MPI's profile.
+        p, out = s.sbatch(["--gpus=2", "--multilane=verbose"], job, name="mpich-miss")
+        rows = rank_lines(out)
+        check(p.returncode == 0 and len(rows) == 2, f"the MPICH job failed or lost ranks: {len(rows)} ranks")
+        for r in rows:
+            check(r["ok"] == "1" and r["hier"] == "0" and r["lane"] == "0",
+                  f"rank {r['rank']}: an MPICH job ran Open MPI's profile: hier={r['hier']} lane={r['lane']}")
+        publish_profile(s.db, ["host 0 inf lane"], 1, " ranks_per_gpu=1", family="mpich")
+        for option, algo in (("--multilane", "lane"), ("--multilane=mpi:openmpi", "hier"), ("--multilane=mpi:mpich", "lane")):
+            p, out = s.sbatch(["--gpus=2", option], job, name="mpich")
+            check(p.returncode == 0, f"{option}: the job failed")
+            rows = rank_lines(out)
+            check(len(rows) == 2, f"{option}: expected 2 ranks (1 per GPU, the profile's), got {len(rows)}")
+            for r in rows:
+                check(r["ok"] == "1" and r["preload"] == "1", f"{option}: rank {r['rank']}: ok={r['ok']} preload={r['preload']}")
+                check(r["calls"] == "5" and r[algo] == "5",
+                      f"{option}: rank {r['rank']}: calls={r['calls']} {algo}={r[algo]} (lane={r['lane']} hier={r['hier']}), "
+                      f"expected every call to run {algo}")
+        r = s.cmd(["sbatch", "--wait", "--gpus=2", "--multilane=mpi:intel", "--wrap", "true"], check_rc=False)
+        check(r.returncode != 0 and "'mpi:intel' is not valid: write mpi:FAMILY with FAMILY openmpi or mpich" in r.stderr,
+              f"a bad family was not refused with the fix: {r.stderr}")
     finally:
         s.stop()
 
@@ -1124,6 +1147,7 @@ def main():
     ap.add_argument("--probe", required=True, help="layout_probe")
     ap.add_argument("--mlprobe", required=True)
     ap.add_argument("--mpi-test", required=True, help="allreduce_mpi_test")
+    ap.add_argument("--probe-mpich", help="layout_probe built with MPICH (the MPICH cases)")
     ARGS = ap.parse_args()
     if os.geteuid() != 0:
         print("SKIP: the Slurm tests start slurmctld and slurmd and need root")

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "profile.h"  // the library's own parser (libmlallreduce/profile.cc)
+#include "vocab/profile.h"  // the library's own parser (vocab/profile.cc)
 
 namespace mltuner {
 namespace {

@@ -1,7 +1,7 @@
 // algo_names.cc: algorithm, transport and device path names of the C API.
 #include <cstring>
 
-#include "mlallreduce.h"
+#include "mlallreduce_types.h"
 
 namespace {
 const char* const kNames[MLA_ALGO_COUNT] = {"passthrough", "lane", "hier", "split"};

@@ -1,4 +1,4 @@
-#include "byte_size.h"
+#include "vocab/byte_size.h"
 
 #include <cctype>
 

@@ -1,9 +1,9 @@
-// options_test.cc: the --multilane grammar.
-#include "options.h"
+// user_options_test.cc: the --multilane grammar.
+#include "vocab/user_options.h"
 
 #include <gtest/gtest.h>
 
-namespace multilane_spank {
+namespace mla {
 namespace {
 
 UserOptions Parse(const char* v) {
@@ -42,6 +42,12 @@ TEST(UserOptions, ItemsCombine) {
   EXPECT_TRUE(Parse("help").help);
 }
 
+TEST(UserOptions, MpiFamily) {
+  EXPECT_EQ(Parse("auto").mpi, "");
+  EXPECT_EQ(Parse("mpi:mpich").mpi, "mpich");
+  EXPECT_EQ(Parse("mpi:mpich,mpi:openmpi").mpi, "openmpi");
+}
+
 TEST(UserOptions, OffAndLaterItemsWin) {
   EXPECT_FALSE(Parse("off").enabled);
   EXPECT_TRUE(Parse("off,auto").enabled);
@@ -54,6 +60,10 @@ TEST(UserOptions, ErrorsNameTheItemAndTheForms) {
   EXPECT_NE(ParseError("ranks-per-gpu:0").find("1 to 64"), std::string::npos);
   EXPECT_NE(ParseError("ranks-per-gpu:65").find("'ranks-per-gpu:65'"), std::string::npos);
   EXPECT_NE(ParseError("ranks-per-gpu:x").find("not valid"), std::string::npos);
+  EXPECT_NE(ParseError("ranks-per-gpu:+4").find("not valid"), std::string::npos);
+  EXPECT_NE(ParseError("mpi:intel").find("'mpi:intel' is not valid: write mpi:FAMILY with FAMILY openmpi or mpich"),
+            std::string::npos);
+  ParseError("mpi");
   ParseError("ranks-per-gpu");
   ParseError("report:");
   ParseError("auto,");
@@ -63,10 +73,10 @@ TEST(UserOptions, ErrorsNameTheItemAndTheForms) {
 
 TEST(UserOptions, HelpListsEveryItem) {
   const std::string help = UserOptionsHelp();
-  for (const char* item : {"auto", "off", "ranks-per-gpu:N", "verbose", "report[:DIR]", "help"}) {
+  for (const char* item : {"auto", "off", "ranks-per-gpu:N", "mpi:FAMILY", "verbose", "report[:DIR]", "help"}) {
     EXPECT_NE(help.find(item), std::string::npos) << item;
   }
 }
 
 }  // namespace
-}  // namespace multilane_spank
+}  // namespace mla

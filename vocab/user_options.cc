@@ -1,32 +1,19 @@
-// options.cc: parsing of `--multilane[=ITEM,...]` (grammar in options.h).
-#include "options.h"
+// user_options.cc: parsing of `--multilane[=ITEM,...]` (grammar in user_options.h).
+#include "vocab/user_options.h"
 
-#include <cerrno>
-#include <cstdlib>
+#include "vocab/mpi_families.h"
+#include "vocab/ranks_per_gpu.h"
+#include "vocab/terminal_text.h"
 
-namespace multilane_spank {
-namespace {
-
-constexpr int kMaxRanksPerGpu = 64;
-
-bool ParsePositive(const std::string& text, int* out) {
-  if (text.empty() || text.size() > 6) return false;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-  }
-  const long v = std::strtol(text.c_str(), nullptr, 10);
-  if (v < 1 || v > kMaxRanksPerGpu) return false;
-  *out = static_cast<int>(v);
-  return true;
-}
-
-}  // namespace
+namespace mla {
 
 const char* UserOptionsHelp() {
   return "multilane: --multilane[=ITEM,ITEM...] runs the job's MPI_Allreduce through multilane\n"
          "  (no value), auto   the tuned layout and profile of the node type\n"
          "  off                no multilane for this job or step\n"
          "  ranks-per-gpu:N    N tasks per GPU (1-64) instead of the tuned number\n"
+         "  mpi:FAMILY         the job's MPI (openmpi or mpich), when multilane cannot tell it from the\n"
+         "                     program (a script, python); it picks that MPI's profile\n"
          "  verbose            say what multilane did; the library prints its settings and counters\n"
          "  report[:DIR]       write the job report (JSON) into DIR (default: the submit directory);\n"
          "                     read it with `multilane report FILE`\n"
@@ -69,14 +56,21 @@ bool ParseUserOptions(const char* value, UserOptions* out, std::string* error) {
         return false;
       }
     } else if (word == "ranks-per-gpu") {
-      if (!ParsePositive(arg, &o.ranks_per_gpu)) {
-        *error = "--multilane: '" + item + "' is not valid: write ranks-per-gpu:N with N from 1 to " +
-                 std::to_string(kMaxRanksPerGpu);
+      if (!ParseRanksPerGpu(arg, &o.ranks_per_gpu)) {
+        *error = "--multilane: '" + Excerpt(item) + "' is not valid: write ranks-per-gpu:N with N " +
+                 RanksPerGpuRule();
         return false;
       }
+    } else if (word == "mpi") {
+      if (FindMpiFamily(arg) == nullptr) {
+        *error = "--multilane: '" + Excerpt(item) + "' is not valid: write mpi:FAMILY with FAMILY " +
+                 MpiFamilyChoices();
+        return false;
+      }
+      o.mpi = arg;
     } else {
-      *error = "--multilane: unknown item '" + item +
-               "': use auto, off, ranks-per-gpu:N, verbose, report[:DIR] or help (comma-separated)";
+      *error = "--multilane: unknown item '" + Excerpt(item) +
+               "': use auto, off, ranks-per-gpu:N, mpi:FAMILY, verbose, report[:DIR] or help (comma-separated)";
       return false;
     }
     if (end == text.size()) break;
@@ -85,4 +79,4 @@ bool ParseUserOptions(const char* value, UserOptions* out, std::string* error) {
   return true;
 }
 
-}  // namespace multilane_spank
+}  // namespace mla

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "byte_size.h"
-#include "mlallreduce.h"
+#include "vocab/byte_size.h"
+#include "mlallreduce_types.h"
 
 namespace mla {
 
@@ -72,6 +72,12 @@ class Profile {
   std::vector<ProfileEntry> entries_;
   std::map<std::string, std::string> metadata_;
 };
+
+// The value of `key` in the header line of a profile text ("multilane-profile
+// 1 node_type=... ranks_per_gpu_tuned=1,2,4"), read with Profile::Parse's
+// rules for the header (entries are not checked); "" when the key is absent
+// or the header is broken.  Lines may end with newlines or ';'.
+std::string ProfileHeaderValue(std::string_view profile_text, const std::string& key);
 
 // ParseByteSize and FormatByteSize: byte_size.h.
 

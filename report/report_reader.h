@@ -1,8 +1,8 @@
-// job_report.h: the job report file that libmlallreduce writes at
+// report_reader.h: the job report file that libmlallreduce writes at
 // MPI_Finalize (docs/job-report-format.md, format `multilane-job-report`,
 // version 1), read and checked.
-#ifndef MULTILANE_LAUNCHER_JOB_REPORT_H_
-#define MULTILANE_LAUNCHER_JOB_REPORT_H_
+#ifndef MULTILANE_REPORT_READER_H_
+#define MULTILANE_REPORT_READER_H_
 
 #include <cstdint>
 #include <map>
@@ -99,4 +99,4 @@ bool ReadJobReport(const std::string& path, JobReport* report, std::string* erro
 
 }  // namespace multilane
 
-#endif  // MULTILANE_LAUNCHER_JOB_REPORT_H_
+#endif  // MULTILANE_REPORT_READER_H_

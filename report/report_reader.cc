@@ -1,5 +1,5 @@
-// job_report.cc: reads and checks a job report file (job_report.h).
-#include "job_report.h"
+// report_reader.cc: reads and checks a job report file (job_report.h).
+#include "report_reader.h"
 
 #include <climits>
 #include <cmath>
@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "db/outside_input.h"
+#include "vocab/outside_input.h"
 
 namespace multilane {
 namespace {
@@ -36,10 +36,13 @@ const json* Member(const json& obj, const std::string& where, const std::string&
   return &*it;
 }
 
-const json& Object(const json& obj, const std::string& where, const std::string& key) {
-  const json& v = *Member(obj, where, key, true);
-  if (!v.is_object())
-    throw FieldError("field '" + Join(where, key) + "' must be an object, not " + TypeName(v));
+// The member `key` of `obj`, which must be an object.  A pointer, not a
+// reference: callers pass temporaries for `where` and `key`, and g++ 14's
+// -Wdangling-reference cannot tell that the result does not point into them.
+const json* Object(const json& obj, const std::string& where, const std::string& key) {
+  const json* v = Member(obj, where, key, true);
+  if (!v->is_object())
+    throw FieldError("field '" + Join(where, key) + "' must be an object, not " + TypeName(*v));
   return v;
 }
 
@@ -92,7 +95,7 @@ std::string String(const json& obj, const std::string& where, const std::string&
 }
 
 MinMeanMax Spread(const json& obj, const std::string& where, const std::string& key) {
-  const json& v = Object(obj, where, key);
+  const json& v = *Object(obj, where, key);
   const std::string name = Join(where, key);
   MinMeanMax m;
   m.min = NumberField(v, name, "min");
@@ -172,7 +175,7 @@ ReportGpu ParseGpu(const json& g, const std::string& where) {
 // Fills *r from a document already known to be a version-1 job report.
 void ParseFields(const json& doc, JobReport* r) {
   r->library_version = String(doc, "", "library_version", false);
-  const json& job = Object(doc, "", "job");
+  const json& job = *Object(doc, "", "job");
   r->job_id = String(job, "job", "id", false);
   r->job_name = String(job, "job", "name");
   r->started_utc = String(job, "job", "started_utc", false);
@@ -200,7 +203,7 @@ void ParseFields(const json& doc, JobReport* r) {
       r->profile_text = p->get<std::string>();
     }
   }
-  const json& time = Object(doc, "", "time");
+  const json& time = *Object(doc, "", "time");
   r->wall_s = Spread(time, "time", "wall_s");
   r->allreduce_s = Spread(time, "time", "allreduce_s");
   r->wait_s = Spread(time, "time", "wait_s");

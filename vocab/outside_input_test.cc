@@ -1,6 +1,6 @@
 // outside_input_test.cc: bounded reads refuse what is not a regular file of
 // sane size, and excerpts bound what a message echoes.
-#include "db/outside_input.h"
+#include "vocab/outside_input.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -41,7 +41,7 @@ TEST(ReadInputFile, RefusesDevicesFifosAndFoldersWithoutBlocking) {
   EXPECT_FALSE(ReadInputFile("/dev/zero", &text, &error));
   EXPECT_NE(error.find("a character device"), std::string::npos) << error;
   EXPECT_FALSE(ReadInputFile(d, &text, &error));
-  EXPECT_NE(error.find("it is a directory"), std::string::npos) << error;
+  EXPECT_NE(error.find("it is a folder"), std::string::npos) << error;
   EXPECT_FALSE(ReadInputFile(d + "/missing", &text, &error));
   EXPECT_EQ(error.rfind("cannot read: No such file or directory", 0), 0u) << error;
 }

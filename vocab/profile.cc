@@ -1,4 +1,4 @@
-#include "profile.h"
+#include "vocab/profile.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,7 +8,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "terminal_text.h"
+#include "vocab/terminal_text.h"
 
 namespace mla {
 namespace {
@@ -64,7 +64,60 @@ std::string ChunkProblem(uint64_t bytes) {
          "the whole message, give " + FormatByteSize(kMinProfileChunkBytes) + " or more, or run multilane tune";
 }
 
+// Reads the header line's words ("multilane-profile 1 key=value...") into
+// *metadata; on a broken header returns false with *why.
+bool ParseHeaderWords(const std::vector<std::string_view>& words, std::map<std::string, std::string>* metadata,
+                      std::string* why) {
+  if (words[0] != kHeader) {
+    *why = "a profile must start with '" + std::string(kHeader) + " " + std::to_string(MLA_PROFILE_FORMAT_VERSION) +
+           "', found " + Quoted(words[0]);
+    return false;
+  }
+  int version = 0;
+  if (words.size() < 2 || !ParseInt(words[1], 0, 1000000, &version)) {
+    *why = "the header needs a format version: '" + std::string(kHeader) + " " +
+           std::to_string(MLA_PROFILE_FORMAT_VERSION) + "'";
+    return false;
+  }
+  if (version != MLA_PROFILE_FORMAT_VERSION) {
+    *why = "format version " + std::to_string(version) + " is not supported (this library reads version " +
+           std::to_string(MLA_PROFILE_FORMAT_VERSION) + "); re-tune with this library's multilane";
+    return false;
+  }
+  for (size_t i = 2; i < words.size(); ++i) {
+    size_t eq = words[i].find('=');
+    if (eq == std::string_view::npos || eq == 0) {
+      *why = "header metadata must be key=value, found " + Quoted(words[i]);
+      return false;
+    }
+    const std::string key(words[i].substr(0, eq));
+    if (!metadata->emplace(key, std::string(words[i].substr(eq + 1))).second) {
+      *why = "header key " + Quoted(key) + " is given twice: keep one";
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
+
+std::string ProfileHeaderValue(std::string_view text, const std::string& key) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find_first_of("\n;", pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view raw = text.substr(pos, end - pos);
+    pos = end + 1;
+    raw = Trim(raw.substr(0, raw.find('#')));
+    if (raw.empty()) continue;
+    std::map<std::string, std::string> metadata;
+    std::string why;
+    if (!ParseHeaderWords(SplitWords(raw), &metadata, &why)) return "";
+    auto it = metadata.find(key);
+    return it == metadata.end() ? "" : it->second;
+  }
+  return "";
+}
 
 const char* MemKindName(MemKind kind) { return kind == MemKind::kHost ? "host" : "device"; }
 
@@ -102,29 +155,8 @@ bool Profile::Parse(std::string_view text, std::string* error) {
     }
     std::vector<std::string_view> words = SplitWords(raw);
     if (!seen_header) {
-      if (words[0] != kHeader) {
-        return fail("a profile must start with '" + std::string(kHeader) + " " +
-                    std::to_string(MLA_PROFILE_FORMAT_VERSION) + "', found " + Quoted(words[0]));
-      }
-      int version = 0;
-      if (words.size() < 2 || !ParseInt(words[1], 0, 1000000, &version)) {
-        return fail("the header needs a format version: '" + std::string(kHeader) + " " +
-                    std::to_string(MLA_PROFILE_FORMAT_VERSION) + "'");
-      }
-      if (version != MLA_PROFILE_FORMAT_VERSION) {
-        return fail("format version " + std::to_string(version) + " is not supported (this library reads version " +
-                    std::to_string(MLA_PROFILE_FORMAT_VERSION) + "); re-tune with this library's multilane");
-      }
-      for (size_t i = 2; i < words.size(); ++i) {
-        size_t eq = words[i].find('=');
-        if (eq == std::string_view::npos || eq == 0) {
-          return fail("header metadata must be key=value, found " + Quoted(words[i]));
-        }
-        const std::string key(words[i].substr(0, eq));
-        if (!metadata.emplace(key, std::string(words[i].substr(eq + 1))).second) {
-          return fail("header key " + Quoted(key) + " is given twice: keep one");
-        }
-      }
+      std::string why;
+      if (!ParseHeaderWords(words, &metadata, &why)) return fail(why);
       seen_header = true;
       if (end == text.size()) break;
       continue;

@@ -1,5 +1,5 @@
 // terminal_text.cc: EscapeControlBytes and Excerpt (terminal_text.h).
-#include "terminal_text.h"
+#include "vocab/terminal_text.h"
 
 #include <cstdio>
 

@@ -1,4 +1,4 @@
-#include "job_report.h"
+#include "report_reader.h"
 
 #include <gtest/gtest.h>
 
@@ -173,7 +173,7 @@ TEST(JobReportFile, MissingFileIsAnError) {
   ASSERT_FALSE(ReadJobReport("/nonexistent/report.json", &r, &error));
   EXPECT_EQ(error.rfind("/nonexistent/report.json: cannot read: ", 0), 0u) << error;
   ASSERT_FALSE(ReadJobReport(MULTILANE_REPORT_FIXTURES, &r, &error));
-  EXPECT_NE(error.find(": cannot read: it is a directory"), std::string::npos) << error;
+  EXPECT_NE(error.find(": cannot read: it is a folder"), std::string::npos) << error;
 }
 
 // N14: what the reader refused only partly before.

@@ -1,4 +1,4 @@
-#include "profile.h"
+#include "vocab/profile.h"
 
 #include <gtest/gtest.h>
 

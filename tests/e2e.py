@@ -1,0 +1,45 @@
+"""e2e.py: the helpers every end-to-end test script shares (tests/, launcher/,
+report/): run a command, check a condition, log a line.  A failure raises
+AssertionError with the command's output, so a script fails with exit
+status 1 and says why.
+
+Scripts outside tests/ import it with
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "<up>/tests"))
+"""
+import pwd
+import subprocess
+
+
+def log(msg):
+    """Prints a line at once (CTest keeps the order of output and failure)."""
+    print(msg, flush=True)
+
+
+def check(cond, msg, p=None):
+    """Fails with `msg` (and p's stdout and stderr, a CompletedProcess) unless cond."""
+    if not cond:
+        extra = "" if p is None else f"\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
+        raise AssertionError(msg + extra)
+
+
+def expect(cond, what, p=None):
+    """check(), and on success prints "ok: WHAT" (the scripts' running list)."""
+    check(cond, "FAILED: " + what, p)
+    log("ok: " + what)
+
+
+def as_user(cmd, user):
+    """cmd run as `user` (a name or a uid) with its own groups, via setpriv."""
+    entry = pwd.getpwuid(user) if isinstance(user, int) else pwd.getpwnam(str(user))
+    return ["setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--init-groups", "--"] + list(cmd)
+
+
+def run(cmd, check=True, env=None, timeout=300, user=None, cwd=None):
+    """Runs cmd (a list) and returns the CompletedProcess, text output
+    captured; with check, a non-zero exit status fails with the output."""
+    if user is not None:
+        cmd = as_user(cmd, user)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, cwd=cwd)
+    if check and p.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} exited {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}")
+    return p

@@ -1,0 +1,73 @@
+// mpi_families.h: the one table of the MPI families multilane serves, and the
+// one rule that turns an MPI's version text into the key profiles are stored
+// under.  A PMPI interposer is bound to its MPI's ABI, so each family has a
+// build of its own (docs/admin.md, "MPI families"); everything that names a
+// family, its files, its launcher or its flags reads it here: the front
+// library, the family builds, the launcher, the probe and the benchmark.
+// Later platforms add a row (or a field) here, nowhere else.
+#ifndef MLVOCAB_MPI_FAMILIES_H_
+#define MLVOCAB_MPI_FAMILIES_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mla {
+
+enum class MpiFamily { kNeither, kOpenMpi, kMpich };
+
+// What starts the ranks of a command.
+enum class LauncherKind {
+  kOpenMpi,  // Open MPI's mpirun/mpiexec/orterun/prterun: variables reach remote ranks only through -x NAME
+  kHydra,    // MPICH's hydra (mpiexec.hydra, mpiexec.mpich, Intel MPI's mpirun): -genv NAME VALUE
+  kSrun,     // Slurm's srun: exports the environment by default
+  kOther,    // anything else (a wrapper script, the program itself): the environment alone
+};
+
+// One MPI family.
+struct MpiFamilyInfo {
+  MpiFamily family;
+  std::string name;                        // "openmpi", "mpich": --mpi, file and package names
+  std::vector<std::string> version_words;  // one of them is in MPI_Get_library_version's text
+  std::vector<std::string> mpi_libraries;  // sonames of the family's MPI library (DT_NEEDED)
+  std::string launcher;                    // its launcher outside Slurm, on PATH
+  LauncherKind launcher_kind;
+  std::string ranks_flag;                  // the launcher's flag for the number of ranks
+  std::vector<std::string> launcher_version_words;  // one of them is in `LAUNCHER --version`
+  std::vector<std::string> launcher_name_words;     // or in the launcher's (resolved) file name
+  std::string srun_mpi;                    // srun's --mpi= for its ranks; "": the cluster's MpiDefault
+};
+
+// The families, Open MPI (the default MPI) first.
+const std::vector<MpiFamilyInfo>& MpiFamilies();
+
+// The family called `name` ("openmpi", "mpich"); nullptr for any other name.
+const MpiFamilyInfo* FindMpiFamily(std::string_view name);
+
+// The row of `family`; Open MPI's for kNeither.
+const MpiFamilyInfo& MpiFamilyRow(MpiFamily family);
+
+// "openmpi or mpich": the names a --mpi option takes, for messages.
+std::string MpiFamilyChoices();
+
+// Classifies the text of MPI_Get_library_version: "Open MPI" is kOpenMpi;
+// MPICH and the MPIs of its ABI (MVAPICH, Intel MPI) are kMpich; anything
+// else kNeither.
+MpiFamily MpiFamilyFromVersion(std::string_view version);
+
+// "openmpi", "mpich" or "neither".
+const char* MpiFamilyName(MpiFamily family);
+
+// File names of a family's parts, as the build installs them side by side.
+std::string FamilyLibraryFile(const std::string& family);     // libmlallreduce-<family>.so.0
+std::string FamilyCudaModuleFile(const std::string& family);  // libmlallreduce_cuda[-<family>].so
+std::string FamilyProbeFile(const std::string& family);       // mlprobe[-<family>]
+
+// The MPI version key of profiles: the first line of a version text (up to
+// CR, LF or NUL), tabs made spaces, trailing spaces and commas dropped.
+// Every part that stores or looks up a profile builds the key with this.
+std::string MpiVersionKey(std::string_view version_text);
+
+}  // namespace mla
+
+#endif  // MLVOCAB_MPI_FAMILIES_H_
