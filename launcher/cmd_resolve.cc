@@ -136,43 +136,6 @@ struct FamilyCandidate {
   std::string mpi_version;
 };
 
-// The family named by the job's program (its DT_NEEDED names a family's MPI
-// library, or it is a family's launcher process such as hydra_pmi_proxy), found as the program's shell would find it: `program` itself
-// when it holds a '/', relative to `dir`; else the first executable of that
-// name on `path`.  "" when it cannot tell (a script, python, a static program).
-std::string FamilyOfProgram(const std::string& program, const std::string& path, const std::string& dir) {
-  if (program.empty()) return "";
-  std::vector<std::string> files;
-  if (program.find('/') != std::string::npos) {
-    files.push_back(program[0] == '/' || dir.empty() ? program : dir + "/" + program);
-  } else {
-    size_t start = 0;
-    while (start <= path.size()) {
-      size_t colon = path.find(':', start);
-      if (colon == std::string::npos) colon = path.size();
-      const std::string d = path.substr(start, colon - start);
-      if (!d.empty()) files.push_back(d + "/" + program);
-      start = colon + 1;
-    }
-  }
-  for (const std::string& file : files) {
-    if (access(file.c_str(), X_OK) != 0) continue;
-    std::vector<std::string> needed;
-    std::string why;
-    if (!mla::ElfNeeded(file, &needed, &why)) return "";
-    for (const mla::MpiFamilyInfo& f : mla::MpiFamilies())
-      for (const std::string& lib : f.mpi_libraries)
-        if (std::find(needed.begin(), needed.end(), lib) != needed.end()) return f.name;
-    // A launcher's own process (hydra_pmi_proxy under mpiexec, prterun): by its name.
-    const std::string base = file.substr(file.rfind('/') + 1);
-    for (const mla::MpiFamilyInfo& f : mla::MpiFamilies())
-      for (const std::string& word : f.launcher_name_words)
-        if (base.find(word) != std::string::npos) return f.name;
-    return "";
-  }
-  return "";
-}
-
 // The families to look profiles up for, in order, and where the choice came
 // from ("option", "program" or "profiles": every installed family, the first
 // with a profile wins, Open MPI before MPICH).  Families whose build is not

@@ -62,7 +62,7 @@ int Run(const RunOptions& opt, std::vector<std::string> command) {
   std::string error, note;
   const LauncherKind launcher = KindOfLauncher(command, &note);
   if (!note.empty() && !opt.quiet) std::fprintf(stderr, "multilane: note: %s\n", note.c_str());
-  const std::string family = JobMpiFamily(opt.mpi, launcher, &error);
+  const std::string family = JobMpiFamily(opt.mpi, launcher, FamilyOfCommand(command, launcher), &error);
   if (family.empty()) return Fail(error);
   const std::string mpi = MpiVersionOfFamily(family, ProbeOfFamily(install.probe, family), &error);
   if (mpi.empty()) {

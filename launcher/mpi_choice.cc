@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -10,6 +11,7 @@
 #include "context.h"
 #include "vocab/outside_input.h"
 #include "process.h"
+#include "vocab/elf_needed.h"
 
 namespace multilane {
 namespace {
@@ -101,15 +103,65 @@ std::vector<std::string> ForwardVariables(LauncherKind kind, const std::vector<s
   return out;
 }
 
-std::string JobMpiFamily(const std::string& requested, LauncherKind launcher, std::string* error) {
+std::string JobMpiFamily(const std::string& requested, LauncherKind launcher, const std::string& program_family,
+                         std::string* error) {
   if (mla::FindMpiFamily(requested) != nullptr) return requested;
   if (!requested.empty() && requested != "auto") {
     *error = "--mpi '" + mldb::Excerpt(requested) + "' must be auto, " + mla::MpiFamilyChoices();
     return "";
   }
+  if (!program_family.empty()) return program_family;
   for (const Family& f : mla::MpiFamilies())
     if (f.launcher_kind == launcher) return f.name;
   return mla::MpiFamilies().front().name;
+}
+
+std::string FamilyOfProgram(const std::string& program, const std::string& path, const std::string& dir) {
+  if (program.empty()) return "";
+  std::vector<std::string> files;
+  if (program.find('/') != std::string::npos) {
+    files.push_back(program[0] == '/' || dir.empty() ? program : dir + "/" + program);
+  } else {
+    size_t start = 0;
+    while (start <= path.size()) {
+      size_t colon = path.find(':', start);
+      if (colon == std::string::npos) colon = path.size();
+      const std::string d = path.substr(start, colon - start);
+      if (!d.empty()) files.push_back(d + "/" + program);
+      start = colon + 1;
+    }
+  }
+  for (const std::string& file : files) {
+    if (access(file.c_str(), X_OK) != 0) continue;
+    std::vector<std::string> needed;
+    std::string why;
+    if (!mla::ElfNeeded(file, &needed, &why)) return "";
+    for (const mla::MpiFamilyInfo& f : mla::MpiFamilies())
+      for (const std::string& lib : f.mpi_libraries)
+        if (std::find(needed.begin(), needed.end(), lib) != needed.end()) return f.name;
+    // A launcher's own process (hydra_pmi_proxy under mpiexec, prterun): by its name.
+    const std::string base = file.substr(file.rfind('/') + 1);
+    for (const mla::MpiFamilyInfo& f : mla::MpiFamilies())
+      for (const std::string& word : f.launcher_name_words)
+        if (base.find(word) != std::string::npos) return f.name;
+    return "";
+  }
+  return "";
+}
+
+std::string FamilyOfCommand(const std::vector<std::string>& command, LauncherKind launcher) {
+  if (command.empty()) return "";
+  const char* path = std::getenv("PATH");
+  std::error_code ec;
+  const std::string dir = fs::current_path(ec).string();
+  if (launcher == LauncherKind::kOther) return FamilyOfProgram(command[0], path ? path : "", dir);
+  if (launcher != LauncherKind::kSrun) return "";
+  for (size_t i = 1; i < command.size(); ++i) {  // srun's program: the first word that is one
+    if (command[i].empty() || command[i][0] == '-') continue;
+    const std::string family = FamilyOfProgram(command[i], path ? path : "", dir);
+    if (!family.empty()) return family;
+  }
+  return "";
 }
 
 std::string ProbeOfFamily(const std::string& probe, const std::string& family) {

@@ -36,9 +36,22 @@ std::vector<std::string> ForwardVariables(LauncherKind kind, const std::vector<s
 
 // The family of a job whose launcher is of kind `launcher` (KindOfLauncher):
 // `requested` when it names one (mla::FindMpiFamily); for "auto" (or ""),
-// the family whose launcher is of that kind, else Open MPI.  Any other
-// `requested` gives "" and *error says what is allowed.
-std::string JobMpiFamily(const std::string& requested, LauncherKind launcher, std::string* error);
+// `program_family` when not empty (FamilyOfCommand), else the family whose
+// launcher is of that kind, else Open MPI.  Any other `requested` gives ""
+// and *error says what is allowed.
+std::string JobMpiFamily(const std::string& requested, LauncherKind launcher, const std::string& program_family,
+                         std::string* error);
+
+// The family named by the job's program (its DT_NEEDED names a family's MPI
+// library, or it is a family's launcher process such as hydra_pmi_proxy), found as the program's shell would find it: `program` itself
+// when it holds a '/', relative to `dir`; else the first executable of that
+// name on `path`.  "" when it cannot tell (a script, python, a static program).
+std::string FamilyOfProgram(const std::string& program, const std::string& path, const std::string& dir);
+
+// The family of the program a command runs, for a launcher that does not
+// say it: the command itself (kOther), or srun's program (the first word
+// after srun that FamilyOfProgram knows); "" otherwise.
+std::string FamilyOfCommand(const std::vector<std::string>& command, LauncherKind launcher);
 
 // The probe program of `family` beside `probe` (mla::FamilyProbeFile).
 std::string ProbeOfFamily(const std::string& probe, const std::string& family);

@@ -45,13 +45,30 @@ class FakeLaunchers : public ::testing::Test {
 
 TEST(MpiChoice, ExplicitFamilyWins) {
   std::string error;
-  EXPECT_EQ(JobMpiFamily("mpich", LauncherKind::kOpenMpi, &error), "mpich");
-  EXPECT_EQ(JobMpiFamily("openmpi", LauncherKind::kHydra, &error), "openmpi");
-  EXPECT_EQ(JobMpiFamily("lam", LauncherKind::kOpenMpi, &error), "");
+  EXPECT_EQ(JobMpiFamily("mpich", LauncherKind::kOpenMpi, "", &error), "mpich");
+  EXPECT_EQ(JobMpiFamily("openmpi", LauncherKind::kHydra, "mpich", &error), "openmpi");
+  EXPECT_EQ(JobMpiFamily("lam", LauncherKind::kOpenMpi, "", &error), "");
   EXPECT_NE(error.find("must be auto, openmpi or mpich"), std::string::npos) << error;
-  EXPECT_EQ(JobMpiFamily("auto", LauncherKind::kHydra, &error), "mpich");
-  EXPECT_EQ(JobMpiFamily("", LauncherKind::kSrun, &error), "openmpi");
-  EXPECT_EQ(JobMpiFamily("auto", LauncherKind::kOther, &error), "openmpi");
+  EXPECT_EQ(JobMpiFamily("auto", LauncherKind::kHydra, "", &error), "mpich");
+  EXPECT_EQ(JobMpiFamily("", LauncherKind::kSrun, "", &error), "openmpi");
+  EXPECT_EQ(JobMpiFamily("auto", LauncherKind::kOther, "", &error), "openmpi");
+  // The program's own MPI library, where the launcher does not say it.
+  EXPECT_EQ(JobMpiFamily("auto", LauncherKind::kSrun, "mpich", &error), "mpich");
+}
+
+// Debian's own programs linked with each family's MPI (mpich's mpichversion,
+// Open MPI's ompi_info), found on PATH, by relative path and inside srun.
+TEST(MpiChoice, FamilyOfTheProgramFromItsMpiLibrary) {
+  EXPECT_EQ(FamilyOfProgram("mpichversion", "/nonexistent:/usr/bin", ""), "mpich");
+  EXPECT_EQ(FamilyOfProgram("ompi_info", "/usr/bin", ""), "openmpi");
+  EXPECT_EQ(FamilyOfProgram("bin/mpichversion", "", "/usr"), "mpich");
+  EXPECT_EQ(FamilyOfProgram("hydra_pmi_proxy", "/usr/bin", ""), "mpich");  // hydra's proxy, by name
+  EXPECT_EQ(FamilyOfProgram("true", "/usr/bin:/bin", ""), "");              // no MPI
+  EXPECT_EQ(FamilyOfProgram("/etc/passwd", "", ""), "");                    // not a program
+  EXPECT_EQ(FamilyOfProgram("no-such-program", "/usr/bin", ""), "");
+  EXPECT_EQ(FamilyOfCommand({"srun", "-n", "4", "--mpi=pmi2", "/usr/bin/mpichversion"}, LauncherKind::kSrun), "mpich");
+  EXPECT_EQ(FamilyOfCommand({"/usr/bin/ompi_info"}, LauncherKind::kOther), "openmpi");
+  EXPECT_EQ(FamilyOfCommand({"mpirun", "/usr/bin/mpichversion"}, LauncherKind::kOpenMpi), "");
 }
 
 // N5: an `mpirun` that is hydra (Intel MPI's, or MPICH's installed as the
