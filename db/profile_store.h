@@ -11,6 +11,10 @@
 // Every failure is reported, never thrown or aborted on: functions return
 // false / nullopt / empty and set *error (when error is not null) to one line
 // that names the file, says what is wrong and ends with the fix.
+//
+// The JSON export document (`multilane export` / `import`) is read and
+// written by db/profile_json.h, so that users of the store do not depend on
+// nlohmann/json.
 #ifndef MLDB_PROFILE_STORE_H_
 #define MLDB_PROFILE_STORE_H_
 
