@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "db/profile_json.h"
 #include "db/test_util.h"
 
 namespace mldb {
@@ -82,12 +83,12 @@ TEST(ProfileCheck, PublishAndImportRefuseADisagreement) {
       << error;
   ProfileRecord good = testing_util::TestProfile();
   ASSERT_TRUE(store->Publish(testing_util::TestFingerprint(), &good, {}, &error)) << error;
-  nlohmann::json doc = store->Export(&error);
+  nlohmann::json doc = ExportProfiles(*store, &error);
   ASSERT_FALSE(doc.is_null()) << error;
   doc["profiles"][0]["profile_text"] = "multilane-profile 1\nhost 0 inf ring\n";
   doc["profiles"][0]["tuned_at"] = "2099-01-01T00:00:00Z";
   int imported = -1;
-  EXPECT_FALSE(store->Import(doc, &imported, &error));
+  EXPECT_FALSE(ImportProfiles(*store, doc, &imported, &error));
   EXPECT_NE(error.find("profiles[0].profile_text: the library rejects it: entry 2: unknown algorithm 'ring'"),
             std::string::npos)
       << error;

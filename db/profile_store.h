@@ -11,6 +11,10 @@
 // Every failure is reported, never thrown or aborted on: functions return
 // false / nullopt / empty and set *error (when error is not null) to one line
 // that names the file, says what is wrong and ends with the fix.
+//
+// The JSON export document (`multilane export` / `import`) is read and
+// written by db/profile_json.h, so that users of the store do not depend on
+// nlohmann/json.
 #ifndef MLDB_PROFILE_STORE_H_
 #define MLDB_PROFILE_STORE_H_
 
@@ -21,13 +25,11 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "db/node_type.h"
-
 struct sqlite3;
 
 namespace mldb {
+
+struct NodeFingerprint;  // db/node_type.h
 
 // The schema version this code writes and reads (PRAGMA user_version).
 constexpr int kSchemaVersion = 1;
@@ -152,19 +154,22 @@ class ProfileStore {
   // *error (cleared on success).
   std::vector<NodeTypeRow> NodeTypes(std::string* error);
 
-  // All node types and complete profiles with their entries (no
-  // measurements) as {"format": "multilane-profiles", "version": 1,
-  // "node_types": [...], "profiles": [...]}.  On failure returns null JSON and
-  // sets *error.
-  nlohmann::json Export(std::string* error);
+  // Every node type (as NodeTypes) and every complete profile with its
+  // entries (as List, no measurements), read from one snapshot of the
+  // database: what an export holds (db/profile_json.h ExportProfiles).  On
+  // failure returns false and sets *error (cleared on success).
+  bool ReadForExport(std::vector<NodeTypeRow>* node_types, std::vector<ProfileRecord>* profiles,
+                     std::string* error);
 
-  // Adds the node types and profiles of a document written by Export.
-  // Validates the whole document first (errors name the field, e.g.
-  // "profiles[2].entries[0].mem_kind: ..."), then writes everything in one
-  // transaction, or nothing.  Profiles already present (same node type,
-  // partition, versions, tuned_at and text) are skipped, so importing twice
-  // adds nothing.  *imported (when not null) = profiles added.
-  bool Import(const nlohmann::json& document, int* imported, std::string* error);
+  // Adds the node types and profiles of an import (db/profile_json.h
+  // ImportProfiles, which checks them first) in one transaction, or nothing.
+  // Node types already present are kept; profiles already present (same node
+  // type, partition, versions, tuned_at and text) are skipped, so importing
+  // twice adds nothing.  A profile whose node type is neither in
+  // `node_types` nor in the database fails the whole, as does a read-only
+  // store.  *imported (when not null) = profiles added, set on success only.
+  bool Import(const std::vector<NodeTypeRow>& node_types, std::vector<ProfileRecord> profiles,
+              int* imported, std::string* error);
 
   // Writes a consistent copy of this (read-write) store to `target` as a
   // published snapshot: a new file in target's folder (rollback journal,

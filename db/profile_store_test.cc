@@ -11,6 +11,7 @@
 #include <functional>
 #include <thread>
 
+#include "db/profile_json.h"
 #include "db/test_util.h"
 
 namespace mldb {
@@ -485,12 +486,12 @@ TEST(ProfileStoreTest, ReadOnlyUseDoesNotChangeTheFile) {
     EXPECT_TRUE(store->Find(TestFingerprint().Key(), "gpu", "0.1.0", "Open MPI 4.1.5", &error));
     EXPECT_EQ(store->List(&error).size(), 2u);
     EXPECT_EQ(store->NodeTypes(&error).size(), 1u);
-    EXPECT_FALSE(store->Export(&error).is_null());
+    EXPECT_FALSE(ExportProfiles(*store, &error).is_null());
     EXPECT_TRUE(store->Check().ok);
     ProfileRecord r = TestProfile();
     EXPECT_FALSE(store->Publish(TestFingerprint(), &r, {}, &error));
     int imported = 0;
-    EXPECT_FALSE(store->Import(store->Export(nullptr), &imported, &error));
+    EXPECT_FALSE(ImportProfiles(*store, ExportProfiles(*store, nullptr), &imported, &error));
   }
   EXPECT_EQ(ReadFile(path), before);
 }
@@ -502,7 +503,7 @@ TEST(ProfileStoreTest, ExportImportRoundTrips) {
   PublishOne(source.get(), "x", "2026-01-01T00:00:00Z");
   PublishOne(source.get(), "y", "2026-01-02T00:00:00Z", "gpu", 3);
   std::string error;
-  nlohmann::json doc = source->Export(&error);
+  nlohmann::json doc = ExportProfiles(*source, &error);
   ASSERT_FALSE(doc.is_null()) << error;
   EXPECT_EQ(doc["format"], "multilane-profiles");
   EXPECT_EQ(doc["version"], 1);
@@ -511,13 +512,13 @@ TEST(ProfileStoreTest, ExportImportRoundTrips) {
   ASSERT_NE(target, nullptr);
   int imported = -1;
   // Through text, as `multilane export > f; multilane import f` does.
-  ASSERT_TRUE(target->Import(nlohmann::json::parse(doc.dump()), &imported, &error)) << error;
+  ASSERT_TRUE(ImportProfiles(*target, nlohmann::json::parse(doc.dump()), &imported, &error)) << error;
   EXPECT_EQ(imported, 2);
-  nlohmann::json again = target->Export(&error);
+  nlohmann::json again = ExportProfiles(*target, &error);
   doc.erase("exported_at");
   again.erase("exported_at");
   EXPECT_EQ(doc, again);
-  ASSERT_TRUE(target->Import(doc, &imported, &error)) << error;
+  ASSERT_TRUE(ImportProfiles(*target, doc, &imported, &error)) << error;
   EXPECT_EQ(imported, 0);  // already there
   auto found = target->Find(TestFingerprint(3).Key(), "gpu", "0.1.0", "Open MPI 4.1.5", &error);
   ASSERT_TRUE(found.has_value()) << error;
@@ -531,7 +532,7 @@ TEST(ProfileStoreTest, MalformedImportWritesNothing) {
   ASSERT_NE(source, nullptr);
   PublishOne(source.get(), "x");
   std::string error;
-  const nlohmann::json good = source->Export(&error);
+  const nlohmann::json good = ExportProfiles(*source, &error);
   auto target = OpenOrDie(dir + "/b.db");
   ASSERT_NE(target, nullptr);
 
@@ -565,7 +566,7 @@ TEST(ProfileStoreTest, MalformedImportWritesNothing) {
     nlohmann::json doc = good;
     cases[i].damage(&doc);
     int imported = -1;
-    EXPECT_FALSE(target->Import(doc, &imported, &error)) << i;
+    EXPECT_FALSE(ImportProfiles(*target, doc, &imported, &error)) << i;
     EXPECT_NE(error.find(cases[i].field), std::string::npos) << i << ": " << error;
     EXPECT_EQ(imported, 0);
     EXPECT_TRUE(target->List(&error).empty()) << i;

@@ -1,4 +1,4 @@
-// fuzz_import.cc: `multilane import` (db/profile_store.h Import, with the
+// fuzz_import.cc: `multilane import` (db/profile_json.h ImportProfiles, with the
 // profile check of db/profile_check.h) into a real SQLite file.  A document
 // that is accepted must export again and import a second time as a no-op.
 #include <unistd.h>
@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "db/profile_json.h"
 #include "db/profile_store.h"
 
 namespace {
@@ -31,11 +32,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (doc.is_discarded()) return 0;
   int imported = -1;
   std::string error;
-  if (!Store()->Import(doc, &imported, &error)) {
+  if (!mldb::ImportProfiles(*Store(), doc, &imported, &error)) {
     if (error.empty() || imported != 0) std::abort();
     return 0;
   }
   int again = -1;
-  if (!Store()->Import(doc, &again, &error) || again != 0) std::abort();  // importing twice adds nothing
+  if (!mldb::ImportProfiles(*Store(), doc, &again, &error) || again != 0) std::abort();  // importing twice adds nothing
   return 0;
 }

@@ -9,6 +9,7 @@
 #include "context.h"
 #include "vocab/outside_input.h"
 #include "db/paths.h"
+#include "db/profile_json.h"
 #include "db/profile_store.h"
 #include "output_file.h"
 #include "store_target.h"
@@ -32,7 +33,7 @@ int Export(const TransferOptions& opt) {
   std::string error;
   auto store = mldb::ProfileStore::Open(path, mldb::ProfileStore::Access::kReadOnly, &error);
   if (!store) return Fail(error);
-  nlohmann::json doc = store->Export(&error);
+  nlohmann::json doc = mldb::ExportProfiles(*store, &error);
   if (!error.empty()) return Fail(path + ": " + error);
   const std::string text = doc.dump(2) + "\n";
   if (opt.file == "-") {
@@ -57,7 +58,7 @@ int Import(const TransferOptions& opt) {
   auto store = OpenStoreTarget(target, &error);
   if (!store) return Fail(error);
   int imported = 0;
-  if (!store->Import(doc, &imported, &error)) return Fail(opt.file + ": " + error);
+  if (!mldb::ImportProfiles(*store, doc, &imported, &error)) return Fail(opt.file + ": " + error);
   if (!FinishStoreTarget(store.get(), target, &error)) return Fail(error);
   std::fprintf(stderr, "multilane: imported %d profile(s) into %s\n", imported, path.c_str());
   return 0;

@@ -1,5 +1,6 @@
 // cmd_tune.cc: `multilane tune`: runs the probe program on this machine (or
-// inside a Slurm allocation), turns its timings into a profile and stores it.
+// inside a Slurm allocation), turns its timings into a profile and stores it
+// (the record and its publishing: tune_record.h).
 #include <signal.h>
 #include <unistd.h>
 
@@ -36,6 +37,7 @@
 #include "output_file.h"
 #include "tune_layout.h"
 #include "tune_options.h"
+#include "tune_record.h"
 #include "tuner/candidates.h"
 #include "tuner/plan.h"
 #include "tuner/search.h"
@@ -116,30 +118,6 @@ int RunProbe(const std::vector<std::string>& command, const SharedProgress& prog
   return interrupted ? -1 : status;
 }
 
-mldb::ProfileEntryRow EntryFromBin(const mltuner::Space& space, const mltuner::Bin& bin, int ppg) {
-  mldb::ProfileEntryRow e;
-  e.mem_kind = mltuner::MemKindName(bin.mem);
-  e.min_bytes = static_cast<int64_t>(bin.from);
-  if (bin.to != UINT64_MAX) e.max_bytes = static_cast<int64_t>(bin.to);
-  mltuner::Candidate c;
-  std::string error;
-  if (mltuner::ParseCandidate(space, bin.winner, &c, &error)) {
-    e.algo = c.algo;
-    for (const auto& [key, value] : c.params) {
-      uint64_t bytes = 0;
-      if (key == "lanes") e.lanes = std::atoi(value.c_str());
-      else if (key == "chunk" && mltuner::ParseByteSize(value, &bytes)) e.chunk_bytes = static_cast<int64_t>(bytes);
-      else if (key == "transport") e.transport = value;
-    }
-  } else {
-    e.algo = bin.winner.substr(0, bin.winner.find(' '));
-  }
-  e.ppg = ppg;
-  e.time_us = bin.time_us;
-  e.mpi_time_us = bin.mpi_time_us;
-  return e;
-}
-
 double SecondsSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
@@ -165,49 +143,20 @@ int GpusPerNode(const mldb::NodeFingerprint& fp) {
   return gpus;
 }
 
-// One probe launch as this tune runs it.
-struct Launch {
-  int ranks_per_gpu = 0;  // 0: not set (a host tune without --ranks-per-gpu)
-  int np = 0;
-  int per_node = 0;
-  bool mps = false;       // ran under a private MPS daemon
-  // Filled from the probe's result:
-  std::vector<mltuner::Measurement> measurements;
-  mltuner::SearchResult decided;
-  int nodes = 1;
-  double measuring_s = -1;
-  double probe_s = 0;
-};
-
-// Runs the probe of one launch and reads its result; 0, or the exit status
-// of the tune with the message printed.  `budget_s`: the launch's share of the
-// tune's budget (its MPI start included).
-int RunLaunch(const TuneOptions& opt, const std::vector<uint64_t>& sizes, const std::vector<mltuner::MemKind>& kinds,
-              const mldb::NodeFingerprint& fp, const Installation& install, const std::string& dir, double budget_s,
-              const SharedProgress& progress, Launch* l, TuneFolder& folder) {
-  std::string error;
-  const BudgetPlan budget = PlanBudget(budget_s, 0, ExpectedLaunchSeconds(l->np, InSlurmAllocation()));
-  if (!budget.warning.empty()) std::fprintf(stderr, "multilane tune: note: %s\n", budget.warning.c_str());
-  nlohmann::json memory = nlohmann::json::array();
-  for (auto k : kinds) memory.push_back(mltuner::MemKindName(k));
-  nlohmann::json plan = {{"sizes", sizes}, {"memory", memory}, {"budget_s", budget.probe_s},
-                         {"comment", "multilane tune of node type " + fp.Key()}};
-  const std::string tag = l->ranks_per_gpu > 0 && progress.count > 1 ? "-ppg" + std::to_string(l->ranks_per_gpu) : "";
-  const std::string plan_path = dir + "/plan" + tag + ".json", result_path = dir + "/result" + tag + ".json";
-  // Written and read back without following links (tune_folder.h); a result
-  // left from an earlier tune in a kept folder is never taken for this one's.
-  if (!WriteOutputFile(plan_path, plan.dump(2) + "\n", &error)) return Fail(error);
-  unlink(result_path.c_str());
+// The probe command of launch `l`: srun inside an allocation, else the MPI
+// family's launcher, forwarding the layout's variables (set here).
+std::vector<std::string> ProbeCommand(const TuneOptions& opt, const Installation& install, const ProbeLaunch& l,
+                                      const std::string& plan_path, const std::string& result_path) {
   std::vector<std::string> forward;
   if (opt.virtual_nodes > 0) {
-    setenv("MULTILANE_RANKS_PER_NODE", std::to_string(l->np / opt.virtual_nodes).c_str(), 1);
+    setenv("MULTILANE_RANKS_PER_NODE", std::to_string(l.np / opt.virtual_nodes).c_str(), 1);
     forward.push_back("MULTILANE_RANKS_PER_NODE");
   }
-  if (l->ranks_per_gpu > 0) {
-    setenv("MULTILANE_RANKS_PER_GPU", std::to_string(l->ranks_per_gpu).c_str(), 1);
+  if (l.ranks_per_gpu > 0) {
+    setenv("MULTILANE_RANKS_PER_GPU", std::to_string(l.ranks_per_gpu).c_str(), 1);
     forward.push_back("MULTILANE_RANKS_PER_GPU");
   }
-  if (l->mps) {
+  if (l.mps) {
     forward.push_back("CUDA_MPS_PIPE_DIRECTORY");
     forward.push_back("CUDA_MPS_LOG_DIRECTORY");
   }
@@ -216,39 +165,26 @@ int RunLaunch(const TuneOptions& opt, const std::vector<uint64_t>& sizes, const 
     command = {"srun", "--kill-on-bad-exit=1"};
     const mla::MpiFamilyInfo* family = mla::FindMpiFamily(opt.mpi);
     if (family != nullptr && !family->srun_mpi.empty()) command.push_back("--mpi=" + family->srun_mpi);
-    if (opt.np > 0 || l->ranks_per_gpu > 0) command.push_back("--ntasks=" + std::to_string(l->np));
-    if (l->ranks_per_gpu > 0) command.push_back("--ntasks-per-node=" + std::to_string(l->per_node));
+    if (opt.np > 0 || l.ranks_per_gpu > 0) command.push_back("--ntasks=" + std::to_string(l.np));
+    if (l.ranks_per_gpu > 0) command.push_back("--ntasks-per-node=" + std::to_string(l.per_node));
   } else {
     const LauncherKind kind = LauncherKindOfFamily(opt.mpi);
-    command = {LauncherOfFamily(opt.mpi), RanksFlag(kind), std::to_string(l->np)};
+    command = {LauncherOfFamily(opt.mpi), RanksFlag(kind), std::to_string(l.np)};
     // hydra oversubscribes without a flag.
-    if (kind == LauncherKind::kOpenMpi && l->np > UsableCores()) command.push_back("--oversubscribe");
+    if (kind == LauncherKind::kOpenMpi && l.np > UsableCores()) command.push_back("--oversubscribe");
     command = ForwardVariables(kind, command, forward);
   }
   for (const std::string& a : {install.probe, std::string("--plan"), plan_path, std::string("--out"), result_path})
     command.push_back(a);
   if (opt.exhaustive) command.push_back("--exhaustive");
-  std::string line;
-  for (const std::string& a : command) line += (line.empty() ? "" : " ") + a;
-  std::fprintf(stderr, "multilane tune: %s%s\n", line.c_str(), l->mps ? "  (under MPS)" : "");
-  std::string output;
-  const auto probe_start = std::chrono::steady_clock::now();
-  const int status = RunProbe(command, progress, &output);
-  l->probe_s = SecondsSince(probe_start);
-  if (status == -1 || InterruptSignal() != 0) {
-    const int sig = InterruptSignal() != 0 ? InterruptSignal() : SIGTERM;
-    progress.bar->Finish();
-    Fail(std::string("interrupted (") + strsignal(sig) + "): the probe was stopped and nothing was stored" +
-         (folder.kept() ? "; its files are in " + dir : ""));
-    return 128 + sig;
-  }
-  if (status != 0) {
-    progress.bar->Finish();
-    std::fputs(output.c_str(), stderr);
-    return Fail("the probes failed (exit status " + std::to_string(status) + "); nothing was stored" +
-                (folder.kept() ? "; their files are in " + dir : ""));
-  }
-  std::string result_text;
+  return command;
+}
+
+// Reads the probe's result at `result_path` into l's measurements (those the
+// library passed to the system MPI marked invalid), nodes and measuring time,
+// and decides.  0, or the exit status of the tune with the message printed.
+int ReadProbeResult(const std::string& result_path, ProbeLaunch* l) {
+  std::string result_text, error;
   if (!mldb::ReadInputFile(result_path, &result_text, &error, /*refuse_links=*/true))
     return Fail("the probe wrote no readable result at " + result_path + ": " + error);
   nlohmann::json result = nlohmann::json::parse(result_text, nullptr, false);
@@ -281,8 +217,51 @@ int RunLaunch(const TuneOptions& opt, const std::vector<uint64_t>& sizes, const 
   return 0;
 }
 
+// Runs the probe of one launch and reads its result; 0, or the exit status
+// of the tune with the message printed.  `budget_s`: the launch's share of the
+// tune's budget (its MPI start included).
+int RunLaunch(const TuneOptions& opt, const std::vector<uint64_t>& sizes, const std::vector<mltuner::MemKind>& kinds,
+              const mldb::NodeFingerprint& fp, const Installation& install, const std::string& dir, double budget_s,
+              const SharedProgress& progress, ProbeLaunch* l, TuneFolder& folder) {
+  std::string error;
+  const BudgetPlan budget = PlanBudget(budget_s, 0, ExpectedLaunchSeconds(l->np, InSlurmAllocation()));
+  if (!budget.warning.empty()) std::fprintf(stderr, "multilane tune: note: %s\n", budget.warning.c_str());
+  nlohmann::json memory = nlohmann::json::array();
+  for (auto k : kinds) memory.push_back(mltuner::MemKindName(k));
+  nlohmann::json plan = {{"sizes", sizes}, {"memory", memory}, {"budget_s", budget.probe_s},
+                         {"comment", "multilane tune of node type " + fp.Key()}};
+  const std::string tag = l->ranks_per_gpu > 0 && progress.count > 1 ? "-ppg" + std::to_string(l->ranks_per_gpu) : "";
+  const std::string plan_path = dir + "/plan" + tag + ".json", result_path = dir + "/result" + tag + ".json";
+  // Written and read back without following links (tune_folder.h); a result
+  // left from an earlier tune in a kept folder is never taken for this one's.
+  if (!WriteOutputFile(plan_path, plan.dump(2) + "\n", &error)) return Fail(error);
+  unlink(result_path.c_str());
+  const std::vector<std::string> command = ProbeCommand(opt, install, *l, plan_path, result_path);
+  std::string line;
+  for (const std::string& a : command) line += (line.empty() ? "" : " ") + a;
+  std::fprintf(stderr, "multilane tune: %s%s\n", line.c_str(), l->mps ? "  (under MPS)" : "");
+  std::string output;
+  const auto probe_start = std::chrono::steady_clock::now();
+  const int status = RunProbe(command, progress, &output);
+  l->probe_s = SecondsSince(probe_start);
+  if (status == -1 || InterruptSignal() != 0) {
+    const int sig = InterruptSignal() != 0 ? InterruptSignal() : SIGTERM;
+    progress.bar->Finish();
+    Fail(std::string("interrupted (") + strsignal(sig) + "): the probe was stopped and nothing was stored" +
+         (folder.kept() ? "; its files are in " + dir : ""));
+    return 128 + sig;
+  }
+  if (status != 0) {
+    progress.bar->Finish();
+    std::fputs(output.c_str(), stderr);
+    return Fail("the probes failed (exit status " + std::to_string(status) + "); nothing was stored" +
+                (folder.kept() ? "; their files are in " + dir : ""));
+  }
+  return ReadProbeResult(result_path, l);
+}
+
 // --weights REPORT.json: the job's calls per size bin.
-bool WeightsFromReport(const JobReport& report, const std::vector<Launch>& launches, SizeWeights* weights,
+bool WeightsFromReport(const JobReport& report, const std::vector<ProbeLaunch>& launches, SizeWeights* weights,
                        std::string* error) {
   const std::string& path = report.path;
   std::vector<CallBin> bins;
@@ -306,132 +285,177 @@ bool WeightsFromReport(const JobReport& report, const std::vector<Launch>& launc
   return true;
 }
 
-int Tune(const TuneOptions& opt) {
-  const auto start = std::chrono::steady_clock::now();
+// What a tune on this node knows before its first probe: the options read
+// and this machine's MPI, node type, memory kinds and database.
+struct TuneSetup {
   std::vector<uint64_t> sizes;
-  std::string error;
-  if (!ParseSizes(opt.sizes, opt.step, &sizes, &error)) return Fail(error);
-  if (opt.budget_s <= 0) return Fail("--budget must be a positive number of seconds");
-  std::vector<int> ppg_values;
-  if (!opt.ranks_per_gpu.empty() && !mla::ParseRanksPerGpuList(opt.ranks_per_gpu, "--ranks-per-gpu", &ppg_values, &error))
-    return Fail(error);
-  JobReport weights_report;  // --weights: read before minutes of probes
-  if (!opt.weights.empty() && !ReadJobReport(opt.weights, &weights_report, &error))
-    return Fail("--weights: " + error);
-  if (!opt.partition.empty() && !InSlurmAllocation()) return TunePartition(opt, start);
-  InterruptGuard interrupts;  // SIGINT/SIGTERM: stop the probe, remove the folder, store nothing
+  std::vector<int> ppg_values;          // --ranks-per-gpu
+  JobReport weights_report;             // --weights
+  Installation install;                 // install.probe: the MPI family's probe
+  std::string mpi;                      // the MPI's version line
+  mldb::NodeFingerprint fp;
+  int gpus = 0;                         // GPUs of a node of this tune
+  std::vector<mltuner::MemKind> kinds;
+  bool device = false;                  // device memory is tuned
+  StoreTarget target;
+  bool to_system = false;               // the profile is (or becomes) the system database's
+  int cores = 0;
+};
 
+// A tune from its launches to its summary.
+struct TuneRun {
+  std::vector<ProbeLaunch> launches;
+  LayoutVerdict layout;
+  TuneOutcome outcome;
+  SizeWeights weights;
+  std::vector<RanksPerGpuScore> scores;
+  TuneTimes times;
+};
+
+// The options that need no machine: sizes, budget and ranks per GPU, and
+// the --weights report, read before minutes of probes.  0, or the exit
+// status of the tune with the message printed.
+int ReadTuneOptions(const TuneOptions& opt, TuneSetup* s) {
+  std::string error;
+  if (!ParseSizes(opt.sizes, opt.step, &s->sizes, &error)) return Fail(error);
+  if (opt.budget_s <= 0) return Fail("--budget must be a positive number of seconds");
+  if (!opt.ranks_per_gpu.empty() && !mla::ParseRanksPerGpuList(opt.ranks_per_gpu, "--ranks-per-gpu", &s->ppg_values, &error))
+    return Fail(error);
+  if (!opt.weights.empty() && !ReadJobReport(opt.weights, &s->weights_report, &error))
+    return Fail("--weights: " + error);
+  return 0;
+}
+
+// This machine as the tune sees it: the MPI family's probe and version, the
+// node type, the GPUs and memory kinds, the target database.  0, or the exit
+// status of the tune with the message printed.
+int ReadThisMachine(const TuneOptions& opt, TuneSetup* s) {
+  std::string error;
   if (mla::FindMpiFamily(opt.mpi) == nullptr)
     return Fail("--mpi '" + mldb::Excerpt(opt.mpi) + "' must be " + mla::MpiFamilyChoices());
-  Installation install = FindInstallation();
+  s->install = FindInstallation();
   // The probe of the MPI family to tune with (mlprobe, mlprobe-mpich).
-  install.probe = ProbeOfFamily(install.probe, opt.mpi);
-  if (access(install.probe.c_str(), X_OK) != 0)
-    return Fail("the probe program " + install.probe + " is missing: build multilane or set MULTILANE_PROBE");
+  s->install.probe = ProbeOfFamily(s->install.probe, opt.mpi);
+  if (access(s->install.probe.c_str(), X_OK) != 0)
+    return Fail("the probe program " + s->install.probe + " is missing: build multilane or set MULTILANE_PROBE");
   std::string mpi_error;
-  const std::string mpi = MpiVersionOfFamily(opt.mpi, install.probe, &mpi_error);
-  if (mpi.empty()) return Fail(mpi_error);
-  const mldb::NodeFingerprint fp = mldb::CollectNodeFingerprint(mpi);
-  const int gpus = GpusPerNode(fp);
-  std::vector<mltuner::MemKind> kinds;
-  if (!ResolveTuneMemory(opt.memory, gpus, &kinds, &error)) return Fail(error);
-  const bool device = std::find(kinds.begin(), kinds.end(), mltuner::MemKind::kDevice) != kinds.end();
-  const StoreTarget target = ChooseStoreTarget(opt.database, opt.system);
-  if (target.path.empty()) return Fail("no user database path (no HOME): give --db PATH or set MULTILANE_USER_DB");
-  const bool to_system = target.publish || opt.for_system;
-  const int cores = UsableCores();
+  s->mpi = MpiVersionOfFamily(opt.mpi, s->install.probe, &mpi_error);
+  if (s->mpi.empty()) return Fail(mpi_error);
+  s->fp = mldb::CollectNodeFingerprint(s->mpi);
+  s->gpus = GpusPerNode(s->fp);
+  if (!ResolveTuneMemory(opt.memory, s->gpus, &s->kinds, &error)) return Fail(error);
+  s->device = std::find(s->kinds.begin(), s->kinds.end(), mltuner::MemKind::kDevice) != s->kinds.end();
+  s->target = ChooseStoreTarget(opt.database, opt.system);
+  if (s->target.path.empty()) return Fail("no user database path (no HOME): give --db PATH or set MULTILANE_USER_DB");
+  s->to_system = s->target.publish || opt.for_system;
+  s->cores = UsableCores();
+  return 0;
+}
 
-  // The launches.  A host tune without a list of ranks per GPU is one launch
-  // of --np ranks (default: the cores; in Slurm, the allocation's tasks).  A
-  // tune with device memory or a list launches once per ranks-per-GPU value,
-  // that many ranks on each GPU of each (virtual) node.
-  std::vector<Launch> launches;
-  const bool per_gpu_launches = device || ppg_values.size() > 1;
-  LayoutVerdict layout;
-  if (!per_gpu_launches) {
-    Launch l;
-    l.ranks_per_gpu = ppg_values.empty() ? 0 : ppg_values.front();
-    l.np = opt.np > 0 ? opt.np : static_cast<int>(std::max(2L, sysconf(_SC_NPROCESSORS_ONLN)));
-    if (InSlurmAllocation() && opt.np <= 0) {
-      const char* tasks = std::getenv("SLURM_NTASKS");
-      if (tasks != nullptr && std::atoi(tasks) > 0) l.np = std::atoi(tasks);
-    }
-    l.per_node = RanksPerNode(l.np);
-    layout = CheckOversubscription(l.per_node, cores, opt.allow_oversubscribed, to_system);
-    if (layout.verdict == Oversubscription::kRefused) return Fail(layout.message);
-    if (layout.verdict == Oversubscription::kMarked)
-      std::fprintf(stderr, "multilane tune: %s\n", layout.message.c_str());
-    if (opt.virtual_nodes > 0 && l.np % opt.virtual_nodes != 0)
-      return Fail("--np " + std::to_string(l.np) + " is not a multiple of --virtual-nodes " +
-                  std::to_string(opt.virtual_nodes));
-    launches.push_back(l);
-  } else {
-    if (opt.np > 0)
-      return Fail("--np cannot be given with device memory or several --ranks-per-gpu values: each launch has "
-                  "(ranks per GPU) x (GPUs per node) x (nodes) ranks; leave --np out");
-    if (ppg_values.empty()) ppg_values = DefaultRanksPerGpuList(cores, gpus);
-    int nodes = 1;
-    if (InSlurmAllocation()) {
-      if (const char* v = std::getenv("SLURM_JOB_NUM_NODES"); v != nullptr && std::atoi(v) > 0) nodes = std::atoi(v);
-    } else if (opt.virtual_nodes > 0) {
-      nodes = opt.virtual_nodes;
-    }
-    // Outside Slurm the (virtual) nodes share this machine's cores.
-    const bool one_machine = !InSlurmAllocation();
-    for (const TuneLaunch& t : PlanLaunches(ppg_values, nodes, gpus, one_machine ? cores : cores * nodes,
-                                            opt.allow_oversubscribed && !to_system)) {
-      if (!t.skip.empty()) {
-        std::fprintf(stderr, "multilane tune: note: %d rank(s) per GPU not measured: %s\n", t.ranks_per_gpu,
-                     t.skip.c_str());
-        continue;
-      }
-      Launch l;
-      l.ranks_per_gpu = t.ranks_per_gpu;
-      l.np = t.np;
-      l.per_node = t.ranks_per_node;
-      const LayoutVerdict v = CheckOversubscription(one_machine ? l.np : l.per_node, cores, opt.allow_oversubscribed,
-                                                    to_system);
-      if (v.verdict == Oversubscription::kRefused) continue;  // PlanLaunches said so already
-      if (v.verdict == Oversubscription::kMarked) layout = v;
-      launches.push_back(l);
-    }
-    if (launches.empty())
-      return Fail("no ranks-per-GPU value can be measured on this layout (see the notes above); give "
-                  "--virtual-nodes 2 on a one-GPU machine, or values that fit the cores");
-    if (layout.verdict == Oversubscription::kMarked)
-      std::fprintf(stderr, "multilane tune: %s\n", layout.message.c_str());
+// A host tune without a list of ranks per GPU: one launch of --np ranks
+// (default: the cores; in Slurm, the allocation's tasks).  0, or the exit
+// status of the tune with the message printed.
+int PlanOneLaunch(const TuneOptions& opt, const TuneSetup& s, TuneRun* run) {
+  ProbeLaunch l;
+  l.ranks_per_gpu = s.ppg_values.empty() ? 0 : s.ppg_values.front();
+  l.np = opt.np > 0 ? opt.np : static_cast<int>(std::max(2L, sysconf(_SC_NPROCESSORS_ONLN)));
+  if (InSlurmAllocation() && opt.np <= 0) {
+    const char* tasks = std::getenv("SLURM_NTASKS");
+    if (tasks != nullptr && std::atoi(tasks) > 0) l.np = std::atoi(tasks);
   }
+  l.per_node = RanksPerNode(l.np);
+  run->layout = CheckOversubscription(l.per_node, s.cores, opt.allow_oversubscribed, s.to_system);
+  if (run->layout.verdict == Oversubscription::kRefused) return Fail(run->layout.message);
+  if (run->layout.verdict == Oversubscription::kMarked)
+    std::fprintf(stderr, "multilane tune: %s\n", run->layout.message.c_str());
+  if (opt.virtual_nodes > 0 && l.np % opt.virtual_nodes != 0)
+    return Fail("--np " + std::to_string(l.np) + " is not a multiple of --virtual-nodes " +
+                std::to_string(opt.virtual_nodes));
+  run->launches.push_back(l);
+  return 0;
+}
 
-  // Open the database first: a broken one fails before minutes of probes.
-  // A partition's tune inside its allocation (the probe job of `tune
-  // --partition`) writes a file on the shared file system: no WAL there.
-  auto store = OpenStoreTarget(target, &error, !opt.partition.empty() && InSlurmAllocation());
-  if (!store) return Fail(error);
+// A tune with device memory or a list: one launch per ranks-per-GPU value,
+// that many ranks on each GPU of each (virtual) node; values that cannot be
+// measured here are noted and left out.  0, or the exit status of the tune
+// with the message printed.
+int PlanPerGpuLaunches(const TuneOptions& opt, TuneSetup* s, TuneRun* run) {
+  if (opt.np > 0)
+    return Fail("--np cannot be given with device memory or several --ranks-per-gpu values: each launch has "
+                "(ranks per GPU) x (GPUs per node) x (nodes) ranks; leave --np out");
+  if (s->ppg_values.empty()) s->ppg_values = DefaultRanksPerGpuList(s->cores, s->gpus);
+  int nodes = 1;
+  if (InSlurmAllocation()) {
+    if (const char* v = std::getenv("SLURM_JOB_NUM_NODES"); v != nullptr && std::atoi(v) > 0) nodes = std::atoi(v);
+  } else if (opt.virtual_nodes > 0) {
+    nodes = opt.virtual_nodes;
+  }
+  // Outside Slurm the (virtual) nodes share this machine's cores.
+  const bool one_machine = !InSlurmAllocation();
+  for (const TuneLaunch& t : PlanLaunches(s->ppg_values, nodes, s->gpus, one_machine ? s->cores : s->cores * nodes,
+                                          opt.allow_oversubscribed && !s->to_system)) {
+    if (!t.skip.empty()) {
+      std::fprintf(stderr, "multilane tune: note: %d rank(s) per GPU not measured: %s\n", t.ranks_per_gpu,
+                   t.skip.c_str());
+      continue;
+    }
+    ProbeLaunch l;
+    l.ranks_per_gpu = t.ranks_per_gpu;
+    l.np = t.np;
+    l.per_node = t.ranks_per_node;
+    const LayoutVerdict v = CheckOversubscription(one_machine ? l.np : l.per_node, s->cores, opt.allow_oversubscribed,
+                                                  s->to_system);
+    if (v.verdict == Oversubscription::kRefused) continue;  // PlanLaunches said so already
+    if (v.verdict == Oversubscription::kMarked) run->layout = v;
+    run->launches.push_back(l);
+  }
+  if (run->launches.empty())
+    return Fail("no ranks-per-GPU value can be measured on this layout (see the notes above); give "
+                "--virtual-nodes 2 on a one-GPU machine, or values that fit the cores");
+  if (run->layout.verdict == Oversubscription::kMarked)
+    std::fprintf(stderr, "multilane tune: %s\n", run->layout.message.c_str());
+  return 0;
+}
 
-  TuneFolder folder;  // removed on every way out of this function unless --keep
-  if (!folder.Make(opt.keep, TemporaryParent(), &error)) return Fail(error);
-  const std::string dir = folder.path();
+// The launches.  A host tune without a list of ranks per GPU is one launch
+// (PlanOneLaunch); a tune with device memory or a list launches once per
+// ranks-per-GPU value (PlanPerGpuLaunches).  0, or the exit status of the
+// tune with the message printed.
+int PlanTuneLaunches(const TuneOptions& opt, TuneSetup* s, TuneRun* run) {
+  TuneOutcome& o = run->outcome;
+  o.per_gpu_launches = s->device || s->ppg_values.size() > 1;
+  o.device = s->device;
+  o.cores = s->cores;
+  const int rc = o.per_gpu_launches ? PlanPerGpuLaunches(opt, s, run) : PlanOneLaunch(opt, *s, run);
+  o.oversubscribed = run->layout.verdict == Oversubscription::kMarked;
+  return rc;
+}
 
-  // The probe's layout: the variables the library reads, and nothing that
-  // would change its decisions.
+// The probe's layout: the variables the library reads, and nothing that
+// would change its decisions.
+void ClearProbeEnvironment() {
   for (const char* name : {"MULTILANE_ALGO", "MULTILANE_PROFILE", "MULTILANE_PROFILE_FILE", "MULTILANE_LANES",
                            "MULTILANE_CHUNK", "MULTILANE_TRANSPORT", "LD_PRELOAD", "CUDA_MPS_PIPE_DIRECTORY",
                            "CUDA_MPS_LOG_DIRECTORY"})
     unsetenv(name);
+}
 
-  // Launches with several ranks on a GPU run under a private MPS daemon,
-  // where there is one and the launch is on this machine.
-  const std::string mps_program = device ? MpsControlProgram() : "";
+// Runs every launch in turn, each with its share of what is left of the
+// budget, under one progress bar.  Launches with several ranks on a GPU run
+// under a private MPS daemon (`mps_program`, "" when there is none), where
+// the launch is on this machine.  Adds the probes' times to run->times.  0,
+// or the exit status of the tune with the message printed.
+int RunLaunches(const TuneOptions& opt, const TuneSetup& s, TuneFolder& folder, const std::string& mps_program,
+                std::chrono::steady_clock::time_point start, TuneRun* run) {
+  std::vector<ProbeLaunch>& launches = run->launches;
+  const std::string dir = folder.path();
   bool mps_missing_noted = false;
-  std::fprintf(stderr, "multilane tune: node type %s: %s\n", fp.Key().c_str(), fp.Description().c_str());
-  std::fprintf(stderr, "multilane tune: budget %.1f s in all, %zu launch(es)\n", opt.budget_s, launches.size());
-  const double before_s = SecondsSince(start);
+  std::string error;
   ProgressBar bar(stderr);
-  double probe_s = 0, measuring_s = 0;
   for (size_t i = 0; i < launches.size(); ++i) {
-    Launch& l = launches[i];
+    ProbeLaunch& l = launches[i];
     MpsDaemon mps;  // stopped when this launch ends, on every way out
-    const bool needs_mps = device && l.ranks_per_gpu > 1;
+    const bool needs_mps = s.device && l.ranks_per_gpu > 1;
     const char* nodes_env = std::getenv("SLURM_JOB_NUM_NODES");
     const bool local = !InSlurmAllocation() || nodes_env == nullptr || std::atoi(nodes_env) <= 1;
     if (needs_mps && !mps_program.empty() && local) {
@@ -448,120 +472,98 @@ int Tune(const TuneOptions& opt) {
     const double share = std::max(0.1, left / static_cast<double>(launches.size() - i));
     SharedProgress progress{&bar, static_cast<int>(i), static_cast<int>(launches.size()),
                             launches.size() > 1 ? "ranks/GPU " + std::to_string(l.ranks_per_gpu) + ": " : ""};
-    const int rc = RunLaunch(opt, sizes, kinds, fp, install, dir, share, progress, &l, folder);
+    const int rc = RunLaunch(opt, s.sizes, s.kinds, s.fp, s.install, dir, share, progress, &l, folder);
     if (rc != 0) return rc;
-    probe_s += l.probe_s;
-    measuring_s += std::max(0.0, l.measuring_s);
+    run->times.probe_s += l.probe_s;
+    run->times.measuring_s += std::max(0.0, l.measuring_s);
   }
   bar.Finish();
-  for (const Launch& l : launches)
-    if (l.decided.bins.empty()) return Fail("the probes measured nothing usable; nothing was stored");
+  return 0;
+}
 
-  // The recommended ranks per GPU: the lowest summed time over the sizes.
+// The recommended ranks per GPU: the lowest summed (--weights: weighted)
+// time over the sizes; sets run->outcome's recommended value and best launch,
+// run->weights and run->scores.  0, or the exit status of the tune with the
+// message printed.
+int Recommend(const TuneOptions& opt, const TuneSetup& s, TuneRun* run) {
   std::map<int, std::vector<mltuner::Decision>> by_ppg;
-  for (const Launch& l : launches) by_ppg[l.ranks_per_gpu] = l.decided.decisions;
-  SizeWeights weights;
-  if (!opt.weights.empty() && !WeightsFromReport(weights_report, launches, &weights, &error)) return Fail(error);
-  std::vector<RanksPerGpuScore> scores;
-  const int recommended = RecommendRanksPerGpu(by_ppg, weights, &scores);
-  const Launch* best = &launches.front();
-  for (const Launch& l : launches)
-    if (l.ranks_per_gpu == recommended) best = &l;
+  for (const ProbeLaunch& l : run->launches) by_ppg[l.ranks_per_gpu] = l.decided.decisions;
+  std::string error;
+  if (!opt.weights.empty() && !WeightsFromReport(s.weights_report, run->launches, &run->weights, &error))
+    return Fail(error);
+  const int recommended = RecommendRanksPerGpu(by_ppg, run->weights, &run->scores);
+  run->outcome.recommended = recommended;
+  run->outcome.best = &run->launches.front();
+  for (const ProbeLaunch& l : run->launches)
+    if (l.ranks_per_gpu == recommended) run->outcome.best = &l;
+  return 0;
+}
 
-  const auto after_start = std::chrono::steady_clock::now();
-  mldb::ProfileRecord record;
-  record.partition = opt.partition;
-  record.nodes = best->nodes;
-  record.ranks_per_gpu = best->ranks_per_gpu > 0 ? best->ranks_per_gpu : 1;
-  record.library_version = LibraryVersion();
-  record.mpi_version = mpi;
-  record.tuned_by = CurrentUser();
-  record.tuned_at = UtcNow();
-  record.duration_s = SecondsSince(start);
-  std::map<std::string, std::string> metadata = {{"node_type", fp.Key()},
-                                                 {"tuned_at", record.tuned_at},
-                                                 {"nodes", std::to_string(best->nodes)},
-                                                 {"ranks", std::to_string(best->np)}};
-  // Whether those nodes were virtual (MULTILANE_RANKS_PER_NODE on one
-  // machine) or real ones of a Slurm allocation: `show` and `resolve` say it.
-  metadata["nodes_virtual"] = opt.virtual_nodes > 0 && best->nodes > 1 ? "yes" : "no";
-  if (!opt.partition.empty()) metadata["partition"] = opt.partition;
-  if (layout.verdict == Oversubscription::kMarked)
-    metadata["oversubscribed"] = OversubscribedMark(launches.size() > 1 || per_gpu_launches ? best->np : best->per_node,
-                                                    cores);
-  if (per_gpu_launches) {
-    std::string tuned;
-    bool any_shared = false, all_mps = true;
-    for (const Launch& l : launches) {
-      tuned += (tuned.empty() ? "" : ",") + std::to_string(l.ranks_per_gpu);
-      if (device && l.ranks_per_gpu > 1) {
-        any_shared = true;
-        all_mps = all_mps && l.mps;
-      }
-    }
-    metadata["ranks_per_gpu"] = std::to_string(recommended);
-    metadata["ranks_per_gpu_tuned"] = tuned;
-    metadata["mps"] = !any_shared ? "none" : all_mps ? "on" : "off";
-    if (!opt.weights.empty()) metadata["weights"] = "job-report";
-  }
-  // Entries: each value's own (ppg=N) when several were tuned, and the
-  // recommended value's again without ppg, for jobs of any other layout.
-  std::vector<mltuner::Bin> bins;
-  const mltuner::Space space = mltuner::DefaultSpace();
-  for (const Launch& l : launches) {
-    if (launches.size() < 2) break;
-    for (mltuner::Bin b : l.decided.bins) {
-      b.ppg = l.ranks_per_gpu;
-      bins.push_back(b);
-    }
-  }
-  for (const mltuner::Bin& b : best->decided.bins) bins.push_back(b);
-  record.profile_text = mltuner::RenderProfile(bins, metadata);
-  for (const auto& bin : bins) record.entries.push_back(EntryFromBin(space, bin, bin.ppg));
-  std::vector<mldb::Measurement> raw;
-  for (const Launch& l : launches) {
-    for (const auto& m : l.measurements) {
-      if (m.samples.empty()) continue;
-      mldb::Measurement r;
-      r.mem_kind = mltuner::MemKindName(m.mem);
-      r.bytes = static_cast<int64_t>(m.bytes);
-      r.candidate = m.candidate + (m.valid ? "" : " (wrong result)");
-      r.ppg = l.ranks_per_gpu > 0 ? l.ranks_per_gpu : 1;
-      r.time_us = mltuner::Median(m.samples);
-      r.reps = static_cast<int>(m.samples.size());
-      raw.push_back(r);
-    }
-  }
-  if (!store->Publish(fp, &record, raw, &error)) return Fail(error);
-  if (!FinishStoreTarget(store.get(), target, &error)) return Fail(error);
-
-  TuneTimes times;
-  times.budget_s = opt.budget_s;
-  times.total_s = SecondsSince(start);
-  times.before_s = before_s;
-  times.probe_budget_s = opt.budget_s;
-  times.probe_s = probe_s;
-  times.measuring_s = measuring_s;
-  times.after_s = SecondsSince(after_start);
-  for (const Launch& l : launches) {
-    if (launches.size() > 1)
+// Prints what the tune decided and stored: each launch's decision table,
+// the ranks-per-GPU scores, the stored profile, and any overrun.
+void PrintTuneSummary(const TuneOptions& opt, const TuneSetup& s, const TuneRun& run,
+                      const mldb::ProfileRecord& record) {
+  const ProbeLaunch* best = run.outcome.best;
+  const int recommended = run.outcome.recommended;
+  const bool per_gpu_launches = run.outcome.per_gpu_launches;
+  for (const ProbeLaunch& l : run.launches) {
+    if (run.launches.size() > 1)
       std::printf("\n%d rank(s) per GPU (%d ranks%s):\n", l.ranks_per_gpu, l.np, l.mps ? ", MPS" : "");
     std::printf("%s", mltuner::FormatDecisionTable(l.decided.decisions).c_str());
   }
   if (per_gpu_launches) {
-    std::printf("\n%-14s %14s %6s\n", "ranks per GPU", weights.empty() ? "sum time_us" : "weighted_us", "sizes");
-    for (const auto& s : scores)
-      std::printf("%-14d %14.1f %6d%s\n", s.ranks_per_gpu, s.total_us, s.sizes,
-                  s.ranks_per_gpu == recommended ? "  <- recommended" : "");
+    std::printf("\n%-14s %14s %6s\n", "ranks per GPU", run.weights.empty() ? "sum time_us" : "weighted_us", "sizes");
+    for (const auto& sc : run.scores)
+      std::printf("%-14d %14.1f %6d%s\n", sc.ranks_per_gpu, sc.total_us, sc.sizes,
+                  sc.ranks_per_gpu == recommended ? "  <- recommended" : "");
   }
   std::printf("\nprofile %lld stored in %s for node type %s (%d node(s), %d ranks; tuned in %.1f s of a %.1f s budget)\n",
-              static_cast<long long>(record.id), target.path.c_str(), fp.Key().c_str(), best->nodes, best->np,
-              times.total_s, opt.budget_s);
+              static_cast<long long>(record.id), s.target.path.c_str(), s.fp.Key().c_str(), best->nodes, best->np,
+              run.times.total_s, opt.budget_s);
   if (per_gpu_launches) std::printf("recommended ranks per GPU: %d\n", recommended);
-  if (layout.verdict == Oversubscription::kMarked) std::printf("%s\n", layout.message.c_str());
-  const std::string overrun = ExplainOverrun(times);
+  if (run.layout.verdict == Oversubscription::kMarked) std::printf("%s\n", run.layout.message.c_str());
+  const std::string overrun = ExplainOverrun(run.times);
   if (!overrun.empty()) std::printf("note: %s\n", overrun.c_str());
   std::printf("%s", record.profile_text.c_str());
+}
+
+int Tune(const TuneOptions& opt) {
+  const auto start = std::chrono::steady_clock::now();
+  TuneSetup s;
+  if (const int rc = ReadTuneOptions(opt, &s); rc != 0) return rc;
+  if (!opt.partition.empty() && !InSlurmAllocation()) return TunePartition(opt, start);
+  InterruptGuard interrupts;  // SIGINT/SIGTERM: stop the probe, remove the folder, store nothing
+  if (const int rc = ReadThisMachine(opt, &s); rc != 0) return rc;
+  TuneRun run;
+  if (const int rc = PlanTuneLaunches(opt, &s, &run); rc != 0) return rc;
+
+  // Open the database first: a broken one fails before minutes of probes.
+  // A partition's tune inside its allocation (the probe job of `tune
+  // --partition`) writes a file on the shared file system: no WAL there.
+  std::string error;
+  auto store = OpenStoreTarget(s.target, &error, !opt.partition.empty() && InSlurmAllocation());
+  if (!store) return Fail(error);
+  TuneFolder folder;  // removed on every way out of this function unless --keep
+  if (!folder.Make(opt.keep, TemporaryParent(), &error)) return Fail(error);
+  ClearProbeEnvironment();
+  const std::string mps_program = s.device ? MpsControlProgram() : "";
+  std::fprintf(stderr, "multilane tune: node type %s: %s\n", s.fp.Key().c_str(), s.fp.Description().c_str());
+  std::fprintf(stderr, "multilane tune: budget %.1f s in all, %zu launch(es)\n", opt.budget_s, run.launches.size());
+  run.times.budget_s = opt.budget_s;
+  run.times.probe_budget_s = opt.budget_s;
+  run.times.before_s = SecondsSince(start);
+  run.times.measuring_s = 0;
+  if (const int rc = RunLaunches(opt, s, folder, mps_program, start, &run); rc != 0) return rc;
+  for (const ProbeLaunch& l : run.launches)
+    if (l.decided.bins.empty()) return Fail("the probes measured nothing usable; nothing was stored");
+  if (const int rc = Recommend(opt, s, &run); rc != 0) return rc;
+
+  const auto after_start = std::chrono::steady_clock::now();
+  mldb::ProfileRecord record = BuildTuneRecord(opt, run.launches, run.outcome, s.mpi, s.fp.Key(), SecondsSince(start));
+  if (!StoreTuneRecord(store.get(), s.target, s.fp, run.launches, &record, &error)) return Fail(error);
+  run.times.total_s = SecondsSince(start);
+  run.times.after_s = SecondsSince(after_start);
+  PrintTuneSummary(opt, s, run, record);
   return 0;
 }
 

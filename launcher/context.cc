@@ -16,7 +16,6 @@
 #include "multilane/install_paths.h"  // generated: the installed layout
 #include "db/paths.h"
 #include "vocab/mpi_families.h"
-#include "vocab/utc_time.h"
 
 namespace multilane {
 namespace {
@@ -83,8 +82,6 @@ std::string CurrentUser() {
   if (const passwd* pw = getpwuid(geteuid())) return pw->pw_name;
   return "uid " + std::to_string(geteuid());
 }
-
-std::string UtcNow() { return mla::UtcNow(); }
 
 bool InSlurmAllocation() {
   const char* job = std::getenv("SLURM_JOB_ID");

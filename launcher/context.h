@@ -35,9 +35,6 @@ std::string LibraryVersion();
 // The user name of the effective uid ("uid N" when it has none).
 std::string CurrentUser();
 
-// Now, UTC, ISO 8601 ("2026-11-29T20:10:00Z").
-std::string UtcNow();
-
 // True inside a Slurm allocation (SLURM_JOB_ID is set).
 bool InSlurmAllocation();
 

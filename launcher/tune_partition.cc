@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "context.h"
+#include "db/profile_json.h"
 #include "vocab/outside_input.h"
 #include "db/profile_store.h"
 #include "output_file.h"
@@ -254,10 +255,10 @@ int TunePartition(const TuneOptions& opt, std::chrono::steady_clock::time_point 
   for (const ProbeJobs::Job& j : probe_jobs.jobs()) {
     auto job_db = mldb::ProfileStore::Open(j.db, mldb::ProfileStore::Access::kReadOnly, &error);
     if (!job_db) return Fail("the probe job for " + j.node + " stored no profile: " + error);
-    const nlohmann::json doc = job_db->Export(&error);
+    const nlohmann::json doc = mldb::ExportProfiles(*job_db, &error);
     if (doc.is_null()) return Fail(error);
     int imported = 0;
-    if (!store->Import(doc, &imported, &error)) return Fail(error);
+    if (!mldb::ImportProfiles(*store, doc, &imported, &error)) return Fail(error);
     added += imported;
   }
   if (!FinishStoreTarget(store.get(), target, &error)) return Fail(error);

@@ -1,0 +1,69 @@
+// tune_record.h: what `multilane tune` stores once its probes ran
+// (cmd_tune.cc): the profile record of the node type, with the metadata
+// `show` and `resolve` read, the entries of every ranks-per-GPU value
+// tuned, and the raw measurements, published into the target database.
+#ifndef MULTILANE_LAUNCHER_TUNE_RECORD_H_
+#define MULTILANE_LAUNCHER_TUNE_RECORD_H_
+
+#include <string>
+#include <vector>
+
+#include "db/profile_store.h"
+#include "store_target.h"
+#include "tune_options.h"
+#include "tuner/search.h"
+
+namespace mldb {
+struct NodeFingerprint;
+}
+
+namespace multilane {
+
+// One probe launch as a tune runs it.
+struct ProbeLaunch {
+  int ranks_per_gpu = 0;  // 0: not set (a host tune without --ranks-per-gpu)
+  int np = 0;
+  int per_node = 0;
+  bool mps = false;       // ran under a private MPS daemon
+  // Filled from the probe's result:
+  std::vector<mltuner::Measurement> measurements;
+  mltuner::SearchResult decided;
+  int nodes = 1;
+  double measuring_s = -1;
+  double probe_s = 0;
+};
+
+// How the tune ended, besides its launches.
+struct TuneOutcome {
+  const ProbeLaunch* best = nullptr;  // the launch of the recommended ranks per GPU
+  int recommended = 0;                // the recommended ranks per GPU
+  bool per_gpu_launches = false;      // one launch per ranks-per-GPU value (device memory or a list)
+  bool device = false;                // device memory was tuned
+  bool oversubscribed = false;        // the layout was marked oversubscribed (tune_layout.h)
+  int cores = 0;                      // usable cores of a node
+};
+
+// The profile record of a tune of node type `node_type_key` with MPI
+// `mpi_version` that has run `duration_s` so far: partition, nodes and ranks
+// per GPU of the best launch, this library's version, the user, now; the
+// profile text (metadata and bins) and its entries: with several launches
+// each value's own bins (ppg=N), then the best launch's without ppg, for
+// jobs of any other layout.
+mldb::ProfileRecord BuildTuneRecord(const TuneOptions& opt, const std::vector<ProbeLaunch>& launches,
+                                    const TuneOutcome& outcome, const std::string& mpi_version,
+                                    const std::string& node_type_key, double duration_s);
+
+// Every sampled measurement of `launches` as the store keeps it: median
+// time, repetitions, the launch's ranks per GPU (at least 1), and a wrong
+// result marked in the candidate's name.
+std::vector<mldb::Measurement> StoredMeasurements(const std::vector<ProbeLaunch>& launches);
+
+// Publishes *record with the launches' measurements for node type `fp` into
+// `store` and finishes the target (publishing the snapshot of the system
+// database).  Sets record->id.  On failure returns false with *error set.
+bool StoreTuneRecord(mldb::ProfileStore* store, const StoreTarget& target, const mldb::NodeFingerprint& fp,
+                     const std::vector<ProbeLaunch>& launches, mldb::ProfileRecord* record, std::string* error);
+
+}  // namespace multilane
+
+#endif  // MULTILANE_LAUNCHER_TUNE_RECORD_H_
