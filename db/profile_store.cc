@@ -2,7 +2,6 @@
 // looking up and listing profiles, and the health check.  Opening is in
 // profile_store_open.cc, the tables in schema.cc, the rows' SQL in
 // profile_rows.cc, the export document in profile_json.cc.
-#include "vocab/utc_time.h"
 #include "db/profile_store.h"
 
 #include <sqlite3.h>
@@ -13,6 +12,7 @@
 #include "db/profile_rows.h"
 #include "db/record_check.h"
 #include "db/sql.h"
+#include "vocab/utc_time.h"
 
 namespace mldb {
 
