@@ -31,11 +31,13 @@ for _, bad in ipairs({"ranks-per-gpu:65", "ranks-per-gpu:0", "ranks-per-gpu:+2",
 end
 -- off: nothing changes, nothing is logged as an error.
 assert(submit("off") == nil, "off changed the layout")
--- A value with quotes and shell syntax is one argument, never code.
-local pwned = tmp .. "/pwned"
-os.remove(pwned)
-local m, line = submit("ranks-per-gpu:2';touch " .. pwned .. ";'")
-assert(m == nil, "a hostile value changed the layout")
-assert(io.open(pwned) == nil, "the value ran as shell code: " .. pwned .. " exists")
-assert(line:find("is not valid", 1, true), "a hostile value was not refused in the plugin's words: " .. line)
+-- A value with shell syntax, bare or closing a quote, is one argument, never code.
+for i, hostile in ipairs({"ranks-per-gpu:2;touch PWNED", "ranks-per-gpu:2';touch PWNED;'", "ranks-per-gpu:2$(touch PWNED)"}) do
+  local pwned = tmp .. "/pwned" .. i
+  os.remove(pwned)
+  local m, line = submit((hostile:gsub("PWNED", pwned)))
+  assert(m == nil, "a hostile value changed the layout")
+  assert(io.open(pwned) == nil, "the value ran as shell code: " .. pwned .. " exists")
+  assert(line:find("is not valid", 1, true), "a hostile value was not refused in the plugin's words: " .. line)
+end
 print("ok: the cli_filter reads --multilane with the plugin's parser")
