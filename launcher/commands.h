@@ -10,7 +10,7 @@
 
 namespace multilane {
 
-void AddTuneCommand(CLI::App& app, int* status);      // cmd_tune.cc
+void AddTuneCommand(CLI::App& app, int* status);      // tune/cmd_tune.cc
 void AddRunCommand(CLI::App& app, int* status);       // cmd_run.cc
 void AddShowCommand(CLI::App& app, int* status);      // cmd_show.cc
 void AddTransferCommands(CLI::App& app, int* status); // cmd_transfer.cc: export, import
