@@ -293,8 +293,10 @@ TEST(GpuSampler, ThreadSamplesAFakeNvml) {
   ASSERT_TRUE(sampler.Start(0.001));
   const unsigned long first = samples();  // Start's own sample, on this thread
   EXPECT_GE(first, 1u);
-  // The thread's samples; no time limit here but CTest's.
-  while (samples() < first + 10) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // The thread's samples (a bound only so that a broken thread fails rather
+  // than hangs: 10 samples at 1 ms take milliseconds).
+  for (int i = 0; i < 120000 && samples() < first + 10; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_GE(samples(), first + 10) << "the sampler's thread took no samples";
   sampler.Stop();
   const json j = json::parse(sampler.ToJson("h"));
   EXPECT_EQ(j["uuid"], "GPU-fake-0000");
