@@ -47,7 +47,7 @@ def parse_list(path):
                     mutants.append(cur)
                     cur = {}
                 continue
-            m = re.match(r"^(id|kind|file|from|to|tests|explained|what):\s?(.*)$", line)
+            m = re.match(r"^(id|kind|file|from|to|tests|explained|what|timeout):\s?(.*)$", line)
             if not m:
                 sys.exit(f"{path}:{n}: not a `key: value` line: {line}")
             cur[m.group(1)] = m.group(2)
@@ -73,13 +73,26 @@ def build(build_dir, log):
 
 
 def run_tests(build_dir, tests, timeout, log):
+    """ctest with the mutant's arguments; after `timeout` seconds (a test that
+    hangs under the mutant; CTest's own per-test TIMEOUT properties win over
+    its --timeout) the whole run is stopped, which counts as a kill."""
     cmd = ["ctest", "--test-dir", build_dir, "--no-tests=error", "--timeout", str(timeout)] + shlex.split(tests)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    log.write("$ " + " ".join(cmd) + "\n" + p.stdout)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=timeout + 30)
+        rc = p.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)  # ctest and the test processes it started, nothing else
+        out, _ = p.communicate()
+        out += f"\nmutants: stopped after {timeout + 30} s (hang)\n"
+        rc = -9
+    log.write("$ " + " ".join(cmd) + "\n" + out)
     failed = re.findall(r"^\s*\d+ - (\S+) \((?:Failed|Timeout|SEGFAULT|Subprocess aborted|Exception|Not Run)",
-                        p.stdout, re.M)
-    ran = re.search(r"tests passed, (\d+) tests? failed out of (\d+)", p.stdout)
-    return p.returncode, failed, (int(ran.group(2)) if ran else 0), p.stdout
+                        out, re.M)
+    if rc == -9:
+        failed.append(f"(hang: stopped after {timeout + 30} s)")
+    ran = re.search(r"tests passed, (\d+) tests? failed out of (\d+)", out)
+    return rc, failed, (int(ran.group(2)) if ran else 0), out
 
 
 def main():
@@ -139,7 +152,7 @@ def main():
             if not built:
                 verdict, killers, ran = "does not compile", [], 0
             else:
-                rc, killers, ran, out = run_tests(build_dir, m["tests"], args.timeout, log)
+                rc, killers, ran, out = run_tests(build_dir, m["tests"], int(m.get("timeout", args.timeout)), log)
                 if rc != 0 and not killers:
                     killers = ["(ctest exit %d: %s)" % (rc, out.strip().splitlines()[-1] if out.strip() else "")]
                 verdict = "killed" if rc != 0 else "SURVIVED"
