@@ -5,7 +5,7 @@
 # script; the input that found it is left in build/fuzz/artifacts/.
 # It also fails (issue 27) when a built target has no seed corpus or a
 # corpus no target, and when a target ran fewer than MIN_EXECS inputs
-# (default 50 per second of SECONDS: a target that stops at once, or never
+# (default 100 per second of SECONDS: a target that stops at once, or never
 # gets past its seeds, is not fuzzing).
 #   scripts/fuzz.sh [SECONDS]     e.g. scripts/fuzz.sh 600 for a longer run
 set -euo pipefail
@@ -14,7 +14,7 @@ SECONDS_EACH=${1:-20}
 JOBS=${JOBS:-$(nproc)}
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz -j "$JOBS"
-MIN_EXECS=${MIN_EXECS:-$((50 * SECONDS_EACH))}
+MIN_EXECS=${MIN_EXECS:-$((100 * SECONDS_EACH))}
 out=build/fuzz
 mkdir -p "$out/artifacts"
 status=0
