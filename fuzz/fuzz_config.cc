@@ -14,7 +14,8 @@ namespace {
 const char* const kVariables[] = {
     "MULTILANE_ALGO",           "MULTILANE_LANES",           "MULTILANE_CHUNK",        "MULTILANE_TRANSPORT",
     "MULTILANE_RANKS_PER_NODE", "MULTILANE_RANKS_PER_GPU",   "MULTILANE_STATS",        "MULTILANE_VERBOSE",
-    "MULTILANE_REPORT",         "MULTILANE_REPORT_SAMPLE",   "MULTILANE_REPORT_INTERVAL", "MULTILANE_PROFILE"};
+    "MULTILANE_REPORT",         "MULTILANE_REPORT_SAMPLE",   "MULTILANE_REPORT_INTERVAL", "MULTILANE_PROFILE",
+    "MULTILANE_DEVICE_SYNC",    "MULTILANE_DEVICE_FLAG_MAX"};
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -37,6 +38,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::abort();
   if (!(c.report_interval_s == 0 || (c.report_interval_s >= 0.01 && c.report_interval_s <= 3600))) std::abort();
   if (c.has_forced && c.forced.lanes < 0) std::abort();
+  // The device settings: the stream rule only when asked for by name; the
+  // flag path's limit within its bound whenever multilane is on, and the
+  // default when unset.
+  auto it = env.find("MULTILANE_DEVICE_SYNC");
+  if (c.device_sync_stream && (it == env.end() || it->second != "stream")) std::abort();
+  if (c.enabled && c.device_flag_max > mla::kMaxDeviceFlagMax) std::abort();
+  it = env.find("MULTILANE_DEVICE_FLAG_MAX");
+  if (it == env.end() && c.device_flag_max != mla::kDefaultDeviceFlagMax) std::abort();
   (void)c.Summary();
   return 0;
 }

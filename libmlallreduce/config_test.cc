@@ -131,7 +131,12 @@ TEST(Config, DeviceSyncAndFlagLimit) {
   EXPECT_NE(c.Summary().find("device flag path off"), std::string::npos) << c.Summary();
   const std::string sync = ProblemOf("MULTILANE_DEVICE_SYNC", "event");
   EXPECT_NE(sync.find("MULTILANE_DEVICE_SYNC='event' is not a rule: use device"), std::string::npos) << sync;
-  for (const char* bad : {"17M", "1G", "-1", "lots"}) {
+  // The bound itself is taken; one byte more is not (issue 27: a mutant that
+  // refused 16M survived).
+  c = Load({{"MULTILANE_DEVICE_FLAG_MAX", "16M"}});
+  EXPECT_TRUE(c.enabled) << (c.problems.empty() ? "" : c.problems[0]);
+  EXPECT_EQ(c.device_flag_max, kMaxDeviceFlagMax);
+  for (const char* bad : {"16777217", "17M", "1G", "-1", "lots"}) {
     const std::string p = ProblemOf("MULTILANE_DEVICE_FLAG_MAX", bad);
     EXPECT_NE(p.find("MULTILANE_DEVICE_FLAG_MAX='" + std::string(bad) + "' must be a byte size from 0 (off) to 16M"),
               std::string::npos)

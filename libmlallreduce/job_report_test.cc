@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
 #include <algorithm>
+#include <chrono>
 #include <map>
+#include <thread>
 #include <vector>
 #include <nlohmann/json.hpp>
 
@@ -274,6 +278,32 @@ TEST(GpuSampler, WithoutNvmlNothingStartsAndNothingIsReported) {
   EXPECT_EQ(sampler.ToJson("h"), "");
   unsigned char uuid[16];
   EXPECT_FALSE(CurrentCudaDeviceUuid(uuid));  // the unit tests never load CUDA
+}
+
+// The sampler's thread against a fake NVML (fake_nvml.c, loaded by path
+// first, so that the sampler's dlopen of libnvidia-ml.so.1 finds it by its
+// soname): it starts, samples on its own thread and stops.  The TSan run
+// (tsan_gpu_sampler) runs it too, so that the thread is checked for races.
+TEST(GpuSampler, ThreadSamplesAFakeNvml) {
+  void* fake = dlopen(MLA_FAKE_NVML_PATH, RTLD_NOW | RTLD_GLOBAL);
+  ASSERT_NE(fake, nullptr) << dlerror();
+  auto samples = reinterpret_cast<unsigned long (*)()>(dlsym(fake, "fake_nvml_samples"));
+  ASSERT_NE(samples, nullptr);
+  GpuSampler sampler;
+  ASSERT_TRUE(sampler.Start(0.001));
+  const unsigned long first = samples();  // Start's own sample, on this thread
+  EXPECT_GE(first, 1u);
+  // The thread's samples (a bound only so that a broken thread fails rather
+  // than hangs: 10 samples at 1 ms take milliseconds).
+  for (int i = 0; i < 120000 && samples() < first + 10; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_GE(samples(), first + 10) << "the sampler's thread took no samples";
+  sampler.Stop();
+  const json j = json::parse(sampler.ToJson("h"));
+  EXPECT_EQ(j["uuid"], "GPU-fake-0000");
+  EXPECT_EQ(j["name"], "Fake GPU");
+  EXPECT_GE(j["samples"].get<int>(), 12);  // the first, ten by the thread, the last
+  EXPECT_DOUBLE_EQ(j["power_w"]["mean"].get<double>(), 100);
+  EXPECT_GT(j["energy_j"].get<double>(), 0);
 }
 
 }  // namespace

@@ -3,9 +3,14 @@
 # matrix (ranks per GPU x algorithm x transport, fp32 sum, 4 KiB to 1 GiB) and
 # writes logs, JSON results and a summary table to OUTDIR.
 #   scripts/gpu-run.sh OUTDIR [build|test|single|vnodes|small|all]...   (default: all)
-# The test step fails (exit 1) when a GPU test fails, or when one other than a
-# NCCL case is skipped (on a GPU host that means no GPU was seen; NCCL cases
-# are skipped, visibly, where NCCL cannot run: one GPU shared by the ranks).
+# The build step configures with MULTILANE_CUDA=ON: no CUDA compiler is an
+# error, never a build without GPU tests.  The test step fails (exit 1) when a
+# GPU test fails, when one other than a NCCL case is skipped (on a GPU host
+# that means no GPU was seen; NCCL cases are skipped, visibly, where NCCL
+# cannot run: one GPU shared by the ranks), and unless exactly GPU_TESTS (21)
+# GPU tests are registered and each passed or is such a NCCL skip; on a host
+# of one GPU exactly the NCCL_SKIPS_1GPU cases are skipped and all others
+# pass (issue 27: "ctest -L gpu" with no GPU test built passed).
 # Variables: CMAKE_ARGS (extra configure arguments, e.g. a -DCMAKE_PREFIX_PATH
 # for headers unpacked from .deb files), PPG_SINGLE ("1 2 4"), PPG_VNODES ("1 2 4 8"), MAX_BYTES (1G),
 # BATCH_SECONDS (0.3), MPS (1: run the single-node configurations with several
@@ -22,35 +27,57 @@ export NCCL_NVLS_ENABLE=0  # never NVLink multicast on the shared host
 export PATH=$PATH:/usr/local/cuda/bin
 BUILD=build/gpu
 BENCH=$BUILD/benchmarks/mlallreduce_bench
-NGPU=$(nvidia-smi -L 2>/dev/null | wc -l)
+NGPU=$(nvidia-smi -L 2>/dev/null | wc -l || true)  # 0 without nvidia-smi (the test step then fails on its skips)
 has() { [[ " $STEPS " == *" $1 "* || " $STEPS " == *" all "* ]]; }
 
 if has build; then
   { nvidia-smi; nvidia-smi topo -m; mpirun --version | head -1; nvcc --version | tail -1;
     ls -l /usr/lib/x86_64-linux-gnu/libnccl.so* 2>/dev/null || true; uname -a; } > "$OUT/host.txt" 2>&1
   # shellcheck disable=SC2086  # CMAKE_ARGS holds several arguments
-  cmake -S . -B $BUILD -G Ninja -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-} > "$OUT/build.log" 2>&1 \
+  cmake -S . -B $BUILD -G Ninja -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-} -DMULTILANE_CUDA=ON > "$OUT/build.log" 2>&1 \
     || { tail -40 "$OUT/build.log"; exit 1; }
   cmake --build $BUILD -j "$(nproc)" >> "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
   echo "gpu-run: built ($NGPU GPUs)"
 fi
 
 if has test; then
+  GPU_TESTS=${GPU_TESTS:-21}
+  NCCL_SKIPS_1GPU=${NCCL_SKIPS_1GPU:-"gpu_2vnodes_1pergpu_env_lane_nccl gpu_2vnodes_1pergpu_nccl gpu_2vnodes_2pergpu_nccl"}
+  registered=$(ctest --test-dir $BUILD -N -L gpu 2>/dev/null | sed -n 's/^Total Tests: *//p')
+  if [ "${registered:-0}" != "$GPU_TESTS" ]; then
+    echo "gpu-run: GPU tests FAILED: ${registered:-no} GPU tests registered in $BUILD, expected exactly $GPU_TESTS"
+    exit 1
+  fi
   # -V: every test's output, so that each NOT APPLICABLE reason is in the log.
   rc=0
-  ctest --test-dir $BUILD -L gpu -V -j 1 > "$OUT/gpu-tests.log" 2>&1 || rc=$?
+  ctest --test-dir $BUILD -L gpu --no-tests=error -V -j 1 > "$OUT/gpu-tests.log" 2>&1 || rc=$?
   grep -E "^[0-9]+/[0-9]+ Test|tests passed|did not run|\(Skipped\)|\(Failed\)|NOT APPLICABLE" "$OUT/gpu-tests.log" || true
-  unexpected=$(grep -E "^[[:space:]]*[0-9]+ - gpu_[^ ]+ \(Skipped\)" "$OUT/gpu-tests.log" | grep -v nccl || true)
+  # The result lines: "N/M Test #K: NAME ....   Passed" or "***Skipped".
+  passed=$(grep -oE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: gpu_[^ ]+ \.* +Passed" "$OUT/gpu-tests.log" \
+             | sed -E 's/.*: (gpu_[^ ]+) .*/\1/' | sort -u || true)
+  skipped=$(grep -oE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: gpu_[^ ]+ \.*\*+Skipped" "$OUT/gpu-tests.log" \
+             | sed -E 's/.*: (gpu_[^ ]+) .*/\1/' | sort -u || true)
+  npassed=$(grep -c . <<<"$passed" || true)
+  nskipped=$(grep -c . <<<"$skipped" || true)
+  unexpected=$(grep -v nccl <<<"$skipped" || true)
   if [ -n "$unexpected" ]; then
     echo "gpu-run: GPU tests skipped on a GPU host (no GPU seen?):"
     echo "$unexpected"
+    rc=1
+  fi
+  if [ $((npassed + nskipped)) -ne "$GPU_TESTS" ]; then
+    echo "gpu-run: $npassed GPU tests passed and $nskipped NCCL cases skipped: $GPU_TESTS expected in all"
+    rc=1
+  fi
+  if [ "$NGPU" -eq 1 ] && [ "$(tr ' ' '\n' <<<"$NCCL_SKIPS_1GPU" | sort | xargs)" != "$(xargs <<<"$skipped")" ]; then
+    echo "gpu-run: on one GPU exactly these NCCL cases must be skipped: $NCCL_SKIPS_1GPU; skipped: $(xargs <<<"$skipped")"
     rc=1
   fi
   if [ "$rc" -ne 0 ]; then
     echo "gpu-run: GPU tests FAILED (exit $rc): see $OUT/gpu-tests.log"
     exit 1
   fi
-  echo "gpu-run: GPU tests passed"
+  echo "gpu-run: GPU tests passed: $npassed of $GPU_TESTS passed, $nskipped skipped as not applicable here ($(xargs <<<"$skipped"))"
 fi
 
 bench() {  # NAME NP [VAR=VALUE...]: one benchmark run

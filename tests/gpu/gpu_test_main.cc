@@ -5,6 +5,9 @@
 //       ran (a skip must be visible as a skip: register such tests apart);
 //   77  no CUDA device is visible, or every test that ran was skipped
 //       (CTest's SKIP_RETURN_CODE: reported as skipped, never as passed).
+// Also 1: a positive pattern of --gtest_filter that matches no registered
+// test (a filter that runs less than it names), and MLA_TEST_EXPECT_MPS=1
+// where MPS did not attach on every rank (the MPS tests).
 // Ranks are placed on GPUs in blocks of MLA_TEST_RANKS_PER_GPU consecutive
 // ranks of a host (default: the host's ranks spread evenly over its GPUs).
 // MULTILANE_RANKS_PER_GPU is left to the library, which must not use it for
@@ -16,7 +19,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
+#include "../gtest_filter_check.h"
 #include "gpu_test_support.h"
 
 using gputest::g_device;
@@ -29,6 +34,16 @@ int main(int argc, char** argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  // Before the GPU check, so that a filter naming no test fails on hosts
+  // without a GPU too.
+  testing::InitGoogleTest(&argc, argv);
+  const std::string unmatched = mlatest::FilterPatternsMatchingNothing();
+  if (!unmatched.empty()) {
+    if (g_rank == 0)
+      std::printf("gpu_allreduce_test: FAILED: filter pattern(s) matching no test: %s\n", unmatched.c_str());
+    MPI_Finalize();
+    return 1;
+  }
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess) devices = 0;
   int min_devices = 0;
@@ -51,7 +66,13 @@ int main(int argc, char** argv) {
   gputest::ComputeLayout();
   if (g_rank == 0) std::printf("# layout: %s\n", gputest::Layout().Describe().c_str());
 
-  testing::InitGoogleTest(&argc, argv);
+  const char* expect_mps = std::getenv("MLA_TEST_EXPECT_MPS");
+  if (expect_mps != nullptr && std::atoi(expect_mps) != 0 && !gputest::Layout().mps) {
+    if (g_rank == 0)
+      std::printf("gpu_allreduce_test: FAILED: MLA_TEST_EXPECT_MPS=1 but MPS is not enabled on every rank's GPU\n");
+    MPI_Finalize();
+    return 1;
+  }
   if (g_rank != 0) {
     auto& listeners = testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());

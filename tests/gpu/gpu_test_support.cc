@@ -295,7 +295,12 @@ std::vector<unsigned char> Fill(const TypeCase& tc, MPI_Op op, int count, uint64
         int64_t v;
         if (op == MPI_SUM) v = sgn ? uni(-3, 3) : uni(0, 5);
         else if (op == MPI_PROD) v = sgn ? (uni(0, 1) ? 1 : -1) : uni(1, 2);
-        else if (op == MPI_MIN || op == MPI_MAX) v = sgn ? uni(-60, 60) : uni(0, 120);
+        else if (op == MPI_MIN || op == MPI_MAX) {
+          // Unsigned: half the values with the top bit set, so that comparing
+          // them as signed (a wrong map) picks other elements (issue 27).
+          const int64_t top = static_cast<int64_t>(uint64_t{1} << (8 * tc.size - 1));
+          v = sgn ? uni(-60, 60) : uni(0, 1) ? uni(0, 120) : top + uni(0, 120);
+        }
         else if (op == MPI_LAND) v = uni(0, 9) ? uni(1, 3) : 0;
         else if (op == MPI_LOR) v = uni(0, 9) ? 0 : uni(1, 3);
         else if (op == MPI_LXOR) v = uni(0, 2);

@@ -10,11 +10,16 @@ set -euo pipefail
 debs=$(realpath "${1:?usage: deb_e2e.sh PACKAGES_DIR}")
 src=$(cd "$(dirname "$0")/../.." && pwd)
 db=/var/lib/multilane/profiles.db
-packages=(slurm-spank-multilane multilane-cuda multilane)
+# Every package the build makes, dependents first (issue 27: multilane-mpich
+# was missing here and stayed half-removed, "rc", after the purge).
+packages=(slurm-spank-multilane multilane-cuda multilane-mpich multilane)
 
 shopt -s nullglob
 files=("$debs"/*.deb)
 [ ${#files[@]} -gt 0 ] || { echo "deb_e2e: no .deb in $debs (run cpack first)" >&2; exit 1; }
+for p in multilane multilane-mpich; do
+  ls "$debs/${p}_"*.deb >/dev/null 2>&1 || { echo "deb_e2e: no ${p}_*.deb in $debs (MULTILANE_MPICH=ON builds it)" >&2; exit 1; }
+done
 [ "$(id -u)" -eq 0 ] || { echo "deb_e2e: run as root (it installs packages and starts Slurm)" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/mldeb-e2e.XXXXXX)

@@ -15,7 +15,12 @@ Steps:
      database the package made (/var/lib/multilane/profiles.db);
   2. `multilane doctor` exits 0 and names the installed library and probe;
   3. `multilane run -- mpirun ...` of an MPI program built against the
-     installed header: the library is injected from /usr (its /proc maps);
+     installed header: the library is injected from /usr (its /proc maps),
+     and with MULTILANE_ALGO=lane every call runs the lane algorithm (the
+     2-core tune keeps the system MPI, so the profile alone runs passthrough);
+  3b. MPICH from multilane-mpich: `multilane tune --mpi mpich` into a user
+     database, then `multilane run -- mpiexec.mpich` of the same program built
+     with mpicc.mpich: the front picks the MPICH build and every call runs lane;
   4. a local Slurm whose plugstack.conf holds the line of
      /etc/slurm/plugstack.conf.d/multilane.conf, uncommented as the admin
      does, and the installed cli_filter.lua: `sbatch --gpus=2 --multilane`
@@ -116,11 +121,45 @@ def step_run(probe):
     rows = rank_lines(p.stdout)
     check(len(rows) == 4 and all(r["ok"] == "1" and r["preload"] == "1" and r["calls"] == "3" for r in rows),
           f"multilane run did not run every rank with the library: {rows}")
+    # A real algorithm from the installed library (issue 27: every installed
+    # run was passthrough).
+    p = run(["multilane", "run", "--", "mpirun", "-np", "4", "-x", "MULTILANE_RANKS_PER_NODE=2",
+             "-x", "MULTILANE_ALGO=lane", probe, "3"])
+    log(p.stdout + p.stderr)
+    rows = rank_lines(p.stdout)
+    check(len(rows) == 4 and all(r["ok"] == "1" and r["calls"] == "3" and r["lane"] == "3" and r["passthrough"] == "0"
+                                 for r in rows),
+          f"MULTILANE_ALGO=lane under multilane run did not run lane on every call: {rows}")
     p = run(["multilane", "run", "--", "mpirun", "-np", "1", "cat", "/proc/self/maps"])
     libs = mapped_libraries(p.stdout)
     # cat makes no MPI call: the front alone, which opens a family build only
     # at a process's first MPI call.
     check(libs == [f"{LIBDIR}/libmlallreduce.so.0.1.0"], f"the library was mapped from {libs}")
+
+
+def step_mpich():
+    """An MPICH job from the packages: multilane-mpich's probe tunes, its
+    library runs the lane algorithm under hydra."""
+    exe = os.path.join(ARGS.work, "layout_probe_mpich")
+    run(["mpicc.mpich", "-O1", os.path.join(ARGS.work, "layout_probe.c"), "-o", exe, "-ldl"])
+    db = os.path.join(ARGS.work, "mpich.db")
+    p = run(["multilane", "tune", "--mpi", "mpich", "--np", "2", "--virtual-nodes", "2", "--sizes", "64K:256K",
+             "--budget", "5", "--db", db], timeout=600)
+    log((p.stdout + p.stderr)[-1500:])
+    check("mlprobe-mpich" in p.stdout + p.stderr, "the MPICH tune did not run the installed mlprobe-mpich")
+    env = env_base()
+    env.update({"MULTILANE_ALGO": "lane", "MULTILANE_RANKS_PER_NODE": "1", "MULTILANE_VERBOSE": "1"})
+    # 2 ranks: MPICH's ch4 device polls without yielding (tests/mpich/CMakeLists.txt).
+    p = run(["multilane", "run", "--db", db, "--", "mpiexec.mpich", "-n", "2", exe, "3"], env=env)
+    out = p.stdout + p.stderr
+    log(out)
+    check(len([l for l in out.splitlines() if l.startswith("multilane: MPI family mpich (MPICH Version: ")]) == 1,
+          "the front did not pick the installed MPICH build")
+    rows = rank_lines(p.stdout)
+    check(len(rows) == 2 and all(r["ok"] == "1" and r["preload"] == "1" and r["calls"] == "3" and r["lane"] == "3"
+                                 for r in rows),
+          f"the MPICH job did not run lane on every call: {rows}")
+    assert_not_hidden_tree(out, "the MPICH job")
 
 
 class Slurm:
@@ -211,6 +250,8 @@ def main():
         probe = build_probe()
         log("=== run")
         step_run(probe)
+        log("=== mpich")
+        step_mpich()
         log("=== slurm")
         step_slurm(probe)
     except (AssertionError, subprocess.TimeoutExpired) as e:

@@ -41,6 +41,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../gtest_filter_check.h"
 #include "mlallreduce.h"
 
 namespace {
@@ -238,8 +239,13 @@ struct IntKind {
     constexpr bool sgn = std::is_signed_v<T>;
     if (op == MPI_SUM) return static_cast<T>(sgn ? Uni(rng, -3, 3) : Uni(rng, 0, 5));
     if (op == MPI_PROD) return static_cast<T>(sgn ? (Uni(rng, 0, 1) ? 1 : -1) : Uni(rng, 1, 2));
-    if (op == MPI_MIN || op == MPI_MAX)
-      return static_cast<T>(sgn ? Uni(rng, -60, 60) : Uni(rng, 0, 120));
+    if (op == MPI_MIN || op == MPI_MAX) {
+      if (sgn) return static_cast<T>(Uni(rng, -60, 60));
+      // Unsigned: half the values with the top bit set, so that comparing
+      // them as signed picks other elements (issue 27).
+      const T low = static_cast<T>(Uni(rng, 0, 120));
+      return Uni(rng, 0, 1) ? low : static_cast<T>(std::numeric_limits<T>::max() / 2 + 1 + low);
+    }
     if (op == MPI_LAND) return static_cast<T>(Uni(rng, 0, 9) ? Uni(rng, 1, 3) : 0);
     if (op == MPI_LOR) return static_cast<T>(Uni(rng, 0, 9) ? 0 : Uni(rng, 1, 3));
     if (op == MPI_LXOR) return static_cast<T>(Uni(rng, 0, 2));
@@ -1660,11 +1666,25 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
   ::testing::InitGoogleTest(&argc, argv);
+  // A filter pattern naming no test fails the run (issue 27).
+  const std::string unmatched = mlatest::FilterPatternsMatchingNothing();
+  if (!unmatched.empty()) {
+    if (g_rank == 0) std::printf("allreduce_mpi_test: FAILED: filter pattern(s) matching no test: %s\n", unmatched.c_str());
+    MPI_Finalize();
+    return 1;
+  }
   if (g_rank != 0) {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());
   }
   int rc = RUN_ALL_TESTS();
+  // MLA_TEST_NO_SKIP=1: a skipped test fails the run (a registration that
+  // exists to run one thing, such as the TSan run of Concurrency.*).
+  const int skipped = ::testing::UnitTest::GetInstance()->skipped_test_count();
+  if (EnvInt("MLA_TEST_NO_SKIP", 0) != 0 && skipped > 0) {
+    if (g_rank == 0) std::printf("allreduce_mpi_test: FAILED: %d test(s) skipped under MLA_TEST_NO_SKIP=1\n", skipped);
+    rc = 1;
+  }
   int all_rc = rc;
   PMPI_Allreduce(&rc, &all_rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   MPI_Finalize();
