@@ -19,11 +19,16 @@ namespace {
 const char kImportPrefix[] = "import: ";
 
 nlohmann::json EntryToJson(const ProfileEntryRow& e) {
-  nlohmann::json j = {{"mem_kind", e.mem_kind}, {"min_bytes", e.min_bytes},
-                      {"max_bytes", nullptr},   {"algo", e.algo},
-                      {"ppg", e.ppg},           {"lanes", e.lanes},
-                      {"chunk_bytes", e.chunk_bytes}, {"transport", e.transport},
-                      {"time_us", e.time_us},   {"mpi_time_us", e.mpi_time_us}};
+  nlohmann::json j = {{"mem_kind", e.mem_kind},
+                      {"min_bytes", e.min_bytes},
+                      {"max_bytes", nullptr},
+                      {"algo", e.algo},
+                      {"ppg", e.ppg},
+                      {"lanes", e.lanes},
+                      {"chunk_bytes", e.chunk_bytes},
+                      {"transport", e.transport},
+                      {"time_us", e.time_us},
+                      {"mpi_time_us", e.mpi_time_us}};
   if (e.max_bytes) j["max_bytes"] = *e.max_bytes;
   return j;
 }
@@ -45,8 +50,8 @@ nlohmann::json ProfileToJson(const ProfileRecord& r) {
 }
 
 // Field readers for Import: each names the field on failure.
-bool JString(const nlohmann::json& o, const char* k, const std::string& where, std::string* out,
-             std::string* error, bool allow_empty = true) {
+bool JString(const nlohmann::json& o, const char* k, const std::string& where, std::string* out, std::string* error,
+             bool allow_empty = true) {
   auto it = o.find(k);
   if (it == o.end() || !it->is_string() || (!allow_empty && it->get_ref<const std::string&>().empty())) {
     *error = where + k + (allow_empty ? ": missing or not a string" : ": missing, empty or not a string");
@@ -56,8 +61,7 @@ bool JString(const nlohmann::json& o, const char* k, const std::string& where, s
   return true;
 }
 
-bool JInt(const nlohmann::json& o, const char* k, const std::string& where, int64_t* out,
-          std::string* error) {
+bool JInt(const nlohmann::json& o, const char* k, const std::string& where, int64_t* out, std::string* error) {
   auto it = o.find(k);
   if (it == o.end() || !it->is_number_integer() || it->get<int64_t>() < 0) {
     *error = where + k + ": missing or not a non-negative integer";
@@ -67,8 +71,7 @@ bool JInt(const nlohmann::json& o, const char* k, const std::string& where, int6
   return true;
 }
 
-bool JSmallInt(const nlohmann::json& o, const char* k, const std::string& where, int* out,
-               std::string* error) {
+bool JSmallInt(const nlohmann::json& o, const char* k, const std::string& where, int* out, std::string* error) {
   int64_t v = 0;
   if (!JInt(o, k, where, &v, error)) return false;
   if (v > 1000000000) {
@@ -79,8 +82,7 @@ bool JSmallInt(const nlohmann::json& o, const char* k, const std::string& where,
   return true;
 }
 
-bool JDouble(const nlohmann::json& o, const char* k, const std::string& where, double* out,
-             std::string* error) {
+bool JDouble(const nlohmann::json& o, const char* k, const std::string& where, double* out, std::string* error) {
   auto it = o.find(k);
   if (it == o.end() || !it->is_number()) {
     *error = where + k + ": missing or not a number";
@@ -90,19 +92,15 @@ bool JDouble(const nlohmann::json& o, const char* k, const std::string& where, d
   return true;
 }
 
-bool ParseEntry(const nlohmann::json& j, const std::string& where, ProfileEntryRow* e,
-                std::string* error) {
+bool ParseEntry(const nlohmann::json& j, const std::string& where, ProfileEntryRow* e, std::string* error) {
   if (!j.is_object()) {
     *error = where.substr(0, where.size() - 1) + ": not an object";
     return false;
   }
-  if (!JString(j, "mem_kind", where, &e->mem_kind, error) ||
-      !JInt(j, "min_bytes", where, &e->min_bytes, error) ||
+  if (!JString(j, "mem_kind", where, &e->mem_kind, error) || !JInt(j, "min_bytes", where, &e->min_bytes, error) ||
       !JString(j, "algo", where, &e->algo, error) || !JSmallInt(j, "ppg", where, &e->ppg, error) ||
-      !JSmallInt(j, "lanes", where, &e->lanes, error) ||
-      !JInt(j, "chunk_bytes", where, &e->chunk_bytes, error) ||
-      !JString(j, "transport", where, &e->transport, error) ||
-      !JDouble(j, "time_us", where, &e->time_us, error) ||
+      !JSmallInt(j, "lanes", where, &e->lanes, error) || !JInt(j, "chunk_bytes", where, &e->chunk_bytes, error) ||
+      !JString(j, "transport", where, &e->transport, error) || !JDouble(j, "time_us", where, &e->time_us, error) ||
       !JDouble(j, "mpi_time_us", where, &e->mpi_time_us, error)) {
     return false;
   }
@@ -115,15 +113,13 @@ bool ParseEntry(const nlohmann::json& j, const std::string& where, ProfileEntryR
   return ValidEntry(*e, where, error);
 }
 
-bool ParseProfile(const nlohmann::json& j, const std::string& where, ProfileRecord* r,
-                  std::string* error) {
+bool ParseProfile(const nlohmann::json& j, const std::string& where, ProfileRecord* r, std::string* error) {
   if (!j.is_object()) {
     *error = where.substr(0, where.size() - 1) + ": not an object";
     return false;
   }
   if (!JString(j, "node_type_key", where, &r->node_type_key, error, false) ||
-      !JString(j, "partition", where, &r->partition, error) ||
-      !JSmallInt(j, "nodes", where, &r->nodes, error) ||
+      !JString(j, "partition", where, &r->partition, error) || !JSmallInt(j, "nodes", where, &r->nodes, error) ||
       !JSmallInt(j, "ranks_per_gpu", where, &r->ranks_per_gpu, error) ||
       !JString(j, "library_version", where, &r->library_version, error) ||
       !JString(j, "mpi_version", where, &r->mpi_version, error) ||
@@ -185,8 +181,9 @@ std::string FrameProblem(const nlohmann::json& doc) {
   }
   auto format = doc.find("format");
   if (format == doc.end() || *format != "multilane-profiles") {
-    return prefix + "format: not \"multilane-profiles\", so this is not a multilane "
-                    "profile export; give a file written by `multilane export`";
+    return prefix +
+           "format: not \"multilane-profiles\", so this is not a multilane "
+           "profile export; give a file written by `multilane export`";
   }
   auto version = doc.find("version");
   if (version == doc.end() || !version->is_number_integer()) return prefix + "version: missing or not an integer";
@@ -204,8 +201,8 @@ std::string FrameProblem(const nlohmann::json& doc) {
 
 // Reads the node types and profiles of a document whose frame is right.
 // On failure returns false with *error set; may throw nlohmann exceptions.
-bool ParseDocument(const nlohmann::json& doc, std::vector<NodeTypeRow>* nodes,
-                   std::vector<ProfileRecord>* profiles, std::string* error) {
+bool ParseDocument(const nlohmann::json& doc, std::vector<NodeTypeRow>* nodes, std::vector<ProfileRecord>* profiles,
+                   std::string* error) {
   const nlohmann::json& node_list = doc.at("node_types");
   const nlohmann::json& profile_list = doc.at("profiles");
   std::string problem;
@@ -239,14 +236,12 @@ nlohmann::json ExportProfiles(ProfileStore& store, std::string* error) {
   for (const NodeTypeRow& n : nodes) {
     nlohmann::json fingerprint = nlohmann::json::parse(n.fingerprint_json, nullptr, false);
     if (fingerprint.is_discarded()) {
-      SetError(error, sql::Prefix(store.path()) + "node type " + n.key +
-                          " has a damaged fingerprint_json; " + sql::kDamagedFix);
+      SetError(error, sql::Prefix(store.path()) + "node type " + n.key + " has a damaged fingerprint_json; " +
+                          sql::kDamagedFix);
       return nullptr;
     }
-    doc["node_types"].push_back({{"key", n.key},
-                                 {"description", n.description},
-                                 {"fingerprint", fingerprint},
-                                 {"first_seen", n.first_seen}});
+    doc["node_types"].push_back(
+        {{"key", n.key}, {"description", n.description}, {"fingerprint", fingerprint}, {"first_seen", n.first_seen}});
   }
   for (const ProfileRecord& r : profiles) doc["profiles"].push_back(ProfileToJson(r));
   return doc;

@@ -141,8 +141,8 @@ int LoadEntries(sqlite3* db, ProfileRecord* r) {
 
 int QueryAllProfiles(sqlite3* db, std::vector<ProfileRecord>* out) {
   return QueryProfiles(
-      db, std::string(kProfileColumns) + " WHERE p.complete = 1 ORDER BY p.tuned_at DESC, p.id DESC",
-      [](Stmt&) {}, out);
+      db, std::string(kProfileColumns) + " WHERE p.complete = 1 ORDER BY p.tuned_at DESC, p.id DESC", [](Stmt&) {},
+      out);
 }
 
 int QueryNodeTypes(sqlite3* db, std::vector<NodeTypeRow>* out) {

@@ -37,7 +37,8 @@ bool MakeParents(const std::string& path, std::string* error) {
       if (!S_ISDIR(st.st_mode)) {
         SetError(error, Prefix(path) + "cannot create the database: " + dir +
                             " is a file, not a folder; choose another path (MULTILANE_USER_DB / "
-                            "MULTILANE_SYSTEM_DB) or move " + dir + " away");
+                            "MULTILANE_SYSTEM_DB) or move " +
+                            dir + " away");
         return false;
       }
       continue;
@@ -80,7 +81,8 @@ bool CheckPath(const std::string& path, bool rw, std::string* error) {
     }
     if (rw && IsPublishedSnapshot(path)) {
       SetError(error, Prefix(path) + "a published snapshot, never written in place; write its working copy " +
-                          WorkingCopyPath(path) + " (`multilane tune --system` / `import --system` do) and "
+                          WorkingCopyPath(path) +
+                          " (`multilane tune --system` / `import --system` do) and "
                           "publish again (docs/admin.md, \"The system database on a shared file system\")");
       return false;
     }
@@ -121,8 +123,7 @@ bool FileExists(const std::string& path) {
 // read-only WAL database whose -shm cannot be created (a folder the reader
 // may not write), reopens immutable.  A published snapshot is never changed
 // in place: immutable at once.  nullptr with *error set on failure.
-sqlite3* Connect(const std::string& path, bool rw, int* version, std::set<std::string>* tables,
-                 std::string* error) {
+sqlite3* Connect(const std::string& path, bool rw, int* version, std::set<std::string>* tables, std::string* error) {
   const bool snapshot = !rw && IsPublishedSnapshot(path);
   for (int attempt = snapshot ? 1 : 0; attempt < 2; ++attempt) {
     const bool immutable = attempt == 1;
@@ -144,8 +145,7 @@ sqlite3* Connect(const std::string& path, bool rw, int* version, std::set<std::s
     if (rc == SQLITE_OK) return db;
     std::string message = DbError(path, db, rc, "opening");
     sqlite3_close_v2(db);
-    if (!rw && !immutable &&
-        ((rc & 0xff) == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_READONLY) &&
+    if (!rw && !immutable && ((rc & 0xff) == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_READONLY) &&
         !FileExists(path + "-wal")) {
       continue;
     }
@@ -186,8 +186,8 @@ bool SetUpWriter(sqlite3* db, const std::string& path, ProfileStore::Journal jou
 
 }  // namespace
 
-std::unique_ptr<ProfileStore> ProfileStore::Open(const std::string& path, Access access,
-                                                 std::string* error, Journal journal) {
+std::unique_ptr<ProfileStore> ProfileStore::Open(const std::string& path, Access access, std::string* error,
+                                                 Journal journal) {
   std::string local_error;
   if (error == nullptr) error = &local_error;
   ClearError(error);

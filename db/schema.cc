@@ -54,8 +54,7 @@ const char* const kMigrations[] = {
     "  reps INTEGER NOT NULL);"
     "CREATE INDEX measurements_profile ON measurements(profile_id);",
 };
-static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
-              "one migration per schema version");
+static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion, "one migration per schema version");
 
 const char* const kTables[] = {"node_types", "profiles", "profile_entries", "measurements"};
 
@@ -78,20 +77,19 @@ int ReadSchema(sqlite3* db, int* version, std::set<std::string>* tables) {
   return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-bool CheckSchema(const std::string& path, int version, const std::set<std::string>& tables,
-                 bool fresh_ok, std::string* error) {
+bool CheckSchema(const std::string& path, int version, const std::set<std::string>& tables, bool fresh_ok,
+                 std::string* error) {
   if (version > kSchemaVersion) {
-    SetError(error, Prefix(path) + "written by a newer multilane (schema version " +
-                        std::to_string(version) + "; this multilane knows up to " +
-                        std::to_string(kSchemaVersion) +
+    SetError(error, Prefix(path) + "written by a newer multilane (schema version " + std::to_string(version) +
+                        "; this multilane knows up to " + std::to_string(kSchemaVersion) +
                         "); use the newer multilane (or move the file away to start a new "
                         "database)");
     return false;
   }
   if (version == 0) {
     if (!tables.empty()) {
-      SetError(error, Prefix(path) + "not a multilane profile database (it holds tables " +
-                          Join(tables) + "); " + kForeignFix);
+      SetError(error, Prefix(path) + "not a multilane profile database (it holds tables " + Join(tables) + "); " +
+                          kForeignFix);
       return false;
     }
     if (!fresh_ok) {
@@ -104,8 +102,8 @@ bool CheckSchema(const std::string& path, int version, const std::set<std::strin
   }
   for (const char* t : kTables) {
     if (tables.count(t) == 0) {
-      SetError(error, Prefix(path) + "the table " + t + " is missing (schema version " +
-                          std::to_string(version) + "); " + kDamagedFix);
+      SetError(error, Prefix(path) + "the table " + t + " is missing (schema version " + std::to_string(version) +
+                          "); " + kDamagedFix);
       return false;
     }
   }
@@ -127,8 +125,8 @@ bool MigrateSchema(sqlite3* db, const std::string& path, std::string* error) {
         rc = sqlite3_exec(db, kMigrations[v], nullptr, nullptr, nullptr);
       }
       if (rc == SQLITE_OK && version < kSchemaVersion) {
-        rc = sqlite3_exec(db, ("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str(),
-                          nullptr, nullptr, nullptr);
+        rc = sqlite3_exec(db, ("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str(), nullptr, nullptr,
+                          nullptr);
       }
       if (rc == SQLITE_OK) rc = sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
       if (rc == SQLITE_OK) return true;

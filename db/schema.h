@@ -20,8 +20,8 @@ int ReadSchema(sqlite3* db, int* version, std::set<std::string>* tables);
 // kSchemaVersion, with every table of the store, or version 0 without any
 // table when `fresh_ok` (it will be migrated).  Otherwise returns false and
 // sets *error to one line about the file at `path` with the fix.
-bool CheckSchema(const std::string& path, int version, const std::set<std::string>& tables,
-                 bool fresh_ok, std::string* error);
+bool CheckSchema(const std::string& path, int version, const std::set<std::string>& tables, bool fresh_ok,
+                 std::string* error);
 
 // Brings the (read-write) database at `path` to kSchemaVersion in one
 // IMMEDIATE transaction, checking the schema again inside it; retries while

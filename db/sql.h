@@ -40,7 +40,6 @@ std::string DbError(const std::string& path, sqlite3* db, int rc, const std::str
 // True when `rc` says that another connection holds the lock.
 bool IsBusy(int rc);
 
-
 // A prepared statement, finalized when it goes out of scope.
 class Stmt {
  public:
@@ -69,9 +68,9 @@ class Stmt {
   double Double(int c) { return sqlite3_column_double(stmt_, c); }
   std::string Text(int c) {
     const unsigned char* t = sqlite3_column_text(stmt_, c);
-    return t == nullptr ? std::string()
-                        : std::string(reinterpret_cast<const char*>(t),
-                                      static_cast<size_t>(sqlite3_column_bytes(stmt_, c)));
+    return t == nullptr
+               ? std::string()
+               : std::string(reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(stmt_, c)));
   }
 
  private:
@@ -82,9 +81,7 @@ class Stmt {
 // Reads inside one transaction, so that the rows and their entries agree.
 // rc: how BEGIN went; the transaction ends with the object.
 struct ReadTransaction {
-  explicit ReadTransaction(sqlite3* db) : db_(db) {
-    rc = sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
-  }
+  explicit ReadTransaction(sqlite3* db) : db_(db) { rc = sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr); }
   ~ReadTransaction() {
     if (rc == SQLITE_OK && sqlite3_get_autocommit(db_) == 0) {
       sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
@@ -103,8 +100,7 @@ struct ReadTransaction {
 // failure with *message set by body is reported as is, any other as
 // DbError(path, db, rc, doing).  Returns true on commit; else sets *error.
 template <typename Body>
-bool WriteTransaction(sqlite3* db, const std::string& path, const char* doing, Body body,
-                      std::string* error) {
+bool WriteTransaction(sqlite3* db, const std::string& path, const char* doing, Body body, std::string* error) {
   for (int attempt = 0;; ++attempt) {
     std::string message;
     int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);

@@ -30,7 +30,7 @@ struct Entry {
   mla_choice choice{};
   std::vector<double> samples;
   bool valid = true;
-  bool fell_back = false;  // the library sent the call to PMPI_Allreduce (unsupported)
+  bool fell_back = false;     // the library sent the call to PMPI_Allreduce (unsupported)
   int dropped_in_round = -1;  // -1: survived; 0: dropped at validation
   std::string error;
 };
@@ -39,11 +39,11 @@ struct Entry {
 struct Step {
   MemKind mem = MemKind::kHost;
   uint64_t bytes = 0;
-  int count = 0;                // floats per call
-  int iters = 0;                // timed calls per repetition
-  std::string label;            // "4K", or "host:4K" when the plan has several memory kinds
-  double start = 0;             // MPI_Wtime() when the size began
-  double budget = 0;            // the size's share of the budget, in seconds
+  int count = 0;      // floats per call
+  int iters = 0;      // timed calls per repetition
+  std::string label;  // "4K", or "host:4K" when the plan has several memory kinds
+  double start = 0;   // MPI_Wtime() when the size began
+  double budget = 0;  // the size's share of the budget, in seconds
   Buffers* buf = nullptr;
   std::vector<double> t, tmax;  // one repetition's times: this rank's, the MAX over ranks
 };
@@ -64,8 +64,7 @@ Step StartStep(const ProbeRun& run, size_t si, MemKind mem, uint64_t bytes, Buff
   s.mem = mem;
   s.bytes = bytes;
   s.count = static_cast<int>(bytes / 4);
-  s.label = (plan.memories.size() > 1 ? std::string(MemKindName(mem)) + ":" : std::string()) +
-            FormatByteSize(bytes);
+  s.label = (plan.memories.size() > 1 ? std::string(MemKindName(mem)) + ":" : std::string()) + FormatByteSize(bytes);
   s.buf = buf;
   s.start = MPI_Wtime();
   const double spent = run.compare ? run.budgeted_spent : s.start - run.t_start;
@@ -107,8 +106,7 @@ void OrderByPreviousMedians(const std::map<std::string, double>& prev, std::vect
     auto it = prev.find(e.words);
     return it == prev.end() ? std::numeric_limits<double>::infinity() : it->second;
   };
-  std::stable_sort(entries->begin(), entries->end(),
-                   [&](const Entry& a, const Entry& b) { return key(a) < key(b); });
+  std::stable_sort(entries->begin(), entries->end(), [&](const Entry& a, const Entry& b) { return key(a) < key(b); });
 }
 
 // Budgeted parts: whether entry number `index` may still be measured
@@ -127,8 +125,8 @@ void ValidateEntry(const ProbeRun& run, Step& step, bool uploaded, Entry& e) {
   const size_t ucount = static_cast<size_t>(step.count);
   bool copied = uploaded && buf.Poison(ucount);
   mla_reset_stats();
-  int rc = mla_allreduce_with(buf.call_send(), buf.call_recv(), step.count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
-                              &e.choice);
+  int rc =
+      mla_allreduce_with(buf.call_send(), buf.call_recv(), step.count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &e.choice);
   mla_stats st;
   mla_get_stats(&st);
   copied = copied && buf.Download(ucount);
@@ -136,16 +134,16 @@ void ValidateEntry(const ProbeRun& run, Step& step, bool uploaded, Entry& e) {
   if (AnyRank(bad)) {
     e.valid = false;
     e.dropped_in_round = 0;
-    e.error = !copied               ? "copying to or from device memory failed"
+    e.error = !copied             ? "copying to or from device memory failed"
               : rc != MPI_SUCCESS ? "returned an MPI error"
                                   : "wrong result (differs from PMPI_Allreduce)";
     if (run.rank == 0)
       std::fprintf(stderr, "mlprobe: warning: %s at %s: %s; dropped\n", e.words.c_str(), step.label.c_str(),
                    e.error.c_str());
   }
-  const bool passed_on = st.unsupported > 0 || st.calls_by_algo[MLA_ALGO_PASSTHROUGH] > 0 ||
-                         (step.mem == MemKind::kDevice &&
-                          (st.calls_by_path[MLA_PATH_STAGED] > 0 || st.nccl_fallbacks > 0));
+  const bool passed_on =
+      st.unsupported > 0 || st.calls_by_algo[MLA_ALGO_PASSTHROUGH] > 0 ||
+      (step.mem == MemKind::kDevice && (st.calls_by_path[MLA_PATH_STAGED] > 0 || st.nccl_fallbacks > 0));
   e.fell_back = !e.cand.IsPassthrough() && AnyRank(passed_on);
 }
 
@@ -199,8 +197,7 @@ double MeasureRepetition(const Plan& plan, Step& step, Entry& e) {
 // (interleaved).  Budgeted: out of time, what was measured is kept and the
 // rest of the round is left out (*out_of_time), except the first entries'
 // first round.  Returns the entries measured by the last repetition.
-int MeasureRound(const ProbeRun& run, Step& step, std::vector<Entry>& es, int round, bool budgeted,
-                 bool* out_of_time) {
+int MeasureRound(const ProbeRun& run, Step& step, std::vector<Entry>& es, int round, bool budgeted, bool* out_of_time) {
   int active = 0;
   for (int rep = 0; rep < run.plan->reps_per_round; ++rep) {
     active = 0;

@@ -85,17 +85,17 @@ class Buffers {
 // progress and the previous size's medians.  Made by StartRun.
 struct ProbeRun {
   const mltuner::Plan* plan = nullptr;
-  int rank = 0;                // in MPI_COMM_WORLD; rank 0 prints
-  bool exhaustive = false;     // --exhaustive
-  bool compare = false;        // --compare
+  int rank = 0;             // in MPI_COMM_WORLD; rank 0 prints
+  bool exhaustive = false;  // --exhaustive
+  bool compare = false;     // --compare
   mltuner::HalvingOptions halving;
-  double t_start = 0;          // MPI_Wtime() when the run started
-  size_t steps = 0;            // sizes of every memory kind
-  long steps_per_size = 0;     // progress steps of one size
-  long total = 0;              // progress steps of the run
-  long done = 0;               // progress steps done
-  double budgeted_spent = 0;   // --compare: seconds of the budgeted parts so far
-  double exhaustive_spent = 0; // --compare: seconds of the exhaustive sweeps so far
+  double t_start = 0;           // MPI_Wtime() when the run started
+  size_t steps = 0;             // sizes of every memory kind
+  long steps_per_size = 0;      // progress steps of one size
+  long total = 0;               // progress steps of the run
+  long done = 0;                // progress steps done
+  double budgeted_spent = 0;    // --compare: seconds of the budgeted parts so far
+  double exhaustive_spent = 0;  // --compare: seconds of the exhaustive sweeps so far
   // Per memory kind: the medians of the last size measured, by candidate.
   std::map<mltuner::MemKind, std::map<std::string, double>> previous_median;
 

@@ -17,12 +17,18 @@ bool ParseByteSize(std::string_view text, uint64_t* out) {
   std::string suffix;
   for (; i < text.size(); ++i) suffix += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
   int shift;
-  if (suffix.empty() || suffix == "b") shift = 0;
-  else if (suffix == "k" || suffix == "kib") shift = 10;
-  else if (suffix == "m" || suffix == "mib") shift = 20;
-  else if (suffix == "g" || suffix == "gib") shift = 30;
-  else if (suffix == "t" || suffix == "tib") shift = 40;
-  else return false;
+  if (suffix.empty() || suffix == "b")
+    shift = 0;
+  else if (suffix == "k" || suffix == "kib")
+    shift = 10;
+  else if (suffix == "m" || suffix == "mib")
+    shift = 20;
+  else if (suffix == "g" || suffix == "gib")
+    shift = 30;
+  else if (suffix == "t" || suffix == "tib")
+    shift = 40;
+  else
+    return false;
   if (shift > 0 && v > (UINT64_MAX >> shift)) return false;
   *out = v << shift;
   return true;

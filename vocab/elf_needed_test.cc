@@ -10,7 +10,9 @@
 namespace mla {
 namespace {
 
-bool Has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool Has(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 
 TEST(ElfNeeded, ThisTestNeedsTheCLibrary) {
   std::vector<std::string> needed;

@@ -5,11 +5,26 @@ namespace mla {
 
 const std::vector<MpiFamilyInfo>& MpiFamilies() {
   static const std::vector<MpiFamilyInfo> families = {
-      {MpiFamily::kOpenMpi, "openmpi", {"Open MPI"}, {"libmpi.so.40"}, "mpirun", LauncherKind::kOpenMpi, "-np",
-       {"Open MPI", "OpenRTE", "PMIx Reference RunTime"}, {"openmpi", "orterun", "prterun"}, ""},
-      {MpiFamily::kMpich, "mpich", {"MPICH", "MVAPICH", "Intel(R) MPI", "Intel MPI"},
-       {"libmpich.so.12", "libmpi.so.12"}, "mpiexec.mpich", LauncherKind::kHydra, "-n",
-       {"HYDRA", "Intel(R) MPI"}, {"hydra", "mpich"}, "pmi2"},
+      {MpiFamily::kOpenMpi,
+       "openmpi",
+       {"Open MPI"},
+       {"libmpi.so.40"},
+       "mpirun",
+       LauncherKind::kOpenMpi,
+       "-np",
+       {"Open MPI", "OpenRTE", "PMIx Reference RunTime"},
+       {"openmpi", "orterun", "prterun"},
+       ""},
+      {MpiFamily::kMpich,
+       "mpich",
+       {"MPICH", "MVAPICH", "Intel(R) MPI", "Intel MPI"},
+       {"libmpich.so.12", "libmpi.so.12"},
+       "mpiexec.mpich",
+       LauncherKind::kHydra,
+       "-n",
+       {"HYDRA", "Intel(R) MPI"},
+       {"hydra", "mpich"},
+       "pmi2"},
   };
   return families;
 }

@@ -32,10 +32,10 @@ struct MpiFamilyInfo {
   std::vector<std::string> mpi_libraries;  // sonames of the family's MPI library (DT_NEEDED)
   std::string launcher;                    // its launcher outside Slurm, on PATH
   LauncherKind launcher_kind;
-  std::string ranks_flag;                  // the launcher's flag for the number of ranks
+  std::string ranks_flag;                           // the launcher's flag for the number of ranks
   std::vector<std::string> launcher_version_words;  // one of them is in `LAUNCHER --version`
   std::vector<std::string> launcher_name_words;     // or in the launcher's (resolved) file name
-  std::string srun_mpi;                    // srun's --mpi= for its ranks; "": the cluster's MpiDefault
+  std::string srun_mpi;                             // srun's --mpi= for its ranks; "": the cluster's MpiDefault
 };
 
 // The families, Open MPI (the default MPI) first.

@@ -25,10 +25,10 @@ inline constexpr size_t kMaxInputFileBytes = size_t{16} << 20;
 struct FileRead {
   enum class Outcome { kRead, kCannotOpen, kIsLink, kNotRegular, kTooLarge, kReadFailed };
   Outcome outcome = Outcome::kRead;
-  int error_number = 0;     // errno, for kCannotOpen and kReadFailed
-  const char* kind = "";    // kNotRegular: what it is ("a folder", "a FIFO (named pipe)", ...)
-  bool is_folder = false;   // kNotRegular: it is a folder
-  uint64_t size = 0;        // kTooLarge: its size as fstat saw it (0 when it grew while read)
+  int error_number = 0;    // errno, for kCannotOpen and kReadFailed
+  const char* kind = "";   // kNotRegular: what it is ("a folder", "a FIFO (named pipe)", ...)
+  bool is_folder = false;  // kNotRegular: it is a folder
+  uint64_t size = 0;       // kTooLarge: its size as fstat saw it (0 when it grew while read)
 };
 
 // The one bounded read of a file: reads the whole regular file at `path` (a

@@ -61,7 +61,8 @@ std::string ChunkProblem(uint64_t bytes) {
   if (bytes == 0 || bytes >= kMinProfileChunkBytes) return "";
   return "chunk=" + FormatByteSize(bytes) + " is below " + FormatByteSize(kMinProfileChunkBytes) +
          " (every piece pays each step's latency: such chunks run 50-100x slower): remove chunk= to take "
-         "the whole message, give " + FormatByteSize(kMinProfileChunkBytes) + " or more, or run multilane tune";
+         "the whole message, give " +
+         FormatByteSize(kMinProfileChunkBytes) + " or more, or run multilane tune";
 }
 
 // Reads the header line's words ("multilane-profile 1 key=value...") into
@@ -171,9 +172,12 @@ bool Profile::Parse(std::string_view text, std::string* error) {
     }
     ProfileEntry e;
     e.line = entry_no;
-    if (words[0] == "host") e.kind = MemKind::kHost;
-    else if (words[0] == "device") e.kind = MemKind::kDevice;
-    else return fail("unknown memory kind " + Quoted(words[0]) + " (expected host or device)");
+    if (words[0] == "host")
+      e.kind = MemKind::kHost;
+    else if (words[0] == "device")
+      e.kind = MemKind::kDevice;
+    else
+      return fail("unknown memory kind " + Quoted(words[0]) + " (expected host or device)");
     if (!ParseByteSize(words[1], &e.min_bytes)) {
       return fail("bad size " + Quoted(words[1]) + " (expected bytes with an optional K, M, G suffix)");
     }
@@ -197,9 +201,11 @@ bool Profile::Parse(std::string_view text, std::string* error) {
       std::string_view key = words[i].substr(0, eq), value = words[i].substr(eq + 1);
       if (!keys.insert(key).second) return fail("key " + Quoted(key) + " is given twice: keep one");
       if (key == "lanes") {
-        if (!ParseInt(value, 1, 1 << 20, &e.choice.lanes)) return fail("lanes must be a positive integer, found " + Quoted(value));
+        if (!ParseInt(value, 1, 1 << 20, &e.choice.lanes))
+          return fail("lanes must be a positive integer, found " + Quoted(value));
       } else if (key == "chunk") {
-        if (!ParseByteSize(value, &e.choice.chunk_bytes)) return fail("chunk must be a byte size such as 4M, found " + Quoted(value));
+        if (!ParseByteSize(value, &e.choice.chunk_bytes))
+          return fail("chunk must be a byte size such as 4M, found " + Quoted(value));
         if (std::string why = ChunkProblem(e.choice.chunk_bytes); !why.empty()) return fail(why);
       } else if (key == "transport") {
         std::string name(value);
@@ -208,11 +214,14 @@ bool Profile::Parse(std::string_view text, std::string* error) {
       } else if (key == "ppg") {
         if (!ParseInt(value, 1, 1 << 20, &e.ppg)) return fail("ppg must be a positive integer, found " + Quoted(value));
       } else if (key == "time_us") {
-        if (!ParseDouble(value, &e.time_us)) return fail("time_us must be a non-negative number, found " + Quoted(value));
+        if (!ParseDouble(value, &e.time_us))
+          return fail("time_us must be a non-negative number, found " + Quoted(value));
       } else if (key == "mpi_time_us") {
-        if (!ParseDouble(value, &e.mpi_time_us)) return fail("mpi_time_us must be a non-negative number, found " + Quoted(value));
+        if (!ParseDouble(value, &e.mpi_time_us))
+          return fail("mpi_time_us must be a non-negative number, found " + Quoted(value));
       } else if (key == "at") {
-        if (!ParseByteSize(value, &e.measured_bytes)) return fail("at must be a byte size such as 4M, found " + Quoted(value));
+        if (!ParseByteSize(value, &e.measured_bytes))
+          return fail("at must be a byte size such as 4M, found " + Quoted(value));
       } else {
         return fail("unknown key " + Quoted(key) + " (known: lanes, chunk, transport, ppg, time_us, mpi_time_us, at)");
       }

@@ -7,14 +7,22 @@ namespace {
 
 TEST(ByteSize, ParsesSuffixes) {
   uint64_t v = 0;
-  EXPECT_TRUE(ParseByteSize("0", &v)); EXPECT_EQ(v, 0u);
-  EXPECT_TRUE(ParseByteSize("4096", &v)); EXPECT_EQ(v, 4096u);
-  EXPECT_TRUE(ParseByteSize("64K", &v)); EXPECT_EQ(v, 65536u);
-  EXPECT_TRUE(ParseByteSize("64KiB", &v)); EXPECT_EQ(v, 65536u);
-  EXPECT_TRUE(ParseByteSize("2m", &v)); EXPECT_EQ(v, 2u << 20);
-  EXPECT_TRUE(ParseByteSize("1G", &v)); EXPECT_EQ(v, 1u << 30);
-  EXPECT_TRUE(ParseByteSize("3GiB", &v)); EXPECT_EQ(v, 3ull << 30);
-  EXPECT_TRUE(ParseByteSize("12B", &v)); EXPECT_EQ(v, 12u);
+  EXPECT_TRUE(ParseByteSize("0", &v));
+  EXPECT_EQ(v, 0u);
+  EXPECT_TRUE(ParseByteSize("4096", &v));
+  EXPECT_EQ(v, 4096u);
+  EXPECT_TRUE(ParseByteSize("64K", &v));
+  EXPECT_EQ(v, 65536u);
+  EXPECT_TRUE(ParseByteSize("64KiB", &v));
+  EXPECT_EQ(v, 65536u);
+  EXPECT_TRUE(ParseByteSize("2m", &v));
+  EXPECT_EQ(v, 2u << 20);
+  EXPECT_TRUE(ParseByteSize("1G", &v));
+  EXPECT_EQ(v, 1u << 30);
+  EXPECT_TRUE(ParseByteSize("3GiB", &v));
+  EXPECT_EQ(v, 3ull << 30);
+  EXPECT_TRUE(ParseByteSize("12B", &v));
+  EXPECT_EQ(v, 12u);
 }
 
 TEST(ByteSize, RejectsGarbageAndOverflow) {
@@ -37,13 +45,14 @@ TEST(ByteSize, FormatsWithLargestExactSuffix) {
 TEST(Profile, ParsesMultiLineText) {
   Profile p;
   std::string error;
-  ASSERT_TRUE(p.Parse("# tuned on node type abc\n"
-                      "multilane-profile 1 node_type=abc\n"
-                      "host 0 64K passthrough\n"
-                      "host 64K 4M hier   # leaders\n"
-                      "host 4M inf lane lanes=2 chunk=1M transport=nccl time_us=812.5 mpi_time_us=1304\n"
-                      "device 0 - split ppg=4\n",
-                      &error))
+  ASSERT_TRUE(
+      p.Parse("# tuned on node type abc\n"
+              "multilane-profile 1 node_type=abc\n"
+              "host 0 64K passthrough\n"
+              "host 64K 4M hier   # leaders\n"
+              "host 4M inf lane lanes=2 chunk=1M transport=nccl time_us=812.5 mpi_time_us=1304\n"
+              "device 0 - split ppg=4\n",
+              &error))
       << error;
   ASSERT_EQ(p.entries().size(), 4u);
   EXPECT_EQ(p.metadata().at("node_type"), "abc");
@@ -70,11 +79,12 @@ TEST(Profile, ParsesOneLineFormForTheEnvironment) {
 TEST(Profile, LookupFindsTheBinAndPrefersMatchingPpg) {
   Profile p;
   std::string error;
-  ASSERT_TRUE(p.Parse("multilane-profile 1\n"
-                      "host 0 1M hier\n"
-                      "host 1M inf lane\n"
-                      "host 1M inf split ppg=2\n",
-                      &error))
+  ASSERT_TRUE(
+      p.Parse("multilane-profile 1\n"
+              "host 0 1M hier\n"
+              "host 1M inf lane\n"
+              "host 1M inf split ppg=2\n",
+              &error))
       << error;
   EXPECT_EQ(p.Lookup(MemKind::kHost, 0, 1)->choice.algo, MLA_ALGO_HIER);
   EXPECT_EQ(p.Lookup(MemKind::kHost, (1 << 20) - 1, 1)->choice.algo, MLA_ALGO_HIER);
@@ -96,9 +106,10 @@ TEST(Profile, GapsAreMisses) {
 TEST(Profile, RoundTripsThroughToString) {
   Profile p, q;
   std::string error;
-  ASSERT_TRUE(p.Parse("multilane-profile 1 a=b\nhost 0 64K passthrough\nhost 64K inf lane lanes=3 chunk=2M transport=mpi ppg=2 "
-                      "time_us=10 mpi_time_us=20\n",
-                      &error))
+  ASSERT_TRUE(
+      p.Parse("multilane-profile 1 a=b\nhost 0 64K passthrough\nhost 64K inf lane lanes=3 chunk=2M transport=mpi ppg=2 "
+              "time_us=10 mpi_time_us=20\n",
+              &error))
       << error;
   ASSERT_TRUE(q.Parse(p.ToString(), &error)) << error;
   EXPECT_EQ(p.ToString(), q.ToString());
@@ -123,51 +134,52 @@ TEST_P(ProfileErrors, NamesTheProblem) {
 
 INSTANTIATE_TEST_SUITE_P(
     All, ProfileErrors,
-    testing::Values(BadProfile{"", "empty profile"}, BadProfile{"# only a comment\n", "empty profile"},
-                    BadProfile{"host 0 inf lane", "must start with 'multilane-profile 1'"},
-                    BadProfile{"multilane-profile", "needs a format version"},
-                    BadProfile{"multilane-profile 2", "format version 2 is not supported"},
-                    BadProfile{"multilane-profile 1 junk", "header metadata must be key=value"},
-                    BadProfile{"multilane-profile 1\nhost 0 inf", "expected 'MEMORY FROM TO ALGORITHM"},
-                    BadProfile{"multilane-profile 1\ngpu 0 inf lane", "unknown memory kind 'gpu'"},
-                    BadProfile{"multilane-profile 1\nhost x inf lane", "bad size 'x'"},
-                    BadProfile{"multilane-profile 1\nhost 0 4Q lane", "bad size '4Q'"},
-                    BadProfile{"multilane-profile 1\nhost 4M 1M lane", "TO must be above FROM"},
-                    BadProfile{"multilane-profile 1\nhost 0 inf ring", "unknown algorithm 'ring'"},
-                    BadProfile{"multilane-profile 1\nhost 0 inf lane lanes=0", "lanes must be a positive integer"},
-                    BadProfile{"multilane-profile 1\nhost 0 inf lane chunk=big", "chunk must be a byte size"},
-                    BadProfile{"multilane-profile 1\nhost 0 inf lane ppg=-1", "ppg must be a positive integer"},
-                    BadProfile{"multilane-profile 1\nhost 0 inf lane time_us=fast", "time_us must be"},
-                    BadProfile{"multilane-profile 1\nhost 0 inf lane colour=red", "unknown key 'colour'"},
-                    BadProfile{"multilane-profile 1\nhost 0 inf lane lanes", "expected key=value"},
-                    BadProfile{"multilane-profile 1\nhost 0 inf lane transport=ib", "transport must be auto, mpi or nccl"},
-                    BadProfile{"multilane-profile 1\nhost 0 2M lane\nhost 1M inf hier", "overlaps entry 2"},
-                    BadProfile{"multilane-profile 1;host 0 2M lane;host 1M inf hier", "entry 3: size range overlaps"},
-                    // Issue 15 item 9: a key given twice was accepted (the last one won).
-                    BadProfile{"multilane-profile 1\nhost 0 inf lane lanes=2 lanes=3", "entry 2: key 'lanes' is given twice"},
-                    // Issue 23 D10: a duplicate header key was accepted silently (the last one won).
-                    BadProfile{"multilane-profile 1 node_type=a node_type=b\nhost 0 inf lane",
-                               "entry 1: header key 'node_type' is given twice: keep one"},
-                    // Issue 23 D10: a chunk of a few bytes ran 50-100x slower with no word.
-                    BadProfile{"multilane-profile 1\nhost 0 inf lane chunk=8", "entry 2: chunk=8 is below 64K"},
-                    BadProfile{"multilane-profile 1\nhost 0 inf hier chunk=65535",
-                               "remove chunk= to take the whole message, give 64K or more"},
-                    // Issue 15 item 9: a NUL byte cut the profile short without a word.
-                    BadProfile{std::string("multilane-profile 1\nhost 0 1M lane\n\0host 1M inf lane\n", 39),
-                               "entry 3: the profile holds a NUL byte (at byte 35)"},
-                    // Overlaps found by the sorted check, in any order of the text.
-                    BadProfile{"multilane-profile 1\nhost 8M inf lane\nhost 0 1M lane\nhost 512K 2M hier",
-                               "entry 4: size range overlaps entry 3"},
-                    BadProfile{"multilane-profile 1\nhost 0 1M lane\ndevice 0 1M lane\nhost 1M 2M lane\nhost 0 inf lane ppg=2\n"
-                               "device 1K 2K hier", "entry 6: size range overlaps entry 3"}));
+    testing::Values(
+        BadProfile{"", "empty profile"}, BadProfile{"# only a comment\n", "empty profile"},
+        BadProfile{"host 0 inf lane", "must start with 'multilane-profile 1'"},
+        BadProfile{"multilane-profile", "needs a format version"},
+        BadProfile{"multilane-profile 2", "format version 2 is not supported"},
+        BadProfile{"multilane-profile 1 junk", "header metadata must be key=value"},
+        BadProfile{"multilane-profile 1\nhost 0 inf", "expected 'MEMORY FROM TO ALGORITHM"},
+        BadProfile{"multilane-profile 1\ngpu 0 inf lane", "unknown memory kind 'gpu'"},
+        BadProfile{"multilane-profile 1\nhost x inf lane", "bad size 'x'"},
+        BadProfile{"multilane-profile 1\nhost 0 4Q lane", "bad size '4Q'"},
+        BadProfile{"multilane-profile 1\nhost 4M 1M lane", "TO must be above FROM"},
+        BadProfile{"multilane-profile 1\nhost 0 inf ring", "unknown algorithm 'ring'"},
+        BadProfile{"multilane-profile 1\nhost 0 inf lane lanes=0", "lanes must be a positive integer"},
+        BadProfile{"multilane-profile 1\nhost 0 inf lane chunk=big", "chunk must be a byte size"},
+        BadProfile{"multilane-profile 1\nhost 0 inf lane ppg=-1", "ppg must be a positive integer"},
+        BadProfile{"multilane-profile 1\nhost 0 inf lane time_us=fast", "time_us must be"},
+        BadProfile{"multilane-profile 1\nhost 0 inf lane colour=red", "unknown key 'colour'"},
+        BadProfile{"multilane-profile 1\nhost 0 inf lane lanes", "expected key=value"},
+        BadProfile{"multilane-profile 1\nhost 0 inf lane transport=ib", "transport must be auto, mpi or nccl"},
+        BadProfile{"multilane-profile 1\nhost 0 2M lane\nhost 1M inf hier", "overlaps entry 2"},
+        BadProfile{"multilane-profile 1;host 0 2M lane;host 1M inf hier", "entry 3: size range overlaps"},
+        // Issue 15 item 9: a key given twice was accepted (the last one won).
+        BadProfile{"multilane-profile 1\nhost 0 inf lane lanes=2 lanes=3", "entry 2: key 'lanes' is given twice"},
+        // Issue 23 D10: a duplicate header key was accepted silently (the last one won).
+        BadProfile{"multilane-profile 1 node_type=a node_type=b\nhost 0 inf lane",
+                   "entry 1: header key 'node_type' is given twice: keep one"},
+        // Issue 23 D10: a chunk of a few bytes ran 50-100x slower with no word.
+        BadProfile{"multilane-profile 1\nhost 0 inf lane chunk=8", "entry 2: chunk=8 is below 64K"},
+        BadProfile{"multilane-profile 1\nhost 0 inf hier chunk=65535",
+                   "remove chunk= to take the whole message, give 64K or more"},
+        // Issue 15 item 9: a NUL byte cut the profile short without a word.
+        BadProfile{std::string("multilane-profile 1\nhost 0 1M lane\n\0host 1M inf lane\n", 39),
+                   "entry 3: the profile holds a NUL byte (at byte 35)"},
+        // Overlaps found by the sorted check, in any order of the text.
+        BadProfile{"multilane-profile 1\nhost 8M inf lane\nhost 0 1M lane\nhost 512K 2M hier",
+                   "entry 4: size range overlaps entry 3"},
+        BadProfile{"multilane-profile 1\nhost 0 1M lane\ndevice 0 1M lane\nhost 1M 2M lane\nhost 0 inf lane ppg=2\n"
+                   "device 1K 2K hier",
+                   "entry 6: size range overlaps entry 3"}));
 
 // Issue 15 item 8: the overlap check was quadratic (200 k entries hung
 // MPI_Init); now the count is capped with a message, and a profile at the cap
 // parses.  Not a timing test: the cap and the message are what is checked.
 std::string ManyEntries(size_t n) {
   std::string text = "multilane-profile 1\n";
-  for (size_t i = 0; i < n; ++i)
-    text += "host " + std::to_string(i * 4) + " " + std::to_string(i * 4 + 4) + " lane\n";
+  for (size_t i = 0; i < n; ++i) text += "host " + std::to_string(i * 4) + " " + std::to_string(i * 4 + 4) + " lane\n";
   return text;
 }
 
@@ -177,8 +189,7 @@ TEST(Profile, CapsTheEntryCount) {
   ASSERT_TRUE(p.Parse(ManyEntries(kMaxProfileEntries), &error)) << error;
   EXPECT_EQ(p.entries().size(), kMaxProfileEntries);
   EXPECT_FALSE(p.Parse(ManyEntries(kMaxProfileEntries + 1), &error));
-  EXPECT_NE(error.find("too many entries (at most " + std::to_string(kMaxProfileEntries)), std::string::npos)
-      << error;
+  EXPECT_NE(error.find("too many entries (at most " + std::to_string(kMaxProfileEntries)), std::string::npos) << error;
 }
 
 // Issue 23 D10: the smallest chunk allowed, and 0 (the whole message), parse.
@@ -202,9 +213,10 @@ TEST(Profile, ErrorsQuoteLongTextAsAnExcerpt) {
 TEST(Profile, OrderOfTheTextDoesNotMatterForOverlaps) {
   Profile p;
   std::string error;
-  EXPECT_TRUE(p.Parse("multilane-profile 1\nhost 1M inf lane\nhost 0 1M hier\nhost 0 inf split ppg=2\n"
-                      "device 0 inf lane",
-                      &error))
+  EXPECT_TRUE(
+      p.Parse("multilane-profile 1\nhost 1M inf lane\nhost 0 1M hier\nhost 0 inf split ppg=2\n"
+              "device 0 inf lane",
+              &error))
       << error;
   EXPECT_EQ(p.entries().size(), 4u);
   EXPECT_EQ(p.entries()[0].line, 2) << "entries keep the order of the text";

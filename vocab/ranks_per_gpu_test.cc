@@ -31,7 +31,8 @@ TEST(RanksPerGpu, ListsSortedWithoutRepeats) {
   ASSERT_TRUE(ParseRanksPerGpuList("4,1,2,4", "--ranks-per-gpu", &values, &error)) << error;
   EXPECT_EQ(values, (std::vector<int>{1, 2, 4}));
   EXPECT_FALSE(ParseRanksPerGpuList("1,65", "--ranks-per-gpu", &values, &error));
-  EXPECT_EQ(error, "--ranks-per-gpu '1,65': '65' is not a number from 1 to 64; give one value or a list such as 1,2,4,8");
+  EXPECT_EQ(error,
+            "--ranks-per-gpu '1,65': '65' is not a number from 1 to 64; give one value or a list such as 1,2,4,8");
   EXPECT_FALSE(ParseRanksPerGpuList("1,", "--ranks-per-gpu", &values, &error));
   EXPECT_FALSE(ParseRanksPerGpuList("", "--ranks-per-gpu", &values, &error));
   EXPECT_FALSE(ParseRanksPerGpuList("1,,2", "--ranks-per-gpu", &values, &error));

@@ -17,10 +17,14 @@ size_t Utf8Length(std::string_view text, size_t i, unsigned* code) {
   const unsigned char b = static_cast<unsigned char>(text[i]);
   size_t n = 0;
   unsigned cp = 0, min = 0;
-  if (b >= 0xc2 && b <= 0xdf) n = 2, cp = b & 0x1f, min = 0x80;
-  else if (b >= 0xe0 && b <= 0xef) n = 3, cp = b & 0x0f, min = 0x800;
-  else if (b >= 0xf0 && b <= 0xf4) n = 4, cp = b & 0x07, min = 0x10000;
-  else return 0;
+  if (b >= 0xc2 && b <= 0xdf)
+    n = 2, cp = b & 0x1f, min = 0x80;
+  else if (b >= 0xe0 && b <= 0xef)
+    n = 3, cp = b & 0x0f, min = 0x800;
+  else if (b >= 0xf0 && b <= 0xf4)
+    n = 4, cp = b & 0x07, min = 0x10000;
+  else
+    return 0;
   if (i + n > text.size()) return 0;
   for (size_t k = 1; k < n; ++k) {
     const unsigned char c = static_cast<unsigned char>(text[i + k]);

@@ -19,9 +19,11 @@ TEST(TerminalText, EscapesControlBytes) {
 }
 
 TEST(TerminalText, EscapesC1ControlsAndBrokenUtf8) {
-  EXPECT_EQ(EscapeControlBytes("\xc2\x9b" "31m"), "\\u009b31m");  // CSI as UTF-8
-  EXPECT_EQ(EscapeControlBytes("\x9b"), "\\x9b");                  // CSI as one byte
-  EXPECT_EQ(EscapeControlBytes("\xe2\x82"), "\\xe2\\x82");          // cut short
+  EXPECT_EQ(EscapeControlBytes("\xc2\x9b"
+                               "31m"),
+            "\\u009b31m");                                           // CSI as UTF-8
+  EXPECT_EQ(EscapeControlBytes("\x9b"), "\\x9b");                    // CSI as one byte
+  EXPECT_EQ(EscapeControlBytes("\xe2\x82"), "\\xe2\\x82");           // cut short
   EXPECT_EQ(EscapeControlBytes("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate
 }
 

@@ -8,17 +8,20 @@
 namespace mla {
 
 const char* UserOptionsHelp() {
-  return "multilane: --multilane[=ITEM,ITEM...] runs the job's MPI_Allreduce through multilane\n"
-         "  (no value), auto   the tuned layout and profile of the node type\n"
-         "  off                no multilane for this job or step\n"
-         "  ranks-per-gpu:N    N tasks per GPU (1-64) instead of the tuned number\n"
-         "  mpi:FAMILY         the job's MPI (openmpi or mpich), when multilane cannot tell it from the\n"
-         "                     program (a script, python); it picks that MPI's profile\n"
-         "  verbose            say what multilane did; the library prints its settings and counters\n"
-         "  report[:DIR]       write the job report (JSON) into DIR (default: the submit directory);\n"
-         "                     read it with `multilane report FILE`\n"
-         "  help               print this text\n"
-         "  e.g. sbatch --multilane --gpus=2 job.sh; srun --multilane=ranks-per-gpu:2,verbose ./app\n";
+  // The limits and names come from their owners (the ranks-per-GPU rule, the family table).
+  static const std::string help =
+      "multilane: --multilane[=ITEM,ITEM...] runs the job's MPI_Allreduce through multilane\n"
+      "  (no value), auto   the tuned layout and profile of the node type\n"
+      "  off                no multilane for this job or step\n"
+      "  ranks-per-gpu:N    N tasks per GPU (1-" + std::to_string(kMaxRanksPerGpu) + ") instead of the tuned number\n"
+      "  mpi:FAMILY         the job's MPI (" + MpiFamilyChoices() + "), when multilane cannot tell it from the\n"
+      "                     program (a script, python); it picks that MPI's profile\n"
+      "  verbose            say what multilane did; the library prints its settings and counters\n"
+      "  report[:DIR]       write the job report (JSON) into DIR (default: the submit directory);\n"
+      "                     read it with `multilane report FILE`\n"
+      "  help               print this text\n"
+      "  e.g. sbatch --multilane --gpus=2 job.sh; srun --multilane=ranks-per-gpu:2,verbose ./app\n";
+  return help.c_str();
 }
 
 bool ParseUserOptions(const char* value, UserOptions* out, std::string* error) {
@@ -57,14 +60,13 @@ bool ParseUserOptions(const char* value, UserOptions* out, std::string* error) {
       }
     } else if (word == "ranks-per-gpu") {
       if (!ParseRanksPerGpu(arg, &o.ranks_per_gpu)) {
-        *error = "--multilane: '" + Excerpt(item) + "' is not valid: write ranks-per-gpu:N with N " +
-                 RanksPerGpuRule();
+        *error = "--multilane: '" + Excerpt(item) + "' is not valid: write ranks-per-gpu:N with N " + RanksPerGpuRule();
         return false;
       }
     } else if (word == "mpi") {
       if (FindMpiFamily(arg) == nullptr) {
-        *error = "--multilane: '" + Excerpt(item) + "' is not valid: write mpi:FAMILY with FAMILY " +
-                 MpiFamilyChoices();
+        *error =
+            "--multilane: '" + Excerpt(item) + "' is not valid: write mpi:FAMILY with FAMILY " + MpiFamilyChoices();
         return false;
       }
       o.mpi = arg;

@@ -22,11 +22,11 @@
 namespace mla {
 
 struct UserOptions {
-  bool given = false;      // the option was on the command line or in the environment
-  bool enabled = false;    // multilane runs for this job (after `off` and defaults)
+  bool given = false;    // the option was on the command line or in the environment
+  bool enabled = false;  // multilane runs for this job (after `off` and defaults)
   bool help = false;
-  int ranks_per_gpu = 0;   // 0: the tuned number
-  std::string mpi;         // "": found from the program (or the one family tuned); else a family name
+  int ranks_per_gpu = 0;  // 0: the tuned number
+  std::string mpi;        // "": found from the program (or the one family tuned); else a family name
   bool verbose = false;
   bool report = false;
   std::string report_dir;  // "" with report: the submit directory

@@ -26,9 +26,12 @@ mldb::ProfileEntryRow EntryFromBin(const mltuner::Space& space, const mltuner::B
     e.algo = c.algo;
     for (const auto& [key, value] : c.params) {
       uint64_t bytes = 0;
-      if (key == "lanes") e.lanes = std::atoi(value.c_str());
-      else if (key == "chunk" && mltuner::ParseByteSize(value, &bytes)) e.chunk_bytes = static_cast<int64_t>(bytes);
-      else if (key == "transport") e.transport = value;
+      if (key == "lanes")
+        e.lanes = std::atoi(value.c_str());
+      else if (key == "chunk" && mltuner::ParseByteSize(value, &bytes))
+        e.chunk_bytes = static_cast<int64_t>(bytes);
+      else if (key == "transport")
+        e.transport = value;
     }
   } else {
     e.algo = bin.winner.substr(0, bin.winner.find(' '));

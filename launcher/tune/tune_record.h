@@ -24,7 +24,7 @@ struct ProbeLaunch {
   int ranks_per_gpu = 0;  // 0: not set (a host tune without --ranks-per-gpu)
   int np = 0;
   int per_node = 0;
-  bool mps = false;       // ran under a private MPS daemon
+  bool mps = false;  // ran under a private MPS daemon
   // Filled from the probe's result:
   std::vector<mltuner::Measurement> measurements;
   mltuner::SearchResult decided;
