@@ -113,6 +113,7 @@ TEST(Snapshot, AReaderAndAWriterProcessOnTheSameFile) {
   const std::string dir = NewTempDir();
   const std::string published = dir + "/profiles.db";
   const std::string done = dir + "/writer-done";
+  const std::string ready = dir + "/reader-ready";
   std::string error;
   {
     auto work = OpenWorkingCopy(published, &error);
@@ -126,6 +127,12 @@ TEST(Snapshot, AReaderAndAWriterProcessOnTheSameFile) {
     std::string e;
     auto work = OpenWorkingCopy(published, &e);
     if (!work) _exit(2);
+    // Start only once the reader has opened the file once, so that its opens
+    // overlap the writes however the two processes are scheduled.
+    for (int waited = 0; !Exists(ready); ++waited) {
+      if (waited > 30000) _exit(4);
+      usleep(1000);
+    }
     for (int i = 1; i < kRounds; ++i) {
       ProfileRecord r = TestProfile("w" + std::to_string(i));
       if (!work->Publish(TestFingerprint(), &r, {}, &e) || !work->PublishSnapshot(published, &e)) _exit(3);
@@ -149,13 +156,13 @@ TEST(Snapshot, AReaderAndAWriterProcessOnTheSameFile) {
         if (p.entries.size() != 3) _exit(12);  // never half a profile
       if (profiles.size() < last) _exit(13);   // never an older snapshot after a newer one
       last = profiles.size();
-      ++opens;
+      if (++opens == 1) testing_util::WriteFile(ready, "ready");
     }
     _exit(last == static_cast<size_t>(kRounds) && opens > 1 ? 0 : 14);
   }
   int status = 0;
   ASSERT_EQ(waitpid(writer, &status, 0), writer);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "writer status " << status;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "writer status " << status << " (2 open, 3 publish, 4 no reader)";
   ASSERT_EQ(waitpid(reader, &status, 0), reader);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
       << "reader exit " << WEXITSTATUS(status) << " (10 open, 11 list/check, 12 half, 13 older, 14 end)";
