@@ -228,6 +228,10 @@ void mla_get_stats(mla_stats* stats) {
   }
 }
 
+void mla_get_entry_stats(mla_entry_stats* stats) {
+  if (stats != nullptr) *stats = mla::EntryStatsSnapshot();
+}
+
 void mla_reset_stats(void) { mla::ResetStats(); }
 
 int mla_enabled(void) { return mla::Enabled() ? 1 : 0; }

@@ -3,19 +3,22 @@
 // MPI_Allreduce itself is defined without mpi.h in intercept_allreduce.cc
 // (its handles differ in width between the families) and comes here through
 // InterceptedAllreduce.
+#include <dlfcn.h>
 #include <mpi.h>
 
 #include <cstdint>
-#include <type_traits>
-
 #include <cstdio>
+#include <functional>
 #include <string>
+#include <type_traits>
 
 #include "mlallreduce.h"
 #include "mpi_family.h"
 #include "runtime.h"
 #include "intercept_abi.h"
+#include "intercept_init.h"
 #include "startup.h"
+#include "stats.h"
 
 #define MLA_INTERPOSE extern "C" __attribute__((visibility("default")))
 
@@ -60,10 +63,21 @@ bool ForeignMpi() {
 #endif
 }
 
-int InterceptedAllreduce(const void* sendbuf, void* recvbuf, int count, std::uintptr_t datatype, std::uintptr_t op,
-                         std::uintptr_t comm) {
+int InterceptedAllreduce(mla_entry entry, const void* sendbuf, void* recvbuf, int count, std::uintptr_t datatype,
+                         std::uintptr_t op, std::uintptr_t comm) {
+  CountEntry(entry, false);
   return mla_allreduce(sendbuf, recvbuf, count, FromBits<MPI_Datatype>(datatype), FromBits<MPI_Op>(op),
                        FromBits<MPI_Comm>(comm));
+}
+
+void CountPassedOn(mla_entry entry) { CountEntry(entry, true); }
+
+void* SystemMpiFunction(const char* name) { return dlsym(RTLD_DEFAULT, name); }
+
+int MissingMpiFunction(const char* name) {
+  std::fprintf(stderr, "multilane: error: %s called but the MPI in this process has no %s; build the program "
+               "against the MPI it runs with\n", name, name);
+  return MPI_ERR_OTHER;
 }
 
 }  // namespace mla
@@ -73,8 +87,7 @@ namespace {
 // MPI_Init under the other family's MPI: this build cannot make MPI calls
 // through that ABI, but where the launcher offers PMIx it still votes off in
 // the start-up agreement, so the job's other ranks go off with it.
-template <typename InitFn>
-int ForeignInit(InitFn init) {
+int ForeignInit(const std::function<int()>& init) {
   mla::Ballot off;
   off.version = MLA_VERSION_STRING;
   off.on = false;
@@ -89,27 +102,32 @@ int ForeignInit(InitFn init) {
 
 }  // namespace
 
-MLA_INTERPOSE int MPI_Init(int* argc, char*** argv) {
-  if (mla::ForeignMpi()) return ForeignInit([&] { return PMPI_Init(argc, argv); });
-  mla::BeforeMpiInit();
-  int rc = PMPI_Init(argc, argv);
-  if (rc == MPI_SUCCESS) mla::OnMpiInitialized();
+namespace mla {
+
+int InitWithLibrary(const std::function<int()>& init) {
+  if (ForeignMpi()) return ForeignInit(init);
+  BeforeMpiInit();
+  const int rc = init();
+  if (rc == MPI_SUCCESS) OnMpiInitialized();
   return rc;
+}
+
+int FinalizeWithLibrary() {
+  if (!ForeignMpi()) OnMpiFinalizing();
+  return PMPI_Finalize();
+}
+
+}  // namespace mla
+
+MLA_INTERPOSE int MPI_Init(int* argc, char*** argv) {
+  return mla::InitWithLibrary([&] { return PMPI_Init(argc, argv); });
 }
 
 MLA_INTERPOSE int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
-  if (mla::ForeignMpi()) return ForeignInit([&] { return PMPI_Init_thread(argc, argv, required, provided); });
-  mla::BeforeMpiInit();
-  int rc = PMPI_Init_thread(argc, argv, required, provided);
-  if (rc == MPI_SUCCESS) mla::OnMpiInitialized();
-  return rc;
+  return mla::InitWithLibrary([&] { return PMPI_Init_thread(argc, argv, required, provided); });
 }
 
-MLA_INTERPOSE int MPI_Finalize(void) {
-  if (mla::ForeignMpi()) return PMPI_Finalize();
-  mla::OnMpiFinalizing();
-  return PMPI_Finalize();
-}
+MLA_INTERPOSE int MPI_Finalize(void) { return mla::FinalizeWithLibrary(); }
 
 #ifdef MLA_SIMULATION
 // An SMPI program (simulation/): SimGrid is its only MPI.

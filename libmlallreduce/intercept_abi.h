@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "mlallreduce_types.h"
+
 namespace mla {
 
 // True when the MPI in this process is the other family's (this build was
@@ -15,10 +17,23 @@ namespace mla {
 // every call goes to that MPI unchanged.  Decided once; thread-safe.
 bool ForeignMpi();
 
-// MPI_Allreduce of this build's family: the handles converted to the
-// family's types, then the library's dispatch.
-int InterceptedAllreduce(const void* sendbuf, void* recvbuf, int count, std::uintptr_t datatype, std::uintptr_t op,
-                         std::uintptr_t comm);
+// An allreduce of this build's family that came in through `entry`: counted,
+// the handles converted to the family's types, then the library's dispatch.
+int InterceptedAllreduce(mla_entry entry, const void* sendbuf, void* recvbuf, int count, std::uintptr_t datatype,
+                         std::uintptr_t op, std::uintptr_t comm);
+
+// Counts a call through `entry` that goes to the system MPI's own function
+// without the dispatch (nonblocking, persistent, beyond INT_MAX elements).
+void CountPassedOn(mla_entry entry);
+
+// The system MPI's own `name` (a PMPI_ function), or nullptr when the MPI in
+// the process has none.  Looked up once per name by the caller.
+void* SystemMpiFunction(const char* name);
+
+// What a call to `name` returns when the MPI in the process lacks it (a
+// program built against another MPI): one warning, then MPI_ERR_OTHER of
+// this build's family.
+int MissingMpiFunction(const char* name);
 
 }  // namespace mla
 

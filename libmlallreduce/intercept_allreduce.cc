@@ -25,7 +25,7 @@ extern "C" __attribute__((visibility("default"))) int MPI_Allreduce(const void* 
   if (mla::ForeignMpi() && ForeignAllreduce() != nullptr) {
     return ForeignAllreduce()(sendbuf, recvbuf, count, datatype, op, comm);
   }
-  return mla::InterceptedAllreduce(sendbuf, recvbuf, count, datatype, op, comm);
+  return mla::InterceptedAllreduce(MLA_ENTRY_C, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 #endif  // !MLA_SIMULATION

@@ -113,7 +113,7 @@ void OnMpiInitialized() {
 void OnMpiFinalizing() {
   const Config& config = CurrentConfig();
   if (ReportOn()) FinishJobReport(config);
-  if (config.stats) Info("stats: rank " + std::to_string(WorldRank()) + ": " + StatsLine(StatsSnapshot()));
+  if (config.stats) Info("stats: rank " + std::to_string(WorldRank()) + ": " + StatsLine(StatsSnapshot(), EntryStatsSnapshot()));
   ReleaseTopologyCache();
 }
 

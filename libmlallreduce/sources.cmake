@@ -14,6 +14,8 @@ set(MLA_LIBRARY_SOURCES
   gpu_sampler.cc
   intercept.cc
   intercept_allreduce.cc
+  intercept_entries.cc
+  intercept_fortran.cc
   job_report.cc
   job_report_render.cc
   log.cc

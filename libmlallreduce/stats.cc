@@ -13,6 +13,8 @@ std::atomic<uint64_t> g_bytes_by_algo[MLA_ALGO_COUNT];
 std::atomic<uint64_t> g_calls_by_path[MLA_PATH_COUNT];
 std::atomic<uint64_t> g_nccl_fallbacks{0};
 std::atomic<int> g_device_ppg{0};
+std::atomic<uint64_t> g_entry_calls[MLA_ENTRY_COUNT];
+std::atomic<uint64_t> g_entry_passed_on[MLA_ENTRY_COUNT];
 }  // namespace
 
 void NoteDeviceRanksPerGpu(int ppg) { g_device_ppg.store(ppg, std::memory_order_relaxed); }
@@ -32,6 +34,21 @@ void CountDeviceCall() { g_device_calls.fetch_add(1, std::memory_order_relaxed);
 void CountDevicePath(int path, bool nccl_fallback) {
   if (path >= 0 && path < MLA_PATH_COUNT) g_calls_by_path[path].fetch_add(1, std::memory_order_relaxed);
   if (nccl_fallback) g_nccl_fallbacks.fetch_add(1, std::memory_order_relaxed);
+}
+
+void CountEntry(mla_entry entry, bool passed_on) {
+  if (entry < 0 || entry >= MLA_ENTRY_COUNT) return;
+  g_entry_calls[entry].fetch_add(1, std::memory_order_relaxed);
+  if (passed_on) g_entry_passed_on[entry].fetch_add(1, std::memory_order_relaxed);
+}
+
+mla_entry_stats EntryStatsSnapshot() {
+  mla_entry_stats s{};
+  for (int i = 0; i < MLA_ENTRY_COUNT; ++i) {
+    s.calls[i] = g_entry_calls[i].load(std::memory_order_relaxed);
+    s.passed_on[i] = g_entry_passed_on[i].load(std::memory_order_relaxed);
+  }
+  return s;
 }
 
 void CountUnsupported() { g_unsupported.fetch_add(1, std::memory_order_relaxed); }
@@ -60,9 +77,13 @@ void ResetStats() {
   }
   for (int i = 0; i < MLA_PATH_COUNT; ++i) g_calls_by_path[i].store(0);
   g_nccl_fallbacks.store(0);
+  for (int i = 0; i < MLA_ENTRY_COUNT; ++i) {
+    g_entry_calls[i].store(0);
+    g_entry_passed_on[i].store(0);
+  }
 }
 
-std::string StatsLine(const mla_stats& s) {
+std::string StatsLine(const mla_stats& s, const mla_entry_stats& entries) {
   std::ostringstream out;
   uint64_t bytes = 0;
   out << "calls=" << s.calls;
@@ -74,6 +95,12 @@ std::string StatsLine(const mla_stats& s) {
   for (int i = 0; i < MLA_PATH_COUNT; ++i)
     out << " device_" << mla_device_path_name(static_cast<mla_device_path>(i)) << '=' << s.calls_by_path[i];
   out << " nccl_fallback=" << s.nccl_fallbacks << " bytes=" << bytes;
+  uint64_t not_served = 0;
+  for (int i = 0; i < MLA_ENTRY_COUNT; ++i) {
+    out << " entry_" << mla_entry_name(static_cast<mla_entry>(i)) << '=' << entries.calls[i];
+    not_served += entries.passed_on[i];
+  }
+  out << " not_served=" << not_served;
   return out.str();
 }
 

@@ -26,13 +26,21 @@ void CountDevicePath(int path, bool nccl_fallback);
 void NoteDeviceRanksPerGpu(int ppg);
 // The value last recorded, or 0 when no device call looked it up.
 int DeviceRanksPerGpuSeen();
+// Counts one call that came in through `entry`; `passed_on` when it goes to
+// the system MPI's own function without the dispatch (mla_entry_stats).
+void CountEntry(mla_entry entry, bool passed_on);
 // Returns the counters as they are now.
 mla_stats StatsSnapshot();
+// Returns the calls per entry point as they are now.
+mla_entry_stats EntryStatsSnapshot();
 // Sets every counter to zero.
 void ResetStats();
 // "calls=N passthrough=N lane=N hier=N split=N unsupported=N device=N
-// device_ipc=N device_mpi=N device_nccl=N device_staged=N nccl_fallback=N bytes=N".
-std::string StatsLine(const mla_stats& stats);
+// device_ipc=N device_mpi=N device_nccl=N device_staged=N nccl_fallback=N
+// bytes=N entry_c=N entry_fortran=N entry_f08=N entry_large_count=N
+// entry_nonblocking=N entry_persistent=N not_served=N", where not_served sums
+// the entries' passed_on.
+std::string StatsLine(const mla_stats& stats, const mla_entry_stats& entries);
 
 }  // namespace mla
 

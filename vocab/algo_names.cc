@@ -1,4 +1,5 @@
-// algo_names.cc: algorithm, transport and device path names of the C API.
+// algo_names.cc: algorithm, transport, device path and entry point names of
+// the C API.
 #include <cstring>
 
 #include "mlallreduce_types.h"
@@ -50,4 +51,13 @@ const char* const kPaths[MLA_PATH_COUNT] = {"ipc", "mpi", "nccl", "staged"};
 extern "C" const char* mla_device_path_name(mla_device_path path) {
   if (path < 0 || path >= MLA_PATH_COUNT) return "unknown";
   return kPaths[path];
+}
+
+namespace {
+const char* const kEntries[MLA_ENTRY_COUNT] = {"c", "fortran", "f08", "large_count", "nonblocking", "persistent"};
+}
+
+extern "C" const char* mla_entry_name(mla_entry entry) {
+  if (entry < 0 || entry >= MLA_ENTRY_COUNT) return "unknown";
+  return kEntries[entry];
 }

@@ -2,10 +2,11 @@
 //
 // A PMPI interposer is bound to one MPI family's ABI, so multilane builds one
 // library per family (libmlallreduce-openmpi.so.0, libmlallreduce-mpich.so.0).
-// This front defines the four MPI functions the family builds interpose; the
-// first call of any of them finds the MPI loaded in the process (it is loaded
-// by then, also when a Python extension opened it), opens the family build
-// beside this file and forwards every later call to it.  An MPI of neither
+// This front defines the entry points the family builds interpose (front.h
+// lists them, front_entries.cc defines them); the first call of any of them
+// finds the MPI loaded in the process (it is loaded by then, also when a
+// Python extension opened it), opens the family build beside this file and
+// forwards every later call to it.  An MPI of neither
 // family gets one line on stderr and the calls go to the MPI unchanged.  A
 // family build that cannot be opened, or is not of this front's family and
 // version, makes the front pass the calls to the MPI too, but it still takes
@@ -27,6 +28,7 @@
 #include <mutex>
 #include <string>
 
+#include "front/front.h"
 #include "mpi_family.h"
 #include "startup.h"
 #include "vocab/terminal_text.h"
@@ -37,8 +39,12 @@
 
 namespace {
 
-enum Slot { kInit, kInitThread, kFinalize, kAllreduce, kSlots };
-constexpr const char* kNames[kSlots] = {"MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Allreduce"};
+using mla_front::kFirstOptional;
+using mla_front::kSlots;
+
+#define MLA_NAME_OF(name, ...) #name,
+constexpr const char* kNames[kSlots] = {MLA_FRONT_SLOTS(MLA_NAME_OF)};
+#undef MLA_NAME_OF
 
 constexpr char kUnchanged[] = ", so multilane is off and the job runs unchanged; ";
 
@@ -88,15 +94,22 @@ void Say(const std::string& line) {
   if (mla::LaunchedAsRankZero()) std::fprintf(stderr, "multilane: %s\n", line.c_str());
 }
 
+// The MPI's own `name`: the next definition after the front (preloaded), or
+// the one in the MPI library at `mpi_path` where a Python extension opened it
+// without making it global.
+void* SystemFunction(const std::string& mpi_path, const char* name) {
+  void* fn = dlsym(RTLD_NEXT, name);
+  if (fn != nullptr || mpi_path.empty()) return fn;
+  void* mpi = dlopen(mpi_path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+  return mpi != nullptr ? dlsym(mpi, name) : nullptr;
+}
+
 // Points every slot at the MPI's own function: the job runs unchanged.  The
 // front still casts an off vote at MPI_Init (with `reason`), so that ranks
 // whose family build runs go off too.
 void PassThrough(const std::string& mpi_path, mla::MpiFamily family, const std::string& reason) {
   void* mpi = mpi_path.empty() ? nullptr : dlopen(mpi_path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
-  auto find = [&](const char* name) {
-    void* fn = dlsym(RTLD_NEXT, name);
-    return fn == nullptr && mpi != nullptr ? dlsym(mpi, name) : fn;
-  };
+  auto find = [&](const char* name) { return SystemFunction(mpi_path, name); };
   for (int s = 0; s < kSlots; ++s) g_target[s].store(find(kNames[s]), std::memory_order_release);
   g_fallback.active = true;
   g_fallback.reason = reason;
@@ -154,7 +167,8 @@ void Resolve() {
   void* handle = dir.empty() ? nullptr : OpenBuild(build, family, &why);
   for (int s = 0; handle != nullptr && s < kSlots; ++s) {
     void* fn = dlsym(handle, kNames[s]);
-    if (fn == nullptr) {
+    if (fn == nullptr && s >= kFirstOptional) fn = SystemFunction(mpi_path, kNames[s]);  // the MPI's own
+    if (fn == nullptr && s < kFirstOptional) {
       why = build + " lacks " + kNames[s] + kUnchanged + "reinstall multilane";
       handle = nullptr;
       break;
@@ -167,6 +181,10 @@ void Resolve() {
   }
   if (Verbose()) Say("MPI family " + std::string(mla::MpiFamilyName(family)) + " (" + first + "), " + build);
 }
+
+}  // namespace
+
+namespace mla_front {
 
 void* Target(Slot s) {
   void* fn = g_target[s].load(std::memory_order_acquire);
@@ -181,6 +199,10 @@ void* Target(Slot s) {
   return fn;
 }
 
+}  // namespace mla_front
+
+namespace {
+
 // The front's part in the start-up agreement when it passes the job through.
 mla::Ballot FallbackBallot() {
   mla::Ballot b;
@@ -191,12 +213,20 @@ mla::Ballot FallbackBallot() {
   return b;
 }
 
+// How deep the program is in MPI initialisation (MPICH's Fortran MPI_INIT
+// calls MPI_Init); initialisation happens once, on one thread.
+int g_init_depth = 0;
+
+}  // namespace
+
+namespace mla_front {
+
 void BeforeInit() {
-  if (g_fallback.active && g_fallback.agree) mla::CastBallot(FallbackBallot());
+  if (g_init_depth++ == 0 && g_fallback.active && g_fallback.agree) mla::CastBallot(FallbackBallot());
 }
 
 void AfterInit(int rc) {
-  if (rc != 0 || !g_fallback.active || !g_fallback.agree) return;
+  if (--g_init_depth != 0 || rc != 0 || !g_fallback.active || !g_fallback.agree) return;
   using CommIntFn = int (*)(std::uintptr_t, int*);
   using AllreduceFn = int (*)(const void*, void*, int, std::uintptr_t, std::uintptr_t, std::uintptr_t);
   const mla::MpiAbiHandles& abi = g_fallback.abi;
@@ -221,33 +251,4 @@ void AfterInit(int rc) {
   }
 }
 
-}  // namespace
-
-#define MLA_FRONT extern "C" __attribute__((visibility("default")))
-
-MLA_FRONT int MPI_Init(int* argc, char*** argv) {
-  auto init = reinterpret_cast<int (*)(int*, char***)>(Target(kInit));
-  BeforeInit();
-  const int rc = init(argc, argv);
-  AfterInit(rc);
-  return rc;
-}
-
-MLA_FRONT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
-  auto init = reinterpret_cast<int (*)(int*, char***, int, int*)>(Target(kInitThread));
-  BeforeInit();
-  const int rc = init(argc, argv, required, provided);
-  AfterInit(rc);
-  return rc;
-}
-
-MLA_FRONT int MPI_Finalize(void) { return reinterpret_cast<int (*)()>(Target(kFinalize))(); }
-
-MLA_FRONT int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, std::uintptr_t datatype,
-                            std::uintptr_t op, std::uintptr_t comm) {
-  using Fn = int (*)(const void*, void*, int, std::uintptr_t, std::uintptr_t, std::uintptr_t);
-  return reinterpret_cast<Fn>(Target(kAllreduce))(sendbuf, recvbuf, count, datatype, op, comm);
-}
-
-// The version of the family builds beside it (`multilane doctor` reads it).
-MLA_FRONT const char* mla_version(void) { return MLA_FRONT_VERSION; }
+}  // namespace mla_front

@@ -93,6 +93,29 @@ typedef struct mla_stats {
   uint64_t device_flag_one_shot; /* of those, the one-shot form (hier, or lane with one lane) */
 } mla_stats;
 
+/* The ways a program reaches an allreduce (docs/user.md, "Which programs get
+ * multilane").  The blocking forms run multilane's choice; the others are
+ * counted and handed to the system MPI's own function unchanged. */
+typedef enum mla_entry {
+  MLA_ENTRY_C = 0,           /* MPI_Allreduce: C, C++, Python, and MPICH's Fortran bindings (which call it) */
+  MLA_ENTRY_FORTRAN = 1,     /* Open MPI's mpif.h and `use mpi` symbols (mpi_allreduce_ and its other manglings) */
+  MLA_ENTRY_F08 = 2,         /* Open MPI's `use mpi_f08` */
+  MLA_ENTRY_LARGE_COUNT = 3, /* MPI_Allreduce_c (MPI-4): served up to INT_MAX elements, passed on beyond */
+  MLA_ENTRY_NONBLOCKING = 4, /* MPI_Iallreduce, C and Fortran: passed on */
+  MLA_ENTRY_PERSISTENT = 5,  /* MPI_Allreduce_init (MPI-4), MPIX_Allreduce_init (Open MPI 4.1): passed on,
+                                one count per init (its MPI_Start calls are not seen) */
+  MLA_ENTRY_COUNT = 6
+} mla_entry;
+
+/* Calls per entry point, per process, since start or the last reset. */
+typedef struct mla_entry_stats {
+  uint64_t calls[MLA_ENTRY_COUNT];     /* calls that came in through each entry point */
+  uint64_t passed_on[MLA_ENTRY_COUNT]; /* of those, calls handed to the system MPI's own function without
+                                          multilane's dispatch (nonblocking, persistent, counts beyond
+                                          INT_MAX); calls the dispatch sent to the system MPI are counted
+                                          in mla_stats instead (passthrough, unsupported) */
+} mla_entry_stats;
+
 /* The layout the library sees for a communicator. */
 typedef struct mla_layout {
   int size;          /* ranks in the communicator */
@@ -122,6 +145,13 @@ MLA_API int mla_transport_from_name(const char *name, mla_transport *transport);
 
 /* Returns "ipc", "mpi", "nccl", "staged", or "unknown". */
 MLA_API const char *mla_device_path_name(mla_device_path path);
+
+/* Copies this process's calls per entry point into *stats. */
+MLA_API void mla_get_entry_stats(mla_entry_stats *stats);
+
+/* Returns "c", "fortran", "f08", "large_count", "nonblocking", "persistent",
+ * or "unknown": the names of the stats line and the job report. */
+MLA_API const char *mla_entry_name(mla_entry entry);
 
 /* Returns "passthrough", "lane", "hier", "split", or "unknown". */
 MLA_API const char *mla_algo_name(mla_algo algo);
