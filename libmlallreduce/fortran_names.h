@@ -1,5 +1,5 @@
-// fortran_names.h: the names of Open MPI's Fortran entry points that
-// multilane serves, in one table read by the family build
+// fortran_names.h: the names of the Fortran entry points that multilane
+// serves, in one table per family read by the family builds
 // (intercept_fortran.cc defines them) and by the front (front/, which
 // forwards them).  MLA_OPENMPI_FORTRAN_NAMES(X) calls X(name, kind) once per
 // name, where kind says the function and, for the allreduce, the binding:
@@ -26,5 +26,11 @@
   X(mpi_finalize_, Finalize) X(mpi_finalize, Finalize) X(mpi_finalize__, Finalize)                 \
   X(MPI_FINALIZE, Finalize) X(MPI_Finalize_f, Finalize) X(MPI_Finalize_f08, Finalize)              \
   X(ompi_finalize_f, Finalize)
+
+// MPICH's Fortran bindings call the C MPI_Allreduce (and MPI_Allreduce_c),
+// but its `use mpi_f08` starts and ends MPI with PMPI_Init, PMPI_Init_thread
+// and PMPI_Finalize directly: these names take their place in the MPICH build.
+#define MLA_MPICH_FORTRAN_NAMES(X) \
+  X(mpi_init_f08_, Init) X(mpi_init_thread_f08_, InitThread) X(mpi_finalize_f08_, Finalize)
 
 #endif  // MLA_FORTRAN_NAMES_H_

@@ -5,12 +5,13 @@
 // the Fortran handles (MPI_Comm_f2c and friends) and Fortran's MPI_IN_PLACE
 // and MPI_BOTTOM sentinels as Open MPI's own wrappers do, then runs what the
 // C entry point runs, and stores the error code in `ierr`.  MPICH's Fortran
-// bindings call the C MPI_ functions, which the C interposers serve, so this
-// file defines nothing for MPICH.
+// bindings call the C MPI_Allreduce, which the C interposers serve, but its
+// `use mpi_f08` starts and ends MPI through PMPI_ directly: for MPICH this
+// file defines those three.
 // The names served are listed in fortran_names.h.
 #include <mpi.h>
 
-#if defined(OPEN_MPI) && !defined(MLA_SIMULATION)
+#if (defined(OPEN_MPI) || defined(MPICH_VERSION)) && !defined(MLA_SIMULATION)
 
 #include <dlfcn.h>
 
@@ -24,6 +25,7 @@ namespace {
 
 using Fint = MPI_Fint;
 
+#if defined(OPEN_MPI)
 // The addresses of one of Open MPI's Fortran sentinels (a common block such as
 // mpi_fortran_in_place_) under each name a Fortran compiler may give it.
 struct Sentinel {
@@ -60,6 +62,8 @@ const void* SendBuffer(const void* p) {
 
 void* RecvBuffer(void* p) { return Bottom().Is(p) ? MPI_BOTTOM : p; }
 
+#endif  // OPEN_MPI
+
 void SetError(Fint* ierr, int rc) {
   if (ierr != nullptr) *ierr = static_cast<Fint>(rc);
 }
@@ -77,6 +81,7 @@ using InitF = void (*)(Fint*);
 using InitThreadF = void (*)(Fint*, Fint*, Fint*);
 using FinalizeF = void (*)(Fint*);
 
+#if defined(OPEN_MPI)
 void Allreduce(const char* name, mla_entry entry, void* sendbuf, void* recvbuf, Fint* count, Fint* datatype,
                Fint* op, Fint* comm, Fint* ierr) {
   if (mla::ForeignMpi()) {
@@ -101,6 +106,8 @@ void Iallreduce(const char* name, void* sendbuf, void* recvbuf, Fint* count, Fin
   if (rc == MPI_SUCCESS) *request = PMPI_Request_c2f(c_request);
   SetError(ierr, rc);
 }
+
+#endif  // OPEN_MPI
 
 void Init(const char* name, Fint* ierr) {
   if (mla::ForeignMpi()) {
@@ -164,6 +171,10 @@ void Finalize(const char* name, Fint* ierr) {
   MLA_FORTRAN void name(Fint* ierr) { Finalize(#name, ierr); }
 
 #define MLA_DEFINE(name, kind) MLA_DEFINE_##kind(name)
+#if defined(OPEN_MPI)
 MLA_OPENMPI_FORTRAN_NAMES(MLA_DEFINE)
+#else
+MLA_MPICH_FORTRAN_NAMES(MLA_DEFINE)
+#endif
 
-#endif  // OPEN_MPI && !MLA_SIMULATION
+#endif  // (OPEN_MPI || MPICH_VERSION) && !MLA_SIMULATION

@@ -401,6 +401,7 @@ void FinishJobReport(const Config& config) {
   data.wait_s = {lo[kWait], sum[kWait], hi[kWait]};
   data.sampling_s = {lo[kSampling], sum[kSampling], hi[kSampling]};
   data.wait_sampled_calls = g_sampled_calls.load();
+  data.entries = EntryStatsSnapshot();
   const int ppg = config.ranks_per_gpu > 0 ? config.ranks_per_gpu : 1;
   for (int k = 0; k < kKinds; ++k) {
     for (int i = 0; i < kSizeBins; ++i) {

@@ -128,6 +128,7 @@ struct ReportData {
   uint64_t wait_sampled_calls = 0;
   std::vector<ReportBin> bins;  // sorted by memory kind, then size
   std::string gpus_json;        // the elements of "gpus", comma-separated
+  mla_entry_stats entries{};    // world rank 0's calls per entry point (every rank makes the same collectives)
 };
 
 // Renders the report as JSON text (docs/job-report-format.md).

@@ -56,6 +56,13 @@ std::string RenderReport(const ReportData& d) {
        ",\n    \"wait_s\": " + SpreadJson(d.wait_s, d.ranks) +
        ",\n    \"wait_sampled_calls\": " + std::to_string(d.wait_sampled_calls) +
        ",\n    \"sampling_s\": " + SpreadJson(d.sampling_s, d.ranks) + "\n  },\n";
+  s += "  \"entries\": {";
+  for (int e = 0; e < MLA_ENTRY_COUNT; ++e) {
+    s += (e ? ", " : "") + JsonString(mla_entry_name(static_cast<mla_entry>(e))) +
+         ": {\"calls\": " + std::to_string(d.entries.calls[e]) +
+         ", \"not_served\": " + std::to_string(d.entries.passed_on[e]) + "}";
+  }
+  s += "},\n";
   s += "  \"bins\": [";
   for (size_t i = 0; i < d.bins.size(); ++i) {
     const ReportBin& b = d.bins[i];

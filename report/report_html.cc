@@ -1,6 +1,8 @@
 // report_html.cc: the self-contained report page (report_html.h).
 #include "report_html.h"
 
+#include "entry_points.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <optional>
@@ -101,6 +103,10 @@ void Facts(Page* p, const JobReport& r) {
   row("hosts", hosts.empty() ? "-" : hosts);
   row("libmlallreduce", r.library_version + ", MULTILANE_ALGO=" + (r.settings_algo.empty() ? "auto" : r.settings_algo));
   row("profile", r.profile_text ? *r.profile_text : "none");
+  const std::string used = EntryPointsUsed(r);
+  if (!used.empty()) row("entry points (rank 0)", used);
+  const std::string not_served = EntryPointsNotServed(r);
+  if (!not_served.empty()) row("not served by multilane", not_served);
   p->Raw("</table>");
 }
 

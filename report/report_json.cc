@@ -1,6 +1,8 @@
 // report_json.cc: the analysis as JSON (report_json.h).
 #include "report_json.h"
 
+#include "entry_points.h"
+
 #include <optional>
 
 namespace multilane {
@@ -26,6 +28,12 @@ json JobJson(const JobReport& r, const JobAnalysis& a) {
               {"ranks", r.ranks},   {"nodes", r.nodes},   {"ranks_per_gpu", r.ranks_per_gpu},
               {"gpus", r.gpus},     {"hosts", r.hosts},   {"library_version", r.library_version},
               {"algo", r.settings_algo}, {"profile", r.profile_text ? json(*r.profile_text) : json(nullptr)}};
+  j["entries"] = json::object();
+  for (const ReportEntry& e : r.entries)
+    j["entries"][e.name] = {{"label", EntryLabel(e.name)},
+                            {"calls", e.calls},
+                            {"not_served", e.not_served},
+                            {"not_served_why", e.not_served > 0 ? json(EntryNotServedWhy(e.name)) : json(nullptr)}};
   j["scale_unit"] = a.scale_unit;
   j["scale"] = a.scale;
   const TimeSplit& t = a.split;

@@ -172,6 +172,22 @@ ReportGpu ParseGpu(const json& g, const std::string& where) {
   return gpu;
 }
 
+// entries: {NAME: {calls, not_served}, ...}; names this version does not know
+// are kept (a later library may count more entry points).
+void ParseEntries(const json& entries, std::vector<ReportEntry>* out) {
+  if (!entries.is_object()) throw FieldError("field 'entries' must be an object, not " + std::string(TypeName(entries)));
+  for (auto it = entries.begin(); it != entries.end(); ++it) {
+    const std::string where = "entries." + mldb::Excerpt(it.key());
+    if (!it->is_object()) throw FieldError("field '" + where + "' must be an object");
+    ReportEntry e;
+    e.name = it.key();
+    e.calls = IntegerField(*it, where, "calls");
+    e.not_served = IntegerField(*it, where, "not_served", false, 0);
+    if (e.not_served > e.calls) throw FieldError("field '" + where + ".not_served' is larger than its calls");
+    out->push_back(e);
+  }
+}
+
 // Fills *r from a document already known to be a version-1 job report.
 void ParseFields(const json& doc, JobReport* r) {
   r->library_version = String(doc, "", "library_version", false);
@@ -211,6 +227,7 @@ void ParseFields(const json& doc, JobReport* r) {
   const json& bins = *Member(doc, "", "bins", true);
   if (!bins.is_array()) throw FieldError("field 'bins' must be an array, not " + std::string(TypeName(bins)));
   for (size_t i = 0; i < bins.size(); ++i) r->bins.push_back(ParseBin(bins[i], "bins[" + std::to_string(i) + "]"));
+  if (const json* entries = Member(doc, "", "entries", false)) ParseEntries(*entries, &r->entries);
   if (const json* gpus = Member(doc, "", "gpus", false)) {
     if (!gpus->is_array()) throw FieldError("field 'gpus' must be an array, not " + std::string(TypeName(*gpus)));
     for (size_t i = 0; i < gpus->size(); ++i)

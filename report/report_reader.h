@@ -62,6 +62,16 @@ struct ReportGpu {
   std::optional<double> energy_j;
 };
 
+// entries.NAME: the calls that came in through one entry point (names as
+// mla_entry_name gives them: c, fortran, f08, large_count, nonblocking,
+// persistent) and how many of them multilane handed to the system MPI
+// unserved.
+struct ReportEntry {
+  std::string name;
+  int64_t calls = 0;
+  int64_t not_served = 0;
+};
+
 // The whole file, as far as `multilane report` uses it.
 struct JobReport {
   std::string path;  // where it was read from
@@ -84,6 +94,7 @@ struct JobReport {
   int64_t wait_sampled_calls = 0;
   std::vector<ReportBin> bins;
   std::vector<ReportGpu> gpus_sampled;
+  std::vector<ReportEntry> entries;  // sorted by name; empty in files written before entry points were counted
 };
 
 // Parses and checks `text`, the contents of the file `path` (used only in

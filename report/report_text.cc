@@ -1,6 +1,8 @@
 // report_text.cc: the terminal summary (report_text.h).
 #include "report_text.h"
 
+#include "entry_points.h"
+
 #include <cstdarg>
 #include <cstdio>
 #include <string>
@@ -74,6 +76,10 @@ void Job(const JobReport& r, const JobAnalysis& a, std::string* out) {
   }
   Line(out, "  profile: %s; MULTILANE_ALGO=%s", r.profile_text ? "in force" : "none",
        r.settings_algo.empty() ? "auto" : r.settings_algo.c_str());
+  const std::string used = EntryPointsUsed(r);
+  if (!used.empty()) Line(out, "  entry points (rank 0): %s", used.c_str());
+  const std::string not_served = EntryPointsNotServed(r);
+  if (!not_served.empty()) Line(out, "  not served by multilane: %s", not_served.c_str());
   const TimeSplit& t = a.split;
   Line(out, "  time split (mean over ranks, wall %.3f s):", t.wall_s);
   Line(out, "    %-12s %10.3f s %7s  %s", "computation", t.compute_s, Percent(t.compute_share).c_str(),

@@ -8,6 +8,7 @@ PACKAGES=(
   openmpi-bin libopenmpi-dev          # the system MPI the library interposes on
   libpmix-dev                         # PMIx's header: the start-up agreement's ABI check (libmlallreduce/pmix_abi_test.cc)
   mpich libmpich-dev                  # the MPICH family build and its tests (hydra's mpiexec.mpich)
+  gfortran                            # the Fortran tests (tests/fortran/), built by both families' mpifort
   libgtest-dev googletest              # unit and MPI tests
   python3 python3-mpi4py python3-numpy # the third-party MPI client test (/usr/bin/python3)
   libsqlite3-dev sqlite3 libhwloc-dev   # the profile store and the node-type fingerprint (db/)

@@ -7,13 +7,13 @@
 #include "fortran_names.h"
 
 // Every function the front forwards, in slot order: first the C entry points
-// every family build defines, then Open MPI's Fortran names, which only the
-// Open MPI build defines (for MPICH they go to the MPI's own, whose Fortran
-// bindings call the C entry points).
+// every family build defines, then the Fortran names of fortran_names.h, which
+// only one family's build defines (under the other family they go to the
+// MPI's own function).
 #define MLA_FRONT_C_SLOTS(X)                                                                     \
   X(MPI_Init) X(MPI_Init_thread) X(MPI_Finalize) X(MPI_Allreduce) X(MPI_Allreduce_c) X(MPI_Iallreduce) \
   X(MPI_Allreduce_init) X(MPIX_Allreduce_init)
-#define MLA_FRONT_SLOTS(X) MLA_FRONT_C_SLOTS(X) MLA_OPENMPI_FORTRAN_NAMES(X)
+#define MLA_FRONT_SLOTS(X) MLA_FRONT_C_SLOTS(X) MLA_OPENMPI_FORTRAN_NAMES(X) MLA_MPICH_FORTRAN_NAMES(X)
 
 namespace mla_front {
 

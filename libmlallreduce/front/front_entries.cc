@@ -67,7 +67,7 @@ MLA_FRONT int MPIX_Allreduce_init(const void* sendbuf, void* recvbuf, int count,
   return At<Fn>(mla_front::k_MPIX_Allreduce_init)(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
-// Open MPI's Fortran names (fortran_names.h), all arguments pointers.  The
+// The Fortran names (fortran_names.h), all arguments pointers.  The
 // initialisations take part in the start-up agreement like MPI_Init (the
 // depth count in front.cc keeps MPICH's nested call from voting twice).
 using P = void*;
@@ -99,6 +99,7 @@ using P = void*;
 
 #define MLA_FORWARD(name, kind) MLA_FORWARD_##kind(name)
 MLA_OPENMPI_FORTRAN_NAMES(MLA_FORWARD)
+MLA_MPICH_FORTRAN_NAMES(MLA_FORWARD)
 
 // The version of the family builds beside it (`multilane doctor` reads it).
 MLA_FRONT const char* mla_version(void) { return MLA_FRONT_VERSION; }

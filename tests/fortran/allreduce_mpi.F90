@@ -1,30 +1,38 @@
 ! allreduce_mpi.F90: a Fortran MPI program that knows nothing of multilane,
-! built with `use mpi` or, with -DMPIF_H, with `include 'mpif.h'` (which also
-! starts MPI with MPI_INIT_THREAD).  It checks MPI_ALLREDUCE against the
-! system MPI's own (PMPI_ALLREDUCE), element for element: several types and
-! ops, out of place and in place (MPI_IN_PLACE), on MPI_COMM_WORLD and on a
-! split communicator, plus one MPI_IALLREDUCE.  Values are small integers, so every sum is
-! exact whatever the order.  Prints "fortran_allreduce ok rank R calls N" or
+! built with `use mpi`, or with -DMPIF_H with `include 'mpif.h'`, or with
+! -DF08 with `use mpi_f08` (the last two start MPI with MPI_INIT_THREAD).  It checks every MPI_ALLREDUCE element for
+! element against the result computed from the ranks' values (small integers,
+! so the system MPI's result is exactly that too, in any order): several types
+! and ops, out of place and in place (MPI_IN_PLACE), on MPI_COMM_WORLD and on a
+! split communicator; plus one MPI_IALLREDUCE.  Prints "fortran_allreduce ok rank R calls N" or
 ! stops with code 1.
 !
 ! MPI_ALLREDUCE calls per rank: 6 per round x 2 rounds on MPI_COMM_WORLD and 6
 ! on the split communicator, 18 (the tests count them), and 1 MPI_IALLREDUCE.
 program fortran_allreduce
-#ifdef MPIF_H
+#if defined(F08)
+  use mpi_f08
+  implicit none
+#define HANDLE(kind) type(kind)
+#elif defined(MPIF_H)
   implicit none
   include 'mpif.h'
+#define HANDLE(kind) integer
 #else
   use mpi
   implicit none
+#define HANDLE(kind) integer
 #endif
   integer, parameter :: n = 20000
-  integer :: ierr, rank, size, provided, split, calls, bad, round
+  integer :: ierr, rank, size, provided, calls, bad, round
+  HANDLE(MPI_Comm) :: split
+  HANDLE(MPI_Request) :: req
   double precision, allocatable :: d(:), dref(:), dout(:)
   real, allocatable :: r(:), rref(:)
   integer, allocatable :: k(:), kref(:), kout(:)
-  integer :: req, i
+  integer :: i
 
-#ifdef MPIF_H
+#if defined(MPIF_H) || defined(F08)
   call MPI_INIT_THREAD(MPI_THREAD_FUNNELED, provided, ierr)
 #else
   call MPI_INIT(ierr)
@@ -38,10 +46,10 @@ program fortran_allreduce
   calls = 0
 
   do round = 1, 2
-    call check_world(round)
+    call check_comm(MPI_COMM_WORLD, 0, 1, round)
   end do
   call MPI_COMM_SPLIT(MPI_COMM_WORLD, mod(rank, 2), rank, split, ierr)
-  call check_comm(split, 3)
+  call check_comm(split, mod(rank, 2), 2, 3)
   call MPI_COMM_FREE(split, ierr)
 
   ! A nonblocking one: passed to the system MPI, counted.
@@ -60,45 +68,67 @@ program fortran_allreduce
 
 contains
 
-  subroutine fill(seed)
-    integer, intent(in) :: seed
-    do i = 1, n
-      d(i) = dble(mod(i * 7 + rank * 13 + seed, 101))
-      r(i) = real(mod(i * 3 + rank * 5 + seed, 61))
-      k(i) = mod(i * 11 + rank * 17 + seed, 1009) - 500
-    end do
-  end subroutine fill
+  ! The values rank `rk` contributes: small integers, so every sum is exact.
+  double precision function dv(i, rk, seed)
+    integer, intent(in) :: i, rk, seed
+    dv = dble(mod(i * 7 + rk * 13 + seed, 101))
+  end function dv
+  real function rv(i, rk, seed)
+    integer, intent(in) :: i, rk, seed
+    rv = real(mod(i * 3 + rk * 5 + seed, 61))
+  end function rv
+  integer function kv(i, rk, seed)
+    integer, intent(in) :: i, rk, seed
+    kv = mod(i * 11 + rk * 17 + seed, 1009) - 500
+  end function kv
 
-  ! Six calls on `comm`: double SUM and MAX, integer MAX out of place; real
-  ! MIN, integer SUM and double SUM in place.
-  subroutine check_comm(comm, seed)
-    integer, intent(in) :: comm, seed
-    call fill(seed)
-    call PMPI_ALLREDUCE(d, dref, n, MPI_DOUBLE_PRECISION, MPI_SUM, comm, ierr)
+  ! Six calls on `comm`, whose members are the world ranks first, first +
+  ! stride, ...: double SUM and MAX, integer MAX out of place; real MIN,
+  ! integer SUM and double SUM in place.  Each result is compared with the
+  ! sum, maximum or minimum computed here from the members' values.
+  subroutine check_comm(comm, first, stride, seed)
+    HANDLE(MPI_Comm), intent(in) :: comm
+    integer, intent(in) :: first, stride, seed
+    integer :: m
+    do i = 1, n
+      d(i) = dv(i, rank, seed)
+      r(i) = rv(i, rank, seed)
+      k(i) = kv(i, rank, seed)
+    end do
     call MPI_ALLREDUCE(d, dout, n, MPI_DOUBLE_PRECISION, MPI_SUM, comm, ierr)
-    if (ierr /= MPI_SUCCESS .or. any(dout /= dref)) bad = bad + 1
-    call PMPI_ALLREDUCE(d, dref, n, MPI_DOUBLE_PRECISION, MPI_MAX, comm, ierr)
-    call MPI_ALLREDUCE(d, dout, n, MPI_DOUBLE_PRECISION, MPI_MAX, comm, ierr)
+    if (ierr /= MPI_SUCCESS) bad = bad + 1
+    dref = 0
+    do m = first, size - 1, stride
+      dref = dref + (/ (dv(i, m, seed), i = 1, n) /)
+    end do
     if (any(dout /= dref)) bad = bad + 1
-    call PMPI_ALLREDUCE(k, kref, n, MPI_INTEGER, MPI_MAX, comm, ierr)
-    call MPI_ALLREDUCE(k, kout, n, MPI_INTEGER, MPI_MAX, comm, ierr)
-    if (any(kout /= kref)) bad = bad + 1
-    call PMPI_ALLREDUCE(r, rref, n, MPI_REAL, MPI_MIN, comm, ierr)
-    call MPI_ALLREDUCE(MPI_IN_PLACE, r, n, MPI_REAL, MPI_MIN, comm, ierr)
-    if (any(r /= rref)) bad = bad + 1
-    call PMPI_ALLREDUCE(k, kref, n, MPI_INTEGER, MPI_SUM, comm, ierr)
-    call MPI_ALLREDUCE(MPI_IN_PLACE, k, n, MPI_INTEGER, MPI_SUM, comm, ierr)
-    if (any(k /= kref)) bad = bad + 1
-    call PMPI_ALLREDUCE(d, dref, n, MPI_DOUBLE_PRECISION, MPI_SUM, comm, ierr)
-    dout = d
     call MPI_ALLREDUCE(MPI_IN_PLACE, dout, n, MPI_DOUBLE_PRECISION, MPI_SUM, comm, ierr)
+    if (any(dout /= dref * ((size - first + stride - 1) / stride))) bad = bad + 1
+    call MPI_ALLREDUCE(d, dout, n, MPI_DOUBLE_PRECISION, MPI_MAX, comm, ierr)
+    dref = -1
+    do m = first, size - 1, stride
+      dref = max(dref, (/ (dv(i, m, seed), i = 1, n) /))
+    end do
     if (any(dout /= dref)) bad = bad + 1
+    call MPI_ALLREDUCE(k, kout, n, MPI_INTEGER, MPI_MAX, comm, ierr)
+    kref = -huge(0)
+    do m = first, size - 1, stride
+      kref = max(kref, (/ (kv(i, m, seed), i = 1, n) /))
+    end do
+    if (any(kout /= kref)) bad = bad + 1
+    call MPI_ALLREDUCE(MPI_IN_PLACE, k, n, MPI_INTEGER, MPI_SUM, comm, ierr)
+    kref = 0
+    do m = first, size - 1, stride
+      kref = kref + (/ (kv(i, m, seed), i = 1, n) /)
+    end do
+    if (any(k /= kref)) bad = bad + 1
+    call MPI_ALLREDUCE(MPI_IN_PLACE, r, n, MPI_REAL, MPI_MIN, comm, ierr)
+    rref = huge(0.0)
+    do m = first, size - 1, stride
+      rref = min(rref, (/ (rv(i, m, seed), i = 1, n) /))
+    end do
+    if (any(r /= rref)) bad = bad + 1
     calls = calls + 6
   end subroutine check_comm
-
-  subroutine check_world(seed)
-    integer, intent(in) :: seed
-    call check_comm(MPI_COMM_WORLD, seed)
-  end subroutine check_world
 
 end program fortran_allreduce
