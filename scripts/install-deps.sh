@@ -11,6 +11,7 @@ PACKAGES=(
   gfortran                            # the Fortran tests (tests/fortran/), built by both families' mpifort
   libgtest-dev googletest              # unit and MPI tests
   python3 python3-mpi4py python3-numpy # the third-party MPI client test (/usr/bin/python3)
+  lammps                               # the real-application test (tests/app/: /usr/bin/lmp, built for Open MPI)
   libsqlite3-dev sqlite3 libhwloc-dev   # the profile store and the node-type fingerprint (db/)
   libcli11-dev nlohmann-json3-dev       # the multilane command (launcher/), JSON export and probes
   chromium                             # multilane report's test opens the HTML page headless
