@@ -207,6 +207,19 @@ TEST(JobReport, RendersTheDocumentedFields) {
   EXPECT_TRUE(j["gpus"].empty());
 }
 
+TEST(JobReport, EntriesSayEveryEntryPointAndWhatWasNotServed) {
+  ReportData d = Sample(nullptr);
+  d.entries.calls[MLA_ENTRY_F08] = 18;
+  d.entries.calls[MLA_ENTRY_NONBLOCKING] = 3;
+  d.entries.passed_on[MLA_ENTRY_NONBLOCKING] = 3;
+  const json j = json::parse(RenderReport(d));
+  ASSERT_EQ(j["entries"].size(), static_cast<size_t>(MLA_ENTRY_COUNT));
+  EXPECT_EQ(j["entries"]["f08"]["calls"], 18);
+  EXPECT_EQ(j["entries"]["f08"]["not_served"], 0);
+  EXPECT_EQ(j["entries"]["nonblocking"]["not_served"], 3);
+  EXPECT_EQ(j["entries"]["c"]["calls"], 0);
+}
+
 TEST(JobReport, DeviceBinsCountCallsByTransport) {
   ReportData d = Sample(nullptr);
   d.bins[0].paths[MLA_PATH_MPI] = 7;  // a host bin: never rendered with transports

@@ -32,3 +32,8 @@ set(MLA_LIBRARY_SOURCES
   startup.cc
 )
 list(TRANSFORM MLA_LIBRARY_SOURCES PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
+
+# The front libmlallreduce.so (front/), with what it shares with the family
+# builds; also built as another version's front by tests/all_in/.
+set(MLA_FRONT_SOURCES front/front.cc front/front_entries.cc mpi_family.cc startup.cc ballot.cc pmix_channel.cc)
+list(TRANSFORM MLA_FRONT_SOURCES PREPEND ${CMAKE_CURRENT_LIST_DIR}/)

@@ -1,5 +1,7 @@
 #include "report_reader.h"
 
+#include "entry_points.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -165,6 +167,30 @@ TEST(JobReportFile, ReadsDeviceTransportsAndOlderFilesWithout) {
             "f.json: bad job report: field 'bins[0].transports' must be an object");
   EXPECT_EQ(ParseError(head + bin + ", \"transports\": {\"nccl\": \"x\"}}]}"),
             "f.json: bad job report: field 'bins[0].transports.nccl' must be an integer, not string");
+}
+
+TEST(JobReportFile, ReadsEntryPointsAndSaysWhatWasNotServed) {
+  const std::string spread = "{\"min\": 1, \"mean\": 1, \"max\": 1}";
+  const std::string head = "{\"format\": \"multilane-job-report\", \"version\": 1, \"job\": {\"name\": \"x\", "
+                           "\"ranks\": 2}, \"time\": {\"wall_s\": " + spread + ", \"allreduce_s\": " + spread +
+                           ", \"wait_s\": " + spread + "}, \"bins\": []";
+  JobReport r;
+  std::string error;
+  ASSERT_TRUE(ParseJobReport(head + ", \"entries\": {\"f08\": {\"calls\": 18, \"not_served\": 0}, "
+                                    "\"nonblocking\": {\"calls\": 1, \"not_served\": 1}, "
+                                    "\"c\": {\"calls\": 0, \"not_served\": 0}}}",
+                             "f.json", &r, &error))
+      << error;
+  ASSERT_EQ(r.entries.size(), 3u);
+  EXPECT_EQ(EntryPointsUsed(r), "Fortran use mpi_f08 (Open MPI) 18 calls, MPI_Iallreduce 1 call");
+  EXPECT_EQ(EntryPointsNotServed(r), "1 call through MPI_Iallreduce (nonblocking: passed to the system MPI)");
+  // Older files have none; the report then says nothing about entry points.
+  ASSERT_TRUE(ParseJobReport(head + "}", "f.json", &r, &error)) << error;
+  EXPECT_TRUE(r.entries.empty());
+  EXPECT_EQ(EntryPointsUsed(r), "");
+  EXPECT_EQ(ParseError(head + ", \"entries\": {\"c\": {\"calls\": 1, \"not_served\": 2}}}"),
+            "f.json: bad job report: field 'entries.c.not_served' is larger than its calls");
+  EXPECT_EQ(ParseError(head + ", \"entries\": []}"), "f.json: bad job report: field 'entries' must be an object, not array");
 }
 
 TEST(JobReportFile, MissingFileIsAnError) {
