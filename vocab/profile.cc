@@ -101,6 +101,10 @@ bool ParseHeaderWords(const std::vector<std::string_view>& words, std::map<std::
   return true;
 }
 
+// The largest time a point may record, in microseconds: 11 days.  Keeps
+// every extrapolated price finite.
+constexpr double kMaxPointTimeUs = 1e12;
+
 // Reads the value of `pts=` ("4K:21.5/20.9/0.03,16K:38.1/36.2") into
 // e->points; on a problem returns it ("" when fine).  The sizes must rise
 // strictly and lie in the entry's range.
@@ -130,6 +134,9 @@ std::string ParsePoints(std::string_view value, ProfileEntry* e) {
       if (slash != std::string_view::npos && rest.empty()) return "bad point " + Quoted(item) + form;
     }
     if (count < 2 || !rest.empty()) return "bad point " + Quoted(item) + form;
+    if (p.bytes == 0) return "point " + Quoted(item) + ": a probed size is at least 1 byte" + form;
+    if (numbers[0] > kMaxPointTimeUs || numbers[1] > kMaxPointTimeUs)
+      return "point " + Quoted(item) + ": a time above 1e12 us (11 days) is no measurement" + form;
     p.time_us = numbers[0];
     p.mpi_time_us = numbers[1];
     p.noise = count == 3 ? numbers[2] : -1;

@@ -278,6 +278,8 @@ TEST(ProfilePoints, RejectsBadPointsWithAReason) {
       "host 8K 2M hier pts=64K:38/36,64K:20/20",      // a size twice
       "host 8K 2M hier pts=16K:38/36,,64K:20/20",     // an empty item
       "host 8K 2M hier pts=16K:1/1 pts=64K:1/1",      // the key twice
+      "host 0 2M hier pts=0:1/1",                     // a size of 0
+      "host 8K 2M hier pts=16K:2e12/1",               // beyond 11 days
   };
   for (const char* line : bad) {
     Profile p;
@@ -297,8 +299,8 @@ TEST(ProfilePoints, BoundedPerEntryAndPerProfile) {
   // 64 entries of 64 points is the whole profile's bound; one more point is refused.
   std::string text = "multilane-profile 1\n";
   for (size_t e = 0; e < kMaxProfilePoints / kMaxProfilePointsPerEntry; ++e) {
-    text += "host " + std::to_string(e * 100) + " " + std::to_string(e * 100 + 100) + " lane pts=";
-    for (size_t i = 0; i < kMaxProfilePointsPerEntry; ++i) text += (i ? "," : "") + std::to_string(e * 100 + i) + ":1/1";
+    text += "host " + std::to_string(e * 100 + 1) + " " + std::to_string(e * 100 + 101) + " lane pts=";
+    for (size_t i = 0; i < kMaxProfilePointsPerEntry; ++i) text += (i ? "," : "") + std::to_string(e * 100 + 1 + i) + ":1/1";
     text += "\n";
   }
   EXPECT_TRUE(p.Parse(text, &error)) << error;
