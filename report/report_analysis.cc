@@ -8,6 +8,7 @@
 #include <map>
 
 #include "vocab/byte_size.h"
+#include "vocab/price.h"
 #include "vocab/profile.h"
 
 namespace multilane {
@@ -93,8 +94,36 @@ std::string PpgNotComparable(const JobReport& r, const mla::Profile& p, const ml
   return "";
 }
 
+// Prices the bin from the entry's points (mla::PriceEntry at the mean size):
+// the profile's figures, the savings, and whether the job is off the profile
+// by more than its noise.
+void PriceFromPoints(const ReportBin& b, const mla::ProfileEntry& entry, double bus_factor, BinAnalysis* a) {
+  const mla::Price price = mla::PriceEntry(entry, a->mean_message_bytes);
+  a->price_basis = mla::PriceBasisName(price.basis);
+  a->priced_from = price.lo_bytes;
+  a->priced_to = price.hi_bytes;
+  const auto busbw_at = [&](double us) { return a->mean_message_bytes / (us * 1e-6) / 1e9 * bus_factor; };
+  const double noise = price.noise >= 0 ? price.noise : kDefaultProfileNoise;
+  a->noise = noise;
+  if (price.time_us > 0) {
+    a->time_us = price.time_us;
+    if (bus_factor > 0) a->expected_busbw_gbs = busbw_at(price.time_us);
+    if (a->expected_busbw_gbs && a->busbw_gbs > 0) a->vs_expected = a->busbw_gbs / *a->expected_busbw_gbs;
+    if (a->per_call_us > 0) {
+      a->vs_profile = a->per_call_us / price.time_us;
+      a->off_profile = *a->vs_profile > 1 + noise || *a->vs_profile < 1 / (1 + noise);
+    }
+  }
+  if (price.mpi_time_us > 0) {
+    a->mpi_time_us = price.mpi_time_us;
+    if (bus_factor > 0) a->mpi_busbw_gbs = busbw_at(price.mpi_time_us);
+    const int64_t by_multilane = MultilaneCalls(b);
+    a->saved_s = by_multilane == 0 ? 0.0 : static_cast<double>(by_multilane) * (price.mpi_time_us - a->per_call_us) * 1e-6;
+  }
+}
+
 BinAnalysis AnalyzeBin(const ReportBin& b, int ranks, double total_time, int64_t total_calls,
-                       uint64_t measured_bytes) {
+                       const mla::ProfileEntry* entry) {
   BinAnalysis a;
   a.memory = b.memory;
   a.from = b.from;
@@ -120,6 +149,14 @@ BinAnalysis AnalyzeBin(const ReportBin& b, int ranks, double total_time, int64_t
   const int n = b.comm_ranks > 0 ? b.comm_ranks : ranks;
   const double bus_factor = 2.0 * (n - 1) / std::max(n, 1);
   if (!b.profile) return a;
+  if (entry != nullptr && !entry->points.empty() && a.mean_message_bytes > 0) {
+    PriceFromPoints(b, *entry, bus_factor, &a);
+    return a;
+  }
+  // A profile without points (pts=): its one time per entry, as before.
+  a.price_basis = mla::PriceBasisName(mla::PriceBasis::kEntry);
+  const uint64_t measured_bytes = entry ? entry->measured_bytes : 0;
+  a.priced_from = a.priced_to = measured_bytes;
   const auto busbw_at = [&](double us) { return a.mean_message_bytes / (us * 1e-6) / 1e9 * bus_factor; };
   if (b.profile->time_us && *b.profile->time_us > 0) {
     a.time_us = *b.profile->time_us;
@@ -170,6 +207,54 @@ void Add(std::vector<Verdict>* v, const char* id, VerdictLevel level, const std:
   v->push_back(Verdict{id, level, text});
 }
 
+bool AnyPricedFromPoints(const JobAnalysis& a) {
+  for (const BinAnalysis& b : a.bins)
+    if (!b.price_basis.empty() && b.price_basis != "entry") return true;
+  return false;
+}
+
+// "38.5 us against the profile's 41.2 us (interpolated 16K-64K, noise 5 %)".
+std::string AgainstProfile(const BinAnalysis& b, double profile_us) {
+  std::string from = SizeLabel(b.priced_from);
+  if (b.priced_to != b.priced_from) from += "–" + SizeLabel(b.priced_to);
+  return Seconds(b.per_call_us * 1e-6) + " per call against the profile's " + Seconds(profile_us * 1e-6) + " (" +
+         b.price_basis + (b.price_basis == "interpolated" ? " between " : " from ") + from + ", noise " +
+         Percent(b.noise.value_or(kDefaultProfileNoise)) + ")";
+}
+
+// The bins priced from points (pts=) that hold at least kBinMinTimeShare of
+// the transfer time: re-tune when the job's own time per call is off the
+// profile's by more than the profile's noise at that size, naming the bins;
+// a loss against the system MPI's price beyond the noise is named too.
+void RetuneVerdict(JobAnalysis* a) {
+  std::vector<Verdict>* v = &a->verdicts;
+  std::string off, within;
+  int checked = 0;
+  for (const BinAnalysis& b : a->bins) {
+    if (b.price_basis.empty() || b.price_basis == "entry" || !b.vs_profile) continue;
+    if (b.transfer_share < kBinMinTimeShare) continue;
+    ++checked;
+    if (b.off_profile)
+      off += (off.empty() ? "" : "; ") + BinLabel(b, true) + " " + AgainstProfile(b, *b.time_us);
+    const double noise = b.noise.value_or(kDefaultProfileNoise);
+    if (b.mpi_time_us && b.algo != "passthrough" && b.per_call_us > *b.mpi_time_us * (1 + noise))
+      Add(v, "slower-than-mpi", VerdictLevel::kWarn,
+          BinLabel(b, true) + ": " + b.algo + " took " + Seconds(b.per_call_us * 1e-6) +
+              " per call, above the system MPI's " + Seconds(*b.mpi_time_us * 1e-6) + " priced at the job's mean size " +
+              SizeLabel(static_cast<uint64_t>(b.mean_message_bytes)) + " (" + b.price_basis + ", beyond the noise of " +
+              Percent(noise) + ")");
+  }
+  if (!off.empty())
+    Add(v, "re-tune", VerdictLevel::kWarn,
+        "re-tune this node type: the job's own time is off the profile's by more than the profile's noise at its "
+        "size in " + off);
+  else if (checked > 0)
+    Add(v, "re-tune", VerdictLevel::kGood,
+        "no re-tune needed: the job's time per call is within the profile's noise of its price in the " +
+            std::to_string(checked) + " bin(s) that hold at least " + Percent(kBinMinTimeShare) +
+            " of the allreduce time");
+}
+
 void JobVerdicts(const JobReport& r, JobAnalysis* a) {
   std::vector<Verdict>* v = &a->verdicts;
   const TimeSplit& t = a->split;
@@ -218,9 +303,12 @@ void JobVerdicts(const JobReport& r, JobAnalysis* a) {
               " against the system MPI's tuned times (" +
               Percent(s.share_of_wall) + " of the wall time: the job ran " + Times(s.job_speedup) + " as fast)");
     } else if (s.share_of_wall <= -kSavingsNoticeableShare) {
+      // Priced from points, the re-tune verdict decides (noise per size);
+      // else, as before, a loss is itself the reason.
       Add(v, "savings", VerdictLevel::kWarn,
           "multilane cost " + Seconds(-s.saved_s) + " against the system MPI's tuned times (" +
-              Percent(-s.share_of_wall) + " of the wall time): re-tune this node type");
+              Percent(-s.share_of_wall) + " of the wall time)" +
+              (AnyPricedFromPoints(*a) ? "" : ": re-tune this node type"));
     } else {
       Add(v, "savings", VerdictLevel::kNote,
           "multilane made little difference: " + Seconds(s.saved_s) + " saved, under " +
@@ -254,6 +342,7 @@ void JobVerdicts(const JobReport& r, JobAnalysis* a) {
 
   for (const BinAnalysis& b : a->bins) {
     if (b.transfer_share < kBinMinTimeShare) continue;
+    if (b.price_basis != "entry") continue;  // priced from points: RetuneVerdict
     if (b.vs_expected && *b.vs_expected < kBelowExpectationRatio)
       Add(v, "below-expectation", VerdictLevel::kWarn,
           BinLabel(b, true) + " reaches " + Percent(*b.vs_expected) + " of the bus bandwidth the profile expects (" +
@@ -268,6 +357,7 @@ void JobVerdicts(const JobReport& r, JobAnalysis* a) {
                 Seconds(mpi_us * 1e-6) + ": re-tune this node type");
     }
   }
+  RetuneVerdict(a);
   double small = 0;
   for (const BinAnalysis& b : a->bins)
     if (b.to && *b.to <= kSmallMessageBytes) small += b.transfer_share;
@@ -314,6 +404,15 @@ std::string SizeLabel(uint64_t bytes) { return mla::FormatByteSize(bytes); }
 std::string BinLabel(const BinAnalysis& bin, bool with_memory) {
   std::string s = SizeLabel(bin.from) + "–" + (bin.to ? SizeLabel(*bin.to) : std::string("inf"));
   return with_memory ? bin.memory + " " + s : s;
+}
+
+std::string PriceNote(const BinAnalysis& b) {
+  if (b.price_basis.empty()) return "-";
+  const std::string from = SizeLabel(b.priced_from);
+  if (b.price_basis == "interpolated") return b.price_basis + " " + from + "–" + SizeLabel(b.priced_to);
+  if (b.price_basis == "measured") return b.price_basis + " " + from;
+  if (b.price_basis == "extrapolated") return b.price_basis + " from " + from;
+  return b.priced_from > 0 ? "entry at " + from : "entry";
 }
 
 const char* LevelName(VerdictLevel level) {
@@ -375,11 +474,12 @@ LayoutAdvice AdviseLayout(const JobReport& r, const mla::Profile& p, const std::
     for (const BinAnalysis& b : bins) {
       if (b.memory != "device" || b.calls <= 0) continue;
       const mla::ProfileEntry* e = p.Lookup(mla::MemKind::kDevice, b.from, ppg);
-      if (e == nullptr || e->ppg != ppg || e->time_us <= 0) {
+      const double us = e == nullptr ? -1 : mla::PriceEntry(*e, b.mean_message_bytes).time_us;
+      if (e == nullptr || e->ppg != ppg || us <= 0) {
         complete = false;
         break;
       }
-      sum += static_cast<double>(b.calls) * e->time_us;
+      sum += static_cast<double>(b.calls) * us;
     }
     if (complete) l.predicted_us.emplace_back(ppg, sum);
   }
@@ -423,7 +523,7 @@ JobAnalysis AnalyzeJob(const JobReport& r) {
   for (const ReportBin& b : r.bins) {
     const mla::MemKind kind = b.memory == "device" ? mla::MemKind::kDevice : mla::MemKind::kHost;
     const mla::ProfileEntry* entry = have_profile ? profile.Lookup(kind, b.from, r.ranks_per_gpu) : nullptr;
-    a.bins.push_back(AnalyzeBin(b, r.ranks, total_time, total_calls, entry ? entry->measured_bytes : 0));
+    a.bins.push_back(AnalyzeBin(b, r.ranks, total_time, total_calls, entry));
     BinAnalysis& ba = a.bins.back();
     ++a.savings.bins_total;
     if (!ba.saved_s) continue;

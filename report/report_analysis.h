@@ -81,16 +81,31 @@ struct BinAnalysis {
   std::optional<double> mpi_busbw_gbs;       // from the profile's mpi_time_us
   std::optional<double> vs_expected;         // busbw / expected
   std::optional<double> saved_s;             // calls by multilane x (mpi_time - per_call)
+  // How time_us and mpi_time_us were priced at the mean message size
+  // (mla::PriceBasisName: "measured", "interpolated", "extrapolated", or
+  // "entry" for a profile without points, priced as before); "" when the
+  // bin has no profile figures.  priced_from/priced_to: the probed sizes used.
+  std::string price_basis;
+  uint64_t priced_from = 0;
+  uint64_t priced_to = 0;
+  std::optional<double> noise;       // the profile's relative noise at the mean size (priced bins)
+  std::optional<double> vs_profile;  // per_call_us / time_us (priced bins)
+  bool off_profile = false;          // |vs_profile| beyond 1 +- noise: a reason to re-tune
 };
+
+// The relative noise assumed for points that do not record one.
+inline constexpr double kDefaultProfileNoise = 0.10;
 
 // What multilane saved against the system MPI's tuned times.  Counted only
 // where the profile was tuned at a comparable layout: a rank count within a
 // factor kComparableRanks of the job's and, for device bins, the job's ranks
 // per GPU; else `why_not` says why nothing is claimed.  Each bin compares the
-// job's own time per call with a lower bound of the system MPI's time at the
-// job's mean message size (the tuned time scaled down linearly when the job's
-// messages are smaller than the size it was measured at, never scaled up), and
-// the total never exceeds the job's time in allreduce (`capped`).
+// job's own time per call with the system MPI's time priced at the job's mean
+// message size (mla::PriceEntry: log-log between the profile's points; for a
+// profile without points, as before, a lower bound: the tuned time scaled down
+// linearly when the job's messages are smaller than the size it was measured
+// at, never scaled up), and the total never exceeds the job's time in
+// allreduce (`capped`).
 struct Savings {
   bool known = false;      // at least one comparable bin has mpi_time_us
   std::string why_not;     // when !known and a profile was in force: why
@@ -227,6 +242,11 @@ std::string SizeLabel(uint64_t bytes);
 
 // "host 1M-2M": a bin for people.
 std::string BinLabel(const BinAnalysis& bin, bool with_memory);
+
+// How a bin's profile figures were priced, for people: "interpolated
+// 16K–64K", "measured 64K", "extrapolated from 1M", "entry at 1M" (a profile
+// without points), "-" (no profile figures).
+std::string PriceNote(const BinAnalysis& bin);
 
 // "good", "note", "warn".
 const char* LevelName(VerdictLevel level);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "report_html.h"
@@ -364,6 +365,80 @@ TEST(ReportRender, HtmlEscapesWhatTheFileSays) {
   const std::string html = RenderReportHtml(AnalyzeReports({r}));
   EXPECT_EQ(html.find("<script>"), std::string::npos);
   EXPECT_NE(html.find("&lt;script&gt;"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace multilane
+
+namespace multilane {
+namespace {
+
+// Issue 30: a benchmark's 16K-32K bin ran hier at 38.5 us per call; the
+// profile's entry 8K-2M was measured at 1 MiB (372.7 us, system MPI 429.1 us).
+// issue30_old_profile.json carries the profile without pts= (priced as
+// before); issue30_points.json the same profile with the tune's points.
+TEST(ReportPricing, OldProfileIsPricedAsBefore) {
+  const JobAnalysis a = AnalyzeJob(Load("issue30_old_profile.json"));
+  const BinAnalysis& b = a.bins[0];
+  EXPECT_EQ(b.price_basis, "entry");
+  EXPECT_EQ(PriceNote(b), "entry at 1M");
+  EXPECT_DOUBLE_EQ(*b.time_us, 372.7);
+  // The old rule: 16 KiB / 372.7 us x 1.5, ten times below the 0.64 GB/s achieved.
+  EXPECT_NEAR(*b.expected_busbw_gbs, 16384 / 372.7e-6 / 1e9 * 1.5, 1e-12);
+  EXPECT_LT(*b.expected_busbw_gbs * 9, b.busbw_gbs);
+  // saved: the system MPI's 1 MiB time scaled down linearly: a loss.
+  EXPECT_NEAR(*b.saved_s, 20000 * (429.1 * 16384 / 1048576 - 38.5) * 1e-6, 1e-9);
+  EXPECT_LT(*b.saved_s, 0);
+  EXPECT_EQ(Find(a.verdicts, "re-tune"), nullptr);
+}
+
+TEST(ReportPricing, PointsPriceEachBinAtItsMeanSize) {
+  const JobAnalysis a = AnalyzeJob(Load("issue30_points.json"));
+  ASSERT_EQ(a.bins.size(), 4u);
+  const BinAnalysis& small = a.bins[0];  // mean 16K: a probed size
+  EXPECT_EQ(small.price_basis, "measured");
+  EXPECT_EQ(PriceNote(small), "measured 16K");
+  EXPECT_DOUBLE_EQ(*small.time_us, 37);
+  EXPECT_DOUBLE_EQ(*small.mpi_time_us, 45);
+  EXPECT_NEAR(*small.expected_busbw_gbs, 16384 / 37e-6 / 1e9 * 1.5, 1e-12);
+  EXPECT_NEAR(*small.saved_s, 20000 * (45 - 38.5) * 1e-6, 1e-9);  // multilane won here
+  EXPECT_FALSE(small.off_profile);
+  const BinAnalysis& mid = a.bins[1];  // mean 48K: between 16K and 64K
+  EXPECT_EQ(PriceNote(mid), "interpolated 16K–64K");
+  const double f = std::log(3.0) / std::log(4.0);
+  EXPECT_NEAR(*mid.time_us, 37 * std::pow(61.0 / 37, f), 1e-9);
+  EXPECT_NEAR(*mid.mpi_time_us, 45 * std::pow(70.0 / 45, f), 1e-9);
+  EXPECT_DOUBLE_EQ(*mid.noise, 0.06);
+  const BinAnalysis& big = a.bins[2];  // 6M, 2600 us against ~2055 us: off by more than 3 %
+  EXPECT_EQ(PriceNote(big), "interpolated 4M–16M");
+  EXPECT_TRUE(big.off_profile);
+  const BinAnalysis& huge = a.bins[3];  // 32M: beyond the largest probed size
+  EXPECT_EQ(PriceNote(huge), "extrapolated from 16M");
+  EXPECT_NEAR(*huge.time_us, 5200 * std::pow(2.0, std::log(5200.0 / 1400) / std::log(4.0)), 1e-6);
+  // The re-tune verdict names the one bin off by more than its noise, and no other.
+  const Verdict* v = Find(a.verdicts, "re-tune");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->level, VerdictLevel::kWarn);
+  EXPECT_NE(v->text.find("host 4M–8M 2.6 ms per call against the profile's 2.05 ms (interpolated between 4M–16M, "
+                         "noise 3.0 %)"),
+            std::string::npos)
+      << v->text;
+  EXPECT_EQ(v->text.find("16K–32K"), std::string::npos) << v->text;
+  EXPECT_EQ(Find(a.verdicts, "below-expectation"), nullptr);
+  // The text, JSON and HTML forms mark the figures.
+  const ReportSet set = AnalyzeReports({Load("issue30_points.json")});
+  EXPECT_NE(FormatReportText(set).find("interpolated 16K–64K"), std::string::npos);
+  EXPECT_NE(AnalysisJson(set).dump().find("\"basis\":\"extrapolated\""), std::string::npos);
+  EXPECT_NE(RenderReportHtml(set).find("data-basis=\"measured\""), std::string::npos);
+}
+
+TEST(ReportPricing, WithinTheNoiseNoRetune) {
+  JobReport r = Load("issue30_points.json");
+  r.bins.erase(r.bins.begin() + 2);  // the off bin
+  const JobAnalysis a = AnalyzeJob(r);
+  const Verdict* v = Find(a.verdicts, "re-tune");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->level, VerdictLevel::kGood) << v->text;
 }
 
 }  // namespace

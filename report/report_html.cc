@@ -155,7 +155,7 @@ void BinsPart(Page* p, const std::string& id, const JobAnalysis& a) {
   p->Raw(GroupedBarsSvg("busbw per size", labels, {achieved, expected, mpi}, "busbw GB/s", /*log_y=*/true));
   p->Raw("<table class=\"bins\"><tr><th class=\"l\">memory</th><th class=\"l\">size</th><th class=\"l\">algorithm</th>"
          "<th>calls</th><th>% calls</th><th>% time</th><th>us per call</th><th>busbw GB/s</th>"
-         "<th>expected GB/s</th><th>system MPI GB/s</th><th>saved s</th></tr>");
+         "<th>expected GB/s</th><th>system MPI GB/s</th><th>saved s</th><th class=\"l\">priced</th></tr>");
   for (size_t i = 0; i < a.bins.size(); ++i) {
     const BinAnalysis& b = a.bins[i];
     const std::string bid = id + "-bin" + std::to_string(i);
@@ -175,7 +175,11 @@ void BinsPart(Page* p, const std::string& id, const JobAnalysis& a) {
     p->MaybeFigure("td", bid, "expected-busbw", b.expected_busbw_gbs, "%.3g");
     p->MaybeFigure("td", bid, "mpi-busbw", b.mpi_busbw_gbs, "%.3g");
     p->MaybeFigure("td", bid, "saved-s", b.saved_s, "%.3g");
-    p->Raw("</tr>");
+    // How the profile's figures were priced (docs/report.md): measured,
+    // interpolated, extrapolated, or the entry's one time (older profiles).
+    p->Raw("<td class=\"l price\" id=\"" + bid + "-price\" data-basis=\"" + HtmlEscape(b.price_basis) + "\">");
+    p->Text(PriceNote(b));
+    p->Raw("</td></tr>");
   }
   p->Raw("</table>");
 }

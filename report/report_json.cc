@@ -65,7 +65,15 @@ json JobJson(const JobReport& r, const JobAnalysis& a) {
                          {"expected_busbw_gbs", OrNull(b.expected_busbw_gbs)},
                          {"mpi_busbw_gbs", OrNull(b.mpi_busbw_gbs)},
                          {"vs_expected", OrNull(b.vs_expected)},
-                         {"saved_s", OrNull(b.saved_s)}});
+                         {"saved_s", OrNull(b.saved_s)},
+                         // How the profile's figures were priced at mean_message_bytes (docs/report.md).
+                         {"price", b.price_basis.empty() ? json(nullptr)
+                                                         : json{{"basis", b.price_basis},
+                                                                {"from_bytes", b.priced_from},
+                                                                {"to_bytes", b.priced_to},
+                                                                {"noise", OrNull(b.noise)},
+                                                                {"vs_profile", OrNull(b.vs_profile)},
+                                                                {"off_profile", b.off_profile}}}});
   }
   const Savings& s = a.savings;
   j["savings"] = {{"known", s.known},           {"saved_s", s.saved_s},       {"share_of_wall", s.share_of_wall},

@@ -90,13 +90,13 @@ void Job(const JobReport& r, const JobAnalysis& a, std::string* out) {
        Bar(t.wait_share, 40).c_str());
   if (!a.bins.empty()) {
     Line(out, "  sizes (busbw GB/s: achieved, profile's expectation, system MPI per the profile):");
-    Line(out, "    %-16s %-11s %9s %7s %7s %10s %9s %9s %9s %10s", "bin", "algorithm", "calls", "calls", "time",
-         "us/call", "busbw", "expected", "mpi", "saved s");
+    Line(out, "    %-16s %-11s %9s %7s %7s %10s %9s %9s %9s %10s  %s", "bin", "algorithm", "calls", "calls", "time",
+         "us/call", "busbw", "expected", "mpi", "saved s", "priced");
     for (const BinAnalysis& b : a.bins) {
-      Line(out, "    %s %-11s %9lld %7s %7s %10.1f %9.3g %9s %9s %10s", Pad(BinLabel(b, true), 16).c_str(), b.algo.c_str(),
-           static_cast<long long>(b.calls), Percent(b.calls_share).c_str(), Percent(b.time_share).c_str(),
-           b.per_call_us, b.busbw_gbs, Opt(b.expected_busbw_gbs, "%.3g").c_str(), Opt(b.mpi_busbw_gbs, "%.3g").c_str(),
-           Opt(b.saved_s, "%.3g").c_str());
+      Line(out, "    %s %-11s %9lld %7s %7s %10.1f %9.3g %9s %9s %10s  %s", Pad(BinLabel(b, true), 16).c_str(),
+           b.algo.c_str(), static_cast<long long>(b.calls), Percent(b.calls_share).c_str(),
+           Percent(b.time_share).c_str(), b.per_call_us, b.busbw_gbs, Opt(b.expected_busbw_gbs, "%.3g").c_str(),
+           Opt(b.mpi_busbw_gbs, "%.3g").c_str(), Opt(b.saved_s, "%.3g").c_str(), PriceNote(b).c_str());
     }
   }
   const Savings& s = a.savings;

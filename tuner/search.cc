@@ -118,6 +118,30 @@ SearchResult Decide(const std::vector<Measurement>& measurements, const SearchOp
   return result;
 }
 
+namespace {
+
+// The profile point (pts=) of one decision.
+mla::ProfilePoint PointOf(const Decision& d) {
+  mla::ProfilePoint p;
+  p.bytes = d.bytes;
+  p.time_us = d.time_us;
+  p.mpi_time_us = d.mpi_time_us;
+  p.noise = d.noise;
+  return p;
+}
+
+// A noise in the profile: three decimals, within the format's bound.
+std::string NoiseNum(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", std::min(std::max(v, 0.0), mla::kMaxProfileNoise));
+  std::string s = buf;
+  while (s.size() > 1 && s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
+
+}  // namespace
+
 std::vector<Bin> MakeBins(const std::vector<Decision>& decisions_in) {
   std::vector<Decision> decisions = decisions_in;
   std::stable_sort(decisions.begin(), decisions.end(), [](const Decision& a, const Decision& b) {
@@ -140,6 +164,7 @@ std::vector<Bin> MakeBins(const std::vector<Decision>& decisions_in) {
       bins.back().time_us = d.time_us;
       bins.back().mpi_time_us = d.mpi_time_us;
       bins.back().measured_bytes = d.bytes;
+      bins.back().points.push_back(PointOf(d));
       continue;
     }
     Bin b;
@@ -150,6 +175,7 @@ std::vector<Bin> MakeBins(const std::vector<Decision>& decisions_in) {
     b.time_us = d.time_us;
     b.mpi_time_us = d.mpi_time_us;
     b.measured_bytes = d.bytes;
+    b.points.push_back(PointOf(d));
     bins.push_back(b);
   }
   return bins;
@@ -166,6 +192,11 @@ std::string RenderProfile(const std::vector<Bin>& bins, const std::map<std::stri
     if (b.ppg > 0) out << " ppg=" << b.ppg;
     out << " time_us=" << Num(b.time_us) << " mpi_time_us=" << Num(b.mpi_time_us);
     if (b.measured_bytes > 0) out << " at=" << FormatByteSize(b.measured_bytes);
+    for (size_t i = 0; i < b.points.size() && i < mla::kMaxProfilePointsPerEntry; ++i) {
+      const mla::ProfilePoint& p = b.points[i];
+      out << (i == 0 ? " pts=" : ",") << FormatByteSize(p.bytes) << ":" << Num(p.time_us) << "/" << Num(p.mpi_time_us);
+      if (p.noise >= 0) out << "/" << NoiseNum(p.noise);
+    }
     out << "\n";
   }
   return out.str();

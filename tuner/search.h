@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "candidates.h"
+#include "vocab/profile.h"
 
 namespace mltuner {
 
@@ -79,6 +80,9 @@ struct Bin {
   double time_us = 0;
   double mpi_time_us = 0;
   uint64_t measured_bytes = 0;
+  // Every measured size in the bin, smallest first: the winner's and the
+  // system MPI's medians and the decision's noise (the profile's pts=).
+  std::vector<mla::ProfilePoint> points;
   int ppg = 0;  // > 0: the entry holds for jobs with this many ranks per GPU only
 };
 
@@ -100,7 +104,7 @@ std::vector<Bin> MakeBins(const std::vector<Decision>& decisions);
 // The profile text: header "multilane-profile 1" with the metadata as
 // key=value words (keys and values must not hold spaces, '#' or ';'), then one
 // entry per bin with its ppg (when > 0), time_us, mpi_time_us and the size
-// they were measured at (at=).
+// they were measured at (at=), and its points (pts=, docs/profile-format.md).
 std::string RenderProfile(const std::vector<Bin>& bins, const std::map<std::string, std::string>& metadata);
 
 // The decision table as aligned text columns: memory, size, winner, time_us,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <set>
 #include <sstream>
@@ -100,6 +101,63 @@ bool ParseHeaderWords(const std::vector<std::string_view>& words, std::map<std::
   return true;
 }
 
+// The largest time a point may record, in microseconds: 11 days.  Keeps
+// every extrapolated price finite.
+constexpr double kMaxPointTimeUs = 1e12;
+
+// Reads the value of `pts=` ("4K:21.5/20.9/0.03,16K:38.1/36.2") into
+// e->points; on a problem returns it ("" when fine).  The sizes must rise
+// strictly and lie in the entry's range.
+std::string ParsePoints(std::string_view value, ProfileEntry* e) {
+  const std::string form = " (expected SIZE:TIME_US/MPI_TIME_US[/NOISE],... such as 16K:38.1/36.2/0.04)";
+  if (value.empty()) return "pts needs at least one point" + form;
+  size_t pos = 0;
+  while (pos <= value.size()) {
+    size_t comma = value.find(',', pos);
+    if (comma == std::string_view::npos) comma = value.size();
+    const std::string_view item = value.substr(pos, comma - pos);
+    pos = comma + 1;
+    if (e->points.size() >= kMaxProfilePointsPerEntry)
+      return "pts holds more than " + std::to_string(kMaxProfilePointsPerEntry) + " points: keep the probed sizes";
+    const size_t colon = item.find(':');
+    ProfilePoint p;
+    if (colon == std::string_view::npos || !ParseByteSize(item.substr(0, colon), &p.bytes))
+      return "bad point " + Quoted(item) + form;
+    std::string_view rest = item.substr(colon + 1);
+    double numbers[3] = {0, 0, -1};
+    int count = 0;
+    for (; count < 3 && !rest.empty(); ++count) {
+      const size_t slash = rest.find('/');
+      if (!ParseDouble(rest.substr(0, slash), &numbers[count]) || !std::isfinite(numbers[count]))
+        return "bad point " + Quoted(item) + form;
+      rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+      if (slash != std::string_view::npos && rest.empty()) return "bad point " + Quoted(item) + form;
+    }
+    if (count < 2 || !rest.empty()) return "bad point " + Quoted(item) + form;
+    if (p.bytes == 0) return "point " + Quoted(item) + ": a probed size is at least 1 byte" + form;
+    if (numbers[0] > kMaxPointTimeUs || numbers[1] > kMaxPointTimeUs)
+      return "point " + Quoted(item) + ": a time above 1e12 us (11 days) is no measurement" + form;
+    p.time_us = numbers[0];
+    p.mpi_time_us = numbers[1];
+    p.noise = count == 3 ? numbers[2] : -1;
+    if (p.noise > kMaxProfileNoise) return "point " + Quoted(item) + ": the noise is a fraction of at most 10" + form;
+    if (p.bytes < e->min_bytes || p.bytes >= e->max_bytes)
+      return "point " + Quoted(item) + " lies outside the entry's size range: keep the sizes measured in it";
+    if (!e->points.empty() && p.bytes <= e->points.back().bytes)
+      return "point " + Quoted(item) + ": the sizes of pts must rise strictly";
+    e->points.push_back(p);
+    if (comma == value.size()) break;
+  }
+  return "";
+}
+
+// "21.5", "0.04": a number of pts= as ToString writes it (6 significant digits).
+std::string PointNumber(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
 }  // namespace
 
 std::string ProfileHeaderValue(std::string_view text, const std::string& key) {
@@ -127,6 +185,7 @@ bool Profile::Parse(std::string_view text, std::string* error) {
   std::map<std::string, std::string> metadata;
   bool seen_header = false;
   int entry_no = 0;
+  size_t points = 0;
   auto fail = [&](const std::string& msg) {
     *error = "entry " + std::to_string(entry_no) + ": " + msg;
     return false;
@@ -222,8 +281,15 @@ bool Profile::Parse(std::string_view text, std::string* error) {
       } else if (key == "at") {
         if (!ParseByteSize(value, &e.measured_bytes))
           return fail("at must be a byte size such as 4M, found " + Quoted(value));
+      } else if (key == "pts") {
+        if (std::string why = ParsePoints(value, &e); !why.empty()) return fail(why);
+        points += e.points.size();
+        if (points > kMaxProfilePoints)
+          return fail("the profile holds more than " + std::to_string(kMaxProfilePoints) +
+                      " points (pts=): tuned profiles hold a few hundred; keep the probed sizes");
       } else {
-        return fail("unknown key " + Quoted(key) + " (known: lanes, chunk, transport, ppg, time_us, mpi_time_us, at)");
+        return fail("unknown key " + Quoted(key) +
+                    " (known: lanes, chunk, transport, ppg, time_us, mpi_time_us, at, pts)");
       }
     }
     entries.push_back(e);
@@ -281,6 +347,12 @@ std::string Profile::ToString() const {
     if (e.time_us >= 0) out << " time_us=" << e.time_us;
     if (e.mpi_time_us >= 0) out << " mpi_time_us=" << e.mpi_time_us;
     if (e.measured_bytes > 0) out << " at=" << FormatByteSize(e.measured_bytes);
+    for (size_t i = 0; i < e.points.size(); ++i) {
+      const ProfilePoint& p = e.points[i];
+      out << (i == 0 ? " pts=" : ",") << FormatByteSize(p.bytes) << ':' << PointNumber(p.time_us) << '/'
+          << PointNumber(p.mpi_time_us);
+      if (p.noise >= 0) out << '/' << PointNumber(p.noise);
+    }
     out << '\n';
   }
   return out.str();

@@ -20,6 +20,16 @@ enum class MemKind { kHost = 0, kDevice = 1 };
 // Returns "host" or "device".
 const char* MemKindName(MemKind kind);
 
+// One probed size of an entry (the `pts=` key, docs/profile-format.md): the
+// medians the tune measured there for the entry's algorithm and for the
+// system MPI, and the relative noise of that comparison (-1: not recorded).
+struct ProfilePoint {
+  uint64_t bytes = 0;
+  double time_us = 0;
+  double mpi_time_us = 0;
+  double noise = -1;  // a fraction: 0.04 = 4 %
+};
+
 // One line of a profile: calls of `kind` memory whose message size in bytes
 // lies in [min_bytes, max_bytes) run `choice`.  ppg > 0 restricts the line to
 // jobs that run ppg ranks per GPU; 0 means any layout.
@@ -32,6 +42,7 @@ struct ProfileEntry {
   double time_us = -1;          // measured time of the winner, -1 when unknown
   double mpi_time_us = -1;      // measured time of the system MPI, -1 when unknown
   uint64_t measured_bytes = 0;  // the message size time_us was measured at, 0 when unknown
+  std::vector<ProfilePoint> points;  // pts=: every probed size in [min_bytes, max_bytes), by size; may be empty
   int line = 0;                 // 1-based entry number in the text, for messages
 };
 
@@ -44,14 +55,25 @@ inline constexpr uint64_t kMinProfileChunkBytes = 64u << 10;
 // Tuned profiles have a few dozen.
 inline constexpr size_t kMaxProfileEntries = 10000;
 
+// The most points (`pts=`) one entry may carry, and the most in a whole
+// profile; Parse rejects more.  A tune probes about a dozen sizes per memory
+// kind and each size lands in one entry per ranks-per-GPU value, so tuned
+// profiles carry a few dozen to a few hundred (a point is ~25 bytes of text).
+inline constexpr size_t kMaxProfilePointsPerEntry = 64;
+inline constexpr size_t kMaxProfilePoints = 4096;
+// The largest relative noise a point may record (10 = 1000 %).
+inline constexpr double kMaxProfileNoise = 10.0;
+
 class Profile {
  public:
   // Parses `text`.  On success returns true and replaces *this; on failure
   // returns false, leaves *this unchanged and sets *error to a message that
   // names the entry and the problem.  Rejects a NUL byte anywhere, a key given
   // twice in one entry or in the header, a chunk below kMinProfileChunkBytes,
-  // more than kMaxProfileEntries entries and overlapping ranges (found in
-  // O(n log n)).
+  // more than kMaxProfileEntries entries, overlapping ranges (found in
+  // O(n log n)), and points (pts=) that are not strictly increasing sizes
+  // inside their entry's range, or beyond kMaxProfilePointsPerEntry or
+  // kMaxProfilePoints.
   bool Parse(std::string_view text, std::string* error);
 
   // Returns the entry for a call, or nullptr when no entry covers it (the

@@ -224,3 +224,89 @@ TEST(Profile, OrderOfTheTextDoesNotMatterForOverlaps) {
 
 }  // namespace
 }  // namespace mla
+
+namespace mla {
+namespace {
+
+// pts=: the probed sizes of an entry, their medians and noise (issue 30).
+TEST(ProfilePoints, ParseAndRoundTrip) {
+  Profile p;
+  std::string error;
+  ASSERT_TRUE(p.Parse("multilane-profile 1\nhost 8K 2M hier time_us=372.7 mpi_time_us=429.1 at=1M "
+                      "pts=16K:38.1/36.2/0.04,64K:61/60.5,256K:140/170/0.031,1M:372.7/429.1/0.03\n",
+                      &error))
+      << error;
+  const std::vector<ProfilePoint>& pts = p.entries()[0].points;
+  ASSERT_EQ(pts.size(), 4u);
+  EXPECT_EQ(pts[0].bytes, 16u << 10);
+  EXPECT_DOUBLE_EQ(pts[0].time_us, 38.1);
+  EXPECT_DOUBLE_EQ(pts[0].mpi_time_us, 36.2);
+  EXPECT_DOUBLE_EQ(pts[0].noise, 0.04);
+  EXPECT_DOUBLE_EQ(pts[1].noise, -1);  // not recorded
+  const std::string text = p.ToString();
+  EXPECT_NE(text.find(" pts=16K:38.1/36.2/0.04,64K:61/60.5,256K:140/170/0.031,1M:372.7/429.1/0.03\n"),
+            std::string::npos)
+      << text;
+  Profile q;
+  ASSERT_TRUE(q.Parse(text, &error)) << error;
+  EXPECT_EQ(q.ToString(), text);
+}
+
+TEST(ProfilePoints, OldProfilesStillParseWithoutPoints) {
+  Profile p;
+  std::string error;
+  ASSERT_TRUE(p.Parse("multilane-profile 1; host 0 256K passthrough time_us=1500 mpi_time_us=1500 at=64K", &error))
+      << error;
+  EXPECT_TRUE(p.entries()[0].points.empty());
+  EXPECT_EQ(p.ToString().find("pts="), std::string::npos);
+}
+
+TEST(ProfilePoints, RejectsBadPointsWithAReason) {
+  const char* bad[] = {
+      "host 8K 2M hier pts=",                         // no point
+      "host 8K 2M hier pts=16K",                      // no times
+      "host 8K 2M hier pts=16K:38",                   // one time
+      "host 8K 2M hier pts=16K:38/36/0.1/9",          // four numbers
+      "host 8K 2M hier pts=16K:38/36/",               // a trailing slash
+      "host 8K 2M hier pts=16K:38/-1",                // negative
+      "host 8K 2M hier pts=16K:38/inf",               // not finite
+      "host 8K 2M hier pts=16K:38/nan",               // not a number
+      "host 8K 2M hier pts=16K:38/36/11",             // noise over 10
+      "host 8K 2M hier pts=4K:38/36",                 // below the range
+      "host 8K 2M hier pts=2M:38/36",                 // at the exclusive end
+      "host 8K 2M hier pts=64K:38/36,16K:20/20",      // falling sizes
+      "host 8K 2M hier pts=64K:38/36,64K:20/20",      // a size twice
+      "host 8K 2M hier pts=16K:38/36,,64K:20/20",     // an empty item
+      "host 8K 2M hier pts=16K:1/1 pts=64K:1/1",      // the key twice
+      "host 0 2M hier pts=0:1/1",                     // a size of 0
+      "host 8K 2M hier pts=16K:2e12/1",               // beyond 11 days
+  };
+  for (const char* line : bad) {
+    Profile p;
+    std::string error;
+    EXPECT_FALSE(p.Parse(std::string("multilane-profile 1\n") + line, &error)) << line;
+    EXPECT_NE(error.find("entry 2"), std::string::npos) << line << ": " << error;
+  }
+}
+
+TEST(ProfilePoints, BoundedPerEntryAndPerProfile) {
+  std::string pts;
+  for (size_t i = 0; i <= kMaxProfilePointsPerEntry; ++i) pts += (i ? "," : "") + std::to_string(i + 1) + ":1/1";
+  Profile p;
+  std::string error;
+  EXPECT_FALSE(p.Parse("multilane-profile 1\nhost 0 inf lane pts=" + pts, &error));
+  EXPECT_NE(error.find("more than 64 points"), std::string::npos) << error;
+  // 64 entries of 64 points is the whole profile's bound; one more point is refused.
+  std::string text = "multilane-profile 1\n";
+  for (size_t e = 0; e < kMaxProfilePoints / kMaxProfilePointsPerEntry; ++e) {
+    text += "host " + std::to_string(e * 100 + 1) + " " + std::to_string(e * 100 + 101) + " lane pts=";
+    for (size_t i = 0; i < kMaxProfilePointsPerEntry; ++i) text += (i ? "," : "") + std::to_string(e * 100 + 1 + i) + ":1/1";
+    text += "\n";
+  }
+  EXPECT_TRUE(p.Parse(text, &error)) << error;
+  EXPECT_FALSE(p.Parse(text + "device 0 inf lane pts=1:1/1\n", &error));
+  EXPECT_NE(error.find("more than 4096 points"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace mla

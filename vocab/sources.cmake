@@ -7,6 +7,7 @@ set(MLA_VOCAB_SOURCES
   json_text.cc
   mpi_families.cc
   outside_input.cc
+  price.cc
   profile.cc
   ranks_per_gpu.cc
   terminal_text.cc

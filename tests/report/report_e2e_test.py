@@ -96,6 +96,26 @@ def test_fixtures(tmp):
            "verdicts of the known job: %s" % sorted(ids))
     expect(doc["thresholds"]["scales_well_efficiency"] == 0.8, "thresholds are in the JSON")
 
+    # Issue 30: one job priced by a profile without points (the old rule: the 1 MiB time for a
+    # 16 KiB message, ten times off) and by the same profile with the tune's points.
+    old = analysis(fixture("issue30_old_profile.json"))["jobs"][0]
+    new = analysis(fixture("issue30_points.json"))["jobs"][0]
+    ob, nb = old["bins"][0], new["bins"][0]
+    expect(ob["price"]["basis"] == "entry" and ob["expected_busbw_gbs"] * 9 < ob["busbw_gbs"] and ob["saved_s"] < 0,
+           "old profile, 16K-32K: priced by the 1M entry, an order of magnitude below the job, a 'loss'")
+    expect(nb["price"]["basis"] == "measured" and nb["price"]["from_bytes"] == 16384 and
+           abs(nb["busbw_gbs"] / nb["expected_busbw_gbs"] - 1) < nb["price"]["noise"] and nb["saved_s"] > 0,
+           "points, 16K-32K: measured at 16K, within the noise of what the job achieved, saved > 0")
+    expect([b["price"]["basis"] for b in new["bins"]] == ["measured", "interpolated", "interpolated", "extrapolated"],
+           "each bin says how it was priced")
+    ids = {v["id"]: v for v in new["verdicts"]}
+    expect(ids["re-tune"]["level"] == "warn" and "host 4M–8M" in ids["re-tune"]["text"] and
+           "16K–32K" not in ids["re-tune"]["text"], "re-tune names the one bin off by more than the noise")
+    expect("below-expectation" not in ids, "no busbw-ratio verdict where points price the bins")
+    p = report(fixture("issue30_points.json"))
+    expect("measured 16K" in p.stdout and "interpolated 16K–64K" in p.stdout and "extrapolated from 16M" in p.stdout,
+           "terminal table marks measured / interpolated / extrapolated", p)
+
     # A CPU job without a profile: no savings, no energy, the small-message verdict.
     doc = analysis(fixture("cpu_no_profile.json"))
     job = doc["jobs"][0]

@@ -127,6 +127,31 @@ TEST(Bins, NonPowerOfTwoSizesAndMemoryKinds) {
   EXPECT_EQ(b[3].from, 4098u);
 }
 
+// Issue 30: a merged bin keeps the medians of every size it was measured at,
+// not only the largest (the report prices a job's sizes between them).
+TEST(Profile, BinsKeepEveryMeasuredSize) {
+  std::vector<Measurement> ms = {
+      M(16 << 10, "passthrough", {41}), M(16 << 10, "hier", {35}),
+      M(64 << 10, "passthrough", {70}), M(64 << 10, "hier", {60}),
+      M(1 << 20, "passthrough", {429.1}), M(1 << 20, "hier", {372.7})};
+  SearchResult r = Decide(ms, SearchOptions{0.05, true});
+  ASSERT_EQ(r.bins.size(), 1u);
+  ASSERT_EQ(r.bins[0].points.size(), 3u);
+  EXPECT_EQ(r.bins[0].points[0].bytes, 16u << 10);
+  EXPECT_DOUBLE_EQ(r.bins[0].points[0].time_us, 35);
+  EXPECT_DOUBLE_EQ(r.bins[0].points[0].mpi_time_us, 41);
+  EXPECT_DOUBLE_EQ(r.bins[0].points[0].noise, 0.05);
+  const std::string text = RenderProfile(r.bins, {});
+  EXPECT_NE(text.find("host 0 inf hier time_us=372.7 mpi_time_us=429.1 at=1M "
+                      "pts=16K:35/41/0.05,64K:60/70/0.05,1M:372.7/429.1/0.05\n"),
+            std::string::npos)
+      << text;
+  mla::Profile p;
+  std::string error;
+  ASSERT_TRUE(p.Parse(text, &error)) << error << "\n" << text;
+  EXPECT_EQ(p.entries()[0].points.size(), 3u);
+}
+
 TEST(Profile, RenderedTextParsesWithTheLibraryParser) {
   std::vector<Measurement> ms = {
       M(4096, "passthrough", {10.5}), M(4096, "lane lanes=1", {20}),
@@ -137,11 +162,11 @@ TEST(Profile, RenderedTextParsesWithTheLibraryParser) {
   SearchResult r = Decide(ms);
   std::string text = RenderProfile(r.bins, {{"node_type", "abc123"}, {"tuned", "2026-11-29"}});
   EXPECT_EQ(text.rfind("multilane-profile 1 node_type=abc123 tuned=2026-11-29\n", 0), 0u) << text;
-  EXPECT_NE(text.find("host 0 64K passthrough time_us=10.5 mpi_time_us=10.5 at=4K\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("host 64K 8M lane lanes=1 chunk=1M time_us=400.25 mpi_time_us=1000 at=1M\n"), std::string::npos)
+  EXPECT_NE(text.find("host 0 64K passthrough time_us=10.5 mpi_time_us=10.5 at=4K pts=4K:10.5/10.5/0.03\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("host 64K 8M lane lanes=1 chunk=1M time_us=400.25 mpi_time_us=1000 at=1M pts=1M:400.25/1000/0.03\n"), std::string::npos)
       << text;
-  EXPECT_NE(text.find("host 8M inf hier chunk=4M time_us=45000 mpi_time_us=90000 at=64M\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("device 0 inf lane transport=nccl time_us=100 mpi_time_us=800 at=1M\n"), std::string::npos)
+  EXPECT_NE(text.find("host 8M inf hier chunk=4M time_us=45000 mpi_time_us=90000 at=64M pts=64M:45000/90000/0.03\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("device 0 inf lane transport=nccl time_us=100 mpi_time_us=800 at=1M pts=1M:100/800/0.03\n"), std::string::npos)
       << text;
 
   mla::Profile p;

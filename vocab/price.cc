@@ -1,0 +1,104 @@
+// price.cc: the pricing rule (price.h).
+#include "vocab/price.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mla {
+namespace {
+
+// A size within this relative distance of a probed size is that size.
+constexpr double kSameSize = 1e-3;
+
+// log(t) at log-size `x` on the line through (x0, log t0) with `slope`.
+double Along(double t0, double x0, double slope, double x) {
+  if (t0 <= 0) return t0;
+  return std::exp(std::log(t0) + slope * (x - x0));
+}
+
+double Slope(double t0, double x0, double t1, double x1) {
+  if (t0 <= 0 || t1 <= 0 || x1 == x0) return 0;
+  return (std::log(t1) - std::log(t0)) / (x1 - x0);
+}
+
+double WorseNoise(double a, double b) { return a < 0 || b < 0 ? -1 : std::max(a, b); }
+
+}  // namespace
+
+const char* PriceBasisName(PriceBasis basis) {
+  switch (basis) {
+    case PriceBasis::kMeasured:
+      return "measured";
+    case PriceBasis::kInterpolated:
+      return "interpolated";
+    case PriceBasis::kExtrapolated:
+      return "extrapolated";
+    case PriceBasis::kEntry:
+      break;
+  }
+  return "entry";
+}
+
+bool PricePoints(const std::vector<ProfilePoint>& points, double bytes, Price* out) {
+  if (points.empty() || !(bytes > 0) || !std::isfinite(bytes)) return false;
+  const double x = std::log(bytes);
+  const auto lx = [&](size_t i) { return std::log(static_cast<double>(std::max<uint64_t>(points[i].bytes, 1))); };
+  Price p;
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (std::fabs(lx(i) - x) <= kSameSize) {
+      p.time_us = points[i].time_us;
+      p.mpi_time_us = points[i].mpi_time_us;
+      p.noise = points[i].noise;
+      p.basis = PriceBasis::kMeasured;
+      p.lo_bytes = p.hi_bytes = points[i].bytes;
+      *out = p;
+      return true;
+    }
+  }
+  // The first point above the size.
+  size_t hi = 0;
+  while (hi < points.size() && lx(hi) < x) ++hi;
+  if (hi > 0 && hi < points.size()) {
+    const ProfilePoint& a = points[hi - 1];
+    const ProfilePoint& b = points[hi];
+    const double xa = lx(hi - 1), xb = lx(hi);
+    p.time_us = Along(a.time_us, xa, Slope(a.time_us, xa, b.time_us, xb), x);
+    p.mpi_time_us = Along(a.mpi_time_us, xa, Slope(a.mpi_time_us, xa, b.mpi_time_us, xb), x);
+    p.noise = WorseNoise(a.noise, b.noise);
+    p.basis = PriceBasis::kInterpolated;
+    p.lo_bytes = a.bytes;
+    p.hi_bytes = b.bytes;
+    *out = p;
+    return true;
+  }
+  // Outside: from the nearest point, along the clamped slope of the two nearest.
+  const bool below = hi == 0;
+  const size_t near = below ? 0 : points.size() - 1;
+  const ProfilePoint& n = points[near];
+  double slope_t = below ? 0 : 1, slope_m = slope_t;
+  if (points.size() >= 2) {
+    const size_t other = below ? 1 : points.size() - 2;
+    const ProfilePoint& o = points[other];
+    slope_t = std::clamp(Slope(o.time_us, lx(other), n.time_us, lx(near)), 0.0, 1.0);
+    slope_m = std::clamp(Slope(o.mpi_time_us, lx(other), n.mpi_time_us, lx(near)), 0.0, 1.0);
+  }
+  p.time_us = Along(n.time_us, lx(near), slope_t, x);
+  p.mpi_time_us = Along(n.mpi_time_us, lx(near), slope_m, x);
+  p.noise = n.noise;
+  p.basis = PriceBasis::kExtrapolated;
+  p.lo_bytes = p.hi_bytes = n.bytes;
+  *out = p;
+  return true;
+}
+
+Price PriceEntry(const ProfileEntry& entry, double bytes) {
+  Price p;
+  if (PricePoints(entry.points, bytes, &p)) return p;
+  p.time_us = entry.time_us;
+  p.mpi_time_us = entry.mpi_time_us;
+  p.basis = PriceBasis::kEntry;
+  p.lo_bytes = p.hi_bytes = entry.measured_bytes;
+  return p;
+}
+
+}  // namespace mla

@@ -1,0 +1,56 @@
+// price.h: what a profile says one call of a given message size costs (the
+// pricing rule of docs/report.md): log-log interpolation between the
+// measured points nearest the size (ProfileEntry::points, the `pts=` key).
+// The one owner of that rule: the report's per-bin figures, its savings and
+// re-tune verdict, its ranks-per-GPU advice and `multilane tune --weights`
+// all call it.  Pure arithmetic: no MPI, unit-tested on its own.
+#ifndef MLA_PRICE_H_
+#define MLA_PRICE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "vocab/profile.h"
+
+namespace mla {
+
+// How a price was obtained.
+enum class PriceBasis {
+  kMeasured,      // the size is a probed size: its medians as they are
+  kInterpolated,  // between two probed sizes
+  kExtrapolated,  // below the smallest or above the largest probed size
+  kEntry,         // the entry has no points (a profile written before pts=): its one time_us / mpi_time_us
+};
+
+// "measured", "interpolated", "extrapolated", "entry".
+const char* PriceBasisName(PriceBasis basis);
+
+// The price of one message size.
+struct Price {
+  double time_us = -1;      // the entry's algorithm; -1 when unknown
+  double mpi_time_us = -1;  // the system MPI; -1 when unknown
+  double noise = -1;        // relative noise at the size (fraction); -1 when not recorded
+  PriceBasis basis = PriceBasis::kEntry;
+  uint64_t lo_bytes = 0;  // the probed sizes the price came from (equal when measured
+  uint64_t hi_bytes = 0;  // or extrapolated from one point)
+};
+
+// Prices a message of `bytes` (> 0; a job's mean message size need not be
+// whole) from `points` (sorted by size, sizes distinct, as Profile::Parse
+// guarantees).  Between two points: log(time) linear in log(size), for the
+// algorithm and the system MPI alike; noise the larger of the two points'.
+// Outside the points: the log-log slope of the two nearest points clamped to
+// [0, 1] (a time never falls with size and grows at most linearly), with one
+// point slope 0 below it and 1 above it; noise the nearest point's.  A size
+// within 0.1 % of a point is that point (kMeasured).  Returns false, and
+// leaves *out unchanged, when `points` is empty or bytes <= 0.
+bool PricePoints(const std::vector<ProfilePoint>& points, double bytes, Price* out);
+
+// Prices a message of `bytes` under `entry`: PricePoints of its points, or,
+// for an entry without points, its time_us and mpi_time_us as they are
+// (kEntry, lo_bytes = hi_bytes = its at= size, 0 when unknown).
+Price PriceEntry(const ProfileEntry& entry, double bytes);
+
+}  // namespace mla
+
+#endif  // MLA_PRICE_H_
