@@ -24,6 +24,7 @@
 #include "db/resolve.h"
 #include "db/snapshot.h"
 #include "doctor_slurm.h"
+#include "mpi_choice.h"
 #include "install_defaults.h"  // generated: kBuildLibrary (a build tree's library)
 #include "plugin_config.h"     // spank/: the plugin's own parser of its plugstack arguments
 #include "process.h"
@@ -174,8 +175,10 @@ void CheckDatabase(Doctor* d, const std::string& label, const std::string& path,
     if (p.profile_text.find(" oversubscribed=") == std::string::npos) continue;
     const std::string what = label + " database " + path + ": profile " + std::to_string(p.id) +
                              " was tuned oversubscribed (more ranks than cores): a test profile";
-    if (label == "system") d->Error(what, "tune that node type again without oversubscribing");
-    else d->Note(what);
+    if (label == "system")
+      d->Error(what, "tune that node type again without oversubscribing");
+    else
+      d->Note(what);
   }
 }
 
@@ -185,8 +188,7 @@ void CheckInstallation(Doctor* d, const Installation& in) {
   if (!lib.ok) {
     d->Error("libmlallreduce " + in.library + " does not load: " + lib.why, ReinstallFix(in, "MULTILANE_LIBRARY"));
   } else if (lib.Get("version") != LibraryVersion()) {
-    d->Error(in.library + " is version " + lib.Get("version") +
-                 ", this command " + LibraryVersion(),
+    d->Error(in.library + " is version " + lib.Get("version") + ", this command " + LibraryVersion(),
              ReinstallFix(in, "MULTILANE_LIBRARY"));
   } else {
     d->Ok("libmlallreduce " + lib.Get("version") + " at " + in.library + " (loads)");
@@ -194,12 +196,14 @@ void CheckInstallation(Doctor* d, const Installation& in) {
   const std::string module = in.library.substr(0, in.library.rfind('/') + 1) + "libmlallreduce_cuda.so";
   if (access(module.c_str(), F_OK) == 0) {
     const Loaded cuda = LoadInChild(module, false);
-    if (cuda.ok) d->Ok("CUDA module " + module + " (loads)");
+    if (cuda.ok)
+      d->Ok("CUDA module " + module + " (loads)");
     else if (cuda.why.find("libcuda.so") != std::string::npos)
       d->Note("CUDA module " + module + " needs the NVIDIA driver (" + cuda.why +
               "): none here, so device buffers go to the system MPI");
-    else d->Error("CUDA module " + module + " does not load: " + cuda.why + "; device buffers go to the system MPI",
-                  "install the CUDA runtime it needs, or " + ReinstallFix(in, "MULTILANE_LIBRARY"));
+    else
+      d->Error("CUDA module " + module + " does not load: " + cuda.why + "; device buffers go to the system MPI",
+               "install the CUDA runtime it needs, or " + ReinstallFix(in, "MULTILANE_LIBRARY"));
   } else {
     d->Note("no CUDA module beside the library: device buffers go to the system MPI");
   }
@@ -207,8 +211,10 @@ void CheckInstallation(Doctor* d, const Installation& in) {
     d->Error("probe program " + in.probe + " is missing or not executable", ReinstallFix(in, "MULTILANE_PROBE"));
   } else {
     const std::string problem = StartProblem(in.probe);
-    if (problem.empty()) d->Ok("probe program " + in.probe + " (starts)");
-    else d->Error("probe program " + in.probe + ": " + problem, ReinstallFix(in, "MULTILANE_PROBE"));
+    if (problem.empty())
+      d->Ok("probe program " + in.probe + " (starts)");
+    else
+      d->Error("probe program " + in.probe + ": " + problem, ReinstallFix(in, "MULTILANE_PROBE"));
   }
 }
 
@@ -216,9 +222,11 @@ void CheckInstallation(Doctor* d, const Installation& in) {
 // doctor found that profile unusable above (then jobs run without multilane).
 void Served(Doctor* d, const std::string& what, const mldb::ProfileRecord& p, const std::string& detail) {
   const std::string line = what + ": profile " + std::to_string(p.id) + " (tuned " + p.tuned_at + detail + ")";
-  if (d->unusable.count(p.profile_text) == 0) d->Ok(line);
-  else d->Error(line + " is the one found unusable above: jobs there run without multilane",
-                "tune that node type again (or import a corrected profile)");
+  if (d->unusable.count(p.profile_text) == 0)
+    d->Ok(line);
+  else
+    d->Error(line + " is the one found unusable above: jobs there run without multilane",
+             "tune that node type again (or import a corrected profile)");
 }
 
 // Profiles that serve this node type, per partition.
@@ -248,12 +256,59 @@ void CheckProfiles(Doctor* d, const std::vector<std::string>& databases, const s
   }
   for (const std::string& partition : partitions) {
     auto hit = mldb::ResolveProfile(databases, node_type, partition, LibraryVersion(), mpi, nullptr);
-    if (hit) Served(d, "partition " + partition, *hit, hit->partition.empty() ? ", for any partition" : "");
-    else d->Note("partition " + partition + ": no profile for this node type and versions (`multilane tune --partition " +
-                 partition + " --system`)");
+    if (hit)
+      Served(d, "partition " + partition, *hit, hit->partition.empty() ? ", for any partition" : "");
+    else
+      d->Note("partition " + partition + ": no profile for this node type and versions (`multilane tune --partition " +
+              partition + " --system`)");
   }
   if (!profile && partitions.empty())
     d->Note("no profile for this node type and library version yet: run `multilane tune`");
+}
+
+// Profiles that no job of this installation gets: node types and partitions
+// whose every profile was tuned with another multilane or MPI version than
+// the installed ones (an upgrade without a retune: each job there runs
+// without multilane, quietly).
+void CheckVersions(Doctor* d, const std::vector<std::string>& databases, const Installation& in) {
+  std::vector<std::string> mpi_versions, installed;
+  std::set<mla::MpiFamily> families;  // installed here: profiles of other families are not judged
+  for (const mla::MpiFamilyInfo& f : mla::MpiFamilies()) {
+    std::string error;
+    const std::string v = MpiVersionOfFamily(f.name, ProbeOfFamily(in.probe, f.name), &error);
+    if (v.empty()) continue;
+    families.insert(f.family);
+    mpi_versions.push_back(v);
+    installed.push_back("'" + v + "'");
+  }
+  std::vector<mldb::ProfileRecord> all;
+  std::vector<std::string> where;  // the database of each of `all`
+  for (const std::string& path : databases) {
+    std::string error;
+    if (access(path.c_str(), F_OK) != 0) continue;
+    auto store = mldb::ProfileStore::Open(path, mldb::ProfileStore::Access::kReadOnly, &error);
+    if (!store) continue;  // CheckDatabase said so
+    for (const mldb::ProfileRecord& p : store->List(&error)) {
+      if (families.count(mla::MpiFamilyFromVersion(p.mpi_version)) == 0) continue;
+      all.push_back(p);
+      where.push_back(path);
+    }
+  }
+  std::string now = "libmlallreduce " + LibraryVersion() + " with MPI ";
+  for (size_t i = 0; i < installed.size(); ++i) now += (i == 0 ? "" : " or ") + installed[i];
+  for (const mldb::ProfileRecord& p : mldb::OutdatedProfiles(all, LibraryVersion(), mpi_versions)) {
+    std::string path;
+    for (size_t i = 0; i < all.size() && path.empty(); ++i)
+      if (all[i].id == p.id && all[i].node_type_key == p.node_type_key && all[i].tuned_at == p.tuned_at)
+        path = where[i];
+    const bool system = path == mldb::SystemDatabasePath();
+    d->Error(path + ": profile " + std::to_string(p.id) + " of node type " + p.node_type_key +
+                 (p.partition.empty() ? "" : ", partition " + p.partition) + " was " + mldb::TunedWith(p) +
+                 ", and this node has " + now + ": every job there misses it and runs without multilane",
+             "tune again with the installed versions: `multilane tune" +
+                 (p.partition.empty() ? std::string() : " --partition " + p.partition) + (system ? " --system" : "") +
+                 "` (docs/admin.md, \"Upgrading\")");
+  }
 }
 
 void CheckSlurm(Doctor* d, const Installation& in) {
@@ -265,8 +320,8 @@ void CheckSlurm(Doctor* d, const Installation& in) {
   }
   std::printf("Slurm (%s)\n", conf.path.c_str());
   unsigned installed = 0;
-  for (const std::vector<std::string>& argv : std::vector<std::vector<std::string>>{
-           {"slurmd", "-V"}, {"sinfo", "--version"}, {"srun", "--version"}}) {
+  for (const std::vector<std::string>& argv :
+       std::vector<std::vector<std::string>>{{"slurmd", "-V"}, {"sinfo", "--version"}, {"srun", "--version"}}) {
     std::string out;
     if (RunAndCapture(argv, &out) == 0 && (installed = ParseSlurmVersion(out)) != 0) break;
   }
@@ -336,7 +391,8 @@ void CheckSlurm(Doctor* d, const Installation& in) {
   }
   const Loaded lib = LoadInChild(config.library, false);
   if (!lib.ok)
-    d->Error("library=" + config.library + " does not load: " + lib.why, "install multilane's library there, or fix library=");
+    d->Error("library=" + config.library + " does not load: " + lib.why,
+             "install multilane's library there, or fix library=");
   else if (lib.Get("version") != LibraryVersion())
     d->Error("library=" + config.library + " is version " + lib.Get("version") + ", this command " + LibraryVersion(),
              "install matching versions of multilane and its library");
@@ -354,18 +410,53 @@ void CheckSlurm(Doctor* d, const Installation& in) {
   const std::string lua = conf.path.substr(0, conf.path.rfind('/') + 1) + "cli_filter.lua";
   const CliFilterSettings filter = ReadCliFilter(lua);
   if (!filter.ours) {
-    d->Error(lua + " is not multilane's cli_filter.lua (or is missing)",
-             "install multilane's cli_filter.lua there (slurm-spank-multilane), with the settings of the plugstack line");
+    d->Error(
+        lua + " is not multilane's cli_filter.lua (or is missing)",
+        "install multilane's cli_filter.lua there (slurm-spank-multilane), with the settings of the plugstack line");
     return;
   }
   const std::string mode = config.default_on ? "auto" : "off";
   if (filter.multilane != config.multilane || filter.database != config.database || filter.default_mode != mode)
-    d->Error(lua + " settings (MULTILANE=" + filter.multilane + " DATABASE=" + filter.database + " DEFAULT=" +
-                 filter.default_mode + ") differ from the plugstack line (multilane=" + config.multilane +
+    d->Error(lua + " settings (MULTILANE=" + filter.multilane + " DATABASE=" + filter.database +
+                 " DEFAULT=" + filter.default_mode + ") differ from the plugstack line (multilane=" + config.multilane +
                  " database=" + config.database + " default=" + mode + ")",
              "set the three values at the top of " + lua + " as on the plugstack line");
   else
     d->Ok("cli_filter " + lua + " (settings match the plugstack line)");
+}
+
+// Each family's launcher outside Slurm: its generation (Open MPI 4 with ORTE,
+// 5 with PRRTE; vocab/mpi_families.cc), the command line tune's probes get,
+// and an Open MPI launcher of another major version than the MPI this
+// command was built with (its ranks would not start).
+void CheckLaunchers(Doctor* d, const std::string& mpi) {
+  for (const mla::MpiFamilyInfo& f : mla::MpiFamilies()) {
+    std::string out;
+    const bool is_default = &f == &mla::MpiFamilies().front();
+    if (RunAndCapture({f.launcher, "--version"}, &out) == 127) {
+      if (is_default)
+        d->Error(f.launcher + " is not on PATH", "install Open MPI (apt-get install openmpi-bin) or fix PATH");
+      continue;
+    }
+    const int major = mla::LauncherMajorVersion(out);
+    const mla::LauncherGeneration* g = mla::FindLauncherGeneration(f, major);
+    if (g == nullptr) {
+      d->Note(f.launcher + " is " + f.name + " " + (major > 0 ? std::to_string(major) : "of an unknown version") +
+              ", which multilane was not tested with (it knows " + f.name + " " + mla::LauncherGenerationChoices(f) +
+              "; docs/admin.md, \"Support matrix\")");
+      continue;
+    }
+    std::string line = f.launcher + " " + f.ranks_flag + " N";
+    for (const std::string& flag : f.oversubscribe_flags) line += " " + flag;
+    d->Ok(f.launcher + ": " + f.name + " " + std::to_string(major) + " (" + g->runtime +
+          "): probes outside Slurm start with `" + line + "`");
+    const int built = mla::LauncherMajorVersion(mpi);
+    if (is_default && built != 0 && built != major)
+      d->Error(f.launcher + " is " + f.name + " " + std::to_string(major) + " but this command's MPI is " + mpi +
+                   ": probes and jobs it starts fail",
+               "put the " + f.launcher + " of that MPI first on PATH, or install multilane built for " + f.name + " " +
+                   std::to_string(major));
+  }
 }
 
 int RunDoctor(const DoctorOptions& opt) {
@@ -382,18 +473,18 @@ int RunDoctor(const DoctorOptions& opt) {
   if (InSlurmAllocation()) {
     if (RunAndCapture({"srun", "--version"}, &found) != 127)
       d.Ok("inside Slurm job " + std::string(std::getenv("SLURM_JOB_ID")) + ": probes run with srun");
-    else d.Error("SLURM_JOB_ID is set but srun is not on PATH", "load Slurm's environment (PATH)");
-  } else if (RunAndCapture({"mpirun", "--version"}, &found) != 127) {
-    d.Ok("mpirun on PATH: probes outside Slurm run with mpirun");
-  } else {
-    d.Error("mpirun is not on PATH", "install Open MPI (apt-get install openmpi-bin) or fix PATH");
+    else
+      d.Error("SLURM_JOB_ID is set but srun is not on PATH", "load Slurm's environment (PATH)");
   }
+  CheckLaunchers(&d, mpi);
 
   std::printf("this node\n");
   const mldb::NodeFingerprint fp = mldb::CollectNodeFingerprint(mpi);
   d.Ok("node type " + fp.Key() + ": " + fp.Description());
-  if (fp.gpus.empty()) d.Note("no GPU seen through NVML: host-memory profiles only");
-  else d.Ok(std::to_string(fp.gpus.size()) + " GPU(s), CUDA driver " + fp.cuda_driver_version);
+  if (fp.gpus.empty())
+    d.Note("no GPU seen through NVML: host-memory profiles only");
+  else
+    d.Ok(std::to_string(fp.gpus.size()) + " GPU(s), CUDA driver " + fp.cuda_driver_version);
 
   std::printf("databases\n");
   std::vector<std::string> databases = opt.databases;
@@ -408,11 +499,14 @@ int RunDoctor(const DoctorOptions& opt) {
     CheckDatabase(&d, "system", mldb::SystemDatabasePath(), "the admin creates it with `multilane tune --system`");
   }
   CheckProfiles(&d, databases, fp.Key(), mpi);
+  CheckVersions(&d, databases, in);
 
   CheckSlurm(&d, in);
 
-  if (d.errors == 0) std::printf("all good\n");
-  else std::printf("%d problem(s) found: see the fixes above\n", d.errors);
+  if (d.errors == 0)
+    std::printf("all good\n");
+  else
+    std::printf("%d problem(s) found: see the fixes above\n", d.errors);
   return d.errors ? 1 : 0;
 }
 
@@ -421,8 +515,9 @@ int RunDoctor(const DoctorOptions& opt) {
 void AddDoctorCommand(CLI::App& app, int* status) {
   auto* opt = new DoctorOptions();  // lives as long as the app
   CLI::App* cmd = app.add_subcommand(
-      "doctor", "Check what runs: the library, probe and CUDA module, the databases and profiles per partition, MPI, "
-                "and Slurm's plugstack line, plugin and cli_filter; say what to fix (exit 1 on any problem)");
+      "doctor",
+      "Check what runs: the library, probe and CUDA module, the databases and profiles per partition, MPI, "
+      "and Slurm's plugstack line, plugin and cli_filter; say what to fix (exit 1 on any problem)");
   cmd->add_option("--db", opt->databases, "Check this database (repeatable) instead of the user's and the system's");
   cmd->add_flag("--system", opt->system, "Check the system database only (the admin's view)");
   cmd->add_option("--load-check", opt->load_check, "(internal: load FILE in this process and print its version)")

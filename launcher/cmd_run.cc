@@ -47,7 +47,8 @@ int Exec(const std::vector<std::string>& command, bool dry_run) {
   argv.push_back(nullptr);
   std::fflush(nullptr);
   execvp(argv[0], argv.data());
-  return Fail("cannot run '" + mldb::Excerpt(command[0]) + "': " + std::strerror(errno) + "; check the command and PATH");
+  return Fail("cannot run '" + mldb::Excerpt(command[0]) + "': " + std::strerror(errno) +
+              "; check the command and PATH");
 }
 
 int Run(const RunOptions& opt, std::vector<std::string> command) {
@@ -74,13 +75,20 @@ int Run(const RunOptions& opt, std::vector<std::string> command) {
   if (partition.empty()) {
     if (const char* p = std::getenv("SLURM_JOB_PARTITION")) partition = p;
   }
+  // Outside an allocation no partition is known: a profile of `tune
+  // --partition` serves when it is the only partition's (else why_not says).
   std::vector<std::string> notes;
-  auto profile = mldb::ResolveProfile(DatabasesToRead(opt.databases), fp.Key(), partition, LibraryVersion(), mpi, &notes);
+  std::string why_not = "`multilane tune` makes one";
+  auto profile = partition.empty() ? mldb::ResolveWithoutPartition(DatabasesToRead(opt.databases), fp.Key(),
+                                                                   LibraryVersion(), mpi, &why_not, &notes)
+                                   : mldb::ResolveProfile(DatabasesToRead(opt.databases), fp.Key(), partition,
+                                                          LibraryVersion(), mpi, &notes);
   if (!profile) {
     std::fprintf(stderr,
-                 "multilane: no profile for node type %s (%s) with libmlallreduce %s: running the command "
-                 "without multilane; `multilane tune` makes one\n",
-                 fp.Key().c_str(), fp.Description().c_str(), LibraryVersion().c_str());
+                 "multilane: no profile for node type %s (%s) with libmlallreduce %s and MPI '%s'%s: running the "
+                 "command without multilane; %s\n",
+                 fp.Key().c_str(), fp.Description().c_str(), LibraryVersion().c_str(), mldb::Excerpt(mpi).c_str(),
+                 partition.empty() ? "" : (", partition " + mldb::Excerpt(partition)).c_str(), why_not.c_str());
     if (!opt.quiet)
       for (const std::string& n : notes) std::fprintf(stderr, "multilane:   %s\n", n.c_str());
     return Exec(command, opt.dry_run);
@@ -110,7 +118,8 @@ int Run(const RunOptions& opt, std::vector<std::string> command) {
     setenv("MULTILANE_RANKS_PER_GPU", std::to_string(n).c_str(), 1);
     forwarded.push_back("MULTILANE_RANKS_PER_GPU");
     if (!opt.quiet)
-      std::fprintf(stderr, "multilane: %d rank(s) per GPU: start that many ranks on each GPU (-np = %d x GPUs)\n", n, n);
+      std::fprintf(stderr, "multilane: %d rank(s) per GPU: start that many ranks on each GPU (-np = %d x GPUs)\n", n,
+                   n);
   }
   if (access(install.library.c_str(), R_OK) != 0) {
     std::fprintf(stderr, "multilane: %s not found: running the command without multilane; reinstall multilane\n",
@@ -146,7 +155,8 @@ void AddRunCommand(CLI::App& app, int* status) {
   CLI::App* cmd = app.add_subcommand(
       "run", "Run COMMAND (mpirun ..., srun ..., or a program) with libmlallreduce and this node type's profile");
   cmd->add_option("--db", opt->databases, "Database to read (repeatable; default: the user's, then the system's)");
-  cmd->add_option("--partition", opt->partition, "Slurm partition whose profile to prefer (default: $SLURM_JOB_PARTITION)");
+  cmd->add_option("--partition", opt->partition,
+                  "Slurm partition whose profile to prefer (default: $SLURM_JOB_PARTITION)");
   cmd->add_flag("--dry-run", opt->dry_run, "Print the environment and command instead of running it");
   cmd->add_option("--ranks-per-gpu", opt->ranks_per_gpu,
                   "The job's ranks per GPU (auto: the profile's recommendation): the library then takes the "

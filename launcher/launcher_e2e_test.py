@@ -18,16 +18,14 @@ import threading
 import time
 
 MULTILANE, BENCH, TEST = sys.argv[1], sys.argv[2], sys.argv[3]
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1")
-for name in list(ENV):
-    if name.startswith("MULTILANE_") and name not in ("MULTILANE_LIBRARY", "MULTILANE_PROBE"):
-        del ENV[name]
-
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 import e2e  # noqa: E402  (tests/e2e.py, the scripts' shared helpers)
 from e2e import expect  # noqa: E402
+
+ENV = dict(os.environ, **e2e.OPENMPI_TEST_ENV)
+for name in list(ENV):
+    if name.startswith("MULTILANE_") and name not in ("MULTILANE_LIBRARY", "MULTILANE_PROBE"):
+        del ENV[name]
 
 
 def run(args, env=None, check=True, timeout=300, user=None):
@@ -322,6 +320,11 @@ def test_tune_no_shell_and_no_leftovers(tmp):
 
 
 def test_tune_oversubscribed(tmp):
+    # Issue 26: --np is ranks per node with --partition, and --help says so.
+    p = run([MULTILANE, "tune", "--help"])
+    help_np = " ".join(p.stdout[p.stdout.index("--np"):].split()[:60])
+    expect("with --partition, ranks PER NODE of each node type's probe job" in help_np,
+           "tune --help says what --np means with --partition", p)
     cores = len(os.sched_getaffinity(0))
     db = os.path.join(tmp, "user.db")
     many = str(cores * 2)
@@ -330,7 +333,10 @@ def test_tune_oversubscribed(tmp):
     expect(p.returncode == 1 and "oversubscribed" in p.stderr and "--allow-oversubscribed" in p.stderr,
            "more ranks than cores is refused with the fix", p)
     expect(not profiles(db) if os.path.exists(db) else True, "nothing stored")
-    p = run([MULTILANE] + base + ["--db", db, "--allow-oversubscribed"], timeout=600)
+    # Without the variables that let mpirun oversubscribe by itself: tune's
+    # own flags (the family table's, Open MPI 4 and 5 alike) must do it.
+    bare = {k: v for k, v in ENV.items() if k not in e2e.OVERSUBSCRIBE_ENV}
+    p = run([MULTILANE] + base + ["--db", db, "--allow-oversubscribed"], env=bare, timeout=600)
     expect("OVERSUBSCRIBED" in p.stdout and "OVERSUBSCRIBED" in p.stderr, "an allowed one says so loudly", p)
     rows = profiles(db)
     expect(len(rows) == 1 and ("oversubscribed=%s/%d" % (many, cores)) in rows[0][1],
@@ -390,6 +396,7 @@ def test_doctor(tmp):
     doc = json.load(open(doc_path))
     doc["profiles"][0]["partition"] = "gpu"  # a partition's profile only
     json.dump(doc, open(doc_path, "w"))
+    json.dump(doc, open(os.path.join(tmp, "doc-current.json"), "w"))
     run([MULTILANE, "import", doc_path, "--system"], env=env)
 
     slurm = os.path.join(tmp, "etc-slurm")
@@ -456,6 +463,37 @@ def test_doctor(tmp):
     configure("", plugin_file=fake.replace("fake_plugin", "spank_multilane_fake"))
     os.rename(fake, fake.replace("fake_plugin", "spank_multilane_fake"))
     broken("a plugin built for another Slurm is an error", denv, "built for Slurm 23.11.0")
+    configure("")
+
+    # Issue 26: the launcher's generation (Open MPI 4 with ORTE, 5 with
+    # PRRTE) and the command line tune's probes get from the family table.
+    p = run([MULTILANE, "doctor"], env=denv, check=False)
+    gen = re.search(r"ok     mpirun: openmpi (\d+) \((ORTE|PRRTE)\): probes outside Slurm start with "
+                    r"`mpirun -np N --map-by :OVERSUBSCRIBE`", p.stdout)
+    expect(p.returncode == 0 and gen, "doctor names mpirun's generation and the probes' command line", p)
+    other = 5 if gen.group(1) == "4" else 4
+    fakebin = os.path.join(tmp, "fakebin")
+    os.makedirs(fakebin)
+    with open(os.path.join(fakebin, "mpirun"), "w") as f:
+        f.write("#!/bin/sh\necho 'mpirun (Open MPI) %d.0.7'\n" % other)
+    os.chmod(os.path.join(fakebin, "mpirun"), 0o755)
+    broken("an mpirun of another Open MPI generation than the command's MPI is an error",
+           dict(denv, PATH=fakebin + ":" + denv["PATH"]), "mpirun is openmpi %d but this command's MPI is" % other)
+
+    # An upgrade without a retune: every profile of a node type and partition
+    # was tuned with another multilane version, so every job misses; doctor
+    # says so and says to retune (it said "all good" before).
+    doc["profiles"][0]["library_version"] = "0.0.1-old"
+    json.dump(doc, open(doc_path, "w"))
+    old_db = os.path.join(tmp, "old.db")
+    run([MULTILANE, "import", doc_path, "--db", old_db], env=env)
+    p = run([MULTILANE, "doctor", "--db", old_db], env=denv, check=False)
+    expect(p.returncode == 1 and "tuned with libmlallreduce 0.0.1-old" in p.stdout and "every job there misses it"
+           in p.stdout and "fix: tune again with the installed versions: `multilane tune --partition gpu`" in p.stdout
+           and "all good" not in p.stdout, "profiles of another multilane version are an error with the retune", p)
+    run([MULTILANE, "import", os.path.join(tmp, "doc-current.json"), "--db", old_db], env=env)
+    p = run([MULTILANE, "doctor", "--db", old_db], env=denv, check=False)
+    expect(p.returncode == 0 and "0.0.1-old" not in p.stdout, "a retuned partition has no outdated-profile error", p)
 
 
 def test_tune_ranks_per_gpu(tmp):
@@ -630,7 +668,54 @@ def test_hostile_files(tmp):
            "doctor says no ok of a profile it called an ERROR, and its verdict counts it", p)
 
 
+def test_run_partition_profile(tmp):
+    """Issue 26: `multilane run -- mpirun ...` outside an allocation (no
+    partition known) finds the profile `tune --partition` made when it is the
+    only partition's; with two partitions, or only profiles of another
+    multilane version, it runs without multilane and says exactly why."""
+    env = {k: v for k, v in ENV.items() if not k.startswith("SLURM_")}
+    db = os.path.join(tmp, "t.db")
+    run([MULTILANE, "tune", "--np", "2", "--budget", "3", "--sizes", "4K:16K", "--db", db], env=env, timeout=600)
+    doc_path = os.path.join(tmp, "doc.json")
+    run([MULTILANE, "export", doc_path, "--db", db], env=env)
+    doc = json.load(open(doc_path))
+
+    def add(partition, version=None):
+        d = json.loads(json.dumps(doc))
+        d["profiles"][0]["partition"] = partition
+        if version:
+            d["profiles"][0]["library_version"] = version
+        json.dump(d, open(doc_path, "w"))
+        return d
+
+    part = os.path.join(tmp, "partition.db")
+    add("gpu")
+    run([MULTILANE, "import", doc_path, "--db", part], env=env)
+    command = ["--", "mpirun", "-np", "2", BENCH]
+    p = run([MULTILANE, "run", "--db", part, "--dry-run"] + command, env=env)
+    expect("MULTILANE_PROFILE=multilane-profile 1" in p.stdout and "partition gpu" in p.stderr,
+           "the only partition's profile serves a run outside an allocation", p)
+
+    add("debug")
+    run([MULTILANE, "import", doc_path, "--db", part], env=env)
+    p = run([MULTILANE, "run", "--db", part, "--dry-run"] + command, env=env)
+    expect("MULTILANE_PROFILE=\n" in p.stdout and "partitions debug, gpu" in p.stderr
+           and "--partition NAME" in p.stderr, "with two partitions the miss names them and --partition", p)
+    p = run([MULTILANE, "run", "--db", part, "--partition", "debug", "--dry-run"] + command, env=env)
+    expect("MULTILANE_PROFILE=multilane-profile 1" in p.stdout and "partition debug" in p.stderr,
+           "--partition chooses one", p)
+
+    old = os.path.join(tmp, "old.db")
+    add("gpu", version="0.0.1-old")
+    run([MULTILANE, "import", doc_path, "--db", old], env=env)
+    p = run([MULTILANE, "run", "--db", old, "--dry-run"] + command, env=env)
+    expect("MULTILANE_PROFILE=\n" in p.stdout and "tuned with libmlallreduce 0.0.1-old" in p.stderr
+           and "tune again (`multilane tune --partition gpu`)" in p.stderr,
+           "a profile of another multilane version is a miss that says to retune", p)
+
+
 TESTS = {
+    "run_partition_profile": test_run_partition_profile,
     "hostile_files": test_hostile_files,
     "doctor": test_doctor,
     "tune_no_shell_and_no_leftovers": test_tune_no_shell_and_no_leftovers,

@@ -84,7 +84,8 @@ LauncherKind KindOfLauncher(const std::vector<std::string>& command, std::string
   if (const Family* f = FamilyByWords(BaseName(word) + " " + BaseName(program), &Family::launcher_name_words))
     return f->launcher_kind;
   if (note != nullptr)
-    *note = "cannot tell which MPI '" + mldb::Excerpt(word) + "' is (its --version names neither Open MPI nor "
+    *note = "cannot tell which MPI '" + mldb::Excerpt(word) +
+            "' is (its --version names neither Open MPI nor "
             "MPICH's hydra): the ranks get the library through the environment only; where remote ranks miss it, "
             "give --mpi and pass LD_PRELOAD and MULTILANE_PROFILE with your launcher's own flag";
   return LauncherKind::kOther;
@@ -96,8 +97,10 @@ std::vector<std::string> ForwardVariables(LauncherKind kind, const std::vector<s
   std::vector<std::string> out{command[0]};
   for (const std::string& name : variables) {
     const char* value = std::getenv(name.c_str());
-    if (kind == LauncherKind::kOpenMpi) out.insert(out.end(), {"-x", name});
-    else out.insert(out.end(), {"-genv", name, value != nullptr ? value : ""});
+    if (kind == LauncherKind::kOpenMpi)
+      out.insert(out.end(), {"-x", name});
+    else
+      out.insert(out.end(), {"-genv", name, value != nullptr ? value : ""});
   }
   out.insert(out.end(), command.begin() + 1, command.end());
   return out;
@@ -171,6 +174,10 @@ std::string ProbeOfFamily(const std::string& probe, const std::string& family) {
 std::string LauncherOfFamily(const std::string& family) { return FamilyNamed(family).launcher; }
 
 LauncherKind LauncherKindOfFamily(const std::string& family) { return FamilyNamed(family).launcher_kind; }
+
+std::vector<std::string> OversubscribeFlags(const std::string& family) {
+  return FamilyNamed(family).oversubscribe_flags;
+}
 
 std::string RanksFlag(LauncherKind kind) {
   for (const Family& f : mla::MpiFamilies())

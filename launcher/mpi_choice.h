@@ -43,9 +43,9 @@ std::string JobMpiFamily(const std::string& requested, LauncherKind launcher, co
                          std::string* error);
 
 // The family named by the job's program (its DT_NEEDED names a family's MPI
-// library, or it is a family's launcher process such as hydra_pmi_proxy), found as the program's shell would find it: `program` itself
-// when it holds a '/', relative to `dir`; else the first executable of that
-// name on `path`.  "" when it cannot tell (a script, python, a static program).
+// library, or it is a family's launcher process such as hydra_pmi_proxy), found as the program's shell would find it:
+// `program` itself when it holds a '/', relative to `dir`; else the first executable of that name on `path`.  "" when
+// it cannot tell (a script, python, a static program).
 std::string FamilyOfProgram(const std::string& program, const std::string& path, const std::string& dir);
 
 // The family of the program a command runs, for a launcher that does not
@@ -62,6 +62,10 @@ std::string LauncherOfFamily(const std::string& family);
 
 // The kind of LauncherOfFamily(family): kHydra for mpich, else kOpenMpi.
 LauncherKind LauncherKindOfFamily(const std::string& family);
+
+// The flags of LauncherOfFamily(family) that start more ranks than a host
+// has cores (mla::MpiFamilyInfo::oversubscribe_flags).
+std::vector<std::string> OversubscribeFlags(const std::string& family);
 
 // The launcher's flag for the number of ranks: -np (Open MPI) or -n (hydra).
 std::string RanksFlag(LauncherKind kind);

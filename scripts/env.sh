@@ -2,7 +2,10 @@
 # Open MPI refuses root unless told; CI and the developers' machines run as root.
 export OMPI_ALLOW_RUN_AS_ROOT=1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# More ranks than cores is how the tests and virtual nodes run on small machines.
+# More ranks than cores is how the tests and virtual nodes run on small machines:
+# Open MPI 4 (ORTE) reads the first, Open MPI 5 (PRRTE) only the second
+# (vocab/mpi_families.cc, the launcher generations).
 export OMPI_MCA_rmaps_base_oversubscribe=1
+export PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
 # Keep Open MPI quiet about missing high-speed interconnects on a plain host.
 export OMPI_MCA_btl_base_warn_component_unused=0

@@ -52,7 +52,7 @@ if [ "$mps" = on ] && [ "$rec" -gt 1 ]; then
   export CUDA_MPS_PIPE_DIRECTORY=$mpsdir/pipe
   xs+=(-x CUDA_MPS_PIPE_DIRECTORY)
 fi
-timeout "${BENCH_TIMEOUT:-300}" "$ML" run --db "$DB" --ranks-per-gpu auto -- mpirun -np "$np" --bind-to none --oversubscribe "${xs[@]}" \
+timeout "${BENCH_TIMEOUT:-300}" "$ML" run --db "$DB" --ranks-per-gpu auto -- mpirun -np "$np" --bind-to none --map-by :OVERSUBSCRIBE "${xs[@]}" \
   "$BENCH" -m cuda -b 4K -e "$(SZ=${SIZES:-4K:1G}; echo "${SZ#*:}")" -f "${STEP:-4}" -T 0.3 -a "${ALGOS:-mpi,auto,lane,hier,split,lane:mpi,split:mpi}" \
   -J "$OUT/bench-auto.json" > "$OUT/bench-auto.txt" 2>&1 || { echo "gpu-tune-bench: the benchmark failed"; tail -30 "$OUT/bench-auto.txt"; }
 cat "$OUT/bench-auto.txt"

@@ -1,30 +1,60 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages multilane needs to build, test and run.
-# Idempotent: installs only what is missing; run as root (or with sudo).
+# Installs the Debian packages multilane needs.  Idempotent: installs only
+# what is missing; run as root (or with sudo).
+#
+#   install-deps.sh [--tests]   everything: build, package, and run every test
+#                               suite (what scripts/test.sh and CI use; the default)
+#   install-deps.sh --build     only what building the product and its Debian
+#                               packages needs (a build host: cmake ...
+#                               -DMULTILANE_BUILD_TESTS=OFF, then cpack;
+#                               docs/admin.md, "The Debian packages")
+#   install-deps.sh --list [--build]  print the packages of that mode and exit
 set -euo pipefail
 
-PACKAGES=(
+mode=tests
+list=0
+for arg in "$@"; do
+  case "$arg" in
+    --build) mode=build ;;
+    --tests) mode=tests ;;
+    --list) list=1 ;;
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "install-deps: unknown argument '$arg': give --build, --tests or --list" >&2; exit 2 ;;
+  esac
+done
+
+# What building the command, the library (both MPI families), the plugin
+# and the packages needs (the package preset: MULTILANE_BUILD_TESTS=OFF).
+BUILD_PACKAGES=(
   build-essential cmake ninja-build pkg-config
   openmpi-bin libopenmpi-dev          # the system MPI the library interposes on
-  libpmix-dev                         # PMIx's header: the start-up agreement's ABI check (libmlallreduce/pmix_abi_test.cc)
-  mpich libmpich-dev                  # the MPICH family build and its tests (hydra's mpiexec.mpich)
-  gfortran                            # the Fortran tests (tests/fortran/), built by both families' mpifort
-  libgtest-dev googletest              # unit and MPI tests
-  python3 python3-mpi4py python3-numpy # the third-party MPI client test (/usr/bin/python3)
-  lammps                               # the real-application test (tests/app/: /usr/bin/lmp, built for Open MPI)
-  libsqlite3-dev sqlite3 libhwloc-dev   # the profile store and the node-type fingerprint (db/)
+  mpich libmpich-dev                  # the MPICH family build (MULTILANE_MPICH=ON requires it)
+  libsqlite3-dev libhwloc-dev          # the profile store and the node-type fingerprint (db/)
   libcli11-dev nlohmann-json3-dev       # the multilane command (launcher/), JSON export and probes
-  chromium                             # multilane report's test opens the HTML page headless
-  slurm-wlm munge libslurm-dev         # the SPANK plugin (spank.h) and the local Slurm of its tests
-  valgrind                             # the plugin checked inside slurmstepd
+  libslurm-dev                         # the SPANK plugin (spank.h) and its Slurm version
   help2man                             # man pages from the command's --help (packaging/ManPages.cmake)
   file dpkg-dev                        # cpack -G DEB: finds the ELF files and runs dpkg-shlibdeps on them
+)
+# What the test suites add (scripts/test.sh).
+TEST_PACKAGES=(
+  libpmix-dev                         # PMIx's header: the start-up agreement's ABI check (libmlallreduce/pmix_abi_test.cc)
+  gfortran                            # the Fortran tests (tests/fortran/), built by both families' mpifort
+  lammps                               # the real-application test (tests/app/: /usr/bin/lmp, built for Open MPI)
+  libgtest-dev googletest              # unit and MPI tests
+  python3 python3-mpi4py python3-numpy # the third-party MPI client test (/usr/bin/python3)
+  sqlite3                              # the tests read the profile store with the sqlite3 shell
+  chromium                             # multilane report's test opens the HTML page headless
+  slurm-wlm munge                      # the local Slurm of the plugin's tests
+  valgrind                             # the plugin checked inside slurmstepd
   lintian                              # checks the Debian packages (scripts/test.sh)
   lmod                                 # the Lmod module's test (tests/install)
   lua5.3                               # cli_filter.lua run outside Slurm by its failure-line test
   clang libfuzzer-14-dev               # scripts/fuzz.sh: the libFuzzer targets of fuzz/ (preset fuzz)
   libsimgrid-dev                       # smpicxx/smpirun: the simulation build of simulation/ (preset simulation)
 )
+PACKAGES=("${BUILD_PACKAGES[@]}")
+[ "$mode" = build ] || PACKAGES+=("${TEST_PACKAGES[@]}")
+if [ "$list" = 1 ]; then printf '%s\n' "${PACKAGES[@]}"; exit 0; fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -49,7 +79,7 @@ pin_open_mpi() {
 }
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: all ${#PACKAGES[@]} packages present"
+  echo "install-deps: all ${#PACKAGES[@]} packages of mode $mode present"
   if [ "$(id -u)" -eq 0 ]; then pin_open_mpi ""; fi
   exit 0
 fi
@@ -62,7 +92,7 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 1
   fi
 fi
-echo "install-deps: installing ${missing[*]}"
+echo "install-deps: installing (mode $mode) ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

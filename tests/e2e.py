@@ -9,6 +9,16 @@ Scripts outside tests/ import it with
 import pwd
 import subprocess
 
+# Open MPI run here as root and oversubscribed (more ranks than cores), for
+# both generations of vocab/mpi_families.cc: Open MPI 4 (ORTE) reads
+# OMPI_MCA_rmaps_base_oversubscribe, Open MPI 5 (PRRTE) ignores it and reads
+# PRTE_MCA_rmaps_default_mapping_policy.  A command line says it with
+# OVERSUBSCRIBE_FLAGS, which both take (5 deprecates --oversubscribe).
+OVERSUBSCRIBE_ENV = {"OMPI_MCA_rmaps_base_oversubscribe": "1",
+                     "PRTE_MCA_rmaps_default_mapping_policy": ":oversubscribe"}
+OVERSUBSCRIBE_FLAGS = ["--map-by", ":OVERSUBSCRIBE"]
+OPENMPI_TEST_ENV = dict(OVERSUBSCRIBE_ENV, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+
 
 def log(msg):
     """Prints a line at once (CTest keeps the order of output and failure)."""

@@ -14,7 +14,10 @@ const std::vector<MpiFamilyInfo>& MpiFamilies() {
        "-np",
        {"Open MPI", "OpenRTE", "PMIx Reference RunTime"},
        {"openmpi", "orterun", "prterun"},
-       ""},
+       "",
+       {"--map-by", ":OVERSUBSCRIBE"},
+       {{4, "ORTE", "OMPI_MCA_rmaps_base_oversubscribe=1"},
+        {5, "PRRTE", "PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe"}}},
       {MpiFamily::kMpich,
        "mpich",
        {"MPICH", "MVAPICH", "Intel(R) MPI", "Intel MPI"},
@@ -24,7 +27,9 @@ const std::vector<MpiFamilyInfo>& MpiFamilies() {
        "-n",
        {"HYDRA", "Intel(R) MPI"},
        {"hydra", "mpich"},
-       "pmi2"},
+       "pmi2",
+       {},
+       {{4, "hydra", ""}}},
   };
   return families;
 }
@@ -67,6 +72,30 @@ std::string FamilyCudaModuleFile(const std::string& family) {
 
 std::string FamilyProbeFile(const std::string& family) {
   return family == MpiFamilies().front().name ? "mlprobe" : "mlprobe-" + family;
+}
+
+int LauncherMajorVersion(std::string_view text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] < '0' || text[i] > '9' || (i > 0 && text[i - 1] >= '0' && text[i - 1] <= '9')) continue;
+    size_t end = i;
+    int major = 0;
+    while (end < text.size() && text[end] >= '0' && text[end] <= '9' && major < 10000)
+      major = major * 10 + (text[end++] - '0');
+    if (end + 1 < text.size() && text[end] == '.' && text[end + 1] >= '0' && text[end + 1] <= '9') return major;
+  }
+  return 0;
+}
+
+const LauncherGeneration* FindLauncherGeneration(const MpiFamilyInfo& family, int major) {
+  for (const LauncherGeneration& g : family.generations)
+    if (g.major == major) return &g;
+  return nullptr;
+}
+
+std::string LauncherGenerationChoices(const MpiFamilyInfo& family) {
+  std::string out;
+  for (const LauncherGeneration& g : family.generations) out += (out.empty() ? "" : ", ") + std::to_string(g.major);
+  return out;
 }
 
 std::string MpiVersionKey(std::string_view version_text) {

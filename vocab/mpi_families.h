@@ -24,6 +24,16 @@ enum class LauncherKind {
   kOther,    // anything else (a wrapper script, the program itself): the environment alone
 };
 
+// One major version of a family's launcher that multilane knows, and what
+// differs between them.  Open MPI 4 starts ranks with ORTE; Open MPI 5 with
+// PRRTE, which reads PRTE_MCA_* variables (not OMPI_MCA_rmaps_*) and
+// deprecates --oversubscribe; both take --map-by :OVERSUBSCRIBE.
+struct LauncherGeneration {
+  int major;                           // the launcher's major version (LauncherMajorVersion)
+  std::string runtime;                 // what starts the ranks: "ORTE", "PRRTE", "hydra"
+  std::string oversubscribe_variable;  // NAME=VALUE that lets this generation oversubscribe; "": none needed
+};
+
 // One MPI family.
 struct MpiFamilyInfo {
   MpiFamily family;
@@ -36,6 +46,11 @@ struct MpiFamilyInfo {
   std::vector<std::string> launcher_version_words;  // one of them is in `LAUNCHER --version`
   std::vector<std::string> launcher_name_words;     // or in the launcher's (resolved) file name
   std::string srun_mpi;                             // srun's --mpi= for its ranks; "": the cluster's MpiDefault
+  // The launcher's flags to start more ranks than a host has cores (tune's
+  // probes on small hosts and virtual nodes), the same for every generation
+  // below; {} where the launcher oversubscribes without being told (hydra).
+  std::vector<std::string> oversubscribe_flags;
+  std::vector<LauncherGeneration> generations;  // the launcher versions multilane was tested with
 };
 
 // The families, Open MPI (the default MPI) first.
@@ -62,6 +77,18 @@ const char* MpiFamilyName(MpiFamily family);
 std::string FamilyLibraryFile(const std::string& family);     // libmlallreduce-<family>.so.0
 std::string FamilyCudaModuleFile(const std::string& family);  // libmlallreduce_cuda[-<family>].so
 std::string FamilyProbeFile(const std::string& family);       // mlprobe[-<family>]
+
+// The major version in a launcher's or MPI library's version text: the first
+// number followed by '.' and a digit ("mpirun (Open MPI) 5.0.7" is 5, "Open
+// MPI v4.1.4" 4, hydra's "Version: 4.2.1" 4); 0 when there is none.
+int LauncherMajorVersion(std::string_view version_text);
+
+// The generation of `family`'s launcher with major version `major`; nullptr
+// for one multilane does not know.
+const LauncherGeneration* FindLauncherGeneration(const MpiFamilyInfo& family, int major);
+
+// "4, 5": the major versions of `family`'s launcher that multilane knows, for messages.
+std::string LauncherGenerationChoices(const MpiFamilyInfo& family);
 
 // The MPI version key of profiles: the first line of a version text (up to
 // CR, LF or NUL), tabs made spaces, trailing spaces and commas dropped.

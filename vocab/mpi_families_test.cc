@@ -53,4 +53,25 @@ TEST(MpiFamily, TableNamesAndFiles) {
 }
 
 }  // namespace
+// Open MPI 4 (ORTE) and 5 (PRRTE) take the same oversubscription flag; each
+// generation names the variable its runtime reads (5 ignores 4's).
+TEST(MpiFamily, LauncherGenerations) {
+  EXPECT_EQ(LauncherMajorVersion("mpirun (Open MPI) 5.0.7\n\nReport bugs to ..."), 5);
+  EXPECT_EQ(LauncherMajorVersion("mpirun (Open MPI) 4.1.4"), 4);
+  EXPECT_EQ(LauncherMajorVersion("Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4"), 4);
+  EXPECT_EQ(LauncherMajorVersion("HYDRA build details:\n    Version:                                 4.2.1"), 4);
+  EXPECT_EQ(LauncherMajorVersion("mpi 2 x 3 no version"), 0);
+  EXPECT_EQ(LauncherMajorVersion(""), 0);
+  const MpiFamilyInfo& openmpi = MpiFamilyRow(MpiFamily::kOpenMpi);
+  EXPECT_EQ(openmpi.oversubscribe_flags, (std::vector<std::string>{"--map-by", ":OVERSUBSCRIBE"}));
+  ASSERT_NE(FindLauncherGeneration(openmpi, 5), nullptr);
+  EXPECT_EQ(FindLauncherGeneration(openmpi, 5)->runtime, "PRRTE");
+  EXPECT_EQ(FindLauncherGeneration(openmpi, 5)->oversubscribe_variable,
+            "PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe");
+  EXPECT_EQ(FindLauncherGeneration(openmpi, 4)->oversubscribe_variable, "OMPI_MCA_rmaps_base_oversubscribe=1");
+  EXPECT_EQ(FindLauncherGeneration(openmpi, 3), nullptr);
+  EXPECT_EQ(LauncherGenerationChoices(openmpi), "4, 5");
+  EXPECT_TRUE(MpiFamilyRow(MpiFamily::kMpich).oversubscribe_flags.empty());
+}
+
 }  // namespace mla

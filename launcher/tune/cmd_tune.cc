@@ -51,7 +51,8 @@ bool ParseSizes(const std::string& text, int step, std::vector<uint64_t>* out, s
   uint64_t lo = 0, hi = 0;
   if (colon == std::string::npos || !mltuner::ParseByteSize(text.substr(0, colon), &lo) ||
       !mltuner::ParseByteSize(text.substr(colon + 1), &hi) || lo < 4 || hi < lo) {
-    *error = "--sizes '" + mldb::Excerpt(text) + "' must be FROM:TO with byte sizes, FROM >= 4 and TO >= FROM, e.g. 4K:64M";
+    *error =
+        "--sizes '" + mldb::Excerpt(text) + "' must be FROM:TO with byte sizes, FROM >= 4 and TO >= FROM, e.g. 4K:64M";
     return false;
   }
   if (step < 2) {
@@ -170,8 +171,11 @@ std::vector<std::string> ProbeCommand(const TuneOptions& opt, const Installation
   } else {
     const LauncherKind kind = LauncherKindOfFamily(opt.mpi);
     command = {LauncherOfFamily(opt.mpi), RanksFlag(kind), std::to_string(l.np)};
-    // hydra oversubscribes without a flag.
-    if (kind == LauncherKind::kOpenMpi && l.np > UsableCores()) command.push_back("--oversubscribe");
+    // The family's own flags (the table's: Open MPI 4 and 5 alike; hydra none).
+    if (l.np > UsableCores()) {
+      const std::vector<std::string> flags = OversubscribeFlags(opt.mpi);
+      command.insert(command.end(), flags.begin(), flags.end());
+    }
     command = ForwardVariables(kind, command, forward);
   }
   for (const std::string& a : {install.probe, std::string("--plan"), plan_path, std::string("--out"), result_path})
@@ -228,7 +232,9 @@ int RunLaunch(const TuneOptions& opt, const std::vector<uint64_t>& sizes, const 
   if (!budget.warning.empty()) std::fprintf(stderr, "multilane tune: note: %s\n", budget.warning.c_str());
   nlohmann::json memory = nlohmann::json::array();
   for (auto k : kinds) memory.push_back(mltuner::MemKindName(k));
-  nlohmann::json plan = {{"sizes", sizes}, {"memory", memory}, {"budget_s", budget.probe_s},
+  nlohmann::json plan = {{"sizes", sizes},
+                         {"memory", memory},
+                         {"budget_s", budget.probe_s},
                          {"comment", "multilane tune of node type " + fp.Key()}};
   const std::string tag = l->ranks_per_gpu > 0 && progress.count > 1 ? "-ppg" + std::to_string(l->ranks_per_gpu) : "";
   const std::string plan_path = dir + "/plan" + tag + ".json", result_path = dir + "/result" + tag + ".json";
@@ -289,16 +295,16 @@ bool WeightsFromReport(const JobReport& report, const std::vector<ProbeLaunch>& 
 // and this machine's MPI, node type, memory kinds and database.
 struct TuneSetup {
   std::vector<uint64_t> sizes;
-  std::vector<int> ppg_values;          // --ranks-per-gpu
-  JobReport weights_report;             // --weights
-  Installation install;                 // install.probe: the MPI family's probe
-  std::string mpi;                      // the MPI's version line
+  std::vector<int> ppg_values;  // --ranks-per-gpu
+  JobReport weights_report;     // --weights
+  Installation install;         // install.probe: the MPI family's probe
+  std::string mpi;              // the MPI's version line
   mldb::NodeFingerprint fp;
-  int gpus = 0;                         // GPUs of a node of this tune
+  int gpus = 0;  // GPUs of a node of this tune
   std::vector<mltuner::MemKind> kinds;
-  bool device = false;                  // device memory is tuned
+  bool device = false;  // device memory is tuned
   StoreTarget target;
-  bool to_system = false;               // the profile is (or becomes) the system database's
+  bool to_system = false;  // the profile is (or becomes) the system database's
   int cores = 0;
 };
 
@@ -319,7 +325,8 @@ int ReadTuneOptions(const TuneOptions& opt, TuneSetup* s) {
   std::string error;
   if (!ParseSizes(opt.sizes, opt.step, &s->sizes, &error)) return Fail(error);
   if (opt.budget_s <= 0) return Fail("--budget must be a positive number of seconds");
-  if (!opt.ranks_per_gpu.empty() && !mla::ParseRanksPerGpuList(opt.ranks_per_gpu, "--ranks-per-gpu", &s->ppg_values, &error))
+  if (!opt.ranks_per_gpu.empty() &&
+      !mla::ParseRanksPerGpuList(opt.ranks_per_gpu, "--ranks-per-gpu", &s->ppg_values, &error))
     return Fail(error);
   if (!opt.weights.empty() && !ReadJobReport(opt.weights, &s->weights_report, &error))
     return Fail("--weights: " + error);
@@ -381,8 +388,9 @@ int PlanOneLaunch(const TuneOptions& opt, const TuneSetup& s, TuneRun* run) {
 // with the message printed.
 int PlanPerGpuLaunches(const TuneOptions& opt, TuneSetup* s, TuneRun* run) {
   if (opt.np > 0)
-    return Fail("--np cannot be given with device memory or several --ranks-per-gpu values: each launch has "
-                "(ranks per GPU) x (GPUs per node) x (nodes) ranks; leave --np out");
+    return Fail(
+        "--np cannot be given with device memory or several --ranks-per-gpu values: each launch has "
+        "(ranks per GPU) x (GPUs per node) x (nodes) ranks; leave --np out");
   if (s->ppg_values.empty()) s->ppg_values = DefaultRanksPerGpuList(s->cores, s->gpus);
   int nodes = 1;
   if (InSlurmAllocation()) {
@@ -403,15 +411,16 @@ int PlanPerGpuLaunches(const TuneOptions& opt, TuneSetup* s, TuneRun* run) {
     l.ranks_per_gpu = t.ranks_per_gpu;
     l.np = t.np;
     l.per_node = t.ranks_per_node;
-    const LayoutVerdict v = CheckOversubscription(one_machine ? l.np : l.per_node, s->cores, opt.allow_oversubscribed,
-                                                  s->to_system);
+    const LayoutVerdict v =
+        CheckOversubscription(one_machine ? l.np : l.per_node, s->cores, opt.allow_oversubscribed, s->to_system);
     if (v.verdict == Oversubscription::kRefused) continue;  // PlanLaunches said so already
     if (v.verdict == Oversubscription::kMarked) run->layout = v;
     run->launches.push_back(l);
   }
   if (run->launches.empty())
-    return Fail("no ranks-per-GPU value can be measured on this layout (see the notes above); give "
-                "--virtual-nodes 2 on a one-GPU machine, or values that fit the cores");
+    return Fail(
+        "no ranks-per-GPU value can be measured on this layout (see the notes above); give "
+        "--virtual-nodes 2 on a one-GPU machine, or values that fit the cores");
   if (run->layout.verdict == Oversubscription::kMarked)
     std::fprintf(stderr, "multilane tune: %s\n", run->layout.message.c_str());
   return 0;
@@ -434,9 +443,9 @@ int PlanTuneLaunches(const TuneOptions& opt, TuneSetup* s, TuneRun* run) {
 // The probe's layout: the variables the library reads, and nothing that
 // would change its decisions.
 void ClearProbeEnvironment() {
-  for (const char* name : {"MULTILANE_ALGO", "MULTILANE_PROFILE", "MULTILANE_PROFILE_FILE", "MULTILANE_LANES",
-                           "MULTILANE_CHUNK", "MULTILANE_TRANSPORT", "LD_PRELOAD", "CUDA_MPS_PIPE_DIRECTORY",
-                           "CUDA_MPS_LOG_DIRECTORY"})
+  for (const char* name :
+       {"MULTILANE_ALGO", "MULTILANE_PROFILE", "MULTILANE_PROFILE_FILE", "MULTILANE_LANES", "MULTILANE_CHUNK",
+        "MULTILANE_TRANSPORT", "LD_PRELOAD", "CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY"})
     unsetenv(name);
 }
 
@@ -459,8 +468,10 @@ int RunLaunches(const TuneOptions& opt, const TuneSetup& s, TuneFolder& folder, 
     const char* nodes_env = std::getenv("SLURM_JOB_NUM_NODES");
     const bool local = !InSlurmAllocation() || nodes_env == nullptr || std::atoi(nodes_env) <= 1;
     if (needs_mps && !mps_program.empty() && local) {
-      if (mps.Start(mps_program, dir + "/mps", &error)) l.mps = true;
-      else std::fprintf(stderr, "multilane tune: note: MPS: %s; measuring without it\n", error.c_str());
+      if (mps.Start(mps_program, dir + "/mps", &error))
+        l.mps = true;
+      else
+        std::fprintf(stderr, "multilane tune: note: MPS: %s; measuring without it\n", error.c_str());
     } else if (needs_mps && !mps_missing_noted) {
       mps_missing_noted = true;
       std::fprintf(stderr,
@@ -517,9 +528,10 @@ void PrintTuneSummary(const TuneOptions& opt, const TuneSetup& s, const TuneRun&
       std::printf("%-14d %14.1f %6d%s\n", sc.ranks_per_gpu, sc.total_us, sc.sizes,
                   sc.ranks_per_gpu == recommended ? "  <- recommended" : "");
   }
-  std::printf("\nprofile %lld stored in %s for node type %s (%d node(s), %d ranks; tuned in %.1f s of a %.1f s budget)\n",
-              static_cast<long long>(record.id), s.target.path.c_str(), s.fp.Key().c_str(), best->nodes, best->np,
-              run.times.total_s, opt.budget_s);
+  std::printf(
+      "\nprofile %lld stored in %s for node type %s (%d node(s), %d ranks; tuned in %.1f s of a %.1f s budget)\n",
+      static_cast<long long>(record.id), s.target.path.c_str(), s.fp.Key().c_str(), best->nodes, best->np,
+      run.times.total_s, opt.budget_s);
   if (per_gpu_launches) std::printf("recommended ranks per GPU: %d\n", recommended);
   if (run.layout.verdict == Oversubscription::kMarked) std::printf("%s\n", run.layout.message.c_str());
   const std::string overrun = ExplainOverrun(run.times);
@@ -578,10 +590,12 @@ void AddTuneCommand(CLI::App& app, int* status) {
       ->capture_default_str();
   cmd->add_option("--sizes", opt->sizes, "Message sizes FROM:TO in bytes (K, M, G suffixes)")->capture_default_str();
   cmd->add_option("--step", opt->step, "Factor between measured sizes")->capture_default_str();
-  cmd->add_option("--memory", opt->memory,
-                  "host, device or all buffers; auto: all where the node has GPUs, else host")
+  cmd->add_option("--memory", opt->memory, "host, device or all buffers; auto: all where the node has GPUs, else host")
       ->capture_default_str();
-  cmd->add_option("--np", opt->np, "Ranks for the probes outside Slurm (default: the cores)");
+  cmd->add_option("--np", opt->np,
+                  "Ranks of the probes: on this host, all of them (default: its usable cores); inside an "
+                  "allocation, all of them (srun --ntasks); with --partition, ranks PER NODE of each node "
+                  "type's probe job, on each of its nodes (default: the node type's CPUs)");
   cmd->add_option("--mpi", opt->mpi,
                   "The MPI family to tune with: openmpi (mpirun, mlprobe) or mpich (mpiexec.mpich, mlprobe-mpich); "
                   "the profile is stored for that MPI's version");

@@ -6,6 +6,11 @@
 #       writes DIR/slurm.conf and friends, starts the daemons and waits until
 #       every node is idle; prints `export SLURM_CONF=DIR/slurm.conf`.
 #       PLUGSTACK_LINE: plugstack.conf lines.
+#   local-slurm.sh restart-slurmd DIR
+#       stops and starts this cluster's slurmd daemons (what an admin does with
+#       `systemctl restart slurmd` after changing the plugstack line: slurmd
+#       loads SPANK plugins for the job prolog and epilog only when it starts)
+#       and waits until every node is idle again.
 #   local-slurm.sh stop DIR
 #       cancels this cluster's jobs and stops its daemons and job steps (by
 #       pid files and by this cluster's SLURM_CONF, never by process name, so
@@ -23,7 +28,7 @@
 # MLA_SLURMCTLD_PORT, MLA_SLURMD_PORT (the first node's port) move the ports.
 set -euo pipefail
 
-usage="usage: local-slurm.sh start DIR [--nodes N] [PLUGSTACK_LINE...] | stop DIR"
+usage="usage: local-slurm.sh start DIR [--nodes N] [PLUGSTACK_LINE...] | restart-slurmd DIR | stop DIR"
 cmd=${1:?$usage}
 dir=${2:?$usage}
 shift 2
@@ -59,6 +64,42 @@ own_stepds() {
   done
   return 0
 }
+
+# start_slurmd NODE: one slurmd of this cluster (SLURM_CONF set); node1..8 in
+# a UTS namespace of their own (the host name tasks see), localhost as it is.
+start_slurmd() {
+  if [ "$1" = localhost ]; then
+    /usr/sbin/slurmd -N localhost
+  else
+    # Its own host name: tasks see it and Open MPI tells the nodes apart.
+    unshare --uts /bin/sh -c "hostname $1 && exec /usr/sbin/slurmd -N $1"
+  fi
+}
+
+# wait_idle N: until N nodes are idle (0), or 30 s (1).
+wait_idle() {
+  for _ in $(seq 150); do
+    idle=$(sinfo -h -t idle -o %D 2>/dev/null | awk '{s += $1} END {print s + 0}')
+    [ "$idle" = "$1" ] && return 0
+    sleep 0.2
+  done
+  return 1
+}
+
+if [ "$cmd" = restart-slurmd ]; then
+  export SLURM_CONF=$dir/slurm.conf
+  names=()
+  for f in "$dir"/run/slurmd-*.pid; do
+    [ -e "$f" ] || continue
+    n=${f##*/slurmd-}
+    names+=("${n%.pid}")
+    stop_pidfile "$f"
+  done
+  [ ${#names[@]} -gt 0 ] || { echo "local-slurm.sh: no slurmd of $dir runs" >&2; exit 1; }
+  for n in "${names[@]}"; do start_slurmd "$n"; done
+  wait_idle "${#names[@]}" || { echo "local-slurm.sh: the restarted slurmd did not become idle in 30 s; logs in $dir/log" >&2; exit 1; }
+  exit 0
+fi
 
 if [ "$cmd" = stop ]; then
   if [ -f "$dir/slurm.conf" ] && [ -f "$dir/run/slurmctld.pid" ]; then
@@ -180,21 +221,14 @@ export SLURM_CONF=$dir/slurm.conf
 trap 'bash "$0" stop "$dir"' ERR
 /usr/sbin/slurmctld -i
 if [ "$nodes" = 1 ]; then
-  /usr/sbin/slurmd -N localhost
+  start_slurmd localhost
 else
-  for n in "${names[@]}"; do
-    # Its own host name: tasks see it and Open MPI tells the nodes apart.
-    unshare --uts /bin/sh -c "hostname $n && exec /usr/sbin/slurmd -N $n"
-  done
+  for n in "${names[@]}"; do start_slurmd "$n"; done
 fi
-for _ in $(seq 150); do
-  idle=$(sinfo -h -t idle -o %D 2>/dev/null | awk '{s += $1} END {print s + 0}')
-  if [ "$idle" = "$nodes" ]; then
-    echo "export SLURM_CONF=$dir/slurm.conf"
-    exit 0
-  fi
-  sleep 0.2
-done
+if wait_idle "$nodes"; then
+  echo "export SLURM_CONF=$dir/slurm.conf"
+  exit 0
+fi
 echo "local-slurm.sh: $((nodes - ${idle:-0})) of $nodes nodes did not become idle in 30 s; logs in $dir/log" >&2
 tail -n 5 "$dir"/log/*.log >&2 || true
 bash "$0" stop "$dir"

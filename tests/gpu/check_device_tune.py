@@ -79,7 +79,7 @@ def main():
         os.mkdir(out)
         np = 2 * rec * len([l for l in gpus.stdout.splitlines() if l.startswith("GPU")])
         jenv = dict(env, MULTILANE_REPORT=out, MULTILANE_REPORT_INTERVAL="0", MULTILANE_RANKS_PER_NODE=str(np // 2))
-        j = run([MULTILANE, "run", "--db", db, "--ranks-per-gpu", "auto", "--", "mpirun", "--oversubscribe",
+        j = run([MULTILANE, "run", "--db", db, "--ranks-per-gpu", "auto", "--", "mpirun", "--map-by", ":OVERSUBSCRIBE",
                  "--bind-to", "none", "-np", str(np), "-x", "NCCL_NVLS_ENABLE", "-x", "MULTILANE_REPORT", "-x",
                  "MULTILANE_REPORT_INTERVAL", "-x", "MULTILANE_RANKS_PER_NODE", BENCH, "-m", "cuda", "-b", "64K",
                  "-e", "4M", "-f", "8", "-a", "auto"], env=jenv, check=False)

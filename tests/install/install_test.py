@@ -45,7 +45,9 @@ def clean_env():
         if k.startswith("MULTILANE_") or k in ("LD_PRELOAD", "LD_LIBRARY_PATH", "CMAKE_PREFIX_PATH", "PKG_CONFIG_PATH"):
             del env[k]
     env.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-                "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMPI_MCA_btl_base_warn_component_unused": "0"})
+                "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMPI_MCA_btl_base_warn_component_unused": "0",
+                # Open MPI 5 (PRRTE) reads this one, not OMPI_MCA_rmaps_* (tests/e2e.py, OVERSUBSCRIBE_ENV)
+                "PRTE_MCA_rmaps_default_mapping_policy": ":oversubscribe"})
     return env
 
 

@@ -50,7 +50,8 @@ def main():
     for f in (plain_out, pre_out):
         if os.path.exists(f):
             os.remove(f)
-    base = [a.mpirun, "--oversubscribe", "--bind-to", "none", "-np", str(a.np)]
+    # --map-by :OVERSUBSCRIBE: Open MPI 4 and 5 alike (5 deprecates --oversubscribe).
+    base = [a.mpirun, "--map-by", ":OVERSUBSCRIBE", "--bind-to", "none", "-np", str(a.np)]
     env = dict(os.environ)
     for k in list(env):
         if k.startswith("MULTILANE_") or k == "LD_PRELOAD":

@@ -37,7 +37,7 @@ def fixture(name):
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from e2e import expect, run  # noqa: E402  (tests/e2e.py, the scripts' shared helpers)
+from e2e import OPENMPI_TEST_ENV, OVERSUBSCRIBE_FLAGS, expect, run  # noqa: E402  (tests/e2e.py, the scripts' shared helpers)
 
 
 def close(a, b, rel=1e-9, abs_=1e-12):
@@ -373,9 +373,8 @@ def test_synthetic_job(tmp):
     expect(ARGS.synthetic_job and os.path.isfile(ARGS.synthetic_job) and os.access(ARGS.synthetic_job, os.X_OK),
            "synthetic_job is built (%s)" % ARGS.synthetic_job)
     env = {k: v for k, v in os.environ.items() if not k.startswith("MULTILANE_")}
-    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1",
-               MULTILANE_REPORT=tmp, MULTILANE_REPORT_SAMPLE="4")
-    cmd = [ARGS.mpirun, "--oversubscribe", "--bind-to", "none", "-np", "4", "-x", "MULTILANE_REPORT", "-x",
+    env.update(OPENMPI_TEST_ENV, MULTILANE_REPORT=tmp, MULTILANE_REPORT_SAMPLE="4")
+    cmd = [ARGS.mpirun] + OVERSUBSCRIBE_FLAGS + ["--bind-to", "none", "-np", "4", "-x", "MULTILANE_REPORT", "-x",
            "MULTILANE_REPORT_SAMPLE", ARGS.synthetic_job, "--iterations", "100", "--compute-ms", "20",
            "--imbalance-ms", "10", "--bytes", "4K,64K"]
     p = run(cmd, env=env, timeout=300)
