@@ -14,6 +14,7 @@
 
 #include "mlallreduce.h"
 #include "mpi_family.h"
+#include "pmix_channel.h"
 #include "runtime.h"
 #include "intercept_abi.h"
 #include "intercept_init.h"
@@ -105,9 +106,15 @@ int ForeignInit(const std::function<int()>& init) {
 namespace mla {
 
 int InitWithLibrary(const std::function<int()>& init) {
-  if (ForeignMpi()) return ForeignInit(init);
+  PmixMpiInitBegins();
+  if (ForeignMpi()) {
+    const int rc = ForeignInit(init);
+    PmixMpiInitEnds();
+    return rc;
+  }
   BeforeMpiInit();
   const int rc = init();
+  PmixMpiInitEnds();
   if (rc == MPI_SUCCESS) OnMpiInitialized();
   return rc;
 }

@@ -15,6 +15,7 @@ constexpr int kMaxNsLen = 255;
 constexpr int kMaxKeyLen = 511;
 constexpr int kSuccess = 0;                // PMIX_SUCCESS
 constexpr int kErrNotFound = -46;          // PMIX_ERR_NOT_FOUND
+constexpr int kErrInit = -31;              // PMIX_ERR_INIT
 constexpr uint16_t kTypeBool = 1;          // PMIX_BOOL
 constexpr uint16_t kTypeString = 3;        // PMIX_STRING
 constexpr uint16_t kTypeInt = 6;           // PMIX_INT

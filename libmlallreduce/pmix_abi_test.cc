@@ -14,6 +14,7 @@ TEST(PmixAbi, ConstantsMatchTheStandard) {
   EXPECT_EQ(pmix::kMaxKeyLen, PMIX_MAX_KEYLEN);
   EXPECT_EQ(pmix::kSuccess, PMIX_SUCCESS);
   EXPECT_EQ(pmix::kErrNotFound, PMIX_ERR_NOT_FOUND);
+  EXPECT_EQ(pmix::kErrInit, PMIX_ERR_INIT);
   EXPECT_EQ(pmix::kTypeBool, PMIX_BOOL);
   EXPECT_EQ(pmix::kTypeString, PMIX_STRING);
   EXPECT_EQ(pmix::kScopeGlobal, PMIX_GLOBAL);

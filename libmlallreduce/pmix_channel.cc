@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 
@@ -113,4 +114,51 @@ std::optional<std::vector<std::optional<std::string>>> PmixCollect(int size) {
   return ballots;
 }
 
+// The MPI's initialisation as this library sees it (pmix_channel.h): how deep
+// in it the process is, and whether the MPI has called PMIx_Init since it began.
+// MPI initialisation runs once, on one thread, before any other MPI call.
+int g_mpi_init_depth = 0;
+bool g_mpi_called_pmix_init = false;
+
+void PmixMpiInitBegins() {
+  if (g_mpi_init_depth++ == 0) g_mpi_called_pmix_init = false;
+}
+
+void PmixMpiInitEnds() {
+  if (g_mpi_init_depth > 0) --g_mpi_init_depth;
+}
+
 }  // namespace mla
+
+#ifndef MLA_SIMULATION
+namespace {
+
+// PMIx's own function `name`: from libpmix.so.2 where it is loaded (also when
+// the MPI was opened with dlopen, out of RTLD_NEXT's reach), else the next
+// definition after this library.  Null while no libpmix is loaded.
+void* RealPmixFunction(const char* name) {
+  if (void* lib = dlopen("libpmix.so.2", RTLD_NOW | RTLD_NOLOAD)) {
+    void* fn = dlsym(lib, name);
+    dlclose(lib);  // drops only the reference RTLD_NOLOAD took
+    if (fn != nullptr) return fn;
+  }
+  return dlsym(RTLD_NEXT, name);
+}
+
+}  // namespace
+
+// PMIx's own entry points, exported (exports.map) so that the MPI's calls
+// reach these first; both forward to the real libpmix.
+extern "C" __attribute__((visibility("default"))) int PMIx_Initialized(void) {
+  if (mla::g_mpi_init_depth > 0 && !mla::g_mpi_called_pmix_init) return 0;
+  auto real = reinterpret_cast<int (*)()>(RealPmixFunction("PMIx_Initialized"));
+  return real != nullptr ? real() : 0;
+}
+
+extern "C" __attribute__((visibility("default"))) int PMIx_Init(mla::pmix::Proc* proc, mla::pmix::Info* info,
+                                                                size_t ninfo) {
+  if (mla::g_mpi_init_depth > 0) mla::g_mpi_called_pmix_init = true;
+  auto real = reinterpret_cast<mla::pmix::InitFn>(RealPmixFunction("PMIx_Init"));
+  return real != nullptr ? real(proc, info, ninfo) : mla::pmix::kErrInit;
+}
+#endif

@@ -29,6 +29,16 @@ bool PmixPublish(const std::string& ballot, std::string* why);
 // Disconnects from PMIx (the MPI keeps its own connection).
 std::optional<std::vector<std::optional<std::string>>> PmixCollect(int size);
 
+// Bracket the MPI's own initialisation (MPI_Init and its kin, every binding).
+// In between, until the MPI calls PMIx_Init itself, this library's
+// PMIx_Initialized answers "no": Open MPI 5 skips its own PMIx_Init when PMIx
+// is initialised already and then has no process name, so the ballot's
+// connection would make every MPI_Init fail.  PMIx_Init on an initialised
+// client only counts one more user and returns the process's name, so the
+// MPI gets its name and PMIx_Finalize stays balanced.  Calls nest.
+void PmixMpiInitBegins();
+void PmixMpiInitEnds();
+
 }  // namespace mla
 
 #endif  // MLA_PMIX_CHANNEL_H_

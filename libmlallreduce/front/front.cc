@@ -30,6 +30,7 @@
 
 #include "front/front.h"
 #include "mpi_family.h"
+#include "pmix_channel.h"
 #include "startup.h"
 #include "vocab/terminal_text.h"
 
@@ -222,10 +223,12 @@ int g_init_depth = 0;
 namespace mla_front {
 
 void BeforeInit() {
+  mla::PmixMpiInitBegins();
   if (g_init_depth++ == 0 && g_fallback.active && g_fallback.agree) mla::CastBallot(FallbackBallot());
 }
 
 void AfterInit(int rc) {
+  mla::PmixMpiInitEnds();
   if (--g_init_depth != 0 || rc != 0 || !g_fallback.active || !g_fallback.agree) return;
   using CommIntFn = int (*)(std::uintptr_t, int*);
   using AllreduceFn = int (*)(const void*, void*, int, std::uintptr_t, std::uintptr_t, std::uintptr_t);
