@@ -8,7 +8,12 @@
 #                               packages needs (a build host: cmake ...
 #                               -DMULTILANE_BUILD_TESTS=OFF, then cpack;
 #                               docs/admin.md, "The Debian packages")
-#   install-deps.sh --list [--build]  print the packages of that mode and exit
+#   install-deps.sh --platform  what the second platform's stage runs inside
+#                               its Debian 13 root (scripts/platform-stage.sh):
+#                               the build, the MPI, Python, Fortran, Slurm and
+#                               package suites, not the sanitizer, fuzz,
+#                               simulation, browser or application ones
+#   install-deps.sh --list [MODE]  print the packages of that mode and exit
 set -euo pipefail
 
 mode=tests
@@ -17,9 +22,10 @@ for arg in "$@"; do
   case "$arg" in
     --build) mode=build ;;
     --tests) mode=tests ;;
+    --platform) mode=platform ;;
     --list) list=1 ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "install-deps: unknown argument '$arg': give --build, --tests or --list" >&2; exit 2 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "install-deps: unknown argument '$arg': give --build, --tests, --platform or --list" >&2; exit 2 ;;
   esac
 done
 
@@ -35,25 +41,30 @@ BUILD_PACKAGES=(
   help2man                             # man pages from the command's --help (packaging/ManPages.cmake)
   file dpkg-dev                        # cpack -G DEB: finds the ELF files and runs dpkg-shlibdeps on them
 )
-# What the test suites add (scripts/test.sh).
-TEST_PACKAGES=(
+# What the test suites add (scripts/test.sh), on every platform.
+SUITE_PACKAGES=(
   libpmix-dev                         # PMIx's header: the start-up agreement's ABI check (libmlallreduce/pmix_abi_test.cc)
   gfortran                            # the Fortran tests (tests/fortran/), built by both families' mpifort
-  lammps                               # the real-application test (tests/app/: /usr/bin/lmp, built for Open MPI)
   libgtest-dev googletest              # unit and MPI tests
   python3 python3-mpi4py python3-numpy # the third-party MPI client test (/usr/bin/python3)
   sqlite3                              # the tests read the profile store with the sqlite3 shell
-  chromium                             # multilane report's test opens the HTML page headless
   slurm-wlm munge                      # the local Slurm of the plugin's tests
-  valgrind                             # the plugin checked inside slurmstepd
   lintian                              # checks the Debian packages (scripts/test.sh)
   lmod                                 # the Lmod module's test (tests/install)
   lua5.3                               # cli_filter.lua run outside Slurm by its failure-line test
+)
+# What only the first platform's stages add (scripts/test.sh).
+FIRST_PLATFORM_PACKAGES=(
+  lammps                               # the real-application test (tests/app/: /usr/bin/lmp, built for Open MPI)
+  chromium                             # multilane report's test opens the HTML page headless
+  valgrind                             # the plugin checked inside slurmstepd
   clang libfuzzer-14-dev               # scripts/fuzz.sh: the libFuzzer targets of fuzz/ (preset fuzz)
   libsimgrid-dev                       # smpicxx/smpirun: the simulation build of simulation/ (preset simulation)
+  mmdebstrap                           # the second platform's Debian 13 root (scripts/platform-stage.sh)
 )
 PACKAGES=("${BUILD_PACKAGES[@]}")
-[ "$mode" = build ] || PACKAGES+=("${TEST_PACKAGES[@]}")
+[ "$mode" = build ] || PACKAGES+=("${SUITE_PACKAGES[@]}")
+[ "$mode" != tests ] || PACKAGES+=("${FIRST_PLATFORM_PACKAGES[@]}")
 if [ "$list" = 1 ]; then printf '%s\n' "${PACKAGES[@]}"; exit 0; fi
 
 missing=()

@@ -200,6 +200,13 @@ $cli_filter
 ${node_lines}PartitionName=gpu Nodes=$node_list Default=YES MaxTime=30 State=UP OverSubscribe=NO
 CONF
 echo "$gres_lines" > "$dir/gres.conf"
+# Slurm 24.05 and later initialise a cgroup plugin in every slurmd, whatever
+# ProctrackType says, and stop where none works (a container, a cgroup v1
+# host); this test cluster uses none.  22.05 reads no cgroup.conf here.
+slurm_version=$(/usr/sbin/slurmd -V 2>/dev/null | awk '{print $2}')
+if [ "$(printf '%s\n' 24.05 "$slurm_version" | sort -V | head -n 1)" = 24.05 ]; then
+  echo "CgroupPlugin=disabled" > "$dir/cgroup.conf"
+fi
 : > "$dir/plugstack.conf"
 for line in "$@"; do echo "$line" >> "$dir/plugstack.conf"; done
 chmod 644 "$dir"/*.conf

@@ -18,6 +18,16 @@ for p in libgtest-dev googletest chromium valgrind lintian lmod lua5.3 clang lib
 done
 while read -r p; do grep -qx "$p" <<<"$tests" || fail "the default lacks $p of --build"; done <<<"$build"
 [ "$(bash "$script" --list --tests)" = "$tests" ] || fail "--tests is not the default"
+# --platform: the second platform's stage (a Debian 13 root): the build and the
+# MPI/Slurm/package suites, none of the first platform's extra stages.
+platform=$(bash "$script" --list --platform)
+for p in python3-mpi4py slurm-wlm munge lintian libpmix-dev gfortran; do
+  grep -qx "$p" <<<"$platform" || fail "--platform lacks $p"
+done
+for p in clang libsimgrid-dev chromium mmdebstrap lammps; do
+  ! grep -qx "$p" <<<"$platform" || fail "--platform installs $p, which only the first platform's stages use"
+done
+while read -r p; do grep -qx "$p" <<<"$platform" || fail "--platform lacks $p of --build"; done <<<"$build"
 rc=0; bash "$script" --bogus 2>/dev/null || rc=$?
 [ "$rc" = 2 ] || fail "an unknown argument exited $rc, not 2"
 echo "install_deps_test: ok ($(wc -l <<<"$build") packages to build, $(wc -l <<<"$tests") with the tests)"

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# platform-stage.sh: the second platform of the test command (Debian 13:
+# Slurm 24.11, Open MPI 5, PMIx 5, MPICH 4.2, g++ 14), run on a Debian 12
+# machine that cannot boot it.
+#
+# Makes a Debian 13 root with mmdebstrap from the packages of
+# `install-deps.sh --list --platform` (kept in build/platform-trixie/root.tar
+# while that list is unchanged), copies this source tree into it, and runs
+# scripts/platform-inside.sh there: chroot in a private mount namespace with
+# /proc, /sys, /dev, /dev/pts and /dev/shm of its own view.  The root shares
+# the machine's network and process table: run it after the first platform's
+# Slurm tests, never beside them (they share the controller's ports).
+# At the end every process left in the root is stopped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+suite=trixie
+work=$PWD/build/platform-$suite
+root=$work/root
+
+stop_root_processes() {
+  local p pids=()
+  for p in /proc/[0-9]*; do
+    [ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && pids+=("${p#/proc/}")
+  done
+  [ ${#pids[@]} -eq 0 ] && return 0
+  kill "${pids[@]}" 2>/dev/null || true
+  sleep 1
+  kill -9 "${pids[@]}" 2>/dev/null || true
+}
+
+mkdir -p "$work"
+stop_root_processes
+packages=$(bash scripts/install-deps.sh --list --platform | paste -sd, -)
+if [ ! -s "$work/root.tar" ] || [ "$(cat "$work/root.packages" 2>/dev/null)" != "$packages" ]; then
+  echo "platform-stage: making the Debian 13 ($suite) root with mmdebstrap (a few minutes)"
+  rm -f "$work/root.tar" "$work/root.tar.part"
+  mmdebstrap --quiet --variant=apt --include="$packages" "$suite" "$work/root.tar.part"
+  mv "$work/root.tar.part" "$work/root.tar"
+  echo "$packages" > "$work/root.packages"
+fi
+rm -rf "$root"
+mkdir -p "$root"
+tar -xf "$work/root.tar" -C "$root"
+mkdir -p "$root/src"
+# The tree as git sees it (tracked and new files, not what .gitignore names).
+git ls-files -z --cached --others --exclude-standard |
+  tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$root/src"
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+
+trap stop_root_processes EXIT
+rc=0
+unshare -m --propagation private bash -c '
+  set -e
+  R=$1
+  mount -t proc proc "$R/proc"
+  mount -t sysfs sys "$R/sys"
+  mount --bind /dev "$R/dev"
+  mount --bind /dev/pts "$R/dev/pts"
+  mount --bind /dev/shm "$R/dev/shm"
+  exec chroot "$R" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    HOME=/root LANG=C.UTF-8 bash /src/scripts/platform-inside.sh
+' bash "$root" || rc=$?
+echo "platform-stage: Debian 13 stage exited $rc"
+exit "$rc"
