@@ -10,7 +10,23 @@
 # -DMULTILANE_BUILD_TESTS=OFF), build, then `cpack` in the build folder.
 set(MULTILANE_PACKAGE_CONTACT "multilane maintainers <maintainers@users.noreply.a-seed-ef73d77a.example>" CACHE STRING
     "Maintainer: field of the Debian packages")
-set(_deb_release 1)
+# The release names the platform the packages were built on (1~deb12,
+# 1~deb13): the plugin, the library and their dependencies are built for that
+# release's Slurm and MPI, and for no other.  No suffix where /etc/os-release
+# names no numbered release (Debian testing).
+set(_deb_platform "")
+if(EXISTS /etc/os-release)
+  file(STRINGS /etc/os-release _os_id REGEX "^ID=")
+  file(STRINGS /etc/os-release _os_version REGEX "^VERSION_ID=")
+  string(REGEX REPLACE "^ID=\"?([^\"]*)\"?$" "\\1" _os_id "${_os_id}")
+  string(REGEX REPLACE "^VERSION_ID=\"?([^\"]*)\"?$" "\\1" _os_version "${_os_version}")
+  if(_os_id STREQUAL "debian" AND _os_version MATCHES "^[0-9]+$")
+    set(_deb_platform "~deb${_os_version}")
+  elseif(_os_id MATCHES "^[a-z]+$" AND _os_version MATCHES "^[0-9.]+$")
+    set(_deb_platform "~${_os_id}${_os_version}")
+  endif()
+endif()
+set(_deb_release "1${_deb_platform}")
 set(_deb_version "${PROJECT_VERSION}-${_deb_release}")
 
 if(MULTILANE_SYSTEM_INSTALL)
@@ -113,9 +129,18 @@ lanes, libnccl come from the node.")
 # libcuda.so.1 comes with the NVIDIA driver, which is not a Debian package on
 # most GPU nodes, so dpkg-shlibdeps cannot run on the module: its other
 # libraries (built by the same toolchain as the library) are named here.
+# The Open MPI library's package is the one holding the libmpi this build
+# links (libopenmpi3 on Debian 12, libopenmpi40 on Debian 13).
+set(_openmpi_package libopenmpi3)
+list(GET MPI_C_LIBRARIES 0 _libmpi)
+get_filename_component(_libmpi "${_libmpi}" REALPATH)
+execute_process(COMMAND dpkg-query -S "${_libmpi}" OUTPUT_VARIABLE _owner ERROR_QUIET RESULT_VARIABLE _rc)
+if(_rc EQUAL 0 AND _owner MATCHES "^([a-z0-9.+-]+)(:[a-z0-9]+)?: ")
+  set(_openmpi_package ${CMAKE_MATCH_1})
+endif()
 set(CPACK_DEBIAN_CUDA_PACKAGE_SHLIBDEPS OFF)
 set(CPACK_DEBIAN_CUDA_PACKAGE_DEPENDS
-    "multilane (= ${_deb_version}), libc6 (>= 2.34), libgcc-s1 (>= 3.0), libstdc++6 (>= 11), libopenmpi3")
+    "multilane (= ${_deb_version}), libc6 (>= 2.34), libgcc-s1 (>= 3.0), libstdc++6 (>= 11), ${_openmpi_package}")
 
 set(CPACK_DEBIAN_MPICH_PACKAGE_NAME multilane-mpich)
 set(CPACK_DEBIAN_MPICH_DESCRIPTION "tuned multi-lane MPI_Allreduce: MPICH family build

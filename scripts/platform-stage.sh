@@ -34,7 +34,7 @@ packages=$(bash scripts/install-deps.sh --list --platform | paste -sd, -)
 if [ ! -s "$work/root.tar" ] || [ "$(cat "$work/root.packages" 2>/dev/null)" != "$packages" ]; then
   echo "platform-stage: making the Debian 13 ($suite) root with mmdebstrap (a few minutes)"
   rm -f "$work/root.tar" "$work/root.tar.part"
-  mmdebstrap --quiet --variant=apt --include="$packages" "$suite" "$work/root.tar.part"
+  mmdebstrap --quiet --format=tar --variant=apt --include="$packages" "$suite" "$work/root.tar.part"
   mv "$work/root.tar.part" "$work/root.tar"
   echo "$packages" > "$work/root.packages"
 fi
