@@ -3,15 +3,18 @@
 # sanitizer (ASan/UBSan) presets and runs every test of both with CTest, the
 # SMPI simulation build's reduction check, then
 # the ThreadSanitizer preset's thread tests (label threads) and each fuzz
-# target for 20 s (scripts/fuzz.sh).
+# target for 20 s (scripts/fuzz.sh), and last the second platform: the suites
+# again in a Debian 13 root (scripts/platform-stage.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 source scripts/env.sh
 JOBS=$(nproc)
+# stage TEXT: the stage's heading, with the time spent so far.
+stage() { echo "=== multilane: $* ($(date -u +%H:%M:%S) UTC, ${SECONDS} s in) ==="; }
 
 for preset in default asan; do
-  echo "=== multilane: build and test, preset '$preset' ==="
+  stage "build and test, preset '$preset'"
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset" -j "$JOBS"
   ctest --preset "$preset" -j "$JOBS"
@@ -20,7 +23,7 @@ done
 # The simulation build (SimGrid/SMPI, simulation/): the benchmark and the host
 # algorithms compiled with smpicxx; its test runs them on 4 simulated nodes and
 # checks every rank's result is the real reduction (docs/scale.md).
-echo "=== multilane: simulation build and its reduction check (preset 'simulation') ==="
+stage "simulation build and its reduction check (preset 'simulation')"
 cmake --preset simulation >/dev/null
 cmake --build --preset simulation -j "$JOBS"
 ctest --preset simulation -j "$JOBS"
@@ -29,7 +32,7 @@ ctest --preset simulation -j "$JOBS"
 # no tests), checked with lintian, installed with apt-get and tested end to
 # end against the installed paths with the source tree hidden
 # (tests/install/deb_e2e.sh); removing them must leave the system database.
-echo "=== multilane: Debian packages: build, lintian, install, end-to-end test, remove ==="
+stage "Debian packages: build, lintian, install, end-to-end test, remove"
 cmake --preset package >/dev/null
 cmake --build --preset package -j "$JOBS"
 rm -rf build/package/packages
@@ -38,10 +41,19 @@ ls -l build/package/packages/*.deb
 lintian --fail-on error,warning build/package/packages/*.deb
 bash tests/install/deb_e2e.sh build/package/packages
 
-echo "=== multilane: ThreadSanitizer, the tests that run threads (preset 'tsan') ==="
+stage "ThreadSanitizer, the tests that run threads (preset 'tsan')"
 cmake --preset tsan >/dev/null
 cmake --build --preset tsan -j "$JOBS"
 ctest --preset tsan -j "$JOBS"
 
-echo "=== multilane: fuzz every parser of outside input, 20 s each (preset 'fuzz') ==="
+stage "fuzz every parser of outside input, 20 s each (preset 'fuzz')"
 bash scripts/fuzz.sh 20
+
+# The second platform (Debian 13: Slurm 24.11, Open MPI 5, MPICH 4.2, g++ 14)
+# in a root made with mmdebstrap: the default preset's suites, Slurm included,
+# not the sanitizer, fuzz and simulation stages (those check multilane's own
+# code, the same on both platforms).  After every Slurm test of the first
+# platform: the two share the controller's ports.
+stage "second platform: Debian 13 root, default preset, every suite (scripts/platform-stage.sh)"
+bash scripts/platform-stage.sh
+stage "done"
