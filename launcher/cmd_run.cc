@@ -18,6 +18,7 @@
 #include "vocab/outside_input.h"
 #include "db/resolve.h"
 #include "mpi_choice.h"
+#include "vocab/mpi_families.h"
 
 namespace multilane {
 namespace {
@@ -28,7 +29,7 @@ struct RunOptions {
   bool dry_run = false;
   bool quiet = false;
   std::string ranks_per_gpu;  // "", "auto" or a number
-  std::string mpi = "auto";   // the job's MPI family: auto, openmpi or mpich
+  std::string mpi = "auto";   // the job's MPI family: auto or a name of vocab/mpi_families.cc
 };
 
 int Exec(const std::vector<std::string>& command, bool dry_run) {
@@ -162,8 +163,9 @@ void AddRunCommand(CLI::App& app, int* status) {
                   "The job's ranks per GPU (auto: the profile's recommendation): the library then takes the "
                   "profile's entries tuned at that value (MULTILANE_RANKS_PER_GPU)");
   cmd->add_option("--mpi", opt->mpi,
-                  "The job's MPI family, whose profile to use: auto (mpich when the command is MPICH's "
-                  "mpiexec.mpich/hydra, else openmpi), openmpi or mpich");
+                  "The job's MPI family, whose profile to use: auto (the family of the program's MPI library, else "
+                  "of the launcher, else " +
+                      mla::MpiFamilies().front().name + "), " + mla::MpiFamilyChoices());
   cmd->add_flag("-q,--quiet", opt->quiet, "Say nothing when a profile is found");
   cmd->prefix_command();
   cmd->allow_extras();

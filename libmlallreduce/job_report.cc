@@ -377,7 +377,7 @@ void FinishJobReport(const Config& config) {
 
   data.job_id = JobId();
   data.job_name = ProgramName();
-  data.started_utc = Utc(g_start_utc, "%Y-%m-%dT%H:%M:%SZ");
+  data.started_utc = Utc(g_start_utc, kUtcTimestampFormat);
   data.ranks = world_size;
   if (have_layout) {
     data.nodes = layout.nodes;

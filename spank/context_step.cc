@@ -27,6 +27,7 @@
 #include "plugin.h"
 #include "subprocess.h"
 #include "task_layout.h"
+#include "vocab/ranks_per_gpu.h"
 
 namespace multilane_spank {
 namespace {
@@ -199,8 +200,7 @@ void SayProfileNotes(spank_t sp, const PluginState& s, std::map<std::string, std
   // ranks-per-gpu:N the profile was not tuned at: its entries for other
   // layouts apply (the recommended value's), which the user should know.
   const std::string tuned_list = kv["ranks_per_gpu_tuned"];
-  if (s.user.ranks_per_gpu > 0 && !tuned_list.empty() &&
-      ("," + tuned_list + ",").find("," + std::to_string(s.user.ranks_per_gpu) + ",") == std::string::npos) {
+  if (s.user.ranks_per_gpu > 0 && !tuned_list.empty() && !mla::InRanksPerGpuList(tuned_list, s.user.ranks_per_gpu)) {
     SayOnce(sp, "note: the profile was tuned at " + tuned_list + " tasks per GPU, not " +
                     std::to_string(s.user.ranks_per_gpu) + ": this step runs the entries of the recommended " +
                     std::to_string(tuned) + "");

@@ -579,6 +579,18 @@ int Tune(const TuneOptions& opt) {
   return 0;
 }
 
+// --mpi's help, from the family table: "openmpi (mpirun, mlprobe) or mpich
+// (mpiexec.mpich, mlprobe-mpich)".
+std::string TuneMpiHelp() {
+  std::string out = "The MPI family to tune with: ";
+  const auto& all = mla::MpiFamilies();
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (i > 0) out += i + 1 == all.size() ? " or " : ", ";
+    out += all[i].name + " (" + all[i].launcher + ", " + mla::FamilyProbeFile(all[i].name) + ")";
+  }
+  return out + "; the profile is stored for that MPI's version";
+}
+
 }  // namespace
 
 void AddTuneCommand(CLI::App& app, int* status) {
@@ -596,9 +608,7 @@ void AddTuneCommand(CLI::App& app, int* status) {
                   "Ranks of the probes: on this host, all of them (default: its usable cores); inside an "
                   "allocation, all of them (srun --ntasks); with --partition, ranks PER NODE of each node "
                   "type's probe job, on each of its nodes (default: the node type's CPUs)");
-  cmd->add_option("--mpi", opt->mpi,
-                  "The MPI family to tune with: openmpi (mpirun, mlprobe) or mpich (mpiexec.mpich, mlprobe-mpich); "
-                  "the profile is stored for that MPI's version");
+  cmd->add_option("--mpi", opt->mpi, TuneMpiHelp());
   cmd->add_option("--virtual-nodes", opt->virtual_nodes, "Split the ranks into this many virtual nodes (one machine)");
   cmd->add_option("--ranks-per-gpu", opt->ranks_per_gpu,
                   "Ranks sharing one GPU: one value, or a list (1,2,4,8) measured one launch each; with device "

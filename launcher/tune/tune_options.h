@@ -6,24 +6,27 @@
 #include <chrono>
 #include <string>
 
+#include "vocab/mpi_families.h"
+
 namespace multilane {
 
 struct TuneOptions {
   double budget_s = 60;  // the whole tune, launch overheads included
   std::string sizes = "4K:64M";
   int step = 4;
-  std::string memory = "auto";      // host, device, all, or auto (all where GPUs are present)
+  std::string memory = "auto";  // host, device, all, or auto (all where GPUs are present)
   int np = 0;
   int virtual_nodes = 0;
-  std::string ranks_per_gpu;        // "" (default), one value, or a list "1,2,4,8"
-  std::string weights;              // a job report whose calls per size weight the choice of ranks per GPU
+  std::string ranks_per_gpu;  // "" (default), one value, or a list "1,2,4,8"
+  std::string weights;        // a job report whose calls per size weight the choice of ranks per GPU
   std::string partition;
   bool system = false;
   std::string database;
   bool exhaustive = false;
   std::string keep;
   bool allow_oversubscribed = false;
-  std::string mpi = "openmpi";      // the MPI family to tune with: openmpi or mpich (docs/admin.md)
+  // The MPI family to tune with: a name of vocab/mpi_families.cc (default: its first row's, Open MPI).
+  std::string mpi = mla::MpiFamilies().front().name;
   bool for_system = false;  // hidden: a partition's probe job whose profile goes to the system database
 };
 
