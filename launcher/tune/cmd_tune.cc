@@ -525,8 +525,16 @@ void PrintTuneSummary(const TuneOptions& opt, const TuneSetup& s, const TuneRun&
     for (const auto& sc : run.scores)
       std::printf("%-14d %14.1f %6d%s\n", sc.ranks_per_gpu, sc.total_us, sc.sizes,
                   sc.ranks_per_gpu == recommended ? "  <- recommended" : "");
-    if (!run.weights.empty())
+    if (!run.weights.empty()) {
       std::printf("job_us: the --weights job's calls, each bin priced at its mean message size (docs/report.md)\n");
+      int beyond = 0;
+      for (const auto& sc : run.scores) beyond = std::max(beyond, sc.extrapolated);
+      if (beyond > 0)
+        std::printf(
+            "note: %d of the job's size bin(s) lie beyond the tuned sizes and were extrapolated; give --sizes "
+            "the range of the job's messages to measure them\n",
+            beyond);
+    }
   }
   std::printf(
       "\nprofile %lld stored in %s for node type %s (%d node(s), %d ranks; tuned in %.1f s of a %.1f s budget)\n",
