@@ -12,7 +12,10 @@
 #include <thread>
 
 #include "db/profile_json.h"
+#include "db/resolve.h"
 #include "db/test_util.h"
+#include "vocab/price.h"
+#include "vocab/profile.h"
 
 namespace mldb {
 namespace {
@@ -524,6 +527,116 @@ TEST(ProfileStoreTest, ExportImportRoundTrips) {
   ASSERT_TRUE(found.has_value()) << error;
   EXPECT_EQ(found->tuned_by, "tester-y");
   EXPECT_EQ(found->entries.size(), 3u);
+}
+
+// A profile whose entries carry pts= (issue 30): its text as `tune` writes it,
+// with one entry without points, and the rows that go with it.
+ProfileRecord ProfileWithPoints() {
+  ProfileRecord r = TestProfile("pts");
+  r.profile_text =
+      "multilane-profile 1 tag=pts\n"
+      "host 0 8K passthrough time_us=9.5 mpi_time_us=9.5 at=4K pts=1K:6.25/6.25/0.02,4K:9.5/9.5/0.015\n"
+      "host 8K 2M hier time_us=372.7 mpi_time_us=429.1 at=1M "
+      "pts=16K:37/45/0.06,64K:61/70/0.05,256K:140/170/0.04,1M:372.7/429.1/0.03\n"
+      "host 2M inf lane lanes=2 time_us=4000 mpi_time_us=5000\n";
+  ProfileEntryRow a;
+  a.max_bytes = 8 << 10;
+  a.algo = "passthrough";
+  a.time_us = a.mpi_time_us = 9.5;
+  ProfileEntryRow b;
+  b.min_bytes = 8 << 10;
+  b.max_bytes = 2 << 20;
+  b.algo = "hier";
+  b.time_us = 372.7;
+  b.mpi_time_us = 429.1;
+  ProfileEntryRow c;
+  c.min_bytes = 2 << 20;
+  c.algo = "lane";
+  c.lanes = 2;
+  c.time_us = 4000;
+  c.mpi_time_us = 5000;
+  r.entries = {a, b, c};
+  return r;
+}
+
+// The points a profile text carries, per entry, as the report reads them.
+std::vector<std::vector<mla::ProfilePoint>> PointsOf(const std::string& text) {
+  mla::Profile p;
+  std::string why;
+  EXPECT_TRUE(p.Parse(text, &why)) << why;
+  std::vector<std::vector<mla::ProfilePoint>> out;
+  for (const mla::ProfileEntry& e : p.entries()) out.push_back(e.points);
+  return out;
+}
+
+void ExpectSamePoints(const std::vector<std::vector<mla::ProfilePoint>>& a,
+                      const std::vector<std::vector<mla::ProfilePoint>>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].size(), b[i].size()) << "entry " << i;
+    for (size_t j = 0; j < a[i].size(); ++j) {
+      EXPECT_EQ(a[i][j].bytes, b[i][j].bytes) << i << "." << j;
+      EXPECT_EQ(a[i][j].time_us, b[i][j].time_us) << i << "." << j;
+      EXPECT_EQ(a[i][j].mpi_time_us, b[i][j].mpi_time_us) << i << "." << j;
+      EXPECT_EQ(a[i][j].noise, b[i][j].noise) << i << "." << j;
+    }
+  }
+}
+
+// Issue 30: the points survive the store, `export` and `import` (through
+// JSON text) and `resolve` byte for byte, and price the issue's bin as
+// before; a profile without points, stored beside it, still reads and prices
+// by its one time.
+TEST(ProfileStoreTest, PointsRoundTripThroughStoreExportImportAndResolve) {
+  const std::string dir = NewTempDir();
+  const ProfileRecord original = ProfileWithPoints();
+  const auto points = PointsOf(original.profile_text);
+  ASSERT_EQ(points.size(), 3u);
+  ASSERT_EQ(points[1].size(), 4u);
+  EXPECT_TRUE(points[2].empty());
+  std::string error;
+  {
+    auto source = OpenOrDie(dir + "/a.db");
+    ASSERT_NE(source, nullptr);
+    ProfileRecord r = original;
+    r.tuned_at = "2026-12-02T00:00:00Z";
+    ASSERT_TRUE(source->Publish(TestFingerprint(), &r, {}, &error)) << error;
+    PublishOne(source.get(), "old", "2026-01-01T00:00:00Z", "", 1);  // no pts=, another node type
+    auto found = source->Find(TestFingerprint().Key(), "", "0.1.0", "Open MPI 4.1.5", &error);
+    ASSERT_TRUE(found.has_value()) << error;
+    EXPECT_EQ(found->profile_text, original.profile_text);
+    const nlohmann::json doc = ExportProfiles(*source, &error);
+    ASSERT_FALSE(doc.is_null()) << error;
+    auto target = OpenOrDie(dir + "/b.db");
+    ASSERT_NE(target, nullptr);
+    int imported = -1;
+    ASSERT_TRUE(ImportProfiles(*target, nlohmann::json::parse(doc.dump(2)), &imported, &error)) << error;
+    EXPECT_EQ(imported, 2);
+  }
+  std::vector<std::string> notes;
+  auto resolved = ResolveProfile({dir + "/b.db"}, TestFingerprint().Key(), "", "0.1.0", "Open MPI 4.1.5", &notes);
+  ASSERT_TRUE(resolved.has_value());
+  EXPECT_EQ(resolved->profile_text, original.profile_text);
+  ExpectSamePoints(PointsOf(resolved->profile_text), points);
+  mla::Profile p;
+  ASSERT_TRUE(p.Parse(resolved->profile_text, &error)) << error;
+  const mla::ProfileEntry* e = p.Lookup(mla::MemKind::kHost, 16 << 10, 0);
+  ASSERT_NE(e, nullptr);
+  const mla::Price price = mla::PriceEntry(*e, 24576);
+  EXPECT_EQ(price.basis, mla::PriceBasis::kInterpolated);
+  EXPECT_EQ(price.lo_bytes, 16u << 10);
+  EXPECT_EQ(price.hi_bytes, 64u << 10);
+
+  // The profile without points, from the imported database.
+  auto old = ResolveProfile({dir + "/b.db"}, TestFingerprint(1).Key(), "", "0.1.0", "Open MPI 4.1.5", &notes);
+  ASSERT_TRUE(old.has_value());
+  EXPECT_EQ(old->profile_text, TestProfile("old").profile_text);
+  ASSERT_TRUE(p.Parse(old->profile_text, &error)) << error;
+  const mla::ProfileEntry* lane = p.Lookup(mla::MemKind::kHost, 1 << 20, 0);
+  ASSERT_NE(lane, nullptr);
+  EXPECT_TRUE(lane->points.empty());
+  EXPECT_EQ(mla::PriceEntry(*lane, 1 << 20).basis, mla::PriceBasis::kEntry);
+  EXPECT_DOUBLE_EQ(mla::PriceEntry(*lane, 1 << 20).time_us, 812);
 }
 
 TEST(ProfileStoreTest, MalformedImportWritesNothing) {

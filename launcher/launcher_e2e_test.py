@@ -573,6 +573,17 @@ def test_tune_ranks_per_gpu(tmp):
              "--budget", "5", "--sizes", "4K:16K", "--db", db, "--allow-oversubscribed", "--weights", bad],
             check=False, timeout=600)
     expect(p.returncode != 0 and bad in p.stderr, "a --weights file that is not a job report is named", p)
+    # --weights of a real job report (issue 30's): the job's bins priced at their mean sizes.
+    job = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "report", "fixtures",
+                       "issue30_points.json")
+    p = run([MULTILANE, "tune", "--memory", "host", "--ranks-per-gpu", "1,2", "--virtual-nodes", "2",
+             "--budget", "5", "--sizes", "4K:64K", "--db", db, "--allow-oversubscribed", "--weights", job],
+            timeout=600)
+    expect(re.search(r"ranks per GPU +job_us +bins", p.stdout) is not None and
+           "each bin priced at its mean message size" in p.stdout and "weights=job-report" in p.stdout,
+           "tune --weights prices the job's bins and says so", p)
+    expect("lie beyond the tuned sizes and were extrapolated" in p.stdout,
+           "the job's 4M and 32M bins, beyond the tuned 64K, are said to be extrapolated", p)
 
 
 def test_hostile_files(tmp):

@@ -468,20 +468,16 @@ LayoutAdvice AdviseLayout(const JobReport& r, const mla::Profile& p, const std::
     return l;
   }
   const std::string why_not = RanksNotComparable(r, p);
+  std::vector<mla::BinCalls> calls;
+  for (const BinAnalysis& b : bins)
+    if (b.memory == "device" && b.calls > 0)
+      calls.push_back({mla::MemKind::kDevice, b.from, static_cast<double>(b.calls), b.mean_message_bytes});
   for (int ppg : tuned) {
-    double sum = 0;
-    bool complete = true;
-    for (const BinAnalysis& b : bins) {
-      if (b.memory != "device" || b.calls <= 0) continue;
-      const mla::ProfileEntry* e = p.Lookup(mla::MemKind::kDevice, b.from, ppg);
-      const double us = e == nullptr ? -1 : mla::PriceEntry(*e, b.mean_message_bytes).time_us;
-      if (e == nullptr || e->ppg != ppg || us <= 0) {
-        complete = false;
-        break;
-      }
-      sum += static_cast<double>(b.calls) * us;
-    }
-    if (complete) l.predicted_us.emplace_back(ppg, sum);
+    std::vector<mla::ProfileEntry> entries;  // this value's own device entries (ppg=N)
+    for (const mla::ProfileEntry& e : p.entries())
+      if (e.kind == mla::MemKind::kDevice && e.ppg == ppg) entries.push_back(e);
+    const mla::CallsPrice price = mla::PriceCalls(entries, calls);
+    if (price.complete) l.predicted_us.emplace_back(ppg, price.total_us);
   }
   double job_us = -1;
   for (const auto& [ppg, us] : l.predicted_us)

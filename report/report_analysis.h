@@ -122,9 +122,10 @@ struct Savings {
 inline constexpr double kComparableRanks = 2.0;
 
 // Which ranks per GPU the profile predicts would have been fastest for the
-// job's device calls: per ranks-per-GPU value tuned, the sum over the job's
-// device bins of calls x the tuned time of that value's entry (all values are
-// tuned at the same sizes, so the sums compare like with like).
+// job's device calls: per ranks-per-GPU value tuned, mla::PriceCalls of the
+// job's device bins under that value's own entries (ppg=N): calls x the
+// entry's time priced at the bin's mean message size (all values are tuned at
+// the same sizes, so the sums compare like with like).
 struct LayoutAdvice {
   bool known = false;
   std::string note;     // why not, when !known

@@ -210,6 +210,27 @@ TEST(ReportAnalysis, RanksPerGpuAdvice) {
       << b.layout.note;
 }
 
+// The advice prices each value at the job's mean message size (24 KiB, from
+// the points at 4K and 64K), not at the one size its entry was measured at
+// (at=64K): there 4 ranks per GPU look fastest (80 us against 90 and 100),
+// at 24 KiB 1 rank per GPU is (44 us against 53 and 57).
+TEST(ReportAnalysis, RanksPerGpuAdviceIsPricedAtTheJobsMeanSize) {
+  const std::string profile =
+      "multilane-profile 1 ranks=8 ranks_per_gpu=4 ranks_per_gpu_tuned=1,2,4\n"
+      "device 0 inf lane ppg=1 time_us=100 mpi_time_us=200 at=64K pts=4K:10/20/0.05,64K:100/200/0.05\n"
+      "device 0 inf lane ppg=2 time_us=90 mpi_time_us=200 at=64K pts=4K:20/20/0.05,64K:90/200/0.05\n"
+      "device 0 inf lane ppg=4 time_us=80 mpi_time_us=200 at=64K pts=4K:30/20/0.05,64K:80/200/0.05\n"
+      "device 0 inf lane time_us=80 mpi_time_us=200 at=64K pts=4K:30/20/0.05,64K:80/200/0.05\n";
+  const JobReport r = MakeJob(8, 2, "device", 16 << 10, 24 << 10, 1000, 53, profile, 200, 90);
+  const JobAnalysis a = AnalyzeJob(r);
+  ASSERT_TRUE(a.layout.known) << a.layout.note;
+  EXPECT_EQ(a.layout.best_ppg, 1);
+  ASSERT_EQ(a.layout.predicted_us.size(), 3u);
+  const double at_24k = 10 * std::pow(6.0, std::log(10.0) / std::log(16.0));  // 4K x 6 = 24K
+  EXPECT_NEAR(a.layout.predicted_us[0].second, 1000 * at_24k, 1e-6);
+  EXPECT_NEAR(a.layout.ratio, at_24k / (20 * std::pow(6.0, std::log(4.5) / std::log(16.0))), 1e-9);
+}
+
 TEST(ReportAnalysis, KnownJobEnergy) {
   const JobAnalysis a = AnalyzeJob(Load("known_job.json"));
   EXPECT_TRUE(a.energy.measured);

@@ -181,6 +181,19 @@ std::vector<Bin> MakeBins(const std::vector<Decision>& decisions_in) {
   return bins;
 }
 
+mla::ProfileEntry PricingEntry(const Bin& bin) {
+  mla::ProfileEntry e;
+  e.kind = bin.mem == MemKind::kDevice ? mla::MemKind::kDevice : mla::MemKind::kHost;
+  e.min_bytes = bin.from;
+  e.max_bytes = bin.to;
+  e.ppg = bin.ppg;
+  e.time_us = bin.time_us;
+  e.mpi_time_us = bin.mpi_time_us;
+  e.measured_bytes = bin.measured_bytes;
+  e.points.assign(bin.points.begin(), bin.points.begin() + std::min(bin.points.size(), mla::kMaxProfilePointsPerEntry));
+  return e;
+}
+
 std::string RenderProfile(const std::vector<Bin>& bins, const std::map<std::string, std::string>& metadata) {
   std::ostringstream out;
   out << "multilane-profile 1";

@@ -101,6 +101,12 @@ SearchResult Decide(const std::vector<Measurement>& measurements, const SearchOp
 // and the last to inf; neighbours with the same winner merged.
 std::vector<Bin> MakeBins(const std::vector<Decision>& decisions);
 
+// The profile entry RenderProfile writes for `bin`, as a job reads it, but
+// without its choice (left passthrough: the winner's words are the candidate
+// space's): its kind, range, ppg, times, at= size and points.  What pricing
+// (mla::PriceEntry) needs of a bin that is not stored yet.
+mla::ProfileEntry PricingEntry(const Bin& bin);
+
 // The profile text: header "multilane-profile 1" with the metadata as
 // key=value words (keys and values must not hold spaces, '#' or ';'), then one
 // entry per bin with its ppg (when > 0), time_us, mpi_time_us and the size

@@ -101,4 +101,23 @@ Price PriceEntry(const ProfileEntry& entry, double bytes) {
   return p;
 }
 
+CallsPrice PriceCalls(const std::vector<ProfileEntry>& entries, const std::vector<BinCalls>& calls) {
+  CallsPrice out;
+  for (const BinCalls& c : calls) {
+    if (!(c.calls > 0)) continue;
+    const ProfileEntry* entry = nullptr;
+    for (const ProfileEntry& e : entries)
+      if (e.kind == c.kind && e.min_bytes <= c.from && c.from < e.max_bytes) entry = &e;
+    const Price price = entry == nullptr ? Price{} : PriceEntry(*entry, c.mean_bytes);
+    if (!(price.time_us > 0)) {
+      out.complete = false;
+      continue;
+    }
+    out.total_us += c.calls * price.time_us;
+    ++out.bins;
+    if (price.basis == PriceBasis::kExtrapolated) ++out.extrapolated;
+  }
+  return out;
+}
+
 }  // namespace mla

@@ -51,6 +51,34 @@ bool PricePoints(const std::vector<ProfilePoint>& points, double bytes, Price* o
 // (kEntry, lo_bytes = hi_bytes = its at= size, 0 when unknown).
 Price PriceEntry(const ProfileEntry& entry, double bytes);
 
+// A job's calls in one size bin (a job report's bin): their memory kind, the
+// bin's lower edge, how many (world rank 0's) and their mean message size
+// (bytes / calls).
+struct BinCalls {
+  MemKind kind = MemKind::kHost;
+  uint64_t from = 0;
+  double calls = 0;
+  double mean_bytes = 0;
+};
+
+// What a set of entries predicts a job's calls cost.
+struct CallsPrice {
+  bool complete = true;  // every bin with calls had an entry and a price
+  double total_us = 0;   // the sum over the priced bins of calls x time_us
+  int bins = 0;          // bins priced
+  int extrapolated = 0;  // of those, priced beyond their entry's probed sizes
+};
+
+// Prices `calls` under `entries` (the entries of one layout, e.g. one
+// ranks-per-GPU value; ranges of one kind must not overlap): each bin with
+// calls > 0 by the entry of its kind whose [min_bytes, max_bytes) holds the
+// bin's `from` (the entry the report's per-bin figures use), PriceEntry at
+// the bin's mean size, times its calls.  A bin without such an entry, or
+// without a positive time, is left out and makes the result incomplete.  The
+// one rule of the report's ranks-per-GPU advice and `multilane tune
+// --weights`.
+CallsPrice PriceCalls(const std::vector<ProfileEntry>& entries, const std::vector<BinCalls>& calls);
+
 }  // namespace mla
 
 #endif  // MLA_PRICE_H_

@@ -103,6 +103,37 @@ TEST(Price, IssueCaseIsAnOrderOfMagnitudeBelowTheOldRule) {
   EXPECT_GT(old_rule.time_us / p.time_us, 8.0);
 }
 
+// A job's calls priced under one layout's entries: each bin by the entry
+// holding its lower edge, at its mean size.
+TEST(PriceCalls, EachBinAtItsMeanSizeUnderTheEntryHoldingItsLowerEdge) {
+  ProfileEntry small;  // host [0, 8K): measured at 4K only
+  small.max_bytes = 8 << 10;
+  small.points = {{4 << 10, 10, 12, 0.05}};
+  small.time_us = 10;
+  ProfileEntry big;  // host [8K, inf): the issue's points
+  big.min_bytes = 8 << 10;
+  big.time_us = 372.7;
+  big.measured_bytes = 1 << 20;
+  big.points = IssuePoints();
+  const std::vector<ProfileEntry> entries = {small, big};
+  // 1000 calls of mean 32K (16K-64K: sqrt(35 x 60) each), 10 of 4K, none at 1M.
+  const std::vector<BinCalls> calls = {
+      {MemKind::kHost, 16 << 10, 1000, 32768}, {MemKind::kHost, 4 << 10, 10, 4096}, {MemKind::kHost, 1 << 20, 0, 0}};
+  CallsPrice p = PriceCalls(entries, calls);
+  EXPECT_TRUE(p.complete);
+  EXPECT_EQ(p.bins, 2);
+  EXPECT_EQ(p.extrapolated, 0);
+  EXPECT_NEAR(p.total_us, 1000 * std::sqrt(35.0 * 60.0) + 10 * 10.0, 1e-6);
+  // Below the entry's smallest point: extrapolated, and counted so.
+  p = PriceCalls(entries, {{MemKind::kHost, 8 << 10, 1, 12288}});
+  EXPECT_EQ(p.extrapolated, 1);
+  // A bin of a kind no entry covers: incomplete, the rest still summed.
+  p = PriceCalls(entries, {{MemKind::kDevice, 4 << 10, 5, 4096}, {MemKind::kHost, 4 << 10, 10, 4096}});
+  EXPECT_FALSE(p.complete);
+  EXPECT_EQ(p.bins, 1);
+  EXPECT_DOUBLE_EQ(p.total_us, 100);
+}
+
 TEST(Price, BasisNames) {
   EXPECT_STREQ(PriceBasisName(PriceBasis::kMeasured), "measured");
   EXPECT_STREQ(PriceBasisName(PriceBasis::kInterpolated), "interpolated");

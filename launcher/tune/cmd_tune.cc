@@ -266,26 +266,24 @@ int RunLaunch(const TuneOptions& opt, const std::vector<uint64_t>& sizes, const 
   return ReadProbeResult(result_path, l);
 }
 
-// --weights REPORT.json: the job's calls per size bin.
-bool WeightsFromReport(const JobReport& report, const std::vector<ProbeLaunch>& launches, SizeWeights* weights,
-                       std::string* error) {
-  const std::string& path = report.path;
-  std::vector<CallBin> bins;
+// --weights REPORT.json: the job's calls per size bin, each with its mean
+// message size (priced there by mla::PriceCalls, as the report's advice is).
+bool CallsFromReport(const JobReport& report, const std::vector<mltuner::MemKind>& kinds,
+                     std::vector<mla::BinCalls>* calls, std::string* error) {
+  calls->clear();
   for (const ReportBin& b : report.bins) {
-    CallBin c;
-    if (!mltuner::MemKindFromName(b.memory, &c.mem)) continue;
+    mltuner::MemKind mem;
+    if (b.calls <= 0 || !mltuner::MemKindFromName(b.memory, &mem)) continue;
+    if (std::find(kinds.begin(), kinds.end(), mem) == kinds.end()) continue;
+    mla::BinCalls c;
+    c.kind = mem == mltuner::MemKind::kDevice ? mla::MemKind::kDevice : mla::MemKind::kHost;
     c.from = b.from;
-    c.to = b.to.value_or(0);
     c.calls = static_cast<double>(b.calls);
-    bins.push_back(c);
+    c.mean_bytes = static_cast<double>(b.bytes) / static_cast<double>(b.calls);
+    calls->push_back(c);
   }
-  std::vector<std::pair<mltuner::MemKind, uint64_t>> tuned;
-  for (const auto& d : launches.front().decided.decisions) tuned.emplace_back(d.mem, d.bytes);
-  *weights = WeightsFromCalls(bins, tuned);
-  double total = 0;
-  for (const auto& kv : *weights) total += kv.second;
-  if (total <= 0) {
-    *error = path + ": the job made no allreduce call of a tuned memory kind; tune without --weights";
+  if (calls->empty()) {
+    *error = report.path + ": the job made no allreduce call of a tuned memory kind; tune without --weights";
     return false;
   }
   return true;
@@ -313,7 +311,7 @@ struct TuneRun {
   std::vector<ProbeLaunch> launches;
   LayoutVerdict layout;
   TuneOutcome outcome;
-  SizeWeights weights;
+  std::vector<mla::BinCalls> weights;  // --weights: the job's calls
   std::vector<RanksPerGpuScore> scores;
   TuneTimes times;
 };
@@ -500,8 +498,7 @@ int Recommend(const TuneOptions& opt, const TuneSetup& s, TuneRun* run) {
   std::map<int, std::vector<mltuner::Decision>> by_ppg;
   for (const ProbeLaunch& l : run->launches) by_ppg[l.ranks_per_gpu] = l.decided.decisions;
   std::string error;
-  if (!opt.weights.empty() && !WeightsFromReport(s.weights_report, run->launches, &run->weights, &error))
-    return Fail(error);
+  if (!opt.weights.empty() && !CallsFromReport(s.weights_report, s.kinds, &run->weights, &error)) return Fail(error);
   const int recommended = RecommendRanksPerGpu(by_ppg, run->weights, &run->scores);
   run->outcome.recommended = recommended;
   run->outcome.best = &run->launches.front();
@@ -523,10 +520,21 @@ void PrintTuneSummary(const TuneOptions& opt, const TuneSetup& s, const TuneRun&
     std::printf("%s", mltuner::FormatDecisionTable(l.decided.decisions).c_str());
   }
   if (per_gpu_launches) {
-    std::printf("\n%-14s %14s %6s\n", "ranks per GPU", run.weights.empty() ? "sum time_us" : "weighted_us", "sizes");
+    std::printf("\n%-14s %14s %6s\n", "ranks per GPU", run.weights.empty() ? "sum time_us" : "job_us",
+                run.weights.empty() ? "sizes" : "bins");
     for (const auto& sc : run.scores)
       std::printf("%-14d %14.1f %6d%s\n", sc.ranks_per_gpu, sc.total_us, sc.sizes,
                   sc.ranks_per_gpu == recommended ? "  <- recommended" : "");
+    if (!run.weights.empty()) {
+      std::printf("job_us: the --weights job's calls, each bin priced at its mean message size (docs/report.md)\n");
+      int beyond = 0;
+      for (const auto& sc : run.scores) beyond = std::max(beyond, sc.extrapolated);
+      if (beyond > 0)
+        std::printf(
+            "note: %d of the job's size bin(s) lie beyond the tuned sizes and were extrapolated; give --sizes "
+            "the range of the job's messages to measure them\n",
+            beyond);
+    }
   }
   std::printf(
       "\nprofile %lld stored in %s for node type %s (%d node(s), %d ranks; tuned in %.1f s of a %.1f s budget)\n",

@@ -65,39 +65,19 @@ std::vector<TuneLaunch> PlanLaunches(const std::vector<int>& values, int nodes, 
   return out;
 }
 
-SizeWeights WeightsFromCalls(const std::vector<CallBin>& bins,
-                             const std::vector<std::pair<MemKind, uint64_t>>& tuned_sizes) {
-  SizeWeights w;
-  for (const auto& s : tuned_sizes) w[s] = 0;
-  for (const CallBin& b : bins) {
-    if (b.calls <= 0) continue;
-    const double lo = std::max<double>(1, static_cast<double>(b.from));
-    const double hi = b.to > b.from ? static_cast<double>(b.to) : lo * 2;
-    const double mid = std::log2(std::sqrt(lo * hi));
-    const std::pair<MemKind, uint64_t>* best = nullptr;
-    double best_d = std::numeric_limits<double>::infinity();
-    for (const auto& s : tuned_sizes) {
-      if (s.first != b.mem) continue;
-      const double d = std::fabs(std::log2(static_cast<double>(std::max<uint64_t>(1, s.second))) - mid);
-      if (d < best_d) {
-        best_d = d;
-        best = &s;
-      }
-    }
-    if (best != nullptr) w[*best] += b.calls;
-  }
-  return w;
+namespace {
+
+// The memory kind the layout is for: device when any device size was measured.
+MemKind LayoutKind(const std::map<int, std::vector<mltuner::Decision>>& decisions) {
+  for (const auto& [v, ds] : decisions)
+    for (const auto& d : ds)
+      if (d.mem == MemKind::kDevice) return MemKind::kDevice;
+  return MemKind::kHost;
 }
 
-int RecommendRanksPerGpu(const std::map<int, std::vector<mltuner::Decision>>& decisions, const SizeWeights& weights,
-                         std::vector<RanksPerGpuScore>* scores) {
-  scores->clear();
-  if (decisions.empty()) return 0;
-  // The sizes every value measured, of the memory kind the layout is for.
-  bool any_device = false;
-  for (const auto& [v, ds] : decisions)
-    for (const auto& d : ds) any_device = any_device || d.mem == MemKind::kDevice;
-  const MemKind kind = any_device ? MemKind::kDevice : MemKind::kHost;
+// The equal-weight sum over the sizes of `kind` every value measured.
+RanksPerGpuScore SumOverCommonSizes(const std::map<int, std::vector<mltuner::Decision>>& decisions, MemKind kind,
+                                    int value) {
   std::map<uint64_t, int> measured_by;
   for (const auto& [v, ds] : decisions) {
     std::set<uint64_t> mine;
@@ -105,21 +85,49 @@ int RecommendRanksPerGpu(const std::map<int, std::vector<mltuner::Decision>>& de
       if (d.mem == kind) mine.insert(d.bytes);
     for (uint64_t b : mine) ++measured_by[b];
   }
+  RanksPerGpuScore s;
+  s.ranks_per_gpu = value;
+  for (const auto& d : decisions.at(value)) {
+    if (d.mem != kind || measured_by[d.bytes] != static_cast<int>(decisions.size())) continue;
+    s.total_us += d.time_us;
+    ++s.sizes;
+  }
+  return s;
+}
+
+// The job's calls of `kind` priced under the entries `ds` make.
+RanksPerGpuScore PriceJobCalls(const std::vector<mltuner::Decision>& ds, const std::vector<mla::BinCalls>& calls,
+                               MemKind kind, int value) {
+  const mla::MemKind vkind = kind == MemKind::kDevice ? mla::MemKind::kDevice : mla::MemKind::kHost;
+  std::vector<mltuner::Decision> mine;
+  for (const auto& d : ds)
+    if (d.mem == kind) mine.push_back(d);
+  std::vector<mla::ProfileEntry> entries;
+  for (const mltuner::Bin& b : mltuner::MakeBins(mine)) entries.push_back(mltuner::PricingEntry(b));
+  std::vector<mla::BinCalls> of_kind;
+  for (const mla::BinCalls& c : calls)
+    if (c.kind == vkind) of_kind.push_back(c);
+  const mla::CallsPrice price = mla::PriceCalls(entries, of_kind);
+  RanksPerGpuScore s;
+  s.ranks_per_gpu = value;
+  s.total_us = price.total_us;
+  s.sizes = price.complete ? price.bins : 0;  // an incomplete price is not recommended
+  s.extrapolated = price.extrapolated;
+  return s;
+}
+
+}  // namespace
+
+int RecommendRanksPerGpu(const std::map<int, std::vector<mltuner::Decision>>& decisions,
+                         const std::vector<mla::BinCalls>& calls, std::vector<RanksPerGpuScore>* scores) {
+  scores->clear();
+  if (decisions.empty()) return 0;
+  const MemKind kind = LayoutKind(decisions);
   int best = 0;
   double best_total = std::numeric_limits<double>::infinity();
   for (const auto& [v, ds] : decisions) {
-    RanksPerGpuScore s;
-    s.ranks_per_gpu = v;
-    for (const auto& d : ds) {
-      if (d.mem != kind || measured_by[d.bytes] != static_cast<int>(decisions.size())) continue;
-      double w = 1;
-      if (!weights.empty()) {
-        auto it = weights.find({d.mem, d.bytes});
-        w = it == weights.end() ? 0 : it->second;
-      }
-      s.total_us += w * d.time_us;
-      ++s.sizes;
-    }
+    const RanksPerGpuScore s =
+        calls.empty() ? SumOverCommonSizes(decisions, kind, v) : PriceJobCalls(ds, calls, kind, v);
     scores->push_back(s);
     if (s.sizes > 0 && s.total_us < best_total) {  // map order: ties keep the fewer ranks per GPU
       best_total = s.total_us;

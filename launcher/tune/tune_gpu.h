@@ -13,6 +13,7 @@
 
 #include "tuner/candidates.h"
 #include "tuner/search.h"
+#include "vocab/price.h"
 
 namespace multilane {
 
@@ -45,37 +46,29 @@ struct TuneLaunch {
 std::vector<TuneLaunch> PlanLaunches(const std::vector<int>& values, int nodes, int gpus, int cores,
                                      bool allow_oversubscribed);
 
-// Weight per (memory kind, size) of the objective; empty: every size 1.
-using SizeWeights = std::map<std::pair<mltuner::MemKind, uint64_t>, double>;
-
-// Weights from a job's calls per size bin: each bin's calls go to the tuned
-// size of its memory kind nearest to the bin (geometric middle of [from, to),
-// log distance).  `bins`: (memory kind, from, to (0: no bound), calls).
-struct CallBin {
-  mltuner::MemKind mem = mltuner::MemKind::kHost;
-  uint64_t from = 0;
-  uint64_t to = 0;
-  double calls = 0;
-};
-SizeWeights WeightsFromCalls(const std::vector<CallBin>& bins,
-                             const std::vector<std::pair<mltuner::MemKind, uint64_t>>& tuned_sizes);
-
-// The objective of one ranks-per-GPU value: the weighted sum over the sizes
-// every launch measured of the time the profile would run at that size (the
-// decision's time: the winner, or the system MPI where it was kept).
+// The objective of one ranks-per-GPU value.  Without a job's calls: the sum
+// over the sizes every launch measured of the time the profile would run at
+// that size (the decision's time: the winner, or the system MPI where it was
+// kept), `sizes` of them.  With a job's calls (--weights): mla::PriceCalls of
+// them under the entries this value's decisions make (tuner MakeBins), the
+// rule of the report's ranks-per-GPU advice: each bin's calls x the time
+// priced at its mean message size; `sizes` is then the bins priced.
 struct RanksPerGpuScore {
   int ranks_per_gpu = 0;
   double total_us = 0;
   int sizes = 0;
+  int extrapolated = 0;  // with calls: bins priced beyond the probed sizes of their entry
 };
 
 // Scores each value of `decisions` (ranks per GPU -> its launch's decisions)
 // and returns the value with the lowest total (ties: the fewer ranks per GPU);
-// 0 when `decisions` is empty.  Only sizes measured by every value count, so
-// the totals compare like with like; device sizes when any were measured
-// (the layout is for device buffers), else host sizes.
-int RecommendRanksPerGpu(const std::map<int, std::vector<mltuner::Decision>>& decisions, const SizeWeights& weights,
-                         std::vector<RanksPerGpuScore>* scores);
+// 0 when `decisions` is empty.  Device sizes (and calls) when any device size
+// was measured (the layout is for device buffers), else host ones.  Without
+// `calls`, only sizes measured by every value count, so the totals compare
+// like with like; with `calls`, a value whose entries cannot price every bin
+// of the kind is not recommended.
+int RecommendRanksPerGpu(const std::map<int, std::vector<mltuner::Decision>>& decisions,
+                         const std::vector<mla::BinCalls>& calls, std::vector<RanksPerGpuScore>* scores);
 
 }  // namespace multilane
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace multilane {
 namespace {
 
@@ -82,18 +84,46 @@ TEST(Recommend, LowestEqualWeightSumOverCommonDeviceSizes) {
   EXPECT_EQ(scores[1].sizes, 3);
 }
 
-TEST(Recommend, WeightsFromAJobOfSmallCallsTurnTheChoice) {
+TEST(Recommend, AJobOfSmallCallsTurnsTheChoice) {
   std::map<int, std::vector<Decision>> by;
   by[1] = {D(MemKind::kDevice, 4096, 10), D(MemKind::kDevice, 64 << 20, 5000)};
   by[4] = {D(MemKind::kDevice, 4096, 20), D(MemKind::kDevice, 64 << 20, 3000)};
-  // A job of 1000 calls near 4 KiB (bin [4K, 8K)) and 1 call of 64 MiB.
-  SizeWeights w = WeightsFromCalls({{MemKind::kDevice, 4096, 8192, 1000}, {MemKind::kDevice, 64 << 20, 128 << 20, 1}},
-                                   {{MemKind::kDevice, 4096}, {MemKind::kDevice, 64 << 20}});
-  EXPECT_DOUBLE_EQ((w[{MemKind::kDevice, 4096}]), 1000);
-  EXPECT_DOUBLE_EQ((w[{MemKind::kDevice, uint64_t{64} << 20}]), 1);
+  // A job of 1000 calls of 4 KiB and 1 call of 64 MiB.
+  const std::vector<mla::BinCalls> calls = {{mla::MemKind::kDevice, 4096, 1000, 4096},
+                                            {mla::MemKind::kDevice, 64 << 20, 1, 64 << 20}};
   std::vector<RanksPerGpuScore> scores;
-  EXPECT_EQ(RecommendRanksPerGpu(by, w, &scores), 1);
+  EXPECT_EQ(RecommendRanksPerGpu(by, calls, &scores), 1);
+  ASSERT_EQ(scores.size(), 2u);
+  EXPECT_DOUBLE_EQ(scores[0].total_us, 1000 * 10 + 5000);
+  EXPECT_EQ(scores[0].sizes, 2);  // bins priced
   EXPECT_EQ(RecommendRanksPerGpu(by, {}, &scores), 4);
+}
+
+// Issue 30: --weights prices each of the job's bins at its mean message size
+// between the tuned sizes (log-log, mla::PriceCalls), as the report does.  The
+// job's 1000 calls of 24 KiB (bin [16K, 32K)) lie between the tuned 4K and
+// 64K.  The old rule charged them the time of the tuned size nearest the
+// bin's middle (64K: 4 ranks per GPU, 80 us against 100 us); priced at 24 KiB
+// 1 rank per GPU is faster (44 us against 57 us).
+TEST(Recommend, EachBinIsPricedAtItsMeanSizeNotTheNearestTunedSize) {
+  std::map<int, std::vector<Decision>> by;
+  by[1] = {D(MemKind::kDevice, 4096, 10), D(MemKind::kDevice, 64 << 10, 100)};
+  by[4] = {D(MemKind::kDevice, 4096, 30), D(MemKind::kDevice, 64 << 10, 80)};
+  const std::vector<mla::BinCalls> calls = {{mla::MemKind::kDevice, 16 << 10, 1000, 24 << 10}};
+  std::vector<RanksPerGpuScore> scores;
+  EXPECT_EQ(RecommendRanksPerGpu(by, calls, &scores), 1);
+  ASSERT_EQ(scores.size(), 2u);
+  const double one = 10 * std::pow(6.0, std::log(10.0) / std::log(16.0));  // 24K = 4K x 6; 64K = 4K x 16
+  const double four = 30 * std::pow(6.0, std::log(80.0 / 30) / std::log(16.0));
+  EXPECT_NEAR(scores[0].total_us, 1000 * one, 1e-6);
+  EXPECT_NEAR(scores[1].total_us, 1000 * four, 1e-6);
+  EXPECT_EQ(scores[0].extrapolated, 0);
+  // Beyond the tuned sizes the price is extrapolated, and the score says so.
+  EXPECT_EQ(RecommendRanksPerGpu(by, {{mla::MemKind::kDevice, 1 << 20, 1, 1 << 20}}, &scores), 4);
+  EXPECT_EQ(scores[0].extrapolated, 1);
+  // Host calls do not weigh a device layout: nothing priced, the fewer ranks kept.
+  EXPECT_EQ(RecommendRanksPerGpu(by, {{mla::MemKind::kHost, 16 << 10, 1000, 24 << 10}}, &scores), 1);
+  EXPECT_EQ(scores[1].sizes, 0);
 }
 
 TEST(Recommend, HostSizesWhenNoDeviceWasMeasuredAndTiesKeepFewerRanks) {
