@@ -5,7 +5,12 @@
 # in a temporary folder inside a mount namespace where this source tree (and
 # so every build tree in it) is hidden under an empty tmpfs, then removes and
 # purges the packages and checks that the system database the test made is
-# still there.  Puts back a system database that existed before.  Root only.
+# still there.  installed_e2e.py follows docs/admin.md's steps in order (tune
+# the partition, enable the plugstack line and restart slurmd, the cli_filter,
+# doctor, jobs, the removal steps), so the guide cannot drift from what works.
+# Puts back a system database and its working copy that existed before, and
+# leaves none of its own (a working copy left here is what the next real
+# `tune --system` would publish from).  Root only.
 set -euo pipefail
 debs=$(realpath "${1:?usage: deb_e2e.sh PACKAGES_DIR}")
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -24,8 +29,11 @@ done
 
 work=$(mktemp -d /tmp/mldeb-e2e.XXXXXX)
 cp "$src/tests/install/installed_e2e.py" "$src/scripts/slurm/local-slurm.sh" "$src/tests/slurm/layout_probe.c" "$work/"
-saved=""
-if [ -e "$db" ]; then saved="$work/profiles.db.saved"; mv "$db" "$saved"; fi
+# The system database, its working copy (docs/admin.md, "The system database
+# on a shared file system") and their journals: the admin's, put back at the end.
+admin_files=("$db" "$db-journal" "$db-wal" "$db-shm" "$db.work" "$db.work-journal")
+mkdir "$work/saved"
+for f in "${admin_files[@]}"; do [ -e "$f" ] && mv "$f" "$work/saved/"; done
 had_dir=0; [ -d "$(dirname "$db")" ] && had_dir=1
 
 # remove_packages remove|purge: the installed packages (remove), or those
@@ -40,10 +48,12 @@ remove_packages() {
   done
   [ ${#present[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive apt-get "$1" -y -qq "${present[@]}" >/dev/null
 }
+# remove_test_files: what the test's tunes made in the system database's folder.
+remove_test_files() { rm -f "${admin_files[@]}"; }
 restore() {
   remove_packages purge || true
-  rm -f "$db" "$db-journal" "$db-wal" "$db-shm"
-  if [ -n "$saved" ]; then mkdir -p "$(dirname "$db")"; mv "$saved" "$db"; fi
+  remove_test_files
+  if [ -n "$(ls -A "$work/saved" 2>/dev/null)" ]; then mkdir -p "$(dirname "$db")"; mv "$work/saved"/* "$(dirname "$db")/"; fi
   [ "$had_dir" = 1 ] || rmdir "$(dirname "$db")" 2>/dev/null || true
   rm -rf "$work"
 }
@@ -70,4 +80,8 @@ for p in "${packages[@]}"; do
   esac
 done
 [ ! -e /etc/slurm/plugstack.conf.d/multilane.conf ] || { echo "deb_e2e: FAIL: purge left multilane.conf" >&2; exit 1; }
-echo "deb_e2e: PASS: packages removed and purged, the system database $db is still there"
+[ -f "$db.work" ] || { echo "deb_e2e: FAIL: the test's tune --system left no working copy $db.work (is it still written there?)" >&2; exit 1; }
+remove_test_files
+left=$(ls -A "$(dirname "$db")" 2>/dev/null || true)
+[ -z "$left" ] || { echo "deb_e2e: FAIL: the test left files in $(dirname "$db"): $left" >&2; exit 1; }
+echo "deb_e2e: PASS: packages removed and purged, the system database $db was still there; the test's files are gone"

@@ -10,23 +10,29 @@ hidden under an empty tmpfs: a path into the build tree cannot work here.
 Every program comes from /usr: the command, the probe, the library, the
 plugin (named by the plugstack line the package ships), the cli_filter.
 
-Steps:
-  1. `multilane tune --system` (small budget) publishes into the system
+Steps, in the order of docs/admin.md (deb_e2e.sh installed the packages):
+  1. a local Slurm whose plugstack.conf includes /etc/slurm/plugstack.conf.d
+     (the package's file, its line still commented out): --multilane is not
+     an option yet;
+  2. `multilane tune --partition gpu --system` publishes into the system
      database the package made (/var/lib/multilane/profiles.db);
-  2. `multilane doctor` exits 0 and names the installed library and probe;
-  3. `multilane run -- mpirun ...` of an MPI program built against the
-     installed header: the library is injected from /usr (its /proc maps),
-     and with MULTILANE_ALGO=lane every call runs the lane algorithm (the
-     2-core tune keeps the system MPI, so the profile alone runs passthrough);
-  3b. MPICH from multilane-mpich: `multilane tune --mpi mpich` into a user
-     database, then `multilane run -- mpiexec.mpich` of the same program built
-     with mpicc.mpich: the front picks the MPICH build and every call runs lane;
-  4. a local Slurm whose plugstack.conf holds the line of
-     /etc/slurm/plugstack.conf.d/multilane.conf, uncommented as the admin
-     does, and the installed cli_filter.lua: `sbatch --gpus=2 --multilane`
-     gets the tuned tasks per GPU and every rank runs with the library;
-  5. `srun --multilane=report:DIR` writes a job report that the installed
-     `multilane report` reads.
+  3. the admin removes the '#' of the package's plugstack line, restarts
+     slurmd, copies the installed cli_filter.lua beside slurm.conf, adds
+     CliFilterPlugins and runs `scontrol reconfigure`;
+  4. `multilane doctor` exits 0, names the installed library and probe, and
+     (with SLURM_CONF) the enabled plugin, cli_filter and partition profile;
+  5. `sbatch --gpus=2 --multilane` gets the tuned tasks per GPU, every rank
+     runs with the library, and slurmd's log has the plugin's job prolog line
+     (what the restart is for); `srun --multilane=report:DIR` writes a job
+     report that the installed `multilane report` reads;
+  6. `multilane run -- mpirun ...` outside an allocation takes the partition's
+     profile; with MULTILANE_ALGO=lane every call runs the lane algorithm;
+  7. MPICH from multilane-mpich: `multilane tune --mpi mpich` into a user
+     database, then `multilane run -- mpiexec.mpich`: the front picks the
+     MPICH build and every call runs lane;
+  8. the removal steps: the line commented out, slurmd restarted, the
+     cli_filter removed; a job that still passes --multilane is refused, a
+     plain one runs (deb_e2e.sh then removes and purges the packages).
 """
 import argparse
 import json
@@ -56,6 +62,8 @@ def env_base():
            if not k.startswith("MULTILANE_") and k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")}
     env.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
                 "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMPI_MCA_btl_base_warn_component_unused": "0",
+                # Open MPI 5 (PRRTE) reads this one, not OMPI_MCA_rmaps_* (tests/e2e.py, OVERSUBSCRIBE_ENV)
+                "PRTE_MCA_rmaps_default_mapping_policy": ":oversubscribe",
                 "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": ARGS.work})
     return env
 
@@ -92,17 +100,6 @@ def step_doctor():
     assert_not_hidden_tree(p.stdout + p.stderr, "doctor")
 
 
-def step_tune():
-    p = run(["multilane", "tune", "--system", "--budget", "3", "--sizes", "64K:256K", "--np", "2",
-             "--virtual-nodes", "1", "--ranks-per-gpu", "2"], timeout=600)  # the system database takes no oversubscribed profile
-    log((p.stdout + p.stderr)[-2000:])
-    check(os.path.exists(SYSTEM_DB), f"tune --system did not write {SYSTEM_DB}")
-    r = run(["multilane", "resolve", "--db", SYSTEM_DB, "--partition", "gpu", "--any-node-type"], check_rc=False)
-    log(r.stdout + r.stderr)
-    s = run(["multilane", "show", "--db", SYSTEM_DB])
-    check("profile" in s.stdout, f"multilane show lists no profile:\n{s.stdout}")
-
-
 def build_probe():
     """layout_probe.c (the Slurm tests' MPI program) built with mpicc against
     the installed header only."""
@@ -116,8 +113,12 @@ def mapped_libraries(text):
 
 
 def step_run(probe):
+    # Outside an allocation no partition is known: the profile `tune
+    # --partition gpu` made serves (issue 26: it was a miss that said to probe).
     p = run(["multilane", "run", "--", "mpirun", "-np", "4", "-x", "MULTILANE_RANKS_PER_NODE=2", probe, "3"])
     log(p.stdout + p.stderr)
+    check(re.search(r"multilane: profile \d+ of node type .*, partition gpu\)", p.stderr),
+          f"multilane run outside an allocation did not take the partition's profile:\n{p.stderr}")
     rows = rank_lines(p.stdout)
     check(len(rows) == 4 and all(r["ok"] == "1" and r["preload"] == "1" and r["calls"] == "3" for r in rows),
           f"multilane run did not run every rank with the library: {rows}")
@@ -163,77 +164,174 @@ def step_mpich():
 
 
 class Slurm:
+    """A local Slurm whose plugstack.conf is Debian's (an include of
+    /etc/slurm/plugstack.conf.d/*.conf, where the package's file is), with
+    no cli_filter: the cluster as the packages leave it before the admin
+    enables anything (docs/admin.md, "Install")."""
+
     def __init__(self):
         self.dir = os.path.join(ARGS.work, "slurm")
         os.makedirs(self.dir, exist_ok=True)
         os.chmod(ARGS.work, 0o755)
-        with open(PLUGSTACK) as f:
-            lines = [l for l in f.read().splitlines() if re.match(r"^#\s*(optional|required)\s", l)]
-        check(len(lines) == 1, f"{PLUGSTACK} does not hold one commented-out plugin line: {lines}")
-        self.line = lines[0].lstrip("#").strip()
-        check(self.line.split()[1].startswith(f"{LIBDIR}/slurm-wlm/spank_multilane.so"),
-              f"the shipped line does not name the installed plugin: {self.line}")
-        shutil.copy("/usr/share/multilane/cli_filter.lua", os.path.join(self.dir, "cli_filter.lua"))
         env = env_base()
-        env["MLA_SLURM_CLI_FILTER"] = "1"
+        env["MLA_SLURM_CLI_FILTER"] = "0"  # the admin adds it, below
         # Ports of its own: the Slurm tests of a build may run at the same time.
         env["MLA_SLURMCTLD_PORT"], env["MLA_SLURMD_PORT"] = "16917", "16918"
         self.script = os.path.join(ARGS.work, "local-slurm.sh")
-        p = subprocess.run(["bash", self.script, "start", self.dir, self.line], capture_output=True, text=True,
-                           env=env, timeout=120)
+        p = subprocess.run(["bash", self.script, "start", self.dir, f"include {os.path.dirname(PLUGSTACK)}/*.conf"],
+                           capture_output=True, text=True, env=env, timeout=120)
         if p.returncode != 0:
             self.stop()
             raise AssertionError(f"local Slurm did not start:\n{p.stdout}\n{p.stderr}")
+        self.conf = os.path.join(self.dir, "slurm.conf")
         self.env = env_base()
-        self.env["SLURM_CONF"] = os.path.join(self.dir, "slurm.conf")
-        log(f"slurm: plugstack line: {self.line}")
+        self.env["SLURM_CONF"] = self.conf
+
+    def restart_slurmd(self):
+        """`systemctl restart slurmd`, as the guide says after changing the plugstack line."""
+        p = subprocess.run(["bash", self.script, "restart-slurmd", self.dir], capture_output=True, text=True,
+                           env=self.env, timeout=120)
+        check(p.returncode == 0, f"slurmd did not restart:\n{p.stdout}\n{p.stderr}")
+
+    def slurmd_log(self):
+        with open(os.path.join(self.dir, "log", "slurmd-localhost.log"), errors="replace") as f:
+            return f.read()
 
     def stop(self):
         subprocess.run(["bash", self.script, "stop", self.dir], capture_output=True, text=True, timeout=60)
 
 
-def step_slurm(probe):
-    s = Slurm()
-    try:
-        job = os.path.join(ARGS.work, "job.sh")
-        out = os.path.join(ARGS.work, "job.out")
-        with open(job, "w") as f:
-            f.write("#!/bin/bash\necho batch ntasks=$SLURM_NTASKS\n"
-                    f"srun --mpi=pmix {probe} 5\n"
-                    "srun --mpi=pmix -n 1 cat /proc/self/maps\n")
-        os.chmod(job, 0o755)
-        p = run(["sbatch", "--wait", "-o", out, "--gpus=2", "--multilane", job], env=s.env, timeout=300,
-                check_rc=False)
-        text = open(out).read() if os.path.exists(out) else ""
-        shown = "\n".join(l for l in text.splitlines() if not re.match(r"^[0-9a-f]+-[0-9a-f]+ ", l))
-        log(f"--- sbatch --gpus=2 --multilane (exit {p.returncode})\n{p.stdout}{p.stderr}{shown}\n"
-            f"(and the /proc/self/maps of one task: libmlallreduce from {mapped_libraries(text)})\n---")
-        check(p.returncode == 0, "the --multilane job failed")
-        check("batch ntasks=4" in text, "the installed cli_filter did not give 2 tasks per GPU (4 tasks)")
-        rows = rank_lines(text)
-        check(len(rows) == 4, f"expected 4 ranks, got {rows}")
-        check([r["gpu"] for r in rows] == ["0", "0", "1", "1"], f"GPU binding {[r['gpu'] for r in rows]}")
-        check(all(r["ok"] == "1" and r["preload"] == "1" and r["calls"] == "5" for r in rows),
-              f"the ranks did not run with the library: {rows}")
-        # The maps are cat's, which makes no MPI call: the front alone (as in
-        # step_run); the ranks' counters above come from the Open MPI build
-        # the front opened at their first MPI call.
-        libs = mapped_libraries(text)
-        check(libs == [f"{LIBDIR}/libmlallreduce.so.0.1.0"], f"the job's library was mapped from {libs}")
-        check(not [l for l in text.splitlines() if "multilane:" in l], "the job printed multilane lines")
+def set_plugstack_line(enabled):
+    """The admin's edit of the package's plugstack file: remove the '#' of
+    its one plugin line (enable), or put it back (disable)."""
+    with open(PLUGSTACK) as f:
+        text = f.read()
+    lines = [l for l in text.splitlines() if re.match(r"^#?\s*(optional|required)\s", l)]
+    check(len(lines) == 1, f"{PLUGSTACK} does not hold one plugin line: {lines}")
+    line = lines[0].lstrip("#").strip()
+    check(line.split()[1].startswith(f"{LIBDIR}/slurm-wlm/spank_multilane.so"),
+          f"the shipped line does not name the installed plugin: {line}")
+    with open(PLUGSTACK, "w") as f:
+        f.write(text.replace(lines[0], line if enabled else "#" + line))
+    return line
 
-        reports = os.path.join(ARGS.work, "reports")
-        os.makedirs(reports)
-        run(["srun", "--gpus=2", f"--multilane=report:{reports}", probe, "3"], env=s.env)
-        files = [f for f in os.listdir(reports) if f.endswith(".json")]
-        check(len(files) == 1, f"expected one job report in {reports}, found {files}")
-        doc = json.load(open(os.path.join(reports, files[0])))
-        check(doc.get("format") == "multilane-job-report" and doc["job"]["ranks"] == 4, f"report: {doc.get('job')}")
-        r = run(["multilane", "report", os.path.join(reports, files[0])])
-        log(r.stdout)
-        check("allreduce" in r.stdout and "4 rank(s)" in r.stdout, f"multilane report:\n{r.stdout}")
-    finally:
-        s.stop()
+
+def set_cli_filter(s, enabled):
+    """The guide's cli_filter steps: copy the installed cli_filter.lua beside
+    slurm.conf and add CliFilterPlugins=cli_filter/lua, then `scontrol
+    reconfigure`; removing multilane undoes both."""
+    lua = os.path.join(s.dir, "cli_filter.lua")
+    with open(s.conf) as f:
+        conf = [l for l in f.read().splitlines() if not l.startswith("CliFilterPlugins=")]
+    if enabled:
+        shutil.copy("/usr/share/multilane/cli_filter.lua", lua)
+        conf.append("CliFilterPlugins=cli_filter/lua")
+    elif os.path.exists(lua):
+        os.remove(lua)
+    with open(s.conf, "w") as f:
+        f.write("\n".join(conf) + "\n")
+    run(["scontrol", "reconfigure"], env=s.env)
+
+
+def step_slurm_before(s):
+    """Installing changes nothing for jobs: --multilane is not an option yet."""
+    p = run(["sbatch", "--wrap", "true", "--multilane"], env=s.env, check_rc=False)
+    check(p.returncode != 0 and "unrecognized option" in p.stderr and "multilane" in p.stderr,
+          f"--multilane before the admin enabled it:\n{p.stdout}{p.stderr}")
+
+
+def step_tune_partition(s):
+    """The guide: tune the partitions first, into the system database the
+    package made (2 ranks on this 2-core machine: the system database takes
+    no oversubscribed profile)."""
+    p = run(["multilane", "tune", "--partition", "gpu", "--system", "--budget", "3", "--sizes", "64K:256K",
+             "--np", "2", "--virtual-nodes", "1", "--ranks-per-gpu", "2"], env=s.env, timeout=600)
+    log((p.stdout + p.stderr)[-2000:])
+    check(os.path.exists(SYSTEM_DB), f"tune --partition --system did not write {SYSTEM_DB}")
+    r = run(["multilane", "resolve", "--db", SYSTEM_DB, "--partition", "gpu", "--any-node-type"])
+    log(r.stdout + r.stderr)
+    check("found=yes" in r.stdout, f"no partition profile after the tune:\n{r.stdout}")
+    s_ = run(["multilane", "show", "--db", SYSTEM_DB])
+    check("profile" in s_.stdout, f"multilane show lists no profile:\n{s_.stdout}")
+
+
+def step_enable(s):
+    """The guide: remove the '#', restart slurmd, add the cli_filter."""
+    line = set_plugstack_line(True)
+    log(f"slurm: plugstack line enabled: {line}")
+    s.restart_slurmd()
+    set_cli_filter(s, True)
+
+
+def step_slurm_doctor(s):
+    p = run(["multilane", "doctor"], env=s.env, check_rc=False)
+    log(p.stdout + p.stderr)
+    check(p.returncode == 0 and p.stdout.strip().endswith("all good"),
+          f"multilane doctor exited {p.returncode} on the enabled cluster")
+    check("the plugin loads and matches Slurm" in p.stdout and "settings match the plugstack line" in p.stdout,
+          "doctor did not check the enabled plugin and cli_filter")
+    check("partition gpu: profile" in p.stdout, "doctor does not see the partition's profile")
+
+
+def step_slurm(s, probe):
+    job = os.path.join(ARGS.work, "job.sh")
+    out = os.path.join(ARGS.work, "job.out")
+    with open(job, "w") as f:
+        f.write("#!/bin/bash\necho batch ntasks=$SLURM_NTASKS\n"
+                f"srun --mpi=pmix {probe} 5\n"
+                "srun --mpi=pmix -n 1 cat /proc/self/maps\n")
+    os.chmod(job, 0o755)
+    p = run(["sbatch", "--wait", "-o", out, "--gpus=2", "--multilane", job], env=s.env, timeout=300,
+            check_rc=False)
+    text = open(out).read() if os.path.exists(out) else ""
+    shown = "\n".join(l for l in text.splitlines() if not re.match(r"^[0-9a-f]+-[0-9a-f]+ ", l))
+    log(f"--- sbatch --gpus=2 --multilane (exit {p.returncode})\n{p.stdout}{p.stderr}{shown}\n"
+        f"(and the /proc/self/maps of one task: libmlallreduce from {mapped_libraries(text)})\n---")
+    check(p.returncode == 0, "the --multilane job failed")
+    check("batch ntasks=4" in text, "the installed cli_filter did not give 2 tasks per GPU (4 tasks)")
+    rows = rank_lines(text)
+    check(len(rows) == 4, f"expected 4 ranks, got {rows}")
+    check([r["gpu"] for r in rows] == ["0", "0", "1", "1"], f"GPU binding {[r['gpu'] for r in rows]}")
+    check(all(r["ok"] == "1" and r["preload"] == "1" and r["calls"] == "5" for r in rows),
+          f"the ranks did not run with the library: {rows}")
+    # The maps are cat's, which makes no MPI call: the front alone (as in
+    # step_run); the ranks' counters above come from the Open MPI build
+    # the front opened at their first MPI call.
+    libs = mapped_libraries(text)
+    check(libs == [f"{LIBDIR}/libmlallreduce.so.0.1.0"], f"the job's library was mapped from {libs}")
+    check(not [l for l in text.splitlines() if "multilane:" in l], "the job printed multilane lines")
+    # The job prolog ran the plugin in slurmd (where the per-job MPS daemon
+    # starts): only a slurmd restarted after the plugstack edit does that.
+    check(re.search(r"multilane: job script: option .*, multilane on", s.slurmd_log()),
+          "slurmd's log has no job prolog line of the plugin: was slurmd restarted after the plugstack edit?")
+
+    reports = os.path.join(ARGS.work, "reports")
+    os.makedirs(reports)
+    run(["srun", "--gpus=2", f"--multilane=report:{reports}", probe, "3"], env=s.env)
+    files = [f for f in os.listdir(reports) if f.endswith(".json")]
+    check(len(files) == 1, f"expected one job report in {reports}, found {files}")
+    doc = json.load(open(os.path.join(reports, files[0])))
+    check(doc.get("format") == "multilane-job-report" and doc["job"]["ranks"] == 4, f"report: {doc.get('job')}")
+    r = run(["multilane", "report", os.path.join(reports, files[0])])
+    log(r.stdout)
+    check("allreduce" in r.stdout and "4 rank(s)" in r.stdout, f"multilane report:\n{r.stdout}")
+
+
+def step_disable(s, probe):
+    """The guide's removal, before the packages go: comment the line out,
+    restart slurmd, remove the cli_filter.  Scripts that still pass
+    --multilane are then refused (the guide says to find them first); the
+    others run unchanged."""
+    set_plugstack_line(False)
+    s.restart_slurmd()
+    set_cli_filter(s, False)
+    p = run(["sbatch", "--wrap", "true", "--multilane"], env=s.env, check_rc=False)
+    check(p.returncode != 0 and "unrecognized option" in p.stderr,
+          f"a --multilane job after the removal steps:\n{p.stdout}{p.stderr}")
+    p = run(["srun", "-n", "2", probe, "2"], env=s.env)
+    rows = rank_lines(p.stdout)
+    check(len(rows) == 2 and all(r["ok"] == "1" and r["preload"] == "0" for r in rows),
+          f"a plain job after the removal steps: {rows}")
 
 
 def main():
@@ -242,21 +340,36 @@ def main():
     ap.add_argument("--work", required=True, help="the folder holding this script's copy")
     ap.add_argument("--hidden", required=True, help="the source tree, hidden in this mount namespace")
     ARGS = ap.parse_args()
-    steps = [("tune", step_tune), ("doctor", step_doctor)]
+    # docs/admin.md in order: install (deb_e2e.sh), tune the partition,
+    # enable the plugstack line and restart slurmd, the cli_filter, doctor,
+    # jobs; then the removal steps (deb_e2e.sh removes the packages).
+    s = None
     try:
-        for name, fn in steps:
-            log(f"=== {name}")
-            fn()
+        s = Slurm()
+        log("=== slurm: before the admin enables multilane")
+        step_slurm_before(s)
+        log("=== tune --partition gpu --system")
+        step_tune_partition(s)
+        log("=== enable: plugstack line, slurmd restart, cli_filter")
+        step_enable(s)
+        log("=== doctor")
+        step_doctor()
+        step_slurm_doctor(s)
         probe = build_probe()
-        log("=== run")
+        log("=== slurm jobs")
+        step_slurm(s, probe)
+        log("=== run (outside an allocation: the partition's profile)")
         step_run(probe)
         log("=== mpich")
         step_mpich()
-        log("=== slurm")
-        step_slurm(probe)
+        log("=== removal steps")
+        step_disable(s, probe)
     except (AssertionError, subprocess.TimeoutExpired) as e:
         print(f"FAIL: {e}")
         return 1
+    finally:
+        if s is not None:
+            s.stop()
     print("PASS: the installed packages work with the build tree out of reach")
     return 0
 
