@@ -49,7 +49,28 @@ def run(cmd, check=True, env=None, timeout=300, user=None, cwd=None):
     captured; with check, a non-zero exit status fails with the output."""
     if user is not None:
         cmd = as_user(cmd, user)
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, cwd=cwd)
+    # errors="replace": a rank's stray bytes must not turn into a UnicodeDecodeError
+    p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env=env, timeout=timeout, cwd=cwd)
     if check and p.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} exited {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}")
     return p
+
+
+def run_shown(cmd, name, env=None, timeout=300, cwd=None):
+    """run(cmd, check=False) that logs "NAME: running: CMD" first and the
+    command's stdout and stderr after it, between marker lines, so that the
+    test's log holds all of them; returns the CompletedProcess."""
+    log(f"{name}: running: {' '.join(cmd)}")
+    p = run(cmd, check=False, env=env, timeout=timeout, cwd=cwd)
+    log("----- stdout -----\n" + p.stdout + "----- stderr -----\n" + p.stderr + "------------------")
+    return p
+
+
+def verdict(name, failures):
+    """Logs "NAME: FAIL: F" for each failure, or "NAME: OK" when there is
+    none; returns the exit status for the script (1 or 0)."""
+    for f in failures:
+        log(f"{name}: FAIL: {f}")
+    if not failures:
+        log(f"{name}: OK")
+    return 1 if failures else 0

@@ -31,16 +31,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from e2e import run_shown, verdict  # noqa: E402  (tests/e2e.py, the scripts' shared helpers)
+
 TOLERANCE_PP = 5.0  # absolute percentage points of the wall time
-
-
-def run(cmd, env, cwd, timeout):
-    print("check_job_report.py: running:", " ".join(cmd), flush=True)
-    p = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       timeout=timeout)
-    out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
-    sys.stdout.write("----- stdout -----\n" + out + "----- stderr -----\n" + err + "------------------\n")
-    return p.returncode, out, err
 
 
 def check_report(doc, truth, failures):
@@ -116,7 +110,8 @@ def main():
             env.pop("MULTILANE_REPORT", None)
         else:
             env["MULTILANE_REPORT"] = tmp
-        rc, out, err = run(cmd, env, tmp, timeout)
+        p = run_shown(cmd, "check_job_report.py", env=env, cwd=tmp, timeout=timeout)
+        rc, out, err = p.returncode, p.stdout, p.stderr
         if rc != 0:
             failures.append("exit code %d" % rc)
         files = glob.glob(os.path.join(tmp, "*multilane-report*"))
@@ -144,11 +139,7 @@ def main():
         failures.append("timed out after %s s (hang?)" % timeout)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    for f in failures:
-        print("check_job_report.py: FAIL:", f)
-    if not failures:
-        print("check_job_report.py: OK")
-    return 1 if failures else 0
+    return verdict("check_job_report.py", failures)
 
 
 if __name__ == "__main__":

@@ -13,24 +13,20 @@ must print none.
 import argparse
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+from e2e import run_shown, verdict  # noqa: E402  (tests/e2e.py, the scripts' shared helpers)
 STATS_PREFIX = "multilane: stats:"
 
 
-def run(cmd, timeout):
-    print("run_mpi4py_test.py: running:", " ".join(cmd), flush=True)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
-    out = p.stdout.decode(errors="replace")
-    err = p.stderr.decode(errors="replace")
-    sys.stdout.write("----- stdout -----\n" + out + "----- stderr -----\n" + err +
-                     "------------------\n")
-    sys.stdout.flush()
-    return p.returncode, (out + "\n" + err).splitlines()
+def run_lines(cmd, timeout):
+    """Runs cmd, its output shown; returns its exit status and output lines."""
+    p = run_shown(cmd, "run_mpi4py_test.py", timeout=timeout)
+    return p.returncode, (p.stdout + "\n" + p.stderr).splitlines()
 
 
 def main():
@@ -60,7 +56,7 @@ def main():
     os.environ.update(env)
 
     failures = []
-    rc, lines = run(base + [a.python, client, plain_out], a.timeout)
+    rc, lines = run_lines(base + [a.python, client, plain_out], a.timeout)
     if rc != 0:
         failures.append("plain run: exit code %d" % rc)
     if any(l.strip().startswith(STATS_PREFIX) for l in lines):
@@ -68,7 +64,7 @@ def main():
 
     ml = ["-x", "LD_PRELOAD=" + a.preload, "-x", "MULTILANE_ALGO=lane",
           "-x", "MULTILANE_RANKS_PER_NODE=2", "-x", "MULTILANE_STATS=1"]
-    rc, lines = run(base + ml + [a.python, client, pre_out], a.timeout)
+    rc, lines = run_lines(base + ml + [a.python, client, pre_out], a.timeout)
     if rc != 0:
         failures.append("preloaded run: exit code %d" % rc)
     stats = [l.strip() for l in lines if l.strip().startswith(STATS_PREFIX)]
@@ -113,11 +109,7 @@ def main():
     else:
         failures.append("a run wrote no results")
 
-    for f in failures:
-        print("run_mpi4py_test.py: FAIL:", f)
-    if not failures:
-        print("run_mpi4py_test.py: OK")
-    return 1 if failures else 0
+    return verdict("run_mpi4py_test.py", failures)
 
 
 if __name__ == "__main__":
