@@ -9,10 +9,13 @@ namespace mla {
 
 // Returns the kinds of a call's buffers (BufferKinds) as far as this process
 // can tell: kBuffersHost when it has no CUDA (no device memory can exist),
-// module->classify when the CUDA module is loaded, and kBuffersUnknown when
-// CUDA is in the process but the module is not (it could not load): then no
-// pointer is provably host memory, and the call must go to the system MPI
-// unchanged, never to the host algorithms.
+// module->classify when the CUDA module is loaded.  When CUDA is in the
+// process but the module is not (it could not load), the driver's own
+// cuPointerGetAttribute decides: kBuffersHost when both buffers are memory
+// the host can read (the module's rule), else kBuffersUnknown, which sends
+// the call to the system MPI unchanged; kBuffersUnknown also when the driver
+// cannot answer (the toolkit's stub).  The answer depends on the buffers, not
+// on what else a rank has loaded, so ranks whose buffers are alike decide alike.
 int ClassifyBuffers(bool cuda_in_process, const DeviceModule* module, const void* sendbuf, const void* recvbuf);
 
 }  // namespace mla

@@ -3,7 +3,10 @@
 // said they went to the system MPI.
 #include "buffer_kinds.h"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
+
+#include <cstdint>
 
 namespace mla {
 namespace {
@@ -25,7 +28,8 @@ TEST(ClassifyBuffers, NoCudaInTheProcessMeansHostMemory) {
 
 TEST(ClassifyBuffers, CudaWithoutItsModuleIsUnknownNeverHost) {
   int buf[2] = {0, 0};
-  // A real host pointer too: without the module nothing proves it is one.
+  // No driver to ask in this process (ctest runs each test alone): without
+  // the module and the driver nothing proves a pointer is host memory.
   EXPECT_EQ(ClassifyBuffers(true, nullptr, &buf[0], &buf[1]), kBuffersUnknown);
   EXPECT_EQ(ClassifyBuffers(true, nullptr, MPI_IN_PLACE, &buf[1]), kBuffersUnknown);
 }
@@ -36,6 +40,22 @@ TEST(ClassifyBuffers, TheLoadedModuleDecides) {
   EXPECT_EQ(ClassifyBuffers(true, &m, &buf[0], &buf[1]), kBuffersDevice);
   // A tool may load the module before the driver shows up: it still decides.
   EXPECT_EQ(ClassifyBuffers(false, &m, &buf[0], &buf[1]), kBuffersDevice);
+}
+
+// The GPU host's hang: with a job report, NVML loaded libcuda into rank 0
+// only; rank 0 then sent every call to the system MPI while the other ranks
+// ran the profile's lane, and the job hung.  Without the module the driver
+// now says where each buffer lives (a fake driver here: CUDA not initialised
+// for every pointer but one, which it calls device memory).
+TEST(ClassifyBuffers, WithoutTheModuleTheDriverSaysWhereBuffersLive) {
+  ASSERT_NE(dlopen(MLA_FAKE_CUDA_PATH, RTLD_NOW | RTLD_GLOBAL), nullptr) << dlerror();
+  int buf[2] = {0, 0};
+  EXPECT_EQ(ClassifyBuffers(true, nullptr, &buf[0], &buf[1]), kBuffersHost);
+  EXPECT_EQ(ClassifyBuffers(true, nullptr, MPI_IN_PLACE, &buf[1]), kBuffersHost);
+  auto* device = reinterpret_cast<void*>(static_cast<std::uintptr_t>(0xd000000000ull));
+  EXPECT_EQ(ClassifyBuffers(true, nullptr, &buf[0], device), kBuffersUnknown);
+  EXPECT_EQ(ClassifyBuffers(true, nullptr, device, &buf[1]), kBuffersUnknown);
+  EXPECT_EQ(ClassifyBuffers(true, nullptr, MPI_IN_PLACE, device), kBuffersUnknown);
 }
 
 }  // namespace

@@ -23,8 +23,8 @@ void WarnFromModule(const char* message) { WarnOnce(message); }
 
 // What a process with CUDA but without the module does (buffer_kinds.h).
 constexpr char kWithoutModule[] =
-    ": every MPI_Allreduce of this process goes to the system MPI unchanged (without the module no buffer is "
-    "known to be host memory)";
+    ": every MPI_Allreduce of this process goes to the system MPI unchanged unless the CUDA driver says both "
+    "buffers are host memory";
 
 std::string ModulePath() {
   Dl_info info;
