@@ -49,22 +49,27 @@ bool Open(Pmix* p, std::string* why) {
   return true;
 }
 
-// Reads one rank's ballot from the local store (PMIX_OPTIONAL: never waits
-// for a rank that published nothing; PMIX_TIMEOUT bounds it where a server
-// would still ask the rank's node for it).
+// Reads one rank's ballot: first from the local store (PMIX_OPTIONAL: what
+// MPI_Init's exchange collected: Open MPI 4 collects every rank's data), then,
+// where it is not there, from the rank's own node (direct modex: Open MPI 5
+// collects none), bounded by PMIX_TIMEOUT.  Every rank has committed its data
+// in MPI_Init by now, so a rank without multilane answers "not found" at once.
 std::optional<std::string> Read(const Pmix& p, uint32_t rank) {
   pmix::Proc peer{};
   std::memcpy(peer.nspace, p.self.nspace, sizeof peer.nspace);
   peer.rank = rank;
   pmix::Info info[2] = {};
-  std::strncpy(info[0].key, pmix::kOptional, pmix::kMaxKeyLen);
-  info[0].value.type = pmix::kTypeBool;
-  info[0].value.data.flag = true;
-  std::strncpy(info[1].key, pmix::kTimeout, pmix::kMaxKeyLen);
-  info[1].value.type = pmix::kTypeInt;
-  info[1].value.data.integer = 2;
+  std::strncpy(info[0].key, pmix::kTimeout, pmix::kMaxKeyLen);
+  info[0].value.type = pmix::kTypeInt;
+  info[0].value.data.integer = 2;
+  std::strncpy(info[1].key, pmix::kOptional, pmix::kMaxKeyLen);
+  info[1].value.type = pmix::kTypeBool;
+  info[1].value.data.flag = true;
   pmix::Value* value = nullptr;
-  if (p.get(&peer, kKey, info, 2, &value) != pmix::kSuccess || value == nullptr) return std::nullopt;
+  if (p.get(&peer, kKey, info, 2, &value) != pmix::kSuccess || value == nullptr) {
+    value = nullptr;
+    if (p.get(&peer, kKey, info, 1, &value) != pmix::kSuccess || value == nullptr) return std::nullopt;
+  }
   std::optional<std::string> text;
   if (value->type == pmix::kTypeString && value->data.string != nullptr) text = value->data.string;
   if (value->type == pmix::kTypeString) std::free(value->data.string);  // what PMIX_VALUE_RELEASE does
