@@ -7,7 +7,6 @@
 #include <mpi.h>
 
 #include <cstdint>
-#include <cstdio>
 #include <functional>
 #include <string>
 #include <type_traits>
@@ -20,6 +19,7 @@
 #include "intercept_init.h"
 #include "startup.h"
 #include "stats.h"
+#include "vocab/terminal_text.h"
 
 #define MLA_INTERPOSE extern "C" __attribute__((visibility("default")))
 
@@ -52,11 +52,10 @@ bool ForeignMpi() {
     const mla::MpiFamily family = mla::MpiFamilyFromVersion(version);
     if (family == mla::MpiFamily::kNeither || std::string(mla::MpiFamilyName(family)) == MLA_MPI_FAMILY) return false;
     if (mla::LaunchedAsRankZero()) {
-      std::fprintf(stderr,
-                   "multilane: warning: this is multilane's " MLA_MPI_FAMILY " build but the job's MPI is %s (%s); "
-                   "multilane is off and the job runs unchanged; inject libmlallreduce.so, which picks the build "
-                   "of the job's MPI\n",
-                   mla::MpiFamilyName(family), mla::MpiVersionKey(version).c_str());
+      mla::PrintLine(std::string("warning: this is multilane's " MLA_MPI_FAMILY " build but the job's MPI is ") +
+                     mla::MpiFamilyName(family) + " (" + mla::MpiVersionKey(version) +
+                     "); multilane is off and the job runs unchanged; inject libmlallreduce.so, which picks the "
+                     "build of the job's MPI");
     }
     return true;
   }();
@@ -76,8 +75,8 @@ void CountPassedOn(mla_entry entry) { CountEntry(entry, true); }
 void* SystemMpiFunction(const char* name) { return dlsym(RTLD_DEFAULT, name); }
 
 int MissingMpiFunction(const char* name) {
-  std::fprintf(stderr, "multilane: error: %s called but the MPI in this process has no %s; build the program "
-               "against the MPI it runs with\n", name, name);
+  mla::PrintLine(std::string("error: ") + name + " called but the MPI in this process has no " + name +
+                 "; build the program against the MPI it runs with");
   return MPI_ERR_OTHER;
 }
 

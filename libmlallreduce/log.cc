@@ -1,7 +1,6 @@
 #include "log.h"
 
 #include <atomic>
-#include <cstdio>
 #include <mutex>
 #include <set>
 
@@ -23,8 +22,7 @@ int WorldRank() { return g_world_rank.load(); }
 namespace {
 // Messages quote variables and files: their control bytes never reach the terminal raw.
 void PrintWarning(const std::string& message) {
-  std::fprintf(stderr, "multilane: warning: %s\n", EscapeControlBytes(message).c_str());
-  std::fflush(stderr);
+  PrintLine("warning: " + message);
 }
 }  // namespace
 
@@ -44,8 +42,7 @@ void WarnHere(const std::string& message) {
 void Info(const std::string& message) {
   if (WorldRank() != 0) return;
   std::lock_guard<std::mutex> lock(g_mutex);
-  std::fprintf(stderr, "multilane: %s\n", EscapeControlBytes(message).c_str());
-  std::fflush(stderr);
+  PrintLine(message);
 }
 
 int DistinctWarnings() {

@@ -1,6 +1,9 @@
 // terminal_text.cc: EscapeControlBytes and Excerpt (terminal_text.h).
 #include "vocab/terminal_text.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 
 namespace mla {
@@ -79,5 +82,17 @@ std::string Excerpt(std::string_view value) {
 }
 
 std::string Quoted(std::string_view value) { return "'" + Excerpt(value) + "'"; }
+
+bool PrintLine(std::string_view text, int fd) {
+  const std::string line = "multilane: " + EscapeControlBytes(text) + "\n";
+  size_t done = 0;
+  while (done < line.size()) {
+    const ssize_t n = ::write(fd, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
 
 }  // namespace mla

@@ -30,6 +30,17 @@ std::string Excerpt(std::string_view value);
 // Excerpt(value) in single quotes: how messages quote outside values.
 std::string Quoted(std::string_view value);
 
+// Writes "multilane: " + EscapeControlBytes(text) + "\n" to file descriptor
+// `fd` (stderr by default) with one write(2) where the kernel takes it whole
+// (a pipe takes up to PIPE_BUF bytes at once), retrying only the rest of a
+// short write.  A line then reaches a launcher's output forwarding in one
+// piece: stdio may split an unbuffered stream's line into several writes
+// (glibc 2.37 and later write 256 bytes at a time), and Open MPI 5's
+// forwarding was seen to deliver the first piece on stdout.  Returns false
+// when the descriptor refused the bytes (the message is then lost, never
+// the job).
+bool PrintLine(std::string_view text, int fd = 2);
+
 }  // namespace mla
 
 #endif  // MLA_TERMINAL_TEXT_H_

@@ -1,6 +1,10 @@
 #include "vocab/terminal_text.h"
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
 
 namespace mla {
 namespace {
@@ -51,7 +55,21 @@ TEST(TerminalText, ExcerptNeverSplitsAUtf8Character) {
   EXPECT_EQ(EscapeControlBytes(cut), cut) << "valid UTF-8 throughout";
 }
 
-// Issue 23 N14: every variable a warning quotes is bounded; the fix still ends the line.
+// A seqpacket socket keeps each write(2) a record of its own: one read
+// returns exactly what one write sent, so a line written in pieces shows.
+TEST(TerminalText, PrintLineWritesALongLineInOneWrite) {
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, fds), 0);
+  std::string text = "stats: rank 0:";
+  while (text.size() < 700) text += " counter=" + std::to_string(text.size());
+  ASSERT_TRUE(PrintLine(text + "\x01", fds[0]));
+  char buf[4096];
+  const ssize_t n = read(fds[1], buf, sizeof buf);
+  EXPECT_EQ(std::string(buf, n > 0 ? n : 0), "multilane: " + text + "\\x01\n");
+  close(fds[0]);
+  EXPECT_FALSE(PrintLine("to a closed socket", fds[0]));
+  close(fds[1]);
+}
 
 }  // namespace
 }  // namespace mla

@@ -92,7 +92,7 @@ bool Verbose() {
 }
 
 void Say(const std::string& line) {
-  if (mla::LaunchedAsRankZero()) std::fprintf(stderr, "multilane: %s\n", line.c_str());
+  if (mla::LaunchedAsRankZero()) mla::PrintLine(line);
 }
 
 // The MPI's own `name`: the next definition after the front (preloaded), or
@@ -194,7 +194,7 @@ void* Target(Slot s) {
   fn = g_target[s].load(std::memory_order_acquire);
   if (fn == nullptr) {
     // No MPI defines the function, yet the program called it: nothing to forward to.
-    std::fprintf(stderr, "multilane: error: %s called but no MPI library defines it\n", kNames[s]);
+    mla::PrintLine(std::string("error: ") + kNames[s] + " called but no MPI library defines it");
     std::abort();
   }
   return fn;
@@ -250,7 +250,7 @@ void AfterInit(int rc) {
   };
   const mla::Verdict v = mla::CountBallots(FallbackBallot(), mpi);
   if (v.reporter == mpi.world_rank() && !v.line.empty()) {
-    std::fprintf(stderr, "multilane: warning: %s\n", mla::EscapeControlBytes(v.line).c_str());
+    mla::PrintLine("warning: " + v.line);
   }
 }
 
