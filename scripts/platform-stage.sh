@@ -11,6 +11,11 @@
 # the machine's network and process table: run it after the first platform's
 # Slurm tests, never beside them (they share the controller's ports).
 # At the end every process left in the root is stopped.
+#
+# Usage: platform-stage.sh [prepare|run]: `prepare` only makes (or keeps) the
+# root's archive, which needs the network and little CPU, so the test command
+# starts it in the background at its beginning; `run` (the default does both)
+# unpacks it and runs the suites.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 suite=trixie
@@ -28,16 +33,25 @@ stop_root_processes() {
   kill -9 "${pids[@]}" 2>/dev/null || true
 }
 
+what=${1:-all}
+case $what in
+  prepare|run|all) ;;
+  *) echo "platform-stage.sh: unknown command '$what': use prepare, run or nothing (both)" >&2; exit 2 ;;
+esac
 mkdir -p "$work"
-stop_root_processes
-packages=$(bash scripts/install-deps.sh --list --platform | paste -sd, -)
-if [ ! -s "$work/root.tar" ] || [ "$(cat "$work/root.packages" 2>/dev/null)" != "$packages" ]; then
-  echo "platform-stage: making the Debian 13 ($suite) root with mmdebstrap (a few minutes)"
-  rm -f "$work/root.tar" "$work/root.tar.part"
-  mmdebstrap --quiet --format=tar --variant=apt --include="$packages" "$suite" "$work/root.tar.part"
-  mv "$work/root.tar.part" "$work/root.tar"
-  echo "$packages" > "$work/root.packages"
+if [ "$what" != run ]; then
+  packages=$(bash scripts/install-deps.sh --list --platform | paste -sd, -)
+  if [ ! -s "$work/root.tar" ] || [ "$(cat "$work/root.packages" 2>/dev/null)" != "$packages" ]; then
+    echo "platform-stage: making the Debian 13 ($suite) root with mmdebstrap (a few minutes)"
+    rm -f "$work/root.tar" "$work/root.tar.part"
+    mmdebstrap --quiet --format=tar --variant=apt --include="$packages" "$suite" "$work/root.tar.part"
+    mv "$work/root.tar.part" "$work/root.tar"
+    echo "$packages" > "$work/root.packages"
+  fi
+  [ "$what" = prepare ] && exit 0
 fi
+[ -s "$work/root.tar" ] || { echo "platform-stage: no root archive in $work; run 'platform-stage.sh prepare' first" >&2; exit 1; }
+stop_root_processes
 rm -rf "$root"
 mkdir -p "$root"
 tar -xf "$work/root.tar" -C "$root"

@@ -13,6 +13,14 @@ JOBS=$(nproc)
 # stage TEXT: the stage's heading, with the time spent so far.
 stage() { echo "=== multilane: $* ($(date -u +%H:%M:%S) UTC, ${SECONDS} s in) ==="; }
 
+# The second platform's root comes from Debian's archive: mostly download and
+# unpacking, so it is made in the background while this platform builds and
+# tests; its output is shown when its stage begins.
+mkdir -p build
+platform_log=build/platform-prepare.log
+bash scripts/platform-stage.sh prepare > "$platform_log" 2>&1 &
+platform_prepare=$!
+
 for preset in default asan; do
   stage "build and test, preset '$preset'"
   cmake --preset "$preset" >/dev/null
@@ -55,5 +63,9 @@ bash scripts/fuzz.sh 20
 # code, the same on both platforms).  After every Slurm test of the first
 # platform: the two share the controller's ports.
 stage "second platform: Debian 13 root, default preset, every suite (scripts/platform-stage.sh)"
-bash scripts/platform-stage.sh
+rc=0
+wait "$platform_prepare" || rc=$?
+cat "$platform_log"
+[ "$rc" = 0 ] || { echo "platform-stage: making the Debian 13 root failed (exit $rc); its output is above" >&2; exit "$rc"; }
+bash scripts/platform-stage.sh run
 stage "done"
