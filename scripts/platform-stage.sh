@@ -60,6 +60,10 @@ mkdir -p "$root/src"
 git ls-files -z --cached --others --exclude-standard |
   tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$root/src"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# The machine's own name must resolve in the root too: Slurm 24.11's
+# controller looks up the submitting host's name for every srun and retried
+# for 10 s, then a node's step completion for 60 s more, per step.
+cp /etc/hosts "$root/etc/hosts"
 
 trap stop_root_processes EXIT
 rc=0
