@@ -12,10 +12,17 @@
 # Slurm tests, never beside them (they share the controller's ports).
 # At the end every process left in the root is stopped.
 #
-# Usage: platform-stage.sh [prepare|run]: `prepare` only makes (or keeps) the
-# root's archive, which needs the network and little CPU, so the test command
-# starts it in the background at its beginning; `run` (the default does both)
-# unpacks it and runs the suites.
+# Usage: platform-stage.sh [prepare|build|test|stop]; with none it does
+# prepare, build and test.
+#   prepare  makes (or keeps) the root's archive: mostly download and
+#            unpacking, so the test command starts it in the background.
+#   build    unpacks a fresh root, copies the tree in and builds it there
+#            (no tests); the test command runs it in the background at low
+#            priority, on the cores the first platform's tests leave idle.
+#   test     copies the tree in again (unchanged files keep their times, so
+#            the build there is only brought up to date), builds where no
+#            root was built yet, and runs the suites.
+#   stop     stops every process running in the root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 suite=trixie
@@ -33,13 +40,24 @@ stop_root_processes() {
   kill -9 "${pids[@]}" 2>/dev/null || true
 }
 
-what=${1:-all}
-case $what in
-  prepare|run|all) ;;
-  *) echo "platform-stage.sh: unknown command '$what': use prepare, run or nothing (both)" >&2; exit 2 ;;
-esac
-mkdir -p "$work"
-if [ "$what" != run ]; then
+# in_root STEP: platform-inside.sh STEP in the root, in a mount namespace of
+# its own; returns its exit status.
+in_root() {
+  unshare -m --propagation private bash -c '
+    set -e
+    R=$1
+    mount -t proc proc "$R/proc"
+    mount -t sysfs sys "$R/sys"
+    mount --bind /dev "$R/dev"
+    mount --bind /dev/pts "$R/dev/pts"
+    mount --bind /dev/shm "$R/dev/shm"
+    exec chroot "$R" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+      HOME=/root LANG=C.UTF-8 bash /src/scripts/platform-inside.sh "$2"
+  ' bash "$root" "$1"
+}
+
+prepare() {
+  local packages
   packages=$(bash scripts/install-deps.sh --list --platform | paste -sd, -)
   if [ ! -s "$work/root.tar" ] || [ "$(cat "$work/root.packages" 2>/dev/null)" != "$packages" ]; then
     echo "platform-stage: making the Debian 13 ($suite) root with mmdebstrap (a few minutes)"
@@ -48,35 +66,50 @@ if [ "$what" != run ]; then
     mv "$work/root.tar.part" "$work/root.tar"
     echo "$packages" > "$work/root.packages"
   fi
+}
+
+# unpack: a fresh root from the archive, with this machine's name service.
+unpack() {
+  [ -s "$work/root.tar" ] || { echo "platform-stage: no root archive in $work; run 'platform-stage.sh prepare' first" >&2; exit 1; }
+  rm -rf "$root"
+  mkdir -p "$root/src"
+  tar -xf "$work/root.tar" -C "$root"
+  cp /etc/resolv.conf "$root/etc/resolv.conf"
+  # The machine's own name must resolve in the root too: Slurm 24.11's
+  # controller looks up the submitting host's name for every srun and retried
+  # for 10 s, then a node's step completion for 60 s more, per step.
+  cp /etc/hosts "$root/etc/hosts"
+}
+
+# copy_tree: the tree as git sees it (tracked and new files, not what
+# .gitignore names) into the root's /src.
+copy_tree() {
+  git ls-files -z --cached --others --exclude-standard |
+    tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$root/src"
+}
+
+what=${1:-all}
+case $what in
+  prepare|build|test|stop|all) ;;
+  *) echo "platform-stage.sh: unknown command '$what': use prepare, build, test, stop or nothing (all three)" >&2; exit 2 ;;
+esac
+mkdir -p "$work"
+stop_root_processes
+[ "$what" = stop ] && exit 0
+if [ "$what" = prepare ] || [ "$what" = all ]; then
+  prepare
   [ "$what" = prepare ] && exit 0
 fi
-[ -s "$work/root.tar" ] || { echo "platform-stage: no root archive in $work; run 'platform-stage.sh prepare' first" >&2; exit 1; }
-stop_root_processes
-rm -rf "$root"
-mkdir -p "$root"
-tar -xf "$work/root.tar" -C "$root"
-mkdir -p "$root/src"
-# The tree as git sees it (tracked and new files, not what .gitignore names).
-git ls-files -z --cached --others --exclude-standard |
-  tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$root/src"
-cp /etc/resolv.conf "$root/etc/resolv.conf"
-# The machine's own name must resolve in the root too: Slurm 24.11's
-# controller looks up the submitting host's name for every srun and retried
-# for 10 s, then a node's step completion for 60 s more, per step.
-cp /etc/hosts "$root/etc/hosts"
-
 trap stop_root_processes EXIT
 rc=0
-unshare -m --propagation private bash -c '
-  set -e
-  R=$1
-  mount -t proc proc "$R/proc"
-  mount -t sysfs sys "$R/sys"
-  mount --bind /dev "$R/dev"
-  mount --bind /dev/pts "$R/dev/pts"
-  mount --bind /dev/shm "$R/dev/shm"
-  exec chroot "$R" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    HOME=/root LANG=C.UTF-8 bash /src/scripts/platform-inside.sh
-' bash "$root" || rc=$?
+if [ "$what" = build ] || [ "$what" = all ] || [ ! -d "$root/src/build/default" ]; then
+  unpack
+  copy_tree
+  in_root build || rc=$?
+  echo "platform-stage: Debian 13 build exited $rc"
+  [ "$what" = build ] || [ "$rc" != 0 ] && exit "$rc"
+fi
+copy_tree
+in_root test || rc=$?
 echo "platform-stage: Debian 13 stage exited $rc"
 exit "$rc"

@@ -13,18 +13,26 @@ JOBS=$(nproc)
 # stage TEXT: the stage's heading, with the time spent so far.
 stage() { echo "=== multilane: $* ($(date -u +%H:%M:%S) UTC, ${SECONDS} s in) ==="; }
 
-# The second platform's root comes from Debian's archive: mostly download and
-# unpacking, so it is made in the background while this platform builds and
-# tests; its output is shown when its stage begins.
+# The second platform in the background: its root comes from Debian's
+# archive (mostly download and unpacking) while this platform builds; once
+# this platform's default build is done (build/platform-go), the tree is
+# built in that root at the lowest priority, on the cores this platform's
+# tests leave idle (Slurm's, the packages').  Its output is shown when its
+# stage begins; its tests run there after every Slurm test here.
 mkdir -p build
-platform_log=build/platform-prepare.log
-bash scripts/platform-stage.sh prepare > "$platform_log" 2>&1 &
-platform_prepare=$!
+platform_log=build/platform-background.log
+rm -f build/platform-go
+bash -c 'bash scripts/platform-stage.sh prepare || exit
+         while [ ! -e build/platform-go ]; do sleep 5; done
+         exec nice -n 19 bash scripts/platform-stage.sh build' > "$platform_log" 2>&1 &
+platform_background=$!
+trap 'kill "$platform_background" 2>/dev/null && bash scripts/platform-stage.sh stop || true' EXIT
 
 for preset in default asan; do
   stage "build and test, preset '$preset'"
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset" -j "$JOBS"
+  touch build/platform-go
   ctest --preset "$preset" -j "$JOBS"
 done
 
@@ -64,8 +72,8 @@ bash scripts/fuzz.sh 20
 # platform: the two share the controller's ports.
 stage "second platform: Debian 13 root, default preset, every suite (scripts/platform-stage.sh)"
 rc=0
-wait "$platform_prepare" || rc=$?
+wait "$platform_background" || rc=$?
 cat "$platform_log"
-[ "$rc" = 0 ] || { echo "platform-stage: making the Debian 13 root failed (exit $rc); its output is above" >&2; exit "$rc"; }
-bash scripts/platform-stage.sh run
+[ "$rc" = 0 ] || { echo "platform-stage: making or building the Debian 13 root failed (exit $rc); its output is above" >&2; exit "$rc"; }
+bash scripts/platform-stage.sh test
 stage "done"
