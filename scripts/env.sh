@@ -9,3 +9,12 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 export PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
 # Keep Open MPI quiet about missing high-speed interconnects on a plain host.
 export OMPI_MCA_btl_base_warn_component_unused=0
+# The default and the package builds compile the same files: where ccache is
+# installed, the builds that pass MLA_CCACHE_ARGS to cmake share one cache in
+# build/ccache, paths taken relative to the tree and the build folder's name
+# left out, so the package build reuses the default build's objects.
+export CCACHE_DIR=${CCACHE_DIR:-$PWD/build/ccache} CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=true
+MLA_CCACHE_ARGS=()
+if command -v ccache >/dev/null; then
+  MLA_CCACHE_ARGS=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi

@@ -50,6 +50,7 @@ SUITE_PACKAGES=(
   sqlite3                              # the tests read the profile store with the sqlite3 shell
   slurm-wlm munge                      # the local Slurm of the plugin's tests
   lintian                              # checks the Debian packages (scripts/test.sh)
+  ccache                               # the package build reuses the default build's objects (scripts/test.sh)
   lmod                                 # the Lmod module's test (tests/install)
   lua5.3                               # cli_filter.lua run outside Slurm by its failure-line test
 )

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # platform-inside.sh: the second platform's suites, run by platform-stage.sh
 # inside its Debian 13 root on a copy of the tree (/src).  The default preset
-# built and tested as on the first platform: unit, MPI (Open MPI 5 and MPICH
+# built and tested as on the first platform, then its Debian packages built,
+# linted, installed and tested end to end (as the first platform's package
+# stage does); the suites: unit, MPI (Open MPI 5 and MPICH
 # 4.2), all-in, Fortran, mpi4py 4, launcher, report and Slurm 24.11 (one node
 # and two), except the tests that need what only the first platform installs
 # (install-deps.sh --platform says which): LAMMPS, Chromium, valgrind and the
@@ -17,9 +19,17 @@ bash scripts/install-deps.sh --platform
 source scripts/env.sh
 JOBS=$(nproc)
 echo "=== multilane, Debian 13: $(/usr/sbin/slurmd -V), $(mpirun --version | head -n 1), MPICH $(mpichversion 2>/dev/null | awk '/Version:/ {print $NF}'), $(g++ --version | head -n 1) ==="
-cmake --preset default >/dev/null
+cmake --preset default "${MLA_CCACHE_ARGS[@]}" >/dev/null
 cmake --build --preset default -j "$JOBS"
-[ "$step" = build ] && exit 0
+# The packages of this platform (version suffix ~deb13), built by their own
+# configuration as on the first platform.
+cmake --preset package "${MLA_CCACHE_ARGS[@]}" >/dev/null
+cmake --build --preset package -j "$JOBS"
+if [ "$step" = build ]; then
+  rm -rf build/package/packages
+  cpack --preset package >/dev/null
+  exit 0
+fi
 log=/tmp/platform-ctest.log
 rc=0
 ctest --preset default -j "$JOBS" -LE '^app$' -E '^(report_html|slurm_valgrind_slurmstepd|CudaDriverLoaded\..*)$' 2>&1 | tee "$log" || rc=$?
@@ -27,4 +37,11 @@ if grep -q -E '\*\*\*Skipped|Not Run' "$log"; then
   echo "platform-inside: a test was skipped on Debian 13 (above): a skip is not a pass" >&2
   rc=1
 fi
-exit "$rc"
+[ "$rc" = 0 ] || exit "$rc"
+# The packages: linted by this platform's lintian, installed with apt-get and
+# tested end to end from the installed paths with the tree hidden, a Slurm
+# 24.11 job running an algorithm from them included (tests/install/deb_e2e.sh).
+[ -n "$(ls build/package/packages/*.deb 2>/dev/null)" ] || { rm -rf build/package/packages; cpack --preset package >/dev/null; }
+ls -l build/package/packages/*.deb
+lintian --fail-on error,warning build/package/packages/*.deb
+bash tests/install/deb_e2e.sh build/package/packages

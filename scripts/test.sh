@@ -30,7 +30,7 @@ trap 'kill "$platform_background" 2>/dev/null && bash scripts/platform-stage.sh 
 
 for preset in default asan; do
   stage "build and test, preset '$preset'"
-  cmake --preset "$preset" >/dev/null
+  if [ "$preset" = default ]; then cmake --preset default "${MLA_CCACHE_ARGS[@]}" >/dev/null; else cmake --preset "$preset" >/dev/null; fi
   cmake --build --preset "$preset" -j "$JOBS"
   touch build/platform-go
   ctest --preset "$preset" -j "$JOBS"
@@ -49,7 +49,7 @@ ctest --preset simulation -j "$JOBS"
 # end against the installed paths with the source tree hidden
 # (tests/install/deb_e2e.sh); removing them must leave the system database.
 stage "Debian packages: build, lintian, install, end-to-end test, remove"
-cmake --preset package >/dev/null
+cmake --preset package "${MLA_CCACHE_ARGS[@]}" >/dev/null
 cmake --build --preset package -j "$JOBS"
 rm -rf build/package/packages
 cpack --preset package >/dev/null
