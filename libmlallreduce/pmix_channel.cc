@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "loaded_symbol.h"
 #include "pmix_abi.h"
 
 namespace mla {
@@ -142,11 +143,7 @@ namespace {
 // the MPI was opened with dlopen, out of RTLD_NEXT's reach), else the next
 // definition after this library.  Null while no libpmix is loaded.
 void* RealPmixFunction(const char* name) {
-  if (void* lib = dlopen("libpmix.so.2", RTLD_NOW | RTLD_NOLOAD)) {
-    void* fn = dlsym(lib, name);
-    dlclose(lib);  // drops only the reference RTLD_NOLOAD took
-    if (fn != nullptr) return fn;
-  }
+  if (void* fn = mla::LoadedSymbol("libpmix.so.2", name)) return fn;
   return dlsym(RTLD_NEXT, name);
 }
 
