@@ -1,11 +1,12 @@
 // buffer_kinds.cc: ClassifyBuffers (buffer_kinds.h).
 #include "buffer_kinds.h"
 
-#include <dlfcn.h>
 #include <mpi.h>
 
 #include <atomic>
 #include <cstdint>
+
+#include "loaded_symbol.h"
 
 namespace mla {
 namespace {
@@ -24,10 +25,8 @@ using PointerGetAttribute = int (*)(void* data, int attribute, unsigned long lon
 PointerGetAttribute DriverQuery() {
   static std::atomic<PointerGetAttribute> cached{nullptr};
   if (PointerGetAttribute fn = cached.load(std::memory_order_acquire)) return fn;
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  if (lib == nullptr) return nullptr;
-  auto fn = reinterpret_cast<PointerGetAttribute>(dlsym(lib, "cuPointerGetAttribute"));
-  dlclose(lib);  // drops only the reference RTLD_NOLOAD took
+  auto fn = reinterpret_cast<PointerGetAttribute>(LoadedSymbol("libcuda.so.1", "cuPointerGetAttribute"));
+  if (fn == nullptr) return nullptr;
   cached.store(fn, std::memory_order_release);
   return fn;
 }

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <system_error>
 
+#include "loaded_symbol.h"
 #include "vocab/json_text.h"
 
 namespace mla {
@@ -196,18 +197,11 @@ std::string GpuSampler::ToJson(const std::string& host) const {
 }
 
 bool CurrentCudaDeviceUuid(unsigned char uuid[16]) {
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  if (lib == nullptr) return false;
-  int (*get_device)(int*) = nullptr;
-  int (*get_uuid)(void*, int) = nullptr;  // CUuuid* is 16 bytes
-  bool ok = false;
+  auto get_device = reinterpret_cast<int (*)(int*)>(LoadedSymbol("libcuda.so.1", "cuCtxGetDevice"));
+  auto get_uuid =  // CUuuid* is 16 bytes
+      reinterpret_cast<int (*)(void*, int)>(LoadedSymbol("libcuda.so.1", "cuDeviceGetUuid"));
   int device = -1;
-  if (Bind(lib, "cuCtxGetDevice", &get_device) && Bind(lib, "cuDeviceGetUuid", &get_uuid) &&
-      get_device(&device) == 0) {
-    ok = get_uuid(uuid, device) == 0;
-  }
-  dlclose(lib);  // drops only the reference RTLD_NOLOAD took
-  return ok;
+  return get_device != nullptr && get_uuid != nullptr && get_device(&device) == 0 && get_uuid(uuid, device) == 0;
 }
 
 }  // namespace mla

@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
+#include "loaded_symbol.h"
 #include "pmix_abi.h"
 
 namespace mla {
@@ -49,26 +51,41 @@ bool Open(Pmix* p, std::string* why) {
   return true;
 }
 
-// Reads one rank's ballot: first from the local store (PMIX_OPTIONAL: what
-// MPI_Init's exchange collected: Open MPI 4 collects every rank's data), then,
-// where it is not there, from the rank's own node (direct modex: Open MPI 5
-// collects none), bounded by PMIX_TIMEOUT.  Every rank has committed its data
-// in MPI_Init by now, so a rank without multilane answers "not found" at once.
+// A PMIX_TIMEOUT entry: the operation gives up after `seconds`.
+pmix::Info Timeout(int seconds) {
+  pmix::Info info{};
+  std::strncpy(info.key, pmix::kTimeout, pmix::kMaxKeyLen);
+  info.value.type = pmix::kTypeInt;
+  info.value.data.integer = seconds;
+  return info;
+}
+
+// A boolean entry `key` set to true (PMIX_OPTIONAL).
+pmix::Info Flag(const char* key) {
+  pmix::Info info{};
+  std::strncpy(info.key, key, pmix::kMaxKeyLen);
+  info.value.type = pmix::kTypeBool;
+  info.value.data.flag = true;
+  return info;
+}
+
+// Reads one rank's ballot: first from the local store (`local_only`,
+// PMIX_OPTIONAL: what MPI_Init's exchange collected: Open MPI 4 collects
+// every rank's data), then, where it is not there, from the rank's own node
+// (`direct`, the direct modex: Open MPI 5 collects none); both bounded by
+// PMIX_TIMEOUT.  Every rank has committed its data in MPI_Init by now, so a
+// rank without multilane answers "not found" at once.
 std::optional<std::string> Read(const Pmix& p, uint32_t rank) {
   pmix::Proc peer{};
   std::memcpy(peer.nspace, p.self.nspace, sizeof peer.nspace);
   peer.rank = rank;
-  pmix::Info info[2] = {};
-  std::strncpy(info[0].key, pmix::kTimeout, pmix::kMaxKeyLen);
-  info[0].value.type = pmix::kTypeInt;
-  info[0].value.data.integer = 2;
-  std::strncpy(info[1].key, pmix::kOptional, pmix::kMaxKeyLen);
-  info[1].value.type = pmix::kTypeBool;
-  info[1].value.data.flag = true;
+  const pmix::Info local_only[] = {Timeout(2), Flag(pmix::kOptional)};
+  const pmix::Info direct[] = {Timeout(2)};
   pmix::Value* value = nullptr;
-  if (p.get(&peer, kKey, info, 2, &value) != pmix::kSuccess || value == nullptr) {
+  if (p.get(&peer, kKey, local_only, std::size(local_only), &value) != pmix::kSuccess || value == nullptr) {
     value = nullptr;
-    if (p.get(&peer, kKey, info, 1, &value) != pmix::kSuccess || value == nullptr) return std::nullopt;
+    if (p.get(&peer, kKey, direct, std::size(direct), &value) != pmix::kSuccess || value == nullptr)
+      return std::nullopt;
   }
   std::optional<std::string> text;
   if (value->type == pmix::kTypeString && value->data.string != nullptr) text = value->data.string;
@@ -142,11 +159,7 @@ namespace {
 // the MPI was opened with dlopen, out of RTLD_NEXT's reach), else the next
 // definition after this library.  Null while no libpmix is loaded.
 void* RealPmixFunction(const char* name) {
-  if (void* lib = dlopen("libpmix.so.2", RTLD_NOW | RTLD_NOLOAD)) {
-    void* fn = dlsym(lib, name);
-    dlclose(lib);  // drops only the reference RTLD_NOLOAD took
-    if (fn != nullptr) return fn;
-  }
+  if (void* fn = mla::LoadedSymbol("libpmix.so.2", name)) return fn;
   return dlsym(RTLD_NEXT, name);
 }
 

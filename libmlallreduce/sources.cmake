@@ -18,6 +18,7 @@ set(MLA_LIBRARY_SOURCES
   intercept_fortran.cc
   job_report.cc
   job_report_render.cc
+  loaded_symbol.cc
   log.cc
   mpi_family.cc
   partition.cc
@@ -35,5 +36,6 @@ list(TRANSFORM MLA_LIBRARY_SOURCES PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
 
 # The front libmlallreduce.so (front/), with what it shares with the family
 # builds; also built as another version's front by tests/all_in/.
-set(MLA_FRONT_SOURCES front/front.cc front/front_entries.cc mpi_family.cc startup.cc ballot.cc pmix_channel.cc)
+set(MLA_FRONT_SOURCES front/front.cc front/front_entries.cc mpi_family.cc startup.cc ballot.cc pmix_channel.cc
+  loaded_symbol.cc)
 list(TRANSFORM MLA_FRONT_SOURCES PREPEND ${CMAKE_CURRENT_LIST_DIR}/)

@@ -36,7 +36,6 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -47,6 +46,7 @@
 #include "probe_sizes.h"
 #include "search.h"
 #include "vocab/mpi_families.h"
+#include "vocab/outside_input.h"
 
 using nlohmann::json;
 using namespace mltuner;
@@ -102,20 +102,12 @@ int ParseOptions(int argc, char** argv, Options* o) {
   return -1;
 }
 
-// Rank 0 reads the plan at `path`; every rank parses the same text into
-// *plan (and *plan_json).  On failure rank 0 prints why and all return false.
+// Rank 0 reads the plan at `path` (bounded: mldb::ReadInputFile); every rank
+// parses the same text into *plan (and *plan_json).  On failure rank 0
+// prints why and all return false.
 bool ReadPlan(const std::string& path, Plan* plan, json* plan_json) {
   std::string text, error;
-  if (g_rank == 0) {
-    std::ifstream in(path);
-    if (!in) {
-      error = "cannot read the plan '" + path + "'";
-    } else {
-      std::stringstream ss;
-      ss << in.rdbuf();
-      text = ss.str();
-    }
-  }
+  if (g_rank == 0 && !mldb::ReadInputFile(path, &text, &error)) error = "plan '" + path + "': " + error;
   if (!BcastFlag(error.empty())) {
     if (g_rank == 0) std::fprintf(stderr, "mlprobe: error: %s\n", error.c_str());
     return false;

@@ -64,9 +64,15 @@ DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${files[@]}" >/dev/null
 stat -c 'deb_e2e: %n %U:%G %a' "$(dirname "$db")"
 [ "$(stat -c '%U:%G %a' "$(dirname "$db")")" = "root:root 755" ] || { echo "deb_e2e: wrong owner/mode of $(dirname "$db")" >&2; exit 1; }
 
+# The version installed_e2e.py checks (`multilane --version`, the library's
+# file name): the installed package's, without its Debian revision.
+version=$(dpkg-query -W -f='${Version}' multilane)
+version=${version%%-*}
+echo "deb_e2e: multilane $version installed"
+
 cd "$work"
 unshare -m --propagation private bash -c \
-  "mount -t tmpfs -o size=1m,mode=755 mlhidden '$src' && exec /usr/bin/python3 '$work/installed_e2e.py' --work '$work' --hidden '$src'"
+  "mount -t tmpfs -o size=1m,mode=755 mlhidden '$src' && exec /usr/bin/python3 '$work/installed_e2e.py' --work '$work' --hidden '$src' --version '$version'"
 
 remove_packages remove
 [ -f "$db" ] || { echo "deb_e2e: FAIL: apt-get remove took the system database $db" >&2; exit 1; }

@@ -3,7 +3,10 @@
 prefix before it is used: nothing of it may depend on the build tree or on
 the prefix it was installed to.
 
-    install_test.py CASE --build DIR --source DIR --mpirun PATH
+    install_test.py CASE --build DIR --source DIR --mpirun PATH --version X.Y.Z
+
+--version is the build's version (CMake's PROJECT_VERSION, from
+MLA_VERSION_STRING): what the installed command, module and .pc must say.
 
 Cases:
   layout       the files are where docs/admin.md says, the RUNPATHs are
@@ -114,7 +117,7 @@ def case_layout(root):
                 os.path.join(lib, "cmake", "multilane", "multilaneConfig.cmake"),
                 os.path.join(lib, "cmake", "multilane", "multilaneConfigVersion.cmake"),
                 os.path.join(lib, "pkgconfig", "multilane.pc"),
-                os.path.join(prefix, "share", "modulefiles", "multilane", "0.1.0.lua"),
+                os.path.join(prefix, "share", "modulefiles", "multilane", f"{ARGS.version}.lua"),
                 os.path.join(prefix, "share", "doc", "multilane", "admin.md"),
                 os.path.join(prefix, "share", "doc", "multilane", "examples", "mla_hello.c")]
     check(not os.path.exists(os.path.join(lib, "libmlallreduce.so")),
@@ -171,7 +174,8 @@ def case_layout(root):
     env = clean_env()
     env["MULTILANE_USER_DB"] = os.path.join(root, "user.db")
     env["MULTILANE_SYSTEM_DB"] = os.path.join(root, "none.db")
-    check(run([command, "--version"], env=env).stdout.strip() == "0.1.0", "multilane --version")
+    version = run([command, "--version"], env=env).stdout.strip()
+    check(version == ARGS.version, f"multilane --version says {version!r}, the build {ARGS.version}")
     p = run([command, "tune", "--budget", "2", "--sizes", "64K:128K", "--np", "2", "--virtual-nodes", "1"],
             env=env, timeout=300, cwd=root)
     text = p.stdout + p.stderr
@@ -255,8 +259,8 @@ echo "after=$(command -v multilane || echo none)"
     log(p.stdout + p.stderr)
     out = dict(l.split("=", 1) for l in p.stdout.splitlines() if "=" in l)
     check(out.get("which") == os.path.join(prefix, "bin", "multilane"), f"multilane resolves to {out.get('which')}")
-    check(out.get("version") == "0.1.0", out.get("version"))
-    check(out.get("pc") == "0.1.0", f"pkg-config multilane: {out.get('pc')}")
+    check(out.get("version") == ARGS.version, f"multilane --version: {out.get('version')}, the build {ARGS.version}")
+    check(out.get("pc") == ARGS.version, f"pkg-config multilane: {out.get('pc')}, the build {ARGS.version}")
     check(out.get("cmake", "").split(":")[0] == prefix, f"CMAKE_PREFIX_PATH {out.get('cmake')}")
     if cache_value("MULTILANE_MAN") == "ON":
         check(out.get("man", "").startswith(prefix + "/"), f"man -w multilane gives {out.get('man')!r}")
@@ -273,6 +277,7 @@ def main():
     ap.add_argument("--build", required=True)
     ap.add_argument("--source", required=True)
     ap.add_argument("--mpirun", required=True)
+    ap.add_argument("--version", required=True, help="the build's version (CMake's PROJECT_VERSION)")
     ARGS = ap.parse_args()
     root = tempfile.mkdtemp(prefix=f"mlinstall-{ARGS.case}-")
     try:

@@ -2,7 +2,7 @@
 """End to end against the INSTALLED Debian packages (multilane,
 slurm-spank-multilane), with the source and build trees out of reach.
 
-    installed_e2e.py --work DIR
+    installed_e2e.py --work DIR --hidden SOURCE_TREE --version X.Y.Z
 
 deb_e2e.sh runs it from a copy in DIR (with local-slurm.sh and
 layout_probe.c beside it), in a mount namespace where the source tree is
@@ -92,6 +92,8 @@ def step_doctor():
     check(os.path.realpath(shutil.which("multilane", path=env_base()["PATH"])) == "/usr/bin/multilane",
           "multilane on PATH is not /usr/bin/multilane")
     check(not os.path.exists(ARGS.hidden + "/CMakeLists.txt"), f"the source tree {ARGS.hidden} is still visible")
+    version = run(["multilane", "--version"]).stdout.strip()
+    check(version == ARGS.version, f"multilane --version says {version!r}, the package {ARGS.version}")
     p = run(["multilane", "doctor"], check_rc=False)
     log(p.stdout + p.stderr)
     check(p.returncode == 0, f"multilane doctor exited {p.returncode} on a good installed setup")
@@ -135,7 +137,7 @@ def step_run(probe):
     libs = mapped_libraries(p.stdout)
     # cat makes no MPI call: the front alone, which opens a family build only
     # at a process's first MPI call.
-    check(libs == [f"{LIBDIR}/libmlallreduce.so.0.1.0"], f"the library was mapped from {libs}")
+    check(libs == [f"{LIBDIR}/libmlallreduce.so.{ARGS.version}"], f"the library was mapped from {libs}")
 
 
 def step_mpich():
@@ -298,7 +300,7 @@ def step_slurm(s, probe):
     # step_run); the ranks' counters above come from the Open MPI build
     # the front opened at their first MPI call.
     libs = mapped_libraries(text)
-    check(libs == [f"{LIBDIR}/libmlallreduce.so.0.1.0"], f"the job's library was mapped from {libs}")
+    check(libs == [f"{LIBDIR}/libmlallreduce.so.{ARGS.version}"], f"the job's library was mapped from {libs}")
     check(not [l for l in text.splitlines() if "multilane:" in l], "the job printed multilane lines")
     # The job prolog ran the plugin in slurmd (where the per-job MPS daemon
     # starts): only a slurmd restarted after the plugstack edit does that.
@@ -339,6 +341,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", required=True, help="the folder holding this script's copy")
     ap.add_argument("--hidden", required=True, help="the source tree, hidden in this mount namespace")
+    ap.add_argument("--version", required=True,
+                    help="the installed multilane package's upstream version (deb_e2e.sh reads it from dpkg)")
     ARGS = ap.parse_args()
     # docs/admin.md in order: install (deb_e2e.sh), tune the partition,
     # enable the plugstack line and restart slurmd, the cli_filter, doctor,

@@ -2,7 +2,7 @@
 """Runs mlprobe under mpirun (4 ranks as 2 virtual nodes of 2; with --hydra under MPICH's
 mpiexec, 2 ranks as 2 virtual nodes of 1) on a tiny plan
 and checks its progress lines, its RESULT.json and the profile it writes; then
---exhaustive, --compare (and mlregret on its result) and a bad plan."""
+--exhaustive, --compare (and mlregret on its result), a bad plan and one over the size bound."""
 import argparse, json, os, re, subprocess, sys, time
 
 ap = argparse.ArgumentParser()
@@ -178,4 +178,20 @@ q = subprocess.run(two + [a.probe, "--plan", os.path.join(a.workdir, "bad.json")
                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
 print(q.stdout)
 assert q.returncode != 0 and "mlprobe: error: plan" in q.stdout, q.returncode
+
+# A plan over the bound on outside files (mldb::kMaxInputFileBytes, 16 MiB,
+# vocab/outside_input.h): a valid plan padded with spaces, so that only the
+# bound refuses it: a failed run, one error line naming the file and the fix.
+huge = os.path.join(a.workdir, "huge_plan.json")
+with open(huge, "w") as f:
+    text = json.dumps(dict(plan, budget_s=0))
+    f.write(text + " " * ((16 << 20) + 1 - len(text)))
+q = subprocess.run(two + [a.probe, "--plan", huge, "--out", os.path.join(a.workdir, "huge_out.json")],
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+print(q.stdout)
+os.remove(huge)
+errors = [l for l in q.stdout.splitlines() if l.startswith("mlprobe: error: ")]
+assert q.returncode != 0, "a plan over 16 MiB: exit status %d" % q.returncode
+assert len(errors) == 1 and errors[0].startswith("mlprobe: error: plan '%s': cannot read: larger than 16 MiB: " % huge) \
+    and errors[0].endswith("give the file multilane wrote, not a device or a stream"), errors
 print("tuner_mlprobe_mpi: ok (%.1f s for the first run)" % wall)
