@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (preset fuzz: clang, ASan + UBSan) and runs
 # each for SECONDS (default 20) from its committed seed corpus
-# (fuzz/corpus/<target>/).  Any crash, leak or sanitizer report fails the
-# script; the input that found it is left in build/fuzz/artifacts/.
+# (fuzz/corpus/<target>/), JOBS of them at a time (default: one per core).
+# Any crash, leak or sanitizer report fails the script; the input that found
+# it is left in build/fuzz/artifacts/.
 # It also fails (issue 27) when a built target has no seed corpus or a
 # corpus no target, and when a target ran fewer than MIN_EXECS inputs
 # (default 100 per second of SECONDS: a target that stops at once, or never
@@ -29,12 +30,13 @@ for corpus in fuzz/corpus/*/; do
     status=1
   fi
 done
-for target in $targets; do
+# fuzz_one TARGET: runs one target; returns 1 when it failed.
+fuzz_one() {
+  local target=$1 corpus work log runs
   corpus=fuzz/corpus/$target/
   if [ -z "$(ls -A "$corpus" 2>/dev/null)" ]; then
     echo "fuzz: $target: FAILED: no seed corpus in $corpus (commit at least one input)" >&2
-    status=1
-    continue
+    return 1
   fi
   # New inputs go to a scratch corpus; the committed seeds stay untouched.
   work="$out/corpus/$target"
@@ -45,14 +47,24 @@ for target in $targets; do
     runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
     if [ "${runs:-0}" -lt "$MIN_EXECS" ]; then
       echo "fuzz: $target: FAILED: only ${runs:-0} executions in ${SECONDS_EACH} s (at least $MIN_EXECS required; log: $log)" >&2
-      status=1
-    else
-      echo "fuzz: $target: ok, $runs executions in ${SECONDS_EACH} s"
+      return 1
     fi
+    echo "fuzz: $target: ok, $runs executions in ${SECONDS_EACH} s"
   else
     echo "fuzz: $target: FAILED (log: $log, input: $out/artifacts/$target-*)" >&2
     tail -40 "$log" >&2
-    status=1
+    return 1
+  fi
+}
+# Each target runs on one core: JOBS of them at a time.
+running=()
+for target in $targets; do
+  fuzz_one "$target" &
+  running+=($!)
+  if [ ${#running[@]} -ge "$JOBS" ]; then
+    wait "${running[0]}" || status=1
+    running=("${running[@]:1}")
   fi
 done
+for pid in "${running[@]}"; do wait "$pid" || status=1; done
 exit $status

@@ -13,8 +13,8 @@
 // meaningless.  Nothing else changes: Expand, rendering, parsing and the probe
 // all walk the table.  (candidates_test.cc shows it.)
 //
-// Pure C++: no MPI calls.  ToChoice uses mla_algo_from_name /
-// mla_transport_from_name of libmlallreduce.
+// Pure C++: no MPI, not even its header.  ToChoice uses mla_algo_from_name /
+// mla_transport_from_name of the shared vocabulary (vocab/).
 #ifndef MLTUNER_CANDIDATES_H_
 #define MLTUNER_CANDIDATES_H_
 
@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "mlallreduce.h"
+#include "mlallreduce_types.h"
 
 namespace mltuner {
 

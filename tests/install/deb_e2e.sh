@@ -71,7 +71,13 @@ version=${version%%-*}
 echo "deb_e2e: multilane $version installed"
 
 cd "$work"
-unshare -m --propagation private bash -c \
+# The tree is hidden in a mount namespace of the test's own, private so the
+# tmpfs never shows outside it.  In a chroot "/" is no mount point and cannot
+# be made private (EINVAL); there the namespace it runs in is private already
+# (scripts/platform-stage.sh), so the new one keeps that.
+propagation=private
+unshare -m --propagation private true 2>/dev/null || propagation=unchanged
+unshare -m --propagation "$propagation" bash -c \
   "mount -t tmpfs -o size=1m,mode=755 mlhidden '$src' && exec /usr/bin/python3 '$work/installed_e2e.py' --work '$work' --hidden '$src' --version '$version'"
 
 remove_packages remove

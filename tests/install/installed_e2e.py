@@ -318,6 +318,16 @@ def step_slurm(s, probe):
     log(r.stdout)
     check("allreduce" in r.stdout and "4 rank(s)" in r.stdout, f"multilane report:\n{r.stdout}")
 
+    # The tuned profile of this 2-core machine keeps the system MPI: a user's
+    # own MULTILANE_ALGO makes the installed library run an algorithm of its
+    # own in a --multilane step, under this Slurm's PMIx.
+    env = dict(s.env, MULTILANE_ALGO="lane")
+    q = run(["srun", "--gpus=2", "--multilane", "--mpi=pmix", probe, "3"], env=env)
+    rows = rank_lines(q.stdout)
+    log(f"--- srun --multilane, MULTILANE_ALGO=lane\n{q.stdout}")
+    check(len(rows) == 4 and all(r["ok"] == "1" and r["lane"] == "3" and r["passthrough"] == "0" for r in rows),
+          f"the installed library did not run lane in a Slurm step: {rows}")
+
 
 def step_disable(s, probe):
     """The guide's removal, before the packages go: comment the line out,
