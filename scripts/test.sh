@@ -67,10 +67,10 @@ bash scripts/fuzz.sh 20
 
 # The second platform (Debian 13: Slurm 24.11, Open MPI 5, MPICH 4.2, g++ 14)
 # in a root made with mmdebstrap: the default preset's suites, Slurm included,
-# not the sanitizer, fuzz and simulation stages (those check multilane's own
-# code, the same on both platforms).  After every Slurm test of the first
+# and its packages end to end; not the sanitizer, fuzz and simulation stages
+# (those check multilane's own code, the same on both platforms).  After every Slurm test of the first
 # platform: the two share the controller's ports.
-stage "second platform: Debian 13 root, default preset, every suite (scripts/platform-stage.sh)"
+stage "second platform: Debian 13 root, default preset, every suite, the packages (scripts/platform-stage.sh)"
 rc=0
 wait "$platform_background" || rc=$?
 cat "$platform_log"
