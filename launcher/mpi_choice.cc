@@ -50,20 +50,32 @@ const Family& FamilyNamed(const std::string& name) {
   return f != nullptr ? *f : mla::MpiFamilies().front();  // Open MPI: the default MPI
 }
 
-// The family one of whose `words` (version_words or name_words) is in `text`.
+bool HasWord(const std::string& text, const std::vector<std::string>& words) {
+  for (const std::string& w : words)
+    if (text.find(w) != std::string::npos) return true;
+  return false;
+}
+
+// The family one of whose `words` (launcher_version_words or
+// launcher_name_words) is in `text`; for names, its launcher_programs too.
 const Family* FamilyByWords(const std::string& text, std::vector<std::string> Family::*words) {
   for (const Family& f : mla::MpiFamilies())
-    for (const std::string& w : f.*words)
-      if (text.find(w) != std::string::npos) return &f;
+    if (HasWord(text, f.*words) || (words == &Family::launcher_name_words && HasWord(text, f.launcher_programs)))
+      return &f;
   return nullptr;
 }
 
 std::string BaseName(const std::string& path) { return fs::path(path).filename().string(); }
 
-// Whether a file name is an MPI launcher's (mpirun, mpiexec.hydra, orterun...).
+// Whether a file name is an MPI launcher's: the generic mpirun and mpiexec
+// (mpiexec.hydra, mpirun.openmpi...) or a family's own (the family table's
+// launcher_programs).
 bool LauncherName(const std::string& path) {
   const std::string name = BaseName(path);
-  for (const char* prefix : {"mpirun", "mpiexec", "orterun", "prterun"})
+  std::vector<std::string> prefixes = {"mpirun", "mpiexec"};
+  for (const Family& f : mla::MpiFamilies())
+    prefixes.insert(prefixes.end(), f.launcher_programs.begin(), f.launcher_programs.end());
+  for (const std::string& prefix : prefixes)
     if (name.rfind(prefix, 0) == 0) return true;
   return false;
 }
@@ -144,9 +156,7 @@ std::string FamilyOfProgram(const std::string& program, const std::string& path,
         if (std::find(needed.begin(), needed.end(), lib) != needed.end()) return f.name;
     // A launcher's own process (hydra_pmi_proxy under mpiexec, prterun): by its name.
     const std::string base = file.substr(file.rfind('/') + 1);
-    for (const mla::MpiFamilyInfo& f : mla::MpiFamilies())
-      for (const std::string& word : f.launcher_name_words)
-        if (base.find(word) != std::string::npos) return f.name;
+    if (const Family* f = FamilyByWords(base, &Family::launcher_name_words)) return f->name;
     return "";
   }
   return "";

@@ -113,6 +113,13 @@ TEST_F(FakeLaunchers, WrappersAndProgramsAreNeverRunToAsk) {
   EXPECT_EQ(KindOfLauncher({}, nullptr), LauncherKind::kOther);
 }
 
+// A family's own launcher names (the family table's launcher_programs) make
+// a command a launcher and name its family, even where it is not installed.
+TEST_F(FakeLaunchers, AFamilysOwnLauncherNameTellsItsFamily) {
+  EXPECT_EQ(KindOfLauncher({"prterun-not-here", "-n", "2", "./a"}, nullptr), LauncherKind::kOpenMpi);
+  EXPECT_EQ(KindOfLauncher({"orterun-not-here", "./a"}, nullptr), LauncherKind::kOpenMpi);
+}
+
 TEST(ForwardVariables, OpenMpiGetsDashXAfterTheLauncher) {
   std::vector<std::string> cmd{"mpirun", "-np", "4", "./app", "--x"};
   EXPECT_EQ(ForwardVariables(LauncherKind::kOpenMpi, cmd, {"LD_PRELOAD", "MULTILANE_PROFILE"}),

@@ -45,6 +45,10 @@ struct MpiFamilyInfo {
   std::string ranks_flag;                           // the launcher's flag for the number of ranks
   std::vector<std::string> launcher_version_words;  // one of them is in `LAUNCHER --version`
   std::vector<std::string> launcher_name_words;     // or in the launcher's (resolved) file name
+  // Its launchers' own program names besides the generic mpirun and mpiexec:
+  // a command whose file name starts with one is a launcher, and a file name
+  // holding one names the family (as launcher_name_words do).
+  std::vector<std::string> launcher_programs;
   std::string srun_mpi;                             // srun's --mpi= for its ranks; "": the cluster's MpiDefault
   // The launcher's flags to start more ranks than a host has cores (tune's
   // probes on small hosts and virtual nodes), the same for every generation

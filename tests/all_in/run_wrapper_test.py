@@ -12,8 +12,10 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from e2e import run, run_shown, verdict  # noqa: E402
 
 multilane, library, probe, plain, workdir = sys.argv[1:6]
 mpirun = sys.argv[6:]
@@ -26,20 +28,13 @@ if os.environ.get("MULTILANE_TEST_PRELOAD", "").strip(":"):
     env["LD_PRELOAD"] = os.environ["MULTILANE_TEST_PRELOAD"].strip(":")
 
 
-def run(cmd, check=True):
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=400)
-    print(f"$ {' '.join(cmd)}\n{p.stdout}{p.stderr}", flush=True)
-    if check and p.returncode != 0:
-        sys.exit(f"FAIL: exit {p.returncode}")
-    return p
-
-
 # A real short tune of this node type, published as a profile that sends
 # every host call to `lane`.
 tuned, db = os.path.join(workdir, "tuned.db"), os.path.join(workdir, "profiles.db")
-run([multilane, "tune", "--db", tuned, "--budget", "3", "--sizes", "64K:256K", "--np", "2", "--memory", "host"])
+run([multilane, "tune", "--db", tuned, "--budget", "3", "--sizes", "64K:256K", "--np", "2", "--memory", "host"],
+    env=env, timeout=400)
 doc_path = os.path.join(workdir, "profiles.json")
-run([multilane, "export", "--db", tuned, doc_path])
+run([multilane, "export", "--db", tuned, doc_path], env=env)
 doc = json.load(open(doc_path))
 prof = doc["profiles"][0]
 prof["profile_text"] = prof["profile_text"].splitlines()[0] + "\nhost 0 inf lane\n"
@@ -47,7 +42,7 @@ prof["entries"] = [{"algo": "lane", "chunk_bytes": 0, "lanes": 0, "mem_kind": "h
                     "max_bytes": None, "mpi_time_us": -1, "ppg": 0, "time_us": -1, "transport": ""}]
 prof["tuned_at"] = "2099-01-01T00:00:00Z"
 json.dump(doc, open(doc_path, "w"))
-run([multilane, "import", "--db", db, doc_path])
+run([multilane, "import", "--db", db, doc_path], env=env)
 
 failures = []
 for drop, want_lane in ((False, 20), (True, 0)):
@@ -61,7 +56,7 @@ for drop, want_lane in ((False, 20), (True, 0)):
         f.write("#!/bin/sh\n# a user's job script: its own mpirun, a shell per rank\n"
                 f"exec {' '.join(mpirun)} -np 4 sh -c '{per_rank}'\n")
     os.chmod(wrapper, 0o755)
-    p = run([multilane, "run", "--db", db, "--", wrapper], check=False)
+    p = run_shown([multilane, "run", "--db", db, "--", wrapper], "run_wrapper", env=env, timeout=400)
     text = p.stdout + p.stderr
     what = "dropped on ranks 2-3" if drop else "on every rank"
     if p.returncode != 0:
@@ -76,6 +71,5 @@ for drop, want_lane in ((False, 20), (True, 0)):
     stats = re.findall(r"^multilane: stats: rank 0: .*\blane=(\d+)", text, re.M)
     if stats != [str(want_lane)]:
         failures.append(f"library {what}: rank 0's lane calls {stats}, want [{want_lane}]")
-if failures:
-    sys.exit("FAIL:\n  " + "\n  ".join(failures))
-print("PASS: multilane run of a wrapper: all in runs lane; partly in runs unchanged with one line")
+# Passing: all in runs lane; partly in runs unchanged with one line.
+sys.exit(verdict("run_wrapper", failures))

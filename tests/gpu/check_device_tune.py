@@ -21,24 +21,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from e2e import expect, run  # noqa: E402
+
 MULTILANE, BENCH = sys.argv[1], sys.argv[2]
-failures = []
-
-
-def expect(cond, what, p=None):
-    print(("ok: " if cond else "FAILED: ") + what)
-    if not cond:
-        failures.append(what)
-        if p is not None:
-            print("stdout:\n" + p.stdout + "\nstderr:\n" + p.stderr)
-
-
-def run(args, env=None, check=True, timeout=600):
-    p = subprocess.run(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
-    if check and p.returncode != 0:
-        print("command failed (%d): %s\nstdout:\n%s\nstderr:\n%s" % (p.returncode, args, p.stdout, p.stderr))
-        sys.exit(1)
-    return p
 
 
 def main():
@@ -53,7 +39,7 @@ def main():
         env = dict(os.environ, NCCL_NVLS_ENABLE="0")
         # Two virtual nodes sharing the GPUs: 1 and 2 ranks per GPU.
         p = run([MULTILANE, "tune", "--memory", "device", "--ranks-per-gpu", "1,2", "--virtual-nodes", "2",
-                 "--sizes", "64K:4M", "--step", "8", "--budget", "60", "--db", db], env=env)
+                 "--sizes", "64K:4M", "--step", "8", "--budget", "60", "--db", db], env=env, timeout=600)
         print(p.stdout)
         print(p.stderr)
         con = sqlite3.connect(db)
@@ -82,27 +68,29 @@ def main():
         j = run([MULTILANE, "run", "--db", db, "--ranks-per-gpu", "auto", "--", "mpirun", "--map-by", ":OVERSUBSCRIBE",
                  "--bind-to", "none", "-np", str(np), "-x", "NCCL_NVLS_ENABLE", "-x", "MULTILANE_REPORT", "-x",
                  "MULTILANE_REPORT_INTERVAL", "-x", "MULTILANE_RANKS_PER_NODE", BENCH, "-m", "cuda", "-b", "64K",
-                 "-e", "4M", "-f", "8", "-a", "auto"], env=jenv, check=False)
+                 "-e", "4M", "-f", "8", "-a", "auto"], env=jenv, check=False, timeout=600)
         print(j.stdout)
         expect(j.returncode == 0, "the injected benchmark ran with no wrong value", j)
         files = glob.glob(os.path.join(out, "multilane-report-*.json"))
         expect(len(files) == 1, "one job report", j)
-        if files:
-            report = json.load(open(files[0]))
-            device_bins = [b for b in report["bins"] if b["memory"] == "device"]
-            # -b 64K -e 4M -f 8: exactly the power-of-two bins of 64K, 512K
-            # and 4M (issue 27: ">= 3" let an extra or a repeated bin pass).
-            expect(sorted(b["from"] for b in device_bins) == [64 << 10, 512 << 10, 4 << 20],
-                   "device bins for 64K, 512K and 4M exactly (got %s)" % [b["from"] for b in device_bins])
-            for b in device_bins:
-                want = (b.get("profile") or {}).get("algo")
-                got = sorted(b.get("algos", {}))
-                expect(want is not None and got == [want],
-                       "bin from %d ran the profile's %s (ran %s)" % (b["from"], want, got))
+        report = json.load(open(files[0]))
+        device_bins = [b for b in report["bins"] if b["memory"] == "device"]
+        # -b 64K -e 4M -f 8: exactly the power-of-two bins of 64K, 512K
+        # and 4M (issue 27: ">= 3" let an extra or a repeated bin pass).
+        expect(sorted(b["from"] for b in device_bins) == [64 << 10, 512 << 10, 4 << 20],
+               "device bins for 64K, 512K and 4M exactly (got %s)" % [b["from"] for b in device_bins])
+        for b in device_bins:
+            want = (b.get("profile") or {}).get("algo")
+            got = sorted(b.get("algos", {}))
+            expect(want is not None and got == [want],
+                   "bin from %d ran the profile's %s (ran %s)" % (b["from"], want, got))
+    except AssertionError as e:
+        print("check_device_tune.py: %s" % e)
+        return 1
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print("check_device_tune.py: %s" % ("FAILED" if failures else "PASSED"))
-    return 1 if failures else 0
+    print("check_device_tune.py: PASSED")
+    return 0
 
 
 if __name__ == "__main__":

@@ -28,7 +28,8 @@ done
 [ "$(id -u)" -eq 0 ] || { echo "deb_e2e: run as root (it installs packages and starts Slurm)" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/mldeb-e2e.XXXXXX)
-cp "$src/tests/install/installed_e2e.py" "$src/scripts/slurm/local-slurm.sh" "$src/tests/slurm/layout_probe.c" "$work/"
+cp "$src/tests/install/installed_e2e.py" "$src/tests/e2e.py" "$src/scripts/slurm/local-slurm.sh" \
+  "$src/tests/slurm/layout_probe.c" "$work/"
 # The system database, its working copy (docs/admin.md, "The system database
 # on a shared file system") and their journals: the admin's, put back at the end.
 admin_files=("$db" "$db-journal" "$db-wal" "$db-shm" "$db.work" "$db.work-journal")

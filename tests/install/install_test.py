@@ -28,16 +28,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from e2e import OPENMPI_TEST_ENV, check, log, run as e2e_run  # noqa: E402
+
 ARGS = None
-
-
-def log(msg):
-    print(msg, flush=True)
-
-
-def check(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
 
 
 def clean_env():
@@ -47,20 +41,13 @@ def clean_env():
     for k in list(env):
         if k.startswith("MULTILANE_") or k in ("LD_PRELOAD", "LD_LIBRARY_PATH", "CMAKE_PREFIX_PATH", "PKG_CONFIG_PATH"):
             del env[k]
-    env.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-                "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMPI_MCA_btl_base_warn_component_unused": "0",
-                # Open MPI 5 (PRRTE) reads this one, not OMPI_MCA_rmaps_* (tests/e2e.py, OVERSUBSCRIBE_ENV)
-                "PRTE_MCA_rmaps_default_mapping_policy": ":oversubscribe"})
+    env.update(OPENMPI_TEST_ENV, OMPI_MCA_btl_base_warn_component_unused="0")
     return env
 
 
-def run(cmd, env=None, cwd=None, timeout=300, check_rc=True, shell=False):
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env or clean_env(), cwd=cwd, timeout=timeout,
-                       shell=shell)
-    shown = cmd if isinstance(cmd, str) else " ".join(cmd)
-    if check_rc and p.returncode != 0:
-        raise AssertionError(f"{shown} exited {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}")
-    return p
+def run(cmd, env=None, cwd=None, timeout=300):
+    """e2e.run (must succeed), in clean_env() unless given another."""
+    return e2e_run(cmd, env=env or clean_env(), cwd=cwd, timeout=timeout)
 
 
 def cache_value(name):
@@ -176,8 +163,10 @@ def case_layout(root):
     env["MULTILANE_SYSTEM_DB"] = os.path.join(root, "none.db")
     version = run([command, "--version"], env=env).stdout.strip()
     check(version == ARGS.version, f"multilane --version says {version!r}, the build {ARGS.version}")
-    p = run([command, "tune", "--budget", "2", "--sizes", "64K:128K", "--np", "2", "--virtual-nodes", "1"],
-            env=env, timeout=300, cwd=root)
+    # Host memory: the layout is the point, not the GPUs (on a GPU host the
+    # tune's default is device memory, which takes no --np).
+    p = run([command, "tune", "--budget", "2", "--sizes", "64K:128K", "--np", "2", "--virtual-nodes", "1",
+             "--memory", "host"], env=env, timeout=300, cwd=root)
     text = p.stdout + p.stderr
     log(text[-1500:])
     assert_outside_trees(text, "multilane tune's output")

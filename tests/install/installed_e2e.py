@@ -42,38 +42,28 @@ import shutil
 import subprocess
 import sys
 
+# tests/e2e.py: deb_e2e.sh copies it beside this script (the tree is hidden
+# while it runs); from the tree it is one folder up.
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from e2e import OPENMPI_TEST_ENV, check, log, run as e2e_run  # noqa: E402
+
 ARGS = None
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
 SYSTEM_DB = "/var/lib/multilane/profiles.db"
 PLUGSTACK = "/etc/slurm/plugstack.conf.d/multilane.conf"
 
 
-def log(msg):
-    print(msg, flush=True)
-
-
-def check(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
-
-
 def env_base():
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("MULTILANE_") and k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")}
-    env.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-                "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMPI_MCA_btl_base_warn_component_unused": "0",
-                # Open MPI 5 (PRRTE) reads this one, not OMPI_MCA_rmaps_* (tests/e2e.py, OVERSUBSCRIBE_ENV)
-                "PRTE_MCA_rmaps_default_mapping_policy": ":oversubscribe",
-                "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": ARGS.work})
+    env.update(OPENMPI_TEST_ENV, OMPI_MCA_btl_base_warn_component_unused="0",
+               PATH="/usr/sbin:/usr/bin:/sbin:/bin", HOME=ARGS.work)
     return env
 
 
 def run(cmd, env=None, timeout=300, check_rc=True, cwd=None):
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env or env_base(), timeout=timeout,
-                       cwd=cwd or ARGS.work)
-    if check_rc and p.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} exited {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}")
-    return p
+    """e2e.run in env_base() and the work folder unless told otherwise."""
+    return e2e_run(cmd, check=check_rc, env=env or env_base(), timeout=timeout, cwd=cwd or ARGS.work)
 
 
 def assert_not_hidden_tree(text, what):

@@ -14,8 +14,10 @@ environment.  Every job must print its ranks' "ok" lines.
 """
 import os
 import shutil
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from e2e import check, run_shown  # noqa: E402
 
 multilane, plain_mpich, plain_openmpi, work = sys.argv[1:5]
 shutil.rmtree(work, ignore_errors=True)
@@ -24,13 +26,11 @@ db = os.path.join(work, "profiles.db")
 env = dict(os.environ, MULTILANE_VERBOSE="1")
 
 
-def run(cmd, want_rc=0, run_env=None):
-    print("$ " + " ".join(cmd), flush=True)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=240,
-                       env=run_env or env)
-    print(p.stdout, flush=True)
-    assert p.returncode == want_rc, "exit status %d" % p.returncode
-    return p.stdout
+def run(cmd, run_env=None):
+    """The command's stdout and stderr, logged; it must succeed."""
+    p = run_shown(cmd, "tune_run_mpich", env=run_env or env, timeout=240)
+    check(p.returncode == 0, f"{' '.join(cmd)}: exit status {p.returncode}")
+    return p.stdout + p.stderr
 
 
 def lines(text, start):
@@ -39,15 +39,15 @@ def lines(text, start):
 
 out = run([multilane, "tune", "--mpi", "mpich", "--np", "2", "--virtual-nodes", "2", "--sizes", "64K:256K",
            "--budget", "30", "--db", db])
-assert "MPI MPICH Version: " in out, "the fingerprint does not name MPICH"
-assert "multilane tune: mpiexec.mpich -genv MULTILANE_RANKS_PER_NODE 1 -n 2 " in out and "mlprobe-mpich" in out, \
-    "the tune did not probe with MPICH (hydra's -genv, its -n)"
-assert lines(out, "profile 1 stored in"), "no profile stored"
+check("MPI MPICH Version: " in out, "the fingerprint does not name MPICH")
+check("multilane tune: mpiexec.mpich -genv MULTILANE_RANKS_PER_NODE 1 -n 2 " in out and "mlprobe-mpich" in out,
+      "the tune did not probe with MPICH (hydra's -genv, its -n)")
+check(lines(out, "profile 1 stored in"), "no profile stored")
 
 out = run([multilane, "run", "--db", db, "--", "mpiexec.mpich", "-n", "2", plain_mpich])
-assert len(lines(out, "multilane: profile 1 of node type")) == 1, "the MPICH job did not get the MPICH profile"
-assert len(lines(out, "multilane: MPI family mpich (MPICH Version: ")) == 1, "the front did not pick the MPICH build"
-assert len(lines(out, "plain_allreduce ok rank")) == 2, "not every rank finished right"
+check(len(lines(out, "multilane: profile 1 of node type")) == 1, "the MPICH job did not get the MPICH profile")
+check(len(lines(out, "multilane: MPI family mpich (MPICH Version: ")) == 1, "the front did not pick the MPICH build")
+check(len(lines(out, "plain_allreduce ok rank")) == 2, "not every rank finished right")
 
 # Issue 23 N5: an `mpirun` that is hydra (MPICH as the default MPI, Intel
 # MPI): a script here, so that neither its name nor a link tells.  It gets
@@ -60,13 +60,13 @@ with open(os.path.join(bindir, "mpirun"), "w") as f:
 os.chmod(os.path.join(bindir, "mpirun"), 0o755)
 hydra_env = dict(env, PATH=bindir + ":" + os.environ["PATH"])
 out = run([multilane, "run", "--db", db, "--dry-run", "--", "mpirun", "-n", "2", plain_mpich], run_env=hydra_env)
-assert "command: mpirun -genv LD_PRELOAD " in out and " -x " not in out, "hydra's mpirun did not get -genv"
+check("command: mpirun -genv LD_PRELOAD " in out and " -x " not in out, "hydra's mpirun did not get -genv")
 out = run([multilane, "run", "--db", db, "--", "mpirun", "-n", "2", plain_mpich], run_env=hydra_env)
-assert len(lines(out, "multilane: profile 1 of node type")) == 1, "the hydra mpirun job did not get the MPICH profile"
-assert len(lines(out, "multilane: MPI family mpich (MPICH Version: ")) == 1, "the front did not pick the MPICH build"
-assert len(lines(out, "multilane: version ")) == 1 and "profile from MULTILANE_PROFILE (1 entries)" in out, \
-    "the profile did not reach the ranks whole through -genv"
-assert len(lines(out, "plain_allreduce ok rank")) == 2, "not every rank of the hydra mpirun job finished right"
+check(len(lines(out, "multilane: profile 1 of node type")) == 1, "the hydra mpirun job did not get the MPICH profile")
+check(len(lines(out, "multilane: MPI family mpich (MPICH Version: ")) == 1, "the front did not pick the MPICH build")
+check(len(lines(out, "multilane: version ")) == 1 and "profile from MULTILANE_PROFILE (1 entries)" in out,
+      "the profile did not reach the ranks whole through -genv")
+check(len(lines(out, "plain_allreduce ok rank")) == 2, "not every rank of the hydra mpirun job finished right")
 
 # A wrapper script that starts the job itself: run unchanged, the library's
 # variables reach it (and hydra's ranks) through the environment.
@@ -75,11 +75,11 @@ with open(wrapper, "w") as f:
     f.write("#!/bin/sh\nexec mpiexec.mpich -n 2 \"$@\"\n")
 os.chmod(wrapper, 0o755)
 out = run([multilane, "run", "--db", db, "--mpi", "mpich", "--", wrapper, plain_mpich])
-assert len(lines(out, "multilane: MPI family mpich (MPICH Version: ")) == 1, "the wrapper's ranks missed the library"
-assert len(lines(out, "plain_allreduce ok rank")) == 2, "not every rank of the wrapper's job finished right"
+check(len(lines(out, "multilane: MPI family mpich (MPICH Version: ")) == 1, "the wrapper's ranks missed the library")
+check(len(lines(out, "plain_allreduce ok rank")) == 2, "not every rank of the wrapper's job finished right")
 
 out = run([multilane, "run", "--db", db, "--", "mpirun", "-np", "2", plain_openmpi])
-assert len(lines(out, "multilane: no profile for node type")) == 1, "the Open MPI job did not miss the MPICH profile"
-assert "MPI Open MPI v" in out, "the miss does not name Open MPI"
-assert len(lines(out, "plain_allreduce ok rank")) == 2, "not every rank finished right"
+check(len(lines(out, "multilane: no profile for node type")) == 1, "the Open MPI job did not miss the MPICH profile")
+check("MPI Open MPI v" in out, "the miss does not name Open MPI")
+check(len(lines(out, "plain_allreduce ok rank")) == 2, "not every rank finished right")
 print("tune_run_mpich: ok")
