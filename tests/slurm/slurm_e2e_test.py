@@ -67,13 +67,14 @@ class Slurm:
         for k in list(self.env):
             if k.startswith("MULTILANE_") or k.startswith("SLURM_SPANK") or k == "LD_PRELOAD":
                 del self.env[k]
+        # Open MPI ranks yield when idle: the test nodes claim 8 CPUs on a
+        # 2-core machine, and under srun (unlike mpirun --oversubscribe)
+        # nothing tells Open MPI so; a spinning rank starves the others.
+        self.env["OMPI_MCA_mpi_yield_when_idle"] = "1"
         if nodes > 1:
-            # Open MPI between the nodes: TCP on loopback; and yield when idle,
-            # since Slurm's nodes claim more CPUs than the machine has (a
-            # spinning rank would starve the others of the 2 cores).
+            # Open MPI between the nodes: TCP on loopback.
             self.env["OMPI_MCA_btl_tcp_if_include"] = "lo"
             self.env["OMPI_MCA_oob_tcp_if_include"] = "lo"
-            self.env["OMPI_MCA_mpi_yield_when_idle"] = "1"
         self.script = script
         start = ["bash", script, "start", self.dir] + (["--nodes", str(nodes)] if nodes > 1 else []) + [line]
         p = subprocess.run(start, capture_output=True, text=True, env=env, timeout=120)
