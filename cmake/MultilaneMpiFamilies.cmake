@@ -16,7 +16,10 @@
 #   MULTILANE_MPICH_MPIEXEC       hydra's mpiexec (mpiexec.mpich)
 #
 # multilane_family_suffix(<out> <family>): "" for openmpi (the historical target
-# and program names), "_mpich" for mpich.
+# names), "_mpich" for mpich.
+#
+# The file names of each family's build: cmake/MultilaneFamilyFiles.cmake.
+include(${CMAKE_CURRENT_LIST_DIR}/MultilaneFamilyFiles.cmake)
 set(MULTILANE_MPICH "AUTO" CACHE STRING "Build the MPICH family too: AUTO (when installed), ON or OFF")
 
 add_library(multilane_mpi_openmpi INTERFACE)
@@ -47,9 +50,11 @@ endif()
 message(STATUS "multilane: MPI families ${MULTILANE_MPI_FAMILIES}")
 
 function(multilane_family_suffix out family)
-  if(family STREQUAL "openmpi")
+  list(GET MULTILANE_KNOWN_FAMILIES 0 default_family)
+  if(family STREQUAL default_family)
     set(${out} "" PARENT_SCOPE)
   else()
     set(${out} "_${family}" PARENT_SCOPE)
   endif()
 endfunction()
+

@@ -25,6 +25,7 @@
 #include "db/snapshot.h"
 #include "doctor_slurm.h"
 #include "mpi_choice.h"
+#include "vocab/mpi_families.h"
 #include "install_defaults.h"  // generated: kBuildLibrary (a build tree's library)
 #include "plugin_config.h"     // spank/: the plugin's own parser of its plugstack arguments
 #include "process.h"
@@ -193,7 +194,7 @@ void CheckInstallation(Doctor* d, const Installation& in) {
   } else {
     d->Ok("libmlallreduce " + lib.Get("version") + " at " + in.library + " (loads)");
   }
-  const std::string module = in.library.substr(0, in.library.rfind('/') + 1) + "libmlallreduce_cuda.so";
+  const std::string& module = in.cuda_module;
   if (access(module.c_str(), F_OK) == 0) {
     const Loaded cuda = LoadInChild(module, false);
     if (cuda.ok)

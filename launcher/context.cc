@@ -65,7 +65,8 @@ Installation FindInstallation() {
   const char* probe = std::getenv("MULTILANE_PROBE");
   if (lib && *lib) in.library = lib;
   if (probe && *probe) in.probe = probe;
-  in.cuda_module = in.library.substr(0, in.library.rfind('/') + 1) + multilane_install::kCudaModule;
+  in.cuda_module =
+      in.library.substr(0, in.library.rfind('/') + 1) + mla::FamilyCudaModuleFile(mla::BuildDefaultFamily());
   return in;
 }
 

@@ -17,7 +17,7 @@ struct Installation {
   std::string command;     // this program (/proc/self/exe)
   bool build_tree = false; // true: run from the build tree, not installed
   std::string library;     // libmlallreduce.so.0
-  std::string cuda_module; // libmlallreduce_cuda.so, beside the library
+  std::string cuda_module; // the CUDA module beside the library (mla::FamilyCudaModuleFile)
   std::string probe;       // mlprobe
   std::string plugin;      // spank_multilane.so
   std::string cli_filter;  // the cli_filter.lua shipped with this install

@@ -1,6 +1,8 @@
 // mpi_families.cc: the MPI family table and the version key (mpi_families.h).
 #include "vocab/mpi_families.h"
 
+#include "vocab/family_files.h"  // generated: the file names (cmake/MultilaneMpiFamilies.cmake)
+
 namespace mla {
 
 const std::vector<MpiFamilyInfo>& MpiFamilies() {
@@ -66,15 +68,33 @@ const char* MpiFamilyName(MpiFamily family) {
   return family == MpiFamily::kNeither ? "neither" : MpiFamilyRow(family).name.c_str();
 }
 
-std::string FamilyLibraryFile(const std::string& family) { return "libmlallreduce-" + family + ".so.0"; }
+namespace {
+
+// The generated row of `family`; nullptr for a family the build does not know.
+const FamilyFileNames* FileNamesOf(const std::string& family) {
+  for (const FamilyFileNames& row : kFamilyFileNames)
+    if (family == row.family) return &row;
+  return nullptr;
+}
+
+}  // namespace
+
+std::string FamilyLibraryFile(const std::string& family) {
+  const FamilyFileNames* row = FileNamesOf(family);
+  return row ? row->library : "";
+}
 
 std::string FamilyCudaModuleFile(const std::string& family) {
-  return family == MpiFamilies().front().name ? "libmlallreduce_cuda.so" : "libmlallreduce_cuda-" + family + ".so";
+  const FamilyFileNames* row = FileNamesOf(family);
+  return row ? row->cuda_module : "";
 }
 
 std::string FamilyProbeFile(const std::string& family) {
-  return family == MpiFamilies().front().name ? "mlprobe" : "mlprobe-" + family;
+  const FamilyFileNames* row = FileNamesOf(family);
+  return row ? row->probe : "";
 }
+
+const char* BuildDefaultFamily() { return kFamilyFileNames[0].family; }
 
 int LauncherMajorVersion(std::string_view text) {
   for (size_t i = 0; i < text.size(); ++i) {

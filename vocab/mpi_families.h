@@ -77,10 +77,17 @@ MpiFamily MpiFamilyFromVersion(std::string_view version);
 // "openmpi", "mpich" or "neither".
 const char* MpiFamilyName(MpiFamily family);
 
-// File names of a family's parts, as the build installs them side by side.
+// File names of a family's parts, as the build installs them side by side;
+// "" for a name no row of the table has.  The names come from the build
+// (multilane_family_files in cmake/MultilaneMpiFamilies.cmake), their one
+// owner, through a generated header.
 std::string FamilyLibraryFile(const std::string& family);     // libmlallreduce-<family>.so.0
 std::string FamilyCudaModuleFile(const std::string& family);  // libmlallreduce_cuda[-<family>].so
 std::string FamilyProbeFile(const std::string& family);       // mlprobe[-<family>]
+
+// The family the build names first (its programs carry no suffix); the
+// table's first row must be the same family (a unit test checks it).
+const char* BuildDefaultFamily();
 
 // The major version in a launcher's or MPI library's version text: the first
 // number followed by '.' and a digit ("mpirun (Open MPI) 5.0.7" is 5, "Open

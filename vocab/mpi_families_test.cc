@@ -52,6 +52,19 @@ TEST(MpiFamily, TableNamesAndFiles) {
   for (const MpiFamilyInfo& f : MpiFamilies()) EXPECT_EQ(&MpiFamilyRow(f.family), &f) << f.name;
 }
 
+// The file names come from the build's list of families: it and the table
+// name the same families, the default one first, and nothing else has files.
+TEST(MpiFamily, BuildNamesTheFilesOfEveryFamilyInTheTable) {
+  EXPECT_EQ(MpiFamilies().front().name, BuildDefaultFamily());
+  for (const MpiFamilyInfo& f : MpiFamilies()) {
+    EXPECT_NE(FamilyLibraryFile(f.name), "") << f.name;
+    EXPECT_NE(FamilyCudaModuleFile(f.name), "") << f.name;
+    EXPECT_NE(FamilyProbeFile(f.name), "") << f.name;
+  }
+  EXPECT_EQ(FamilyLibraryFile("intelmpi"), "");
+  EXPECT_EQ(FamilyProbeFile(""), "");
+}
+
 }  // namespace
 // Open MPI 4 (ORTE) and 5 (PRRTE) take the same oversubscription flag; each
 // generation names the variable its runtime reads (5 ignores 4's).
