@@ -1,4 +1,6 @@
 // dispatch.cc: the decision for each allreduce call and the C API.
+#include <atomic>
+#include <optional>
 #include <string>
 
 #include "algorithms.h"
@@ -59,6 +61,21 @@ uint64_t MessageBytes(int count, MPI_Datatype datatype, int* type_size) {
   return static_cast<uint64_t>(count) * static_cast<uint64_t>(*type_size);
 }
 
+// The kind of a call's buffers, and the CUDA module where CUDA is in the
+// process (*device, else nullptr).  The first call that finds the CUDA
+// driver in the process loads the module, and the driver's first answer sets
+// up its context (on the GPU host, 0.1 s): one-time setup, timed apart from
+// the call for the job report.
+int ClassifyCallBuffers(const void* sendbuf, const void* recvbuf, const DeviceModule** device) {
+  static std::atomic<bool> cuda_seen{false};
+  std::optional<ReportSetupTimer> setup;
+  if (!cuda_seen.load(std::memory_order_relaxed) && CudaDriverLoaded()) setup.emplace();
+  *device = DeviceModuleIfCudaInUse();
+  const int kinds = ClassifyBuffers(*device != nullptr || CudaDriverLoaded(), *device, sendbuf, recvbuf);
+  if (setup) cuda_seen.store(true, std::memory_order_relaxed);
+  return kinds;
+}
+
 // Runs one call with `choice` (nullptr: decide from the settings) and tells
 // *out its size, memory kind and the algorithm that ran it.
 int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
@@ -72,8 +89,8 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
   // branch below is taken alike on every rank.
   if (count <= 0) return Passthrough(sendbuf, recvbuf, count, datatype, op, comm, bytes);
 
-  const DeviceModule* device = DeviceModuleIfCudaInUse();
-  const int kinds = ClassifyBuffers(device != nullptr || CudaDriverLoaded(), device, sendbuf, recvbuf);
+  const DeviceModule* device = nullptr;
+  const int kinds = ClassifyCallBuffers(sendbuf, recvbuf, &device);
   // CUDA without its module: the buffers may be device memory (the loader's
   // warning says these calls go to the system MPI).
   if (kinds == kBuffersUnknown) return Passthrough(sendbuf, recvbuf, count, datatype, op, comm, bytes);

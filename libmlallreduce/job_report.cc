@@ -70,6 +70,9 @@ constexpr int kKinds = 2;
 BinCounters g_bins[kKinds][kSizeBins];
 std::atomic<uint64_t> g_sampled_calls{0};
 std::atomic<uint64_t> g_sampling{0};  // ticks the sampling barriers added beyond waiting
+std::atomic<uint64_t> g_setup{0};     // ticks of one-time setup inside calls (ReportSetupTimer)
+thread_local uint64_t t_setup_ticks = 0;  // this thread's setup ticks in its current call
+thread_local int t_setup_depth = 0;       // ReportSetupTimers open on this thread
 int g_sample_period = 64;
 int g_counter_key = MPI_KEYVAL_INVALID;
 CommCounter g_world_counter;  // MPI_COMM_WORLD's, without an attribute lookup
@@ -170,7 +173,7 @@ void AtomicMax(std::atomic<int>* a, int v) {
 }
 
 // Per-rank figures, reduced with MIN, SUM and MAX to world rank 0.
-enum Scalar { kWall, kAllreduce, kWait, kSampling, kDeviceUsed, kScalars };
+enum Scalar { kWall, kAllreduce, kWait, kSampling, kSetup, kDeviceUsed, kScalars };
 enum PerBin { kCalls, kBytes, kTime, kBinWait, kCommSize, kPerBin };
 constexpr int kFigures = kScalars + kKinds * kSizeBins * kPerBin;
 int Figure(int kind, int bin, int what) { return kScalars + (kind * kSizeBins + bin) * kPerBin + what; }
@@ -205,8 +208,11 @@ void LocalFigures(uint64_t end_ns, uint64_t end_ticks, std::vector<double>* v) {
       if (k == static_cast<int>(MemKind::kDevice) && calls > 0) (*v)[kDeviceUsed] = 1;
     }
   }
+  // Time inside allreduce counts the setup too; the bins do not.
+  const double setup = g_setup.load() * tick_s;
   (*v)[kWall] = (end_ns - g_start_ns) * 1e-9;
-  (*v)[kAllreduce] = total;
+  (*v)[kAllreduce] = total + setup;
+  (*v)[kSetup] = setup;
   (*v)[kWait] = wait;
   (*v)[kSampling] = g_sampling.load() * tick_s;
 }
@@ -275,8 +281,18 @@ void StartJobReport(const Config& config, int host_rank) {
   g_on.store(true);
 }
 
+ReportSetupTimer::ReportSetupTimer() {
+  if (t_setup_depth++ == 0 && ReportOn()) start_ = Ticks();
+}
+
+ReportSetupTimer::~ReportSetupTimer() {
+  --t_setup_depth;
+  if (start_ != 0) t_setup_ticks += Ticks() - start_;
+}
+
 ReportClock ReportCallBegin(MPI_Comm comm) {
   ReportClock clock;
+  t_setup_ticks = 0;
   CommCounter* counter = CounterOf(comm);
   clock.start = Ticks();
   if (counter != nullptr) {
@@ -305,7 +321,13 @@ ReportClock ReportCallBegin(MPI_Comm comm) {
 }
 
 void ReportCallEnd(const ReportClock& clock, const CallOutcome& outcome) {
-  const uint64_t ticks = Ticks() - clock.start;
+  uint64_t ticks = Ticks() - clock.start;
+  const uint64_t setup = std::min(t_setup_ticks, ticks);
+  if (setup > 0) {
+    ticks -= setup;
+    g_setup.fetch_add(setup, std::memory_order_relaxed);
+    t_setup_ticks = 0;
+  }
   BinCounters& b = g_bins[static_cast<int>(outcome.kind) & 1][SizeBin(outcome.bytes)];
   b.calls.fetch_add(1, std::memory_order_relaxed);
   b.bytes.fetch_add(outcome.bytes, std::memory_order_relaxed);
@@ -400,6 +422,7 @@ void FinishJobReport(const Config& config) {
   data.allreduce_s = {lo[kAllreduce], sum[kAllreduce], hi[kAllreduce]};
   data.wait_s = {lo[kWait], sum[kWait], hi[kWait]};
   data.sampling_s = {lo[kSampling], sum[kSampling], hi[kSampling]};
+  data.setup_s = {lo[kSetup], sum[kSetup], hi[kSetup]};
   data.wait_sampled_calls = g_sampled_calls.load();
   data.entries = EntryStatsSnapshot();
   const int ppg = config.ranks_per_gpu > 0 ? config.ranks_per_gpu : 1;

@@ -70,6 +70,23 @@ ReportClock ReportCallBegin(MPI_Comm comm);
 // Thread-safe, lock-free.
 void ReportCallEnd(const ReportClock& clock, const CallOutcome& outcome);
 
+// Times one-time setup the library does inside a call (loading the CUDA
+// module and the driver's first answer, a communicator's first layout):
+// ReportCallEnd keeps that time out of the call's size bin and the report
+// gives it once, as time.setup_s, so that the first call of a size does not
+// read as that size's cost.  Construct around the setup; nested timers count
+// once; nothing is timed while the report is off.  Thread-safe.
+class ReportSetupTimer {
+ public:
+  ReportSetupTimer();
+  ~ReportSetupTimer();
+  ReportSetupTimer(const ReportSetupTimer&) = delete;
+  ReportSetupTimer& operator=(const ReportSetupTimer&) = delete;
+
+ private:
+  uint64_t start_ = 0;  // 0: not timing (report off, or an outer timer runs)
+};
+
 // Stops recording, gathers every rank's figures to world rank 0 and writes
 // the report there.  A directory that cannot be written gives one warning,
 // never an error.  Collective over MPI_COMM_WORLD: call on every rank at the
@@ -125,6 +142,7 @@ struct ReportData {
   std::string profile_text;
   Spread wall_s, allreduce_s, wait_s;
   Spread sampling_s;  // what the sampling barriers cost beyond waiting (part of allreduce_s)
+  Spread setup_s;     // one-time setup inside calls (part of allreduce_s, not of the bins)
   uint64_t wait_sampled_calls = 0;
   std::vector<ReportBin> bins;  // sorted by memory kind, then size
   std::string gpus_json;        // the elements of "gpus", comma-separated

@@ -55,7 +55,8 @@ std::string RenderReport(const ReportData& d) {
        ",\n    \"allreduce_s\": " + SpreadJson(d.allreduce_s, d.ranks) +
        ",\n    \"wait_s\": " + SpreadJson(d.wait_s, d.ranks) +
        ",\n    \"wait_sampled_calls\": " + std::to_string(d.wait_sampled_calls) +
-       ",\n    \"sampling_s\": " + SpreadJson(d.sampling_s, d.ranks) + "\n  },\n";
+       ",\n    \"sampling_s\": " + SpreadJson(d.sampling_s, d.ranks) +
+       ",\n    \"setup_s\": " + SpreadJson(d.setup_s, d.ranks) + "\n  },\n";
   s += "  \"entries\": {";
   for (int e = 0; e < MLA_ENTRY_COUNT; ++e) {
     s += (e ? ", " : "") + JsonString(mla_entry_name(static_cast<mla_entry>(e))) +

@@ -2,6 +2,8 @@
 
 #include <mutex>
 
+#include "job_report.h"
+
 namespace mla {
 namespace {
 
@@ -137,7 +139,10 @@ int GetTopology(MPI_Comm comm, const Topology** out) {
     return MPI_SUCCESS;
   }
   auto* t = new Topology();
-  rc = Build(comm, t);
+  {
+    ReportSetupTimer setup;  // a communicator's first layout: not its first call's own time
+    rc = Build(comm, t);
+  }
   if (rc != MPI_SUCCESS) {
     FreeTopology(t);
     return rc;

@@ -45,6 +45,7 @@ TimeSplit Split(const JobReport& r) {
   }
   t.wait_s = wait;
   t.allreduce_s = in_allreduce - wait;
+  t.setup_s = std::clamp(r.setup_s.mean, 0.0, t.allreduce_s);
   t.compute_s = t.wall_s - in_allreduce;
   if (t.wall_s > 0) {
     t.compute_share = t.compute_s / t.wall_s;

@@ -54,6 +54,7 @@ struct TimeSplit {
   double compute_s = 0;
   double allreduce_s = 0;
   double wait_s = 0;
+  double setup_s = 0;  // of allreduce_s: multilane's one-time setup inside the first calls
   double compute_share = 0;
   double allreduce_share = 0;
   double wait_share = 0;

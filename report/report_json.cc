@@ -41,6 +41,7 @@ json JobJson(const JobReport& r, const JobAnalysis& a) {
                {"compute_s", t.compute_s},
                {"allreduce_s", t.allreduce_s},
                {"wait_s", t.wait_s},
+               {"setup_s", t.setup_s},
                {"compute_share", t.compute_share},
                {"allreduce_share", t.allreduce_share},
                {"wait_share", t.wait_share},

@@ -224,6 +224,7 @@ void ParseFields(const json& doc, JobReport* r) {
   r->allreduce_s = Spread(time, "time", "allreduce_s");
   r->wait_s = Spread(time, "time", "wait_s");
   r->wait_sampled_calls = IntegerField(time, "time", "wait_sampled_calls", false);
+  if (Member(time, "time", "setup_s", false)) r->setup_s = Spread(time, "time", "setup_s");
   const json& bins = *Member(doc, "", "bins", true);
   if (!bins.is_array()) throw FieldError("field 'bins' must be an array, not " + std::string(TypeName(bins)));
   for (size_t i = 0; i < bins.size(); ++i) r->bins.push_back(ParseBin(bins[i], "bins[" + std::to_string(i) + "]"));

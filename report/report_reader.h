@@ -91,6 +91,7 @@ struct JobReport {
   MinMeanMax wall_s;
   MinMeanMax allreduce_s;
   MinMeanMax wait_s;
+  MinMeanMax setup_s;  // one-time setup inside calls (part of allreduce_s); zero in files written before it
   int64_t wait_sampled_calls = 0;
   std::vector<ReportBin> bins;
   std::vector<ReportGpu> gpus_sampled;

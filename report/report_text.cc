@@ -88,6 +88,9 @@ void Job(const JobReport& r, const JobAnalysis& a, std::string* out) {
        Bar(t.allreduce_share, 40).c_str());
   Line(out, "    %-12s %10.3f s %7s  %s", "waiting", t.wait_s, Percent(t.wait_share).c_str(),
        Bar(t.wait_share, 40).c_str());
+  if (t.setup_s > 0)
+    Line(out, "    (of the allreduce time, %.3f s was multilane's one-time setup in the first calls: the CUDA module, "
+              "communicator layouts; the size bins leave it out)", t.setup_s);
   if (!a.bins.empty()) {
     Line(out, "  sizes (busbw GB/s: achieved, profile's expectation, system MPI per the profile):");
     Line(out, "    %-16s %-11s %9s %7s %7s %10s %9s %9s %9s %10s  %s", "bin", "algorithm", "calls", "calls", "time",

@@ -2,7 +2,7 @@
 """Runs synthetic_job under mpirun and checks the job report it leaves.
 
 Usage:
-  check_job_report.py [--no-report] [--timeout S] -- MPIRUN ... synthetic_job ARGS...
+  check_job_report.py [--no-report] [--setup] [--timeout S] -- MPIRUN ... synthetic_job ARGS...
 
 Default mode: sets MULTILANE_REPORT to a fresh temporary directory, runs the
 command, reads the one line "synthetic_job truth: {...}" it prints, and checks
@@ -18,6 +18,11 @@ the one file multilane-report-*.json in that directory
     waiting is the program's: per call, the last rank's arrival time minus
     this rank's (one host, one clock); it includes ranks made late by a
     loaded host, which the report's barriers see as waiting too.
+
+Always: the bins' time plus time.setup_s (the library's one-time setup
+inside calls, which no bin counts) is time.allreduce_s.  --setup: an
+algorithm ran (MULTILANE_ALGO), so the first call built its communicator's
+layout: time.setup_s must be above 0 on every rank.
 
 --no-report: MULTILANE_REPORT is unset; the command runs in a fresh
 temporary directory, which must hold no multilane-report* file afterwards.
@@ -37,7 +42,7 @@ from e2e import run_shown, verdict  # noqa: E402  (tests/e2e.py, the scripts' sh
 TOLERANCE_PP = 5.0  # absolute percentage points of the wall time
 
 
-def check_report(doc, truth, failures):
+def check_report(doc, truth, failures, setup=False):
     def expect(cond, what):
         if not cond:
             failures.append(what)
@@ -81,17 +86,27 @@ def check_report(doc, truth, failures):
     expect(t["wait_sampled_calls"] > 0, "no call was sampled for waiting")
     expect(t["wall_s"]["min"] <= wall <= t["wall_s"]["max"], "wall_s min/mean/max out of order")
     bins_time = sum(b["time_s"]["mean"] for b in bins)
-    expect(abs(bins_time - t["allreduce_s"]["mean"]) <= 1e-3 * max(1.0, bins_time),
-           "bins' time %.6f != allreduce_s %.6f" % (bins_time, t["allreduce_s"]["mean"]))
+    setup_s = t.get("setup_s", {}).get("mean", -1)
+    print("check_job_report.py: setup_s %s" % t.get("setup_s"))
+    expect(setup_s >= 0, "time.setup_s missing")
+    expect(abs(bins_time + setup_s - t["allreduce_s"]["mean"]) <= 1e-3 * max(1.0, bins_time),
+           "bins' time %.6f + setup %.6f != allreduce_s %.6f" % (bins_time, setup_s, t["allreduce_s"]["mean"]))
+    if setup:
+        expect(t.get("setup_s", {}).get("min", 0) > 0,
+               "time.setup_s %r: the first call's layout was not counted as setup" % t.get("setup_s"))
 
 
 def main():
     argv = sys.argv[1:]
     no_report = False
+    setup = False
     timeout = 120.0
     while argv and argv[0] != "--":
         if argv[0] == "--no-report":
             no_report = True
+            argv = argv[1:]
+        elif argv[0] == "--setup":
+            setup = True
             argv = argv[1:]
         elif argv[0] == "--timeout":
             timeout = float(argv[1])
@@ -132,7 +147,7 @@ def main():
                 with open(files[0]) as f:
                     text = f.read()
                 print("----- report -----\n" + text + "------------------")
-                check_report(json.loads(text), truth, failures)
+                check_report(json.loads(text), truth, failures, setup)
             if len(re.findall(r"multilane: job report: ", err)) != 1:
                 failures.append("want one 'multilane: job report: PATH' line")
     except subprocess.TimeoutExpired:
