@@ -169,8 +169,8 @@ bool ParsePlanFields(const nlohmann::json& j, Plan* plan, std::string* error) {
     }
   }
   if (j.contains("rep_stat")) {
-    if (j["rep_stat"] != "median" && j["rep_stat"] != "mean") {
-      *error = "rep_stat must be \"median\" or \"mean\"";
+    if (j["rep_stat"] != "loop" && j["rep_stat"] != "median" && j["rep_stat"] != "mean") {
+      *error = "rep_stat must be \"loop\", \"median\" or \"mean\"";
       return false;
     }
     p.rep_stat = j["rep_stat"].get<std::string>();

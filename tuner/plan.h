@@ -34,7 +34,10 @@ struct Plan {
   uint64_t iter_bytes = 16u << 20;  // iterations per repetition = clamp(iter_bytes / size, min, max)
   int min_iters = 2;
   int max_iters = 50;
-  std::string rep_stat = "median";  // "median" or "mean" of the per-iteration maxima
+  // A repetition's sample (probe_sizes.cc, MeasureRepetition): "loop", the
+  // slowest rank's time per call of the timed calls back to back; "median"
+  // or "mean" of each call's maximum over the ranks.
+  std::string rep_stat = "loop";
 
   int IterationsFor(uint64_t bytes) const;
 };

@@ -18,6 +18,7 @@ TEST(Plan, Defaults) {
   EXPECT_EQ(p.IterationsFor(4096), 50);       // 16M / 4K, capped at 50
   EXPECT_EQ(p.IterationsFor(1 << 20), 16);
   EXPECT_EQ(p.IterationsFor(64u << 20), 2);   // at least 2
+  EXPECT_EQ(p.rep_stat, "loop");              // what a job's ranks see (probe_sizes.cc)
 }
 
 TEST(Plan, CandidatesSpaceAndKnobs) {
@@ -61,7 +62,7 @@ TEST(Plan, WrongTypesAndHugeNumbersAreErrors) {
   std::string error;
   for (const char* bad : {R"({"sizes": [4096], "warmup": 1e300})", R"({"sizes": [4096], "max_rounds": -1e300})",
                           R"({"sizes": [4096], "iterations": {"min": 1e30}})",
-                          R"({"sizes": [4096], "rep_stat": 3})", R"({"sizes": [4096], "memory": 7})"}) {
+                          R"({"sizes": [4096], "rep_stat": 3})", R"({"sizes": [4096], "rep_stat": "max"})", R"({"sizes": [4096], "memory": 7})"}) {
     error.clear();
     EXPECT_FALSE(ParsePlan(json::parse(bad), &p, &error)) << bad;
     EXPECT_FALSE(error.empty()) << bad;
