@@ -41,6 +41,7 @@ struct BinCounters {
   std::atomic<uint64_t> calls{0};
   std::atomic<uint64_t> bytes{0};
   std::atomic<uint64_t> time{0};  // ticks, as every time below
+  std::atomic<uint64_t> setup{0};  // this rank's one-time setup inside these calls (part of time)
   std::atomic<uint64_t> sampled{0};
   std::atomic<uint64_t> sampled_wait{0};
   std::atomic<uint64_t> sampled_time{0};
@@ -70,7 +71,6 @@ constexpr int kKinds = 2;
 BinCounters g_bins[kKinds][kSizeBins];
 std::atomic<uint64_t> g_sampled_calls{0};
 std::atomic<uint64_t> g_sampling{0};  // ticks the sampling barriers added beyond waiting
-std::atomic<uint64_t> g_setup{0};     // ticks of one-time setup inside calls (ReportSetupTimer)
 thread_local uint64_t t_setup_ticks = 0;  // this thread's setup ticks in its current call
 thread_local int t_setup_depth = 0;       // ReportSetupTimers open on this thread
 int g_sample_period = 64;
@@ -178,11 +178,28 @@ enum PerBin { kCalls, kBytes, kTime, kBinWait, kCommSize, kPerBin };
 constexpr int kFigures = kScalars + kKinds * kSizeBins * kPerBin;
 int Figure(int kind, int bin, int what) { return kScalars + (kind * kSizeBins + bin) * kPerBin + what; }
 
-void LocalFigures(uint64_t end_ns, uint64_t end_ticks, std::vector<double>* v) {
+// Seconds per tick, from the whole job's run.
+double TickSeconds(uint64_t end_ns, uint64_t end_ticks) {
+  return g_use_tsc && end_ticks > g_start_ticks ? (end_ns - g_start_ns) * 1e-9 / (end_ticks - g_start_ticks) : 1e-9;
+}
+
+// The one-time setup inside each bin's calls, in seconds, the largest over
+// the ranks: one rank's setup holds up the others inside the same collective
+// call, so every rank's time in that bin carries it.  Collective over
+// MPI_COMM_WORLD.
+std::vector<double> BinSetupMax(double tick_s) {
+  std::vector<double> mine(kKinds * kSizeBins), most(kKinds * kSizeBins);
+  for (int k = 0; k < kKinds; ++k)
+    for (int i = 0; i < kSizeBins; ++i) mine[k * kSizeBins + i] = g_bins[k][i].setup.load() * tick_s;
+  PMPI_Allreduce(mine.data(), most.data(), kKinds * kSizeBins, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return most;
+}
+
+// This rank's figures; each bin's time without `setup_max` (BinSetupMax),
+// which is counted once, as the setup.
+void LocalFigures(uint64_t end_ns, uint64_t end_ticks, const std::vector<double>& setup_max, std::vector<double>* v) {
   v->assign(kFigures, 0.0);
-  // Seconds per tick, from the whole job's run.
-  const double tick_s =
-      g_use_tsc && end_ticks > g_start_ticks ? (end_ns - g_start_ns) * 1e-9 / (end_ticks - g_start_ticks) : 1e-9;
+  const double tick_s = TickSeconds(end_ns, end_ticks);
   double sampled_wait = 0, sampled_time = 0;
   for (auto& kind : g_bins) {
     for (BinCounters& b : kind) {
@@ -191,12 +208,15 @@ void LocalFigures(uint64_t end_ns, uint64_t end_ticks, std::vector<double>* v) {
     }
   }
   const double fallback = sampled_time > 0 ? sampled_wait / sampled_time : 0.0;
-  double total = 0, wait = 0;
+  double total = 0, wait = 0, setup = 0;
   for (int k = 0; k < kKinds; ++k) {
     for (int i = 0; i < kSizeBins; ++i) {
       BinCounters& b = g_bins[k][i];
       const double calls = static_cast<double>(b.calls.load());
-      const double time = b.time.load() * tick_s;
+      const double in_calls = b.time.load() * tick_s;
+      const double bin_setup = std::min(setup_max[k * kSizeBins + i], in_calls);
+      const double time = in_calls - bin_setup;
+      setup += bin_setup;
       const double w = EstimatedWait(time, b.sampled_wait.load() * tick_s, b.sampled_time.load() * tick_s, fallback);
       (*v)[Figure(k, i, kCalls)] = calls;
       (*v)[Figure(k, i, kBytes)] = static_cast<double>(b.bytes.load());
@@ -209,7 +229,6 @@ void LocalFigures(uint64_t end_ns, uint64_t end_ticks, std::vector<double>* v) {
     }
   }
   // Time inside allreduce counts the setup too; the bins do not.
-  const double setup = g_setup.load() * tick_s;
   (*v)[kWall] = (end_ns - g_start_ns) * 1e-9;
   (*v)[kAllreduce] = total + setup;
   (*v)[kSetup] = setup;
@@ -321,17 +340,14 @@ ReportClock ReportCallBegin(MPI_Comm comm) {
 }
 
 void ReportCallEnd(const ReportClock& clock, const CallOutcome& outcome) {
-  uint64_t ticks = Ticks() - clock.start;
+  const uint64_t ticks = Ticks() - clock.start;
   const uint64_t setup = std::min(t_setup_ticks, ticks);
-  if (setup > 0) {
-    ticks -= setup;
-    g_setup.fetch_add(setup, std::memory_order_relaxed);
-    t_setup_ticks = 0;
-  }
+  t_setup_ticks = 0;
   BinCounters& b = g_bins[static_cast<int>(outcome.kind) & 1][SizeBin(outcome.bytes)];
   b.calls.fetch_add(1, std::memory_order_relaxed);
   b.bytes.fetch_add(outcome.bytes, std::memory_order_relaxed);
   b.time.fetch_add(ticks, std::memory_order_relaxed);
+  if (setup > 0) b.setup.fetch_add(setup, std::memory_order_relaxed);
   if (outcome.algo >= 0 && outcome.algo < MLA_ALGO_COUNT) b.algos[outcome.algo].fetch_add(1, std::memory_order_relaxed);
   if (outcome.path >= 0 && outcome.path < MLA_PATH_COUNT) b.paths[outcome.path].fetch_add(1, std::memory_order_relaxed);
   if (outcome.nccl_fallback) b.nccl_fallbacks.fetch_add(1, std::memory_order_relaxed);
@@ -355,7 +371,7 @@ void FinishJobReport(const Config& config) {
   PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
   std::vector<double> mine, lo(kFigures), sum(kFigures), hi(kFigures);
-  LocalFigures(end_ns, end_ticks, &mine);
+  LocalFigures(end_ns, end_ticks, BinSetupMax(TickSeconds(end_ns, end_ticks)), &mine);
   PMPI_Reduce(mine.data(), lo.data(), kFigures, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
   PMPI_Reduce(mine.data(), sum.data(), kFigures, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
   PMPI_Reduce(mine.data(), hi.data(), kFigures, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);

@@ -71,10 +71,11 @@ ReportClock ReportCallBegin(MPI_Comm comm);
 void ReportCallEnd(const ReportClock& clock, const CallOutcome& outcome);
 
 // Times one-time setup the library does inside a call (loading the CUDA
-// module and the driver's first answer, a communicator's first layout):
-// ReportCallEnd keeps that time out of the call's size bin and the report
-// gives it once, as time.setup_s, so that the first call of a size does not
-// read as that size's cost.  Construct around the setup; nested timers count
+// module and the driver's first answer, a communicator's first layout): the
+// report takes the largest such time over the ranks out of the size bin of
+// the call it happened in (one rank's setup holds up the others inside the
+// same collective) and gives it once, as time.setup_s, so that the first
+// call of a size does not read as that size's cost.  Construct around the setup; nested timers count
 // once; nothing is timed while the report is off.  Thread-safe.
 class ReportSetupTimer {
  public:
