@@ -68,10 +68,11 @@ uint64_t MessageBytes(int count, MPI_Datatype datatype, int* type_size) {
 // the call for the job report.
 int ClassifyCallBuffers(const void* sendbuf, const void* recvbuf, const DeviceModule** device) {
   static std::atomic<bool> cuda_seen{false};
+  const bool cuda = CudaDriverLoaded();  // asked once here: it walks the loaded objects until CUDA is in
   std::optional<ReportSetupTimer> setup;
-  if (!cuda_seen.load(std::memory_order_relaxed) && CudaDriverLoaded()) setup.emplace();
+  if (cuda && !cuda_seen.load(std::memory_order_relaxed)) setup.emplace();
   *device = DeviceModuleIfCudaInUse();
-  const int kinds = ClassifyBuffers(*device != nullptr || CudaDriverLoaded(), *device, sendbuf, recvbuf);
+  const int kinds = ClassifyBuffers(*device != nullptr || cuda, *device, sendbuf, recvbuf);
   if (setup) cuda_seen.store(true, std::memory_order_relaxed);
   return kinds;
 }
