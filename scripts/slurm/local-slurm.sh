@@ -42,25 +42,45 @@ fi
 ctld_port=${MLA_SLURMCTLD_PORT:-16817}
 d_port=${MLA_SLURMD_PORT:-16818}
 
-stop_pidfile() {
-  local f=$1
-  [ -f "$f" ] || return 0
-  local pid; pid=$(cat "$f" 2>/dev/null || true)
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$pid" 2>/dev/null || true
+# running PID: the process exists and is not a zombie waiting for its parent
+# (the daemons' parent is init, which reaps when it gets round to it).
+running() {
+  local stat
+  read -r stat < "/proc/$1/stat" 2>/dev/null || return 1
+  stat=${stat##*) }
+  [ "${stat%% *}" != Z ]
+}
+
+# stop_pidfiles SIGNAL FILE...: SIGNAL to every daemon named by the pid files
+# at once, up to 5 s for all of them to exit, then SIGKILL to what is left;
+# the pid files are removed.
+stop_pidfiles() {
+  local sig=$1 f pid alive pids=()
+  shift
+  for f in "$@"; do
+    [ -f "$f" ] || continue
+    pid=$(cat "$f" 2>/dev/null || true)
+    [ -n "$pid" ] && running "$pid" && pids+=("$pid")
+  done
+  if [ ${#pids[@]} -gt 0 ]; then
+    kill -s "$sig" "${pids[@]}" 2>/dev/null || true
+    for _ in $(seq 100); do
+      alive=0
+      for pid in "${pids[@]}"; do running "$pid" && alive=1; done
+      [ "$alive" = 0 ] && break
+      sleep 0.05
+    done
+    kill -9 "${pids[@]}" 2>/dev/null || true
   fi
-  rm -f "$f"
+  rm -f "$@"
 }
 
 # The job step daemons of this cluster: slurmstepd processes whose
 # environment names this cluster's slurm.conf (they inherit slurmd's).
 own_stepds() {
-  local conf="SLURM_CONF=$dir/slurm.conf" p
-  for p in /proc/[0-9]*; do
-    [ "$(cat "$p/comm" 2>/dev/null)" = slurmstepd ] || continue
-    tr '\0' '\n' < "$p/environ" 2>/dev/null | grep -qxF "$conf" && echo "${p#/proc/}"
+  local conf="SLURM_CONF=$dir/slurm.conf" pid
+  for pid in $(pgrep -x slurmstepd); do
+    tr '\0' '\n' 2>/dev/null < "/proc/$pid/environ" | grep -qxF "$conf" && echo "$pid"
   done
   return 0
 }
@@ -93,8 +113,8 @@ if [ "$cmd" = restart-slurmd ]; then
     [ -e "$f" ] || continue
     n=${f##*/slurmd-}
     names+=("${n%.pid}")
-    stop_pidfile "$f"
   done
+  stop_pidfiles TERM "$dir"/run/slurmd-*.pid
   [ ${#names[@]} -gt 0 ] || { echo "local-slurm.sh: no slurmd of $dir runs" >&2; exit 1; }
   for n in "${names[@]}"; do start_slurmd "$n"; done
   wait_idle "${#names[@]}" || { echo "local-slurm.sh: the restarted slurmd did not become idle in 30 s; logs in $dir/log" >&2; exit 1; }
@@ -114,8 +134,11 @@ if [ "$cmd" = stop ]; then
       done
     fi
   fi
-  for f in "$dir"/run/slurmd*.pid; do [ -e "$f" ] && stop_pidfile "$f"; done
-  stop_pidfile "$dir/run/slurmctld.pid"
+  # The daemons get SIGKILL: this cluster is thrown away with its state, and
+  # on SIGTERM slurmctld and slurmd take 1-2 s each to shut down (most of a
+  # test's stop, paid twice per Slurm test in CI).  The jobs were cancelled
+  # above; steps that outlive slurmd are stopped below.
+  stop_pidfiles KILL "$dir"/run/slurmd*.pid "$dir/run/slurmctld.pid"
   # Steps of killed jobs that outlived their slurmd: this cluster's only.
   pids=$(own_stepds)
   if [ -n "$pids" ]; then

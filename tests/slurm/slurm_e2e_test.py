@@ -90,7 +90,9 @@ class Slurm:
         return run(args, check=check_rc, env=self.env, user=user, timeout=timeout, cwd=cwd or self.root)
 
     def sbatch(self, options, script_body, user=None, name="job"):
-        """Submits a batch script with --wait; returns (CompletedProcess, output file text)."""
+        """Submits a batch script and waits for the job to end; returns
+        (CompletedProcess, output file text).  The returncode is the job's
+        exit code, or sbatch's own when the submission was refused."""
         out = os.path.join(self.root, f"{name}.out")
         path = os.path.join(self.root, f"{name}.sh")
         with open(path, "w") as f:
@@ -98,10 +100,29 @@ class Slurm:
         os.chmod(path, 0o755)
         if os.path.exists(out):
             os.remove(out)
-        p = self.cmd(["sbatch", "--wait", "-o", out] + options + [path], check_rc=False, user=user)
+        p = self.cmd(["sbatch", "--parsable", "-o", out] + options + [path], check_rc=False, user=user)
+        if p.returncode == 0:
+            p.returncode = self.wait_job(p.stdout.strip().split(";")[0])
         text = open(out).read() if os.path.exists(out) else ""
         log(f"--- sbatch {' '.join(options)} (exit {p.returncode})\n{p.stdout}{p.stderr}{text}---")
         return p, text
+
+
+    def wait_job(self, job, timeout=300):
+        """The exit code of JOB once Slurm reports it ended (128 + the
+        signal that ended it, 1 when it ended otherwise without a code).
+        Polled every 0.2 s: `sbatch --wait` sleeps 2 s between its polls."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            q = self.cmd(["scontrol", "-o", "show", "job", job], check_rc=False)
+            state = re.search(r"\bJobState=(\S+)", q.stdout)
+            check(q.returncode == 0 and state, f"job {job} has no record: {q.stdout}{q.stderr}")
+            if state.group(1) not in ("PENDING", "CONFIGURING", "RUNNING", "SUSPENDED", "REQUEUED", "RESIZING"):
+                code, sig = map(int, re.search(r"\bExitCode=(\d+):(\d+)", q.stdout).groups())
+                rc = code or (128 + sig if sig else 0)
+                return rc if rc or state.group(1) in ("COMPLETED", "COMPLETING") else 1
+            time.sleep(0.2)
+        raise AssertionError(f"job {job} did not end in {timeout} s")
 
 
 def probe_env():
@@ -111,16 +132,30 @@ def probe_env():
     return env
 
 
+def tuned_db(tune_args):
+    """A database made by a real `multilane tune --db DB TUNE_ARGS` (not via
+    Slurm), once per CTest run for each TUNE_ARGS: the first case that asks
+    tunes into --tune-cache (emptied by the fixture test slurm_tune_cache
+    before the Slurm cases run), the others reuse it; every case imports its
+    own copy of the profile."""
+    key = hashlib.sha256("\0".join(tune_args).encode()).hexdigest()[:16]
+    folder = os.path.join(ARGS.tune_cache, key)
+    if not os.path.isdir(folder):
+        work = folder + ".work"  # a folder: the database's side files move with it
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        run([ARGS.multilane, "tune", "--db", os.path.join(work, "tuned.db")] + tune_args, env=probe_env(), timeout=300)
+        os.rename(work, folder)
+    return os.path.join(folder, "tuned.db")
+
+
 def publish_lane_profile(db, partition=""):
     """Tunes this node type for real (a short budget), then publishes a copy
     of that profile whose table sends every host call to `lane`, so that the
     tests can tell from the library's counters that its profile was used."""
     tmp = tempfile.mkdtemp(prefix="mltune-")
-    tuned = os.path.join(tmp, "tuned.db")
-    run([ARGS.multilane, "tune", "--db", tuned, "--budget", "3", "--sizes", "64K:256K", "--np", "4",
-         "--allow-oversubscribed",
-         "--virtual-nodes", "2", "--ranks-per-gpu", "2"] + (["--partition", partition] if partition else []),
-        env=probe_env(), timeout=300)
+    tuned = tuned_db(["--budget", "3", "--sizes", "64K:256K", "--np", "4", "--allow-oversubscribed",
+                      "--virtual-nodes", "2", "--ranks-per-gpu", "2"] + (["--partition", partition] if partition else []))
     doc_path = os.path.join(tmp, "profiles.json")
     run([ARGS.multilane, "export", "--db", tuned, doc_path])
     doc = json.load(open(doc_path))
@@ -143,9 +178,7 @@ def publish_profile(db, lines, ranks_per_gpu, header_extra="", family="openmpi")
     tune with FAMILY's MPI (for the node type and versions) as
     publish_lane_profile does."""
     tmp = tempfile.mkdtemp(prefix="mltune-")
-    tuned = os.path.join(tmp, "tuned.db")
-    run([ARGS.multilane, "tune", "--mpi", family, "--db", tuned, "--budget", "3", "--sizes", "64K:256K", "--np", "2",
-         "--memory", "host"], env=probe_env(), timeout=300)
+    tuned = tuned_db(["--mpi", family, "--budget", "3", "--sizes", "64K:256K", "--np", "2", "--memory", "host"])
     doc_path = os.path.join(tmp, "profiles.json")
     run([ARGS.multilane, "export", "--db", tuned, doc_path])
     doc = json.load(open(doc_path))
@@ -1149,6 +1182,7 @@ def main():
     ap.add_argument("--mlprobe", required=True)
     ap.add_argument("--mpi-test", required=True, help="allreduce_mpi_test")
     ap.add_argument("--probe-mpich", help="layout_probe built with MPICH (the MPICH cases)")
+    ap.add_argument("--tune-cache", required=True, help="folder of the tuned databases the cases share (tuned_db)")
     ARGS = ap.parse_args()
     if os.geteuid() != 0:
         print("SKIP: the Slurm tests start slurmctld and slurmd and need root")
