@@ -3,15 +3,21 @@
 # sanitizer (ASan/UBSan) presets and runs every test of both with CTest, the
 # SMPI simulation build's reduction check, then
 # the ThreadSanitizer preset's thread tests (label threads) and each fuzz
-# target for 20 s (scripts/fuzz.sh), and last the second platform: the suites
+# target for 10 s (scripts/fuzz.sh), and last the second platform: the suites
 # again in a Debian 13 root (scripts/platform-stage.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 source scripts/env.sh
 JOBS=$(nproc)
-# stage TEXT: the stage's heading, with the time spent so far.
-stage() { echo "=== multilane: $* ($(date -u +%H:%M:%S) UTC, ${SECONDS} s in) ==="; }
+# stage TEXT: the stage's heading, with the time spent so far and how much
+# of it the cores sat idle (core-seconds, from /proc/stat: room left for the
+# background stage).
+idle0=$(awk '/^cpu /{print $5 + $6}' /proc/stat)
+stage() {
+  local idle; idle=$(awk -v t0="$idle0" '/^cpu /{printf "%d", ($5 + $6 - t0) / 100}' /proc/stat)
+  echo "=== multilane: $* ($(date -u +%H:%M:%S) UTC, ${SECONDS} s in, ${idle} core-s idle) ==="
+}
 
 # The second platform in the background: its root comes from Debian's
 # archive (mostly download and unpacking) while this platform builds; once
@@ -67,8 +73,8 @@ cmake --preset tsan >/dev/null
 cmake --build --preset tsan -j "$JOBS"
 ctest --preset tsan -j "$JOBS"
 
-stage "fuzz every parser of outside input, 20 s each (preset 'fuzz')"
-bash scripts/fuzz.sh 20
+stage "fuzz every parser of outside input, 10 s each (preset 'fuzz')"
+bash scripts/fuzz.sh 10
 
 # The second platform (Debian 13: Slurm 24.11, Open MPI 5, MPICH 4.2, g++ 14)
 # in a root made with mmdebstrap: the default preset's suites, Slurm included,
