@@ -23,6 +23,9 @@
 #include "memkind.h"
 #include "mlallreduce.h"
 #include "options.h"
+#ifdef MLABENCH_HAVE_SYSALGO
+#include "system_allreduce.h"
+#endif
 #include "validate.h"
 #include "vocab/mpi_families.h"
 #include "vocab/utc_time.h"
@@ -58,6 +61,7 @@ struct RunInfo {
   bool supported = false;             // mla_call_supported for (type, op, comm)
   std::string unsupported_reason;
   std::string memory;                 // MemKind::describe()
+  std::string system_algorithms;      // "Open MPI coll/tuned: ring ...": what mpi:NAME can name
 };
 
 // One row of the table.
@@ -74,7 +78,9 @@ struct Row {
   uint64_t wrong = 0;
   bool has_vs_mpi = false;
   double vs_mpi = 0;
-  std::string ran_as;        // what the library's counters say ran
+  bool has_vs_best = false;
+  double vs_best = 0;        // algbw ratio to the mpi-best row of the same size
+  std::string ran_as;        // what the library's counters say ran (mpi-best: which mpi row won)
   uint64_t calls = 0;        // calls the library counted (checked + warm-up + timed)
   uint64_t unsupported = 0;  // of which went to PMPI_Allreduce as unsupported
 };
@@ -202,6 +208,7 @@ struct Caller {
   RedOp redop = RedOp::kSum;
   MemKind *kind = nullptr;
   MPI_Comm per_gpu = MPI_COMM_NULL;  // one rank per GPU, for mpi-1pg and nccl
+  MPI_Comm system = MPI_COMM_NULL;   // mpi:NAME: the communicator its algorithm runs on
   mutable std::string why;           // why a call failed, when the kind knows
 
   // Whether this rank takes part in the call (mpi-1pg and nccl: GPU leaders).
@@ -214,6 +221,8 @@ struct Caller {
   int operator()(const void *send, void *recv, int count) const {
     switch (spec.kind) {
       case AlgoSpec::Kind::kMpi: return kind->system_allreduce(send, recv, count, type, op, kComm);
+      case AlgoSpec::Kind::kMpiAlgo: return kind->system_allreduce(send, recv, count, type, op, system);
+      case AlgoSpec::Kind::kMpiBest: return MPI_ERR_OTHER;  // run_best measures its parts
       case AlgoSpec::Kind::kAuto: return mla_allreduce(send, recv, count, type, op, kComm);
       case AlgoSpec::Kind::kMpiPerGpu: return kind->system_allreduce(send, recv, count, type, op, per_gpu);
       case AlgoSpec::Kind::kNccl: {
@@ -227,18 +236,38 @@ struct Caller {
   }
 };
 
+// The system MPI's own algorithms (mpi:NAME, mpi-best); none in the
+// simulation build, which has no MPI_T.
+#ifdef MLABENCH_HAVE_SYSALGO
+using SystemAllreduce = mlsys::SystemAllreduce;
+#else
+struct SystemAllreduce {
+  const std::vector<std::string> &names() const { return none_; }
+  std::string why_none() const { return "this build has no access to the system's algorithms (MPI_T)"; }
+  std::string mechanism() const { return ""; }
+  bool Applies(const std::string &, long, long, int, bool) const { return false; }
+  MPI_Comm Select(const std::string &, MPI_Comm, std::string *error) {
+    *error = why_none();
+    return MPI_COMM_NULL;
+  }
+  void Release() {}
+  std::vector<std::string> none_;
+};
+#endif
+
 class Bench {
  public:
-  Bench(const Options &opt, RunInfo &info, Buffers &bufs, MPI_Comm per_gpu)
-      : opt_(opt), info_(info), bufs_(bufs),
+  Bench(const Options &opt, RunInfo &info, Buffers &bufs, MPI_Comm per_gpu, SystemAllreduce &system)
+      : opt_(opt), info_(info), bufs_(bufs), system_(system),
         ref_(opt.type, opt.op, info.nranks, info.rank),
         per_gpu_ref_(opt.type, opt.op, comm_size(per_gpu), comm_rank(per_gpu)),
         per_gpu_(per_gpu),
         esize_(type_size(opt.type)) {}
 
-  // Runs every size and algorithm, printing rows as each size completes.
-  // Returns the total number of wrong values (0 when unchecked).
-  uint64_t run();
+  // Runs every size and algorithm, printing rows as each size completes;
+  // `notes` start the run's notes.  Returns the total number of wrong values
+  // (0 when unchecked).
+  uint64_t run(const std::vector<std::string> &notes);
 
   const std::vector<Row> &rows() const { return rows_; }
   const std::vector<std::string> &notes() const { return notes_; }
@@ -246,6 +275,7 @@ class Bench {
  private:
   Caller make_caller(const AlgoSpec &spec) const;
   Row run_one(const AlgoSpec &spec, uint64_t count, int iters, int warmup);
+  Row run_best(const AlgoSpec &spec, uint64_t count, int iters, int warmup, size_t first);
   uint64_t check_result(size_t count, const Reference &ref, MPI_Comm comm);
   uint64_t check_send(size_t count, const Reference &ref);
   void count_calls(const AlgoSpec &spec, const mla_stats &before, const mla_stats &after, Row *row);
@@ -255,6 +285,7 @@ class Bench {
   const Options &opt_;
   RunInfo &info_;
   Buffers &bufs_;
+  SystemAllreduce &system_;
   Reference ref_;
   Reference per_gpu_ref_;  // data and results of mpi-1pg and nccl (GPU leaders)
   MPI_Comm per_gpu_;
@@ -286,7 +317,7 @@ uint64_t Bench::check_send(size_t count, const Reference &ref) {
 void Bench::count_calls(const AlgoSpec &spec, const mla_stats &before, const mla_stats &after,
                         Row *row) {
   if (spec.kind == AlgoSpec::Kind::kMpi || spec.kind == AlgoSpec::Kind::kMpiPerGpu ||
-      spec.kind == AlgoSpec::Kind::kNccl) {
+      spec.kind == AlgoSpec::Kind::kNccl || spec.kind == AlgoSpec::Kind::kMpiAlgo) {
     row->ran_as = spec.name;
     return;
   }
@@ -315,7 +346,7 @@ std::string size_list(const std::vector<uint64_t> &sizes, size_t nsizes) {
 void Bench::make_notes(size_t nsizes) {
   for (const AlgoSpec &spec : opt_.algos) {
     if (spec.kind == AlgoSpec::Kind::kMpi || spec.kind == AlgoSpec::Kind::kMpiPerGpu ||
-        spec.kind == AlgoSpec::Kind::kNccl)
+        spec.kind == AlgoSpec::Kind::kNccl || spec.kind == AlgoSpec::Kind::kMpiAlgo)
       continue;
     std::vector<uint64_t> all_unsupported, uncounted;
     std::string auto_line;
@@ -329,9 +360,9 @@ void Bench::make_notes(size_t nsizes) {
     for (const Row &r : rows_) {
       if (r.algo != spec.name) continue;
       const std::string where = spec.name + " at " + std::to_string(r.bytes) + " B: ";
-      if (r.calls == 0) {
+      if (r.calls == 0 && spec.kind != AlgoSpec::Kind::kMpiBest) {
         uncounted.push_back(r.bytes);
-      } else if (spec.kind == AlgoSpec::Kind::kAuto) {
+      } else if (spec.kind == AlgoSpec::Kind::kAuto || spec.kind == AlgoSpec::Kind::kMpiBest) {
         if (r.ran_as != last_choice) {
           flush_auto();
           last_choice = r.ran_as;
@@ -348,7 +379,7 @@ void Bench::make_notes(size_t nsizes) {
       }
     }
     flush_auto();
-    if (!auto_line.empty()) notes_.push_back("auto ran: " + auto_line);
+    if (!auto_line.empty()) notes_.push_back(spec.name + " ran: " + auto_line);
     if (!all_unsupported.empty())
       notes_.push_back(spec.name + ": every call went to PMPI_Allreduce as unsupported " +
                        size_list(all_unsupported, nsizes) +
@@ -371,11 +402,28 @@ Caller Bench::make_caller(const AlgoSpec &spec) const {
   call.redop = opt_.op;
   call.kind = bufs_.kind;
   call.per_gpu = per_gpu_;
+  if (spec.kind == AlgoSpec::Kind::kMpiAlgo) {
+    std::string error;
+    call.system = system_.Select(spec.system_algo, kComm, &error);
+    if (call.system == MPI_COMM_NULL) call.why = error;
+  }
   return call;
 }
 
 Row Bench::run_one(const AlgoSpec &spec, uint64_t count, int iters, int warmup) {
   const Caller call = make_caller(spec);
+  if (spec.kind == AlgoSpec::Kind::kMpiAlgo && call.system == MPI_COMM_NULL) {
+    // The MPI refused the choice (checked at the start; rare): no call is made.
+    if (info_.rank == 0)
+      fprintf(stderr, "mlallreduce_bench: %s at %zu B: %s\n", spec.name.c_str(), count * esize_, call.why.c_str());
+    Row row;
+    row.bytes = count * esize_;
+    row.count = count;
+    row.algo = spec.name;
+    row.checked = opt_.check;
+    row.wrong = count;
+    return row;
+  }
   // mpi-1pg and nccl run on one rank per GPU, with their own data; the other
   // ranks wait at the barriers.
   const bool per_gpu_row = spec.kind == AlgoSpec::Kind::kMpiPerGpu || spec.kind == AlgoSpec::Kind::kNccl;
@@ -468,34 +516,75 @@ Row Bench::run_one(const AlgoSpec &spec, uint64_t count, int iters, int warmup) 
   row.busbw = row.algbw * 2.0 * (comm_ranks - 1) / comm_ranks;
   row.wrong = total_wrong;
   count_calls(spec, before, after, &row);
+  if (spec.kind == AlgoSpec::Kind::kMpiAlgo) system_.Release();
   return row;
+}
+
+// mpi-best: each of the system's algorithms that applies at this size,
+// measured (and checked) as mpi:NAME, beside this size's mpi row when the
+// run has one; the fastest gives the row, ran_as says which, and #wrong
+// counts every algorithm's wrong values.
+Row Bench::run_best(const AlgoSpec &spec, uint64_t count, int iters, int warmup, size_t first) {
+  Row best;
+  bool have = false;
+  uint64_t wrong = 0;
+  for (size_t i = first; i < rows_.size(); ++i)
+    if (rows_[i].algo == "mpi" && rows_[i].time_us > 0) {
+      best = rows_[i];
+      have = true;
+    }
+  for (const std::string &name : system_.names()) {
+    if (!system_.Applies(name, static_cast<long>(count), static_cast<long>(count * esize_), info_.nranks, true)) continue;
+    AlgoSpec one;
+    one.kind = AlgoSpec::Kind::kMpiAlgo;
+    one.system_algo = name;
+    one.name = "mpi:" + name;
+    Row r = run_one(one, count, iters, warmup);
+    wrong += r.wrong;
+    if (!have || (r.time_us > 0 && r.time_us < best.time_us)) {
+      best = r;
+      have = true;
+    }
+  }
+  best.algo = spec.name;
+  best.ran_as = have ? best.ran_as : "-";
+  best.wrong = wrong;  // the mpi row counts its own
+  best.has_vs_mpi = false;
+  return best;
 }
 
 void print_table_header() {
   printf("#\n");
-  printf("#%11s %12s %7s %6s %12s %11s %8s %8s %7s %7s\n", "size", "count", "type", "redop", "algo",
-         "time_us", "algbw", "busbw", "#wrong", "vs_mpi");
-  printf("#%11s %12s %7s %6s %12s %11s %8s %8s %7s %7s\n", "(B)", "(elements)", "", "", "", "(us)",
-         "(GB/s)", "(GB/s)", "", "(x)");
+  printf("#%11s %12s %7s %6s %12s %11s %8s %8s %7s %7s %7s\n", "size", "count", "type", "redop", "algo",
+         "time_us", "algbw", "busbw", "#wrong", "vs_mpi", "vs_best");
+  printf("#%11s %12s %7s %6s %12s %11s %8s %8s %7s %7s %7s\n", "(B)", "(elements)", "", "", "", "(us)",
+         "(GB/s)", "(GB/s)", "", "(x)", "(x)");
 }
 
 void Bench::print_group(size_t first) {
   // vs_mpi: busbw ratio to the mpi row of the same size (equal to the algbw
   // ratio, which stays defined on one rank where busbw is 0).
-  const Row *mpi = nullptr;
-  for (size_t i = first; i < rows_.size(); ++i)
+  // vs_best: the same against the mpi-best row (the system's best).
+  const Row *mpi = nullptr, *best = nullptr;
+  for (size_t i = first; i < rows_.size(); ++i) {
     if (rows_[i].algo == "mpi") mpi = &rows_[i];
+    if (rows_[i].algo == "mpi-best") best = &rows_[i];
+  }
   for (size_t i = first; i < rows_.size(); ++i) {
     Row &r = rows_[i];
     if (mpi && mpi->algbw > 0) {
       r.has_vs_mpi = true;
       r.vs_mpi = r.algbw / mpi->algbw;
     }
+    if (best && best->algbw > 0) {
+      r.has_vs_best = true;
+      r.vs_best = r.algbw / best->algbw;
+    }
   }
   if (info_.rank != 0) return;
   for (size_t i = first; i < rows_.size(); ++i) {
     const Row &r = rows_[i];
-    char wrong[32], vs[32];
+    char wrong[32], vs[32], vs_best[32];
     if (r.checked)
       snprintf(wrong, sizeof wrong, "%" PRIu64, r.wrong);
     else
@@ -504,14 +593,19 @@ void Bench::print_group(size_t first) {
       snprintf(vs, sizeof vs, "%.2f", r.vs_mpi);
     else
       snprintf(vs, sizeof vs, "-");
-    printf("%12" PRIu64 " %12" PRIu64 " %7s %6s %12s %11.2f %8.3f %8.3f %7s %7s\n", r.bytes, r.count,
+    if (r.has_vs_best)
+      snprintf(vs_best, sizeof vs_best, "%.2f", r.vs_best);
+    else
+      snprintf(vs_best, sizeof vs_best, "-");
+    printf("%12" PRIu64 " %12" PRIu64 " %7s %6s %12s %11.2f %8.3f %8.3f %7s %7s %7s\n", r.bytes, r.count,
            type_name(opt_.type), op_name(opt_.op), r.algo.c_str(), r.time_us, r.algbw, r.busbw, wrong,
-           vs);
+           vs, vs_best);
   }
   fflush(stdout);
 }
 
-uint64_t Bench::run() {
+uint64_t Bench::run(const std::vector<std::string> &notes) {
+  notes_ = notes;
   std::vector<uint64_t> counts;
   for (uint64_t size = opt_.min_bytes;; size *= opt_.factor) {
     counts.push_back(size / esize_);
@@ -524,6 +618,9 @@ uint64_t Bench::run() {
   for (uint64_t count : {counts.front(), counts.back()}) {
     bufs_.fill_send(ref_, count, count * esize_);
     for (const AlgoSpec &spec : opt_.algos) {
+      // The system's algorithms warm up in their own rows (a choice is a
+      // communicator, or variables set for the row's calls).
+      if (spec.kind == AlgoSpec::Kind::kMpiAlgo || spec.kind == AlgoSpec::Kind::kMpiBest) continue;
       Caller call = make_caller(spec);
       if (!call.participates()) continue;
       for (int i = 0; i < 2; ++i) call(bufs_.send->get(), bufs_.recv->get(), static_cast<int>(count));
@@ -539,7 +636,8 @@ uint64_t Bench::run() {
     bufs_.fill_send(ref_, count, bytes);
     size_t first = rows_.size();
     for (const AlgoSpec &spec : opt_.algos) {
-      rows_.push_back(run_one(spec, count, iters, warmup));
+      rows_.push_back(spec.kind == AlgoSpec::Kind::kMpiBest ? run_best(spec, count, iters, warmup, first)
+                                                             : run_one(spec, count, iters, warmup));
       total_wrong += rows_.back().wrong;
     }
     print_group(first);
@@ -554,6 +652,7 @@ void print_header(const Options &opt, const RunInfo &info) {
   printf("# command: %s\n", info.command_line.c_str());
   printf("# date: %s  host: %s\n", info.date.c_str(), info.hostname.c_str());
   printf("# MPI: %s\n", info.mpi_version.c_str());
+  if (!info.system_algorithms.empty()) printf("# system algorithms (mpi:NAME): %s\n", info.system_algorithms.c_str());
   if (info.layout_ok) {
     printf("# layout: %d ranks, %d nodes, %d ranks per node, %d ranks per GPU%s\n", info.layout.size,
            info.layout.nodes, info.layout.ranks_per_node, info.layout.ranks_per_gpu,
@@ -683,6 +782,7 @@ bool write_json(FILE *f, const Options &opt, const RunInfo &info, const Bench &b
   j.key("check");
   j.boolean(opt.check);
   j.kv("memory", opt.memory);
+  j.kv("system_algorithms", info.system_algorithms);
   j.key("multilane_supported");
   j.boolean(info.supported);
   j.end_object();
@@ -708,6 +808,8 @@ bool write_json(FILE *f, const Options &opt, const RunInfo &info, const Bench &b
     if (r.checked) j.uinteger(r.wrong); else j.null();
     j.key("vs_mpi");
     if (r.has_vs_mpi) j.num(r.vs_mpi); else j.null();
+    j.key("vs_best");
+    if (r.has_vs_best) j.num(r.vs_best); else j.null();
     j.key("iters");
     j.integer(r.iters);
     j.key("warmup");
@@ -744,7 +846,44 @@ int finish(int rank, int status, const std::string &message) {
   return status;
 }
 
+// Checks the mpi:NAME and mpi-best rows against the algorithms the system
+// offers: without -a, mpi-best is dropped when there are none (a note says
+// why); a row given with -a that the MPI cannot give is an error (message).
+bool check_system_rows(Options *opt, const SystemAllreduce &system, std::vector<std::string> *notes,
+                       std::string *message) {
+  std::vector<AlgoSpec> kept;
+  for (const AlgoSpec &spec : opt->algos) {
+    const bool named = spec.kind == AlgoSpec::Kind::kMpiAlgo;
+    if (!named && spec.kind != AlgoSpec::Kind::kMpiBest) {
+      kept.push_back(spec);
+      continue;
+    }
+    const auto &names = system.names();
+    if (named && std::find(names.begin(), names.end(), spec.system_algo) == names.end()) {
+      std::string list;
+      for (const std::string &n : names) list += (list.empty() ? "" : ", ") + n;
+      *message = "-a " + spec.name + ": '" + spec.system_algo + "' is not an allreduce algorithm this MPI lets a job " +
+                 "choose; " + (names.empty() ? system.why_none() : "choose one of: " + list);
+      return false;
+    }
+    if (names.empty() && !opt->algos_default) {
+      *message = "-a mpi-best: " + system.why_none();
+      return false;
+    }
+    if (names.empty()) {
+      notes->push_back("mpi-best left out: " + system.why_none());
+      continue;
+    }
+    kept.push_back(spec);
+  }
+  opt->algos = kept;
+  return true;
+}
+
 int bench_main(int argc, char **argv) {
+#ifdef MLABENCH_HAVE_SYSALGO
+  mlsys::PrepareBeforeInit();  // Open MPI: lets mpi:NAME force coll/tuned's algorithms
+#endif
   MPI_Init(&argc, &argv);
   RunInfo info;
   MPI_Comm_rank(kComm, &info.rank);
@@ -855,6 +994,18 @@ int bench_main(int argc, char **argv) {
                       " memory on some rank; lower -e or run fewer ranks per node");
   info.memory = kind->describe();
 
+  // The system's own algorithms (mpi:NAME, mpi-best); freed before MPI_Finalize.
+  auto system = std::make_unique<SystemAllreduce>();
+  std::vector<std::string> system_notes;
+  if (!check_system_rows(&opt, *system, &system_notes, &error)) {
+    system.reset();
+    return finish(info.rank, 2, error);
+  }
+  if (!system->names().empty()) {
+    info.system_algorithms = system->mechanism() + ":";
+    for (const std::string &n : system->names()) info.system_algorithms += " " + n;
+  }
+
   if (info.rank == 0) {
     print_header(opt, info);
     print_table_header();
@@ -864,8 +1015,8 @@ int bench_main(int argc, char **argv) {
   if (info.rank == 0 && kind->device() >= 0)
     printf("# device buffers: %d rank(s) per GPU; mpi-1pg and nccl run on the first rank of each GPU\n",
            ranks_per_gpu);
-  Bench bench(opt, info, bufs, per_gpu);
-  uint64_t total_wrong = bench.run();
+  Bench bench(opt, info, bufs, per_gpu, *system);
+  uint64_t total_wrong = bench.run(system_notes);
 
   int status = total_wrong > 0 ? 1 : 0;
   if (info.rank == 0) {
@@ -882,6 +1033,7 @@ int bench_main(int argc, char **argv) {
   bufs.send.reset();
   bufs.recv.reset();
   kind.reset();
+  system.reset();
   if (per_gpu != MPI_COMM_NULL) MPI_Comm_free(&per_gpu);
   return finish(info.rank, status, "");
 }

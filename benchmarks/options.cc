@@ -11,8 +11,8 @@
 
 namespace mlabench {
 
-const char kDefaultAlgos[] = "mpi,passthrough,lane,hier,split";
-const char kDefaultDeviceAlgos[] = "mpi,mpi-1pg,nccl,lane,hier,split,lane:mpi,split:mpi";
+const char kDefaultAlgos[] = "mpi,mpi-best,passthrough,lane,hier,split";
+const char kDefaultDeviceAlgos[] = "mpi,mpi-best,mpi-1pg,nccl,lane,hier,split,lane:mpi,split:mpi";
 
 namespace {
 
@@ -81,12 +81,25 @@ bool parse_algos(const std::string &list, std::vector<AlgoSpec> *out, std::strin
     const size_t colon = name.find(':');
     const std::string base = name.substr(0, colon);
     mla_transport transport = MLA_TRANSPORT_AUTO;
-    if (colon != std::string::npos && !mla_transport_from_name(name.substr(colon + 1).c_str(), &transport)) {
+    if (base == "mpi" && colon != std::string::npos) {
+      // mpi:NAME, the system's algorithm NAME (checked against the MPI when the run starts)
+      spec.kind = AlgoSpec::Kind::kMpiAlgo;
+      spec.system_algo = name.substr(colon + 1);
+      if (spec.system_algo.empty() || spec.system_algo.find_first_not_of("abcdefghijklmnopqrstuvwxyz_0123456789") !=
+                                          std::string::npos) {
+        *error = "-a: '" + name + "' does not name a system algorithm; write mpi:NAME, e.g. mpi:ring";
+        return false;
+      }
+    } else if (colon != std::string::npos && !mla_transport_from_name(name.substr(colon + 1).c_str(), &transport)) {
       *error = "-a: unknown transport in '" + name + "'; write ALGO:auto, ALGO:mpi or ALGO:nccl";
       return false;
     }
-    if (name == "mpi") {
+    if (spec.kind == AlgoSpec::Kind::kMpiAlgo) {
+      // parsed above
+    } else if (name == "mpi") {
       spec.kind = AlgoSpec::Kind::kMpi;
+    } else if (name == "mpi-best") {
+      spec.kind = AlgoSpec::Kind::kMpiBest;
     } else if (name == "mpi-1pg") {
       spec.kind = AlgoSpec::Kind::kMpiPerGpu;
     } else if (name == "nccl" || name == "nccl-sync") {
@@ -102,7 +115,8 @@ bool parse_algos(const std::string &list, std::vector<AlgoSpec> *out, std::strin
       if (transport != MLA_TRANSPORT_AUTO) spec.name += std::string(":") + mla_transport_name(transport);
     } else {
       *error = "-a: " + (name.empty() ? std::string("empty algorithm name") : "unknown algorithm '" + name + "'") +
-               " in '" + list + "'; give a comma list of: mpi, mpi-1pg, nccl, nccl-sync, auto" + library_algo_names() +
+               " in '" + list + "'; give a comma list of: mpi, mpi:NAME, mpi-best, mpi-1pg, nccl, nccl-sync, auto" +
+               library_algo_names() +
                " (library algorithms take :mpi or :nccl for the transport of device buffers)";
       return false;
     }
@@ -196,6 +210,11 @@ std::string usage_text(const char *argv0) {
   s += ")\n"
        "                           mpi: PMPI_Allreduce directly (the baseline of vs_mpi); for\n"
        "                           device memory staged by hand through pinned host memory\n"
+       "                           mpi:NAME: the system MPI with its own algorithm NAME\n"
+       "                           forced (Open MPI coll/tuned: ring, rabenseifner, ...;\n"
+       "                           MPICH: ring, recursive_doubling, ...)\n"
+       "                           mpi-best: per size the fastest of mpi and every mpi:NAME\n"
+       "                           (the baseline of vs_best)\n"
        "                           mpi-1pg, nccl: the system MPI (staged) and NCCL with one\n"
        "                           rank per GPU (device memory; other ranks wait); nccl\n"
        "                           queues calls back to back as nccl-tests does, nccl-sync\n"
@@ -395,6 +414,7 @@ ParseStatus parse_options(int argc, char **argv, Options *opt, std::string *erro
     }
   }
 
+  opt->algos_default = algos_text.empty();
   if (algos_text.empty()) algos_text = opt->memory == "host" ? kDefaultAlgos : kDefaultDeviceAlgos;
   if (!parse_algos(algos_text, &opt->algos, error)) return ParseStatus::kError;
   if (opt->memory == "host") {

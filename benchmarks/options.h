@@ -26,12 +26,16 @@ struct AlgoSpec {
     kMpiPerGpu,  // "mpi-1pg": the system MPI with one rank per GPU (device buffers)
     kNccl,       // "nccl": ncclAllReduce with one rank per GPU (device buffers);
                  // "nccl-sync": the same, waiting for each call (blocking, as MPI_Allreduce)
+    kMpiAlgo,    // "mpi:NAME": the system MPI with its algorithm NAME forced
+                 // (sysalgo/system_allreduce.h), staged as kMpi for device buffers
+    kMpiBest,    // "mpi-best": per size, the fastest of mpi and every mpi:NAME
   };
   Kind kind = Kind::kMpi;
   mla_algo algo = MLA_ALGO_PASSTHROUGH;         // for kLibrary
   mla_transport transport = MLA_TRANSPORT_AUTO;  // for kLibrary: "lane:nccl"
   bool blocking = false;                         // for kNccl: wait for every call
   std::string name;                      // as printed in the algo column
+  std::string system_algo;               // for kMpiAlgo: the system's name ("ring")
 };
 
 struct Options {
@@ -41,6 +45,7 @@ struct Options {
   DataType type = DataType::kFloat;
   RedOp op = RedOp::kSum;
   std::vector<AlgoSpec> algos;  // filled with the default list when -a is absent
+  bool algos_default = true;    // no -a: rows the MPI cannot give are dropped with a note
   int lanes = 0;                // mla_choice.lanes; 0 = all
   uint64_t chunk_bytes = 0;     // mla_choice.chunk_bytes; 0 = whole message
   int warmup = -1;              // -1: scaled to the size

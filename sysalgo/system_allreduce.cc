@@ -1,0 +1,249 @@
+#include "system_allreduce.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace mlsys {
+namespace {
+
+// Open MPI's segmented ring with no segment size is the plain ring: it runs
+// with this one.
+constexpr int kSegmentBytes = 1 << 20;
+
+// MPICH's allreduce algorithms in the order of the variable's values, per
+// release line (4.3 inserts recursive_multiplying and so moves the values);
+// the one whose names the variable's description lists, in this order, with
+// one "- Force" per name but auto, is the one in use.
+const std::vector<std::vector<std::string>>& MpichTables() {
+  static const std::vector<std::vector<std::string>> tables = {
+      {"auto", "nb", "smp", "recursive_doubling", "reduce_scatter_allgather"},  // 4.0
+      {"auto", "nb", "smp", "recursive_doubling", "reduce_scatter_allgather", "tree", "recexch", "ring",
+       "k_reduce_scatter_allgather"},  // 4.1, 4.2
+  };
+  return tables;
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
+// Whether `names` appear in `description` in this order, each followed by
+// spaces and "- " (MPICH's descriptions run the lines together).
+bool ListsInOrder(const std::string& description, const std::vector<std::string>& names) {
+  size_t at = 0;
+  for (const std::string& name : names) {
+    size_t found = std::string::npos;
+    for (size_t p = description.find(name, at); p != std::string::npos; p = description.find(name, p + 1)) {
+      size_t q = p + name.size();
+      while (q < description.size() && description[q] == ' ') ++q;
+      if (q > p + name.size() && description.compare(q, 2, "- ") == 0) {
+        found = q;
+        break;
+      }
+    }
+    if (found == std::string::npos) return false;
+    at = found;
+  }
+  return true;
+}
+
+std::string Description(int index) {
+  char name[256], desc[4096];
+  int name_len = sizeof name, desc_len = sizeof desc, verbosity = 0, bind = 0, scope = 0;
+  MPI_Datatype type;
+  MPI_T_enum enumtype;
+  if (MPI_T_cvar_get_info(index, name, &name_len, &verbosity, &type, &enumtype, desc, &desc_len, &bind,
+                          &scope) != MPI_SUCCESS)
+    return "";
+  return std::string(desc);
+}
+
+int LargestPowerOfTwoAtMost(int n) {
+  int p = 1;
+  while (p * 2 <= n) p *= 2;
+  return p;
+}
+
+}  // namespace
+
+void PrepareBeforeInit() {
+  if (std::getenv("OMPI_MCA_coll_tuned_use_dynamic_rules") != nullptr) return;
+  if (std::getenv("OMPI_MCA_coll_tuned_dynamic_rules_filename") != nullptr) return;
+  setenv("OMPI_MCA_coll_tuned_use_dynamic_rules", "1", 0);
+}
+
+SystemAllreduce::SystemAllreduce() {
+  int provided = 0;
+  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
+    why_none_ = "the MPI tool interface (MPI_T) did not start";
+    return;
+  }
+  mpit_ = true;
+  int index = -1;
+  if (MPI_T_cvar_get_index("coll_tuned_allreduce_algorithm", &index) == MPI_SUCCESS) {
+    FindOpenMpi();
+  } else if (MPI_T_cvar_get_index("MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM", &index) == MPI_SUCCESS) {
+    FindMpich();
+  } else {
+    why_none_ = "this MPI offers no allreduce algorithm variable through MPI_T (known: Open MPI's coll/tuned, MPICH)";
+  }
+  if (names_.empty()) mechanism_.clear();
+}
+
+SystemAllreduce::~SystemAllreduce() {
+  Release();
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized)
+    for (auto& d : dups_) MPI_Comm_free(&d.second);
+  for (Variable* v : {&algorithm_, &segment_, &device_})
+    if (v->handle != MPI_T_CVAR_HANDLE_NULL) MPI_T_cvar_handle_free(&v->handle);
+  if (mpit_) MPI_T_finalize();
+}
+
+bool SystemAllreduce::OpenVariable(const char* name, Variable* v) {
+  int count = 0;
+  return MPI_T_cvar_get_index(name, &v->index) == MPI_SUCCESS &&
+         MPI_T_cvar_handle_alloc(v->index, nullptr, &v->handle, &count) == MPI_SUCCESS && count == 1;
+}
+
+bool SystemAllreduce::ReadInt(const Variable& v, int* value) const {
+  return MPI_T_cvar_read(v.handle, value) == MPI_SUCCESS;
+}
+
+bool SystemAllreduce::WriteInt(const Variable& v, int value) const {
+  return MPI_T_cvar_write(v.handle, &value) == MPI_SUCCESS;
+}
+
+void SystemAllreduce::FindOpenMpi() {
+  mechanism_ = "Open MPI coll/tuned";
+  Variable dynamic;
+  int on = 0;
+  if (!OpenVariable("coll_tuned_use_dynamic_rules", &dynamic) || !ReadInt(dynamic, &on) || !on) {
+    why_none_ = "Open MPI's coll/tuned takes a forced algorithm only with its dynamic rules on: start the job "
+                "with OMPI_MCA_coll_tuned_use_dynamic_rules=1";
+  } else if (const char* file = std::getenv("OMPI_MCA_coll_tuned_dynamic_rules_filename"); file && *file) {
+    why_none_ = std::string("a coll/tuned rules file is in force (") + file +
+                ") and takes precedence over a forced algorithm: unset OMPI_MCA_coll_tuned_dynamic_rules_filename "
+                "to measure the system's algorithms";
+  }
+  if (dynamic.handle != MPI_T_CVAR_HANDLE_NULL) MPI_T_cvar_handle_free(&dynamic.handle);
+  if (!why_none_.empty()) return;
+  char name[256], desc[1024];
+  int name_len = sizeof name, desc_len = sizeof desc, verbosity = 0, bind = 0, scope = 0, items = 0;
+  MPI_Datatype type;
+  MPI_T_enum enumtype = MPI_T_ENUM_NULL;
+  if (!OpenVariable("coll_tuned_allreduce_algorithm", &algorithm_) ||
+      MPI_T_cvar_get_info(algorithm_.index, name, &name_len, &verbosity, &type, &enumtype, desc, &desc_len, &bind,
+                          &scope) != MPI_SUCCESS ||
+      enumtype == MPI_T_ENUM_NULL) {
+    why_none_ = "Open MPI's coll_tuned_allreduce_algorithm cannot be read through MPI_T";
+    return;
+  }
+  OpenVariable("coll_tuned_allreduce_algorithm_segmentsize", &segment_);
+  name_len = sizeof name;
+  MPI_T_enum_get_info(enumtype, &items, name, &name_len);
+  for (int i = 0; i < items; ++i) {
+    int value = 0;
+    name_len = sizeof name;
+    if (MPI_T_enum_get_item(enumtype, i, &value, name, &name_len) != MPI_SUCCESS || value == 0) continue;
+    if (std::strcmp(name, "segmented_ring") == 0 && segment_.handle == MPI_T_CVAR_HANDLE_NULL) continue;
+    names_.push_back(name);
+    values_.push_back(value);
+  }
+  if (names_.empty()) why_none_ = "Open MPI's coll_tuned_allreduce_algorithm lists no algorithm";
+}
+
+void SystemAllreduce::FindMpich() {
+  mechanism_ = "MPICH";
+  if (!OpenVariable("MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM", &algorithm_) ||
+      !OpenVariable("MPIR_CVAR_DEVICE_COLLECTIVES", &device_)) {
+    why_none_ = "MPICH's MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM or MPIR_CVAR_DEVICE_COLLECTIVES cannot be opened";
+    return;
+  }
+  if (!ListsInOrder(Description(device_.index), {"all", "none", "percoll"})) {
+    why_none_ = "MPICH's MPIR_CVAR_DEVICE_COLLECTIVES does not list all, none, percoll";
+    return;
+  }
+  device_none_ = 1;
+  const std::string desc = Description(algorithm_.index);
+  for (const std::vector<std::string>& table : MpichTables()) {
+    if (Count(desc, "- Force") != table.size() - 1 || !ListsInOrder(desc, table)) continue;
+    for (size_t i = 1; i < table.size(); ++i) {  // 0 is auto: the system's own choice
+      names_.push_back(table[i]);
+      values_.push_back(static_cast<int>(i));
+    }
+    return;
+  }
+  why_none_ = "this MPICH's allreduce algorithms are not the ones multilane knows (MPICH 4.0 to 4.2): " + desc;
+}
+
+bool SystemAllreduce::Applies(const std::string& name, long count, long bytes, int comm_size, bool commutative) const {
+  // Each needs a commutative op, or at least one element per rank (else the
+  // MPI runs another algorithm, or MPICH 4.0 aborts).
+  const bool needs_commutative = name == "ring" || name == "segmented_ring" || name == "rabenseifner" ||
+                                 name == "smp" || name == "reduce_scatter_allgather" ||
+                                 name == "k_reduce_scatter_allgather";
+  if (needs_commutative && !commutative) return false;
+  if (name == "ring") return count >= comm_size;
+  // Below one segment per rank Open MPI runs the plain ring.
+  if (name == "segmented_ring") return count >= comm_size && bytes >= static_cast<long>(comm_size) * kSegmentBytes;
+  if (name == "rabenseifner" || name == "reduce_scatter_allgather") return count >= LargestPowerOfTwoAtMost(comm_size);
+  return true;
+}
+
+MPI_Comm SystemAllreduce::Select(const std::string& name, MPI_Comm comm, std::string* error) {
+  size_t i = 0;
+  while (i < names_.size() && names_[i] != name) ++i;
+  if (i == names_.size()) {
+    *error = "'" + name + "' is not an allreduce algorithm of this MPI" +
+             (names_.empty() ? " (" + why_none_ + ")" : "");
+    return MPI_COMM_NULL;
+  }
+  Release();
+  if (mechanism_ == "MPICH") {
+    if (!ReadInt(algorithm_, &saved_algorithm_) || !ReadInt(device_, &saved_device_) ||
+        !WriteInt(device_, device_none_) || !WriteInt(algorithm_, values_[i])) {
+      *error = "MPICH refused MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=" + name;
+      WriteInt(device_, saved_device_);
+      return MPI_COMM_NULL;
+    }
+    selected_ = true;
+    return comm;
+  }
+  return SelectOpenMpi(values_[i], name == "segmented_ring", comm, error);
+}
+
+MPI_Comm SystemAllreduce::SelectOpenMpi(int value, bool segmented, MPI_Comm comm, std::string* error) {
+  auto key = std::make_pair(comm, value);
+  auto found = dups_.find(key);
+  if (found != dups_.end()) return found->second;
+  int old = 0, old_segment = 0;
+  if (!ReadInt(algorithm_, &old) || (segmented && !ReadInt(segment_, &old_segment)) || !WriteInt(algorithm_, value) ||
+      (segmented && !WriteInt(segment_, kSegmentBytes))) {
+    *error = "Open MPI refused a write of coll_tuned_allreduce_algorithm through MPI_T";
+    WriteInt(algorithm_, old);
+    return MPI_COMM_NULL;
+  }
+  MPI_Comm dup = MPI_COMM_NULL;
+  const int rc = MPI_Comm_dup(comm, &dup);
+  WriteInt(algorithm_, old);
+  if (segmented) WriteInt(segment_, old_segment);
+  if (rc != MPI_SUCCESS) {
+    *error = "MPI_Comm_dup failed";
+    return MPI_COMM_NULL;
+  }
+  dups_[key] = dup;
+  return dup;
+}
+
+void SystemAllreduce::Release() {
+  if (!selected_) return;
+  WriteInt(algorithm_, saved_algorithm_);
+  WriteInt(device_, saved_device_);
+  selected_ = false;
+}
+
+}  // namespace mlsys

@@ -1,0 +1,98 @@
+// system_allreduce.h: the system MPI's own allreduce algorithms, chosen
+// inside a running job, so that the benchmark (and the tuner) can measure
+// each of them beside the system's default and beside multilane's.
+//
+// How a choice is made, per MPI (found through the MPI tool interface,
+// MPI_T, at run time; nothing here depends on which mpi.h it was built with):
+// - Open MPI, coll/tuned: the variable coll_tuned_allreduce_algorithm is
+//   copied into a communicator when the communicator is made, so a choice is
+//   a duplicate of the caller's communicator made right after writing the
+//   variable (and its segment size), which is then written back.  Tuned takes
+//   a forced algorithm only while its dynamic rules are on: they must be on
+//   when the job starts (PrepareBeforeInit, or
+//   OMPI_MCA_coll_tuned_use_dynamic_rules=1), and a rules file of the user's
+//   (coll_tuned_dynamic_rules_filename) would take precedence over a forced
+//   algorithm, so none is made then.
+// - MPICH (ch4): MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM is read by every call,
+//   and only while the device's own collectives are off
+//   (MPIR_CVAR_DEVICE_COLLECTIVES=none); a choice writes both, Release puts
+//   them back.  MPICH publishes no names for the values, only their order in
+//   a description, so the names come from a table per MPICH release, checked
+//   against that description.
+//
+// Every rank of a communicator must make the same choice at the same time:
+// ranks that run different algorithms deadlock or compute wrong results.
+#ifndef MLSYS_SYSTEM_ALLREDUCE_H_
+#define MLSYS_SYSTEM_ALLREDUCE_H_
+
+#include <mpi.h>
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mlsys {
+
+// Before MPI_Init: turns on Open MPI coll/tuned's dynamic rules for this
+// process (OMPI_MCA_coll_tuned_use_dynamic_rules=1), which with nothing
+// forced and no rules file decide exactly as the static rules do; left alone
+// when the user set that variable or a rules file (their settings win).
+// Harmless under other MPIs.
+void PrepareBeforeInit();
+
+class SystemAllreduce {
+ public:
+  // Finds the choosable algorithms (after MPI_Init).  None found: names() is
+  // empty and why_none() says why and what would fix it.
+  SystemAllreduce();
+  // Frees the communicators it made: destroy it before MPI_Finalize.
+  ~SystemAllreduce();
+  SystemAllreduce(const SystemAllreduce&) = delete;
+  SystemAllreduce& operator=(const SystemAllreduce&) = delete;
+
+  // The algorithms' names, in the MPI's own order ("ring", "rabenseifner").
+  const std::vector<std::string>& names() const { return names_; }
+  // Which mechanism: "Open MPI coll/tuned", "MPICH"; empty when none.
+  const std::string& mechanism() const { return mechanism_; }
+  const std::string& why_none() const { return why_none_; }
+
+  // False when algorithm `name` must not run a call of `count` elements of
+  // a commutative (or not) op on `comm_size` ranks: it would abort, compute
+  // a wrong result, or silently run another algorithm.
+  bool Applies(const std::string& name, long count, long bytes, int comm_size, bool commutative) const;
+
+  // Makes `name` the algorithm PMPI_Allreduce runs on the communicator it
+  // returns (comm itself, or a duplicate of it kept until destruction), until
+  // Release().  Collective over comm.  MPI_COMM_NULL with *error when the
+  // name is unknown or the MPI refused.
+  MPI_Comm Select(const std::string& name, MPI_Comm comm, std::string* error);
+  // The system's own selection again (MPICH: the variables as they were).
+  void Release();
+
+ private:
+  struct Variable {
+    int index = -1;
+    MPI_T_cvar_handle handle = MPI_T_CVAR_HANDLE_NULL;
+  };
+  bool OpenVariable(const char* name, Variable* v);
+  bool ReadInt(const Variable& v, int* value) const;
+  bool WriteInt(const Variable& v, int value) const;
+  void FindOpenMpi();
+  void FindMpich();
+  MPI_Comm SelectOpenMpi(int value, bool segmented, MPI_Comm comm, std::string* error);
+
+  bool mpit_ = false;
+  std::string mechanism_, why_none_;
+  std::vector<std::string> names_;
+  std::vector<int> values_;  // the variable's value for each name
+  Variable algorithm_, segment_, device_;
+  int device_none_ = -1;            // MPICH: the value of "none"
+  int saved_algorithm_ = 0, saved_device_ = 0;
+  bool selected_ = false;
+  std::map<std::pair<MPI_Comm, int>, MPI_Comm> dups_;  // Open MPI: (comm, value) -> duplicate
+};
+
+}  // namespace mlsys
+
+#endif  // MLSYS_SYSTEM_ALLREDUCE_H_
