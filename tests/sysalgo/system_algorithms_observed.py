@@ -4,9 +4,10 @@ from inside Open MPI: coll_base_counter.so (preloaded) counts the calls of
 each of coll/tuned's allreduce functions on communicators other than
 MPI_COMM_WORLD.  A run of the plain mpi row must make none (it runs on
 MPI_COMM_WORLD); a run of every mpi:NAME row, one size, must call each
-NAME's function exactly once per call of the row on every rank (the ring
-also once more per call of the segmented ring, which below one 1 MiB segment
-per rank runs the plain ring).
+NAME's function exactly once per call of the row on every rank (the ring's
+function up to once more per call of the segmented ring, which below one
+1 MiB segment per rank runs the plain ring: Open MPI 4.1.4 calls it through
+the dynamic linker, 4.1.6 directly).
 
     system_algorithms_observed.py SHIM MPIEXEC [FLAGS...] -- BENCH
 """
@@ -61,9 +62,10 @@ def main():
         if any(before.values()):
             bad.append(f"rank {rank}: the plain mpi row made calls off MPI_COMM_WORLD: {before}")
         for name, fn in FUNCTIONS.items():
-            want = 2 * CALLS if fn == "ring" else CALLS
-            if after[fn] != want:
-                bad.append(f"mpi:{name} on rank {rank}: {fn} ran {after[fn]} times, {want} expected")
+            want = range(CALLS, 2 * CALLS + 1) if fn == "ring" else range(CALLS, CALLS + 1)
+            if after[fn] not in want:
+                bad.append(f"mpi:{name} on rank {rank}: {fn} ran {after[fn]} times, {want.start}"
+                           + (f" to {want.stop - 1}" if len(want) > 1 else "") + " expected")
     assert not bad, "the forced algorithms did not run as chosen:\n" + "\n".join(bad)
     wrong = [l for l in out.splitlines() if re.match(r"\s+\d+", l) and l.split()[8] != "0"]
     assert not wrong, f"wrong values: {wrong}"
