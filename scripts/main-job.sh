@@ -33,5 +33,5 @@ echo "=== multilane run: the benchmark with the tuned profile ==="
 $BUILD/launcher/multilane run --db "$DB" -- \
   mpirun -np "$RANKS" -x MULTILANE_RANKS_PER_NODE=$((RANKS / NODES)) -x MULTILANE_STATS=1 \
   $BUILD/benchmarks/mlallreduce_bench -b "${MIN_BYTES:-4K}" -e "${MAX_BYTES:-16M}" -f 4 \
-  -a mpi,auto,lane,hier,split -J $BUILD/results/main-job.json "$@"
+  -a mpi,mpi-best,auto,lane,hier,split -J $BUILD/results/main-job.json "$@"
 echo "main-job: profile database $DB, JSON results in $BUILD/results/main-job.json"
