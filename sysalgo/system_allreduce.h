@@ -46,7 +46,8 @@ class SystemAllreduce {
   // Finds the choosable algorithms (after MPI_Init).  None found: names() is
   // empty and why_none() says why and what would fix it.
   SystemAllreduce();
-  // Frees the communicators it made: destroy it before MPI_Finalize.
+  // Frees the communicators it made: destroy it before MPI_Finalize.  The
+  // MPI tool interface it started stays initialized until MPI_Finalize.
   ~SystemAllreduce();
   SystemAllreduce(const SystemAllreduce&) = delete;
   SystemAllreduce& operator=(const SystemAllreduce&) = delete;
@@ -82,7 +83,6 @@ class SystemAllreduce {
   void FindMpich();
   MPI_Comm SelectOpenMpi(int value, bool segmented, MPI_Comm comm, std::string* error);
 
-  bool mpit_ = false;
   std::string mechanism_, why_none_;
   std::vector<std::string> names_;
   std::vector<int> values_;  // the variable's value for each name
