@@ -228,6 +228,16 @@ $cli_filter
 ${node_lines}PartitionName=gpu Nodes=$node_list Default=YES MaxTime=30 State=UP OverSubscribe=NO
 CONF
 echo "$gres_lines" > "$dir/gres.conf"
+# Fences by ring, not tree.  The pmix plugin runs a fence without data (Open
+# MPI's barrier at the end of MPI_Init and in MPI_Finalize) as a tree, and on
+# these virtual nodes (one host, one address) each slurmstepd finished that
+# tree alone (22.05 at SlurmdDebug=debug: "local delivery", no message to the
+# other node).  The barrier then did not hold: a fast node's ranks left
+# MPI_Init and sent to a rank on the other node still before its PML was
+# ready, which crashed there (Open MPI 4.1.4 on 22.05, about one step in 40
+# under load; the same crash on 24.11 with Open MPI 5.0.7; none in 400 steps
+# with the ring).  The ring, which the data exchange uses anyway, crosses nodes.
+echo "PMIxCollFence=ring" > "$dir/mpi.conf"
 # Slurm 24.05 and later initialise a cgroup plugin in every slurmd, whatever
 # ProctrackType says, and stop where none works (a container, a cgroup v1
 # host); this test cluster uses none.  22.05 reads no cgroup.conf here.
