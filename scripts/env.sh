@@ -18,3 +18,7 @@ MLA_CCACHE_ARGS=()
 if command -v ccache >/dev/null; then
   MLA_CCACHE_ARGS=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
+# The test command's builds carry line tables only (-g1; CMakeLists.txt,
+# MULTILANE_DEBUG_INFO): enough for backtraces and sanitizer reports, a third
+# less compile time.
+MLA_TEST_BUILD_ARGS=(-DMULTILANE_DEBUG_INFO=lines)

@@ -19,11 +19,11 @@ bash scripts/install-deps.sh --platform
 source scripts/env.sh
 JOBS=$(nproc)
 echo "=== multilane, Debian 13: $(/usr/sbin/slurmd -V), $(mpirun --version | head -n 1), MPICH $(mpichversion 2>/dev/null | awk '/Version:/ {print $NF}'), $(g++ --version | head -n 1) ==="
-cmake --preset default "${MLA_CCACHE_ARGS[@]}" >/dev/null
+cmake --preset default "${MLA_CCACHE_ARGS[@]}" "${MLA_TEST_BUILD_ARGS[@]}" >/dev/null
 cmake --build --preset default -j "$JOBS"
 # The packages of this platform (version suffix ~deb13), built by their own
 # configuration as on the first platform.
-cmake --preset package "${MLA_CCACHE_ARGS[@]}" >/dev/null
+cmake --preset package "${MLA_CCACHE_ARGS[@]}" "${MLA_TEST_BUILD_ARGS[@]}" >/dev/null
 cmake --build --preset package -j "$JOBS"
 if [ "$step" = build ]; then
   rm -rf build/package/packages

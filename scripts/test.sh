@@ -41,7 +41,7 @@ trap 'kill "$platform_background" 2>/dev/null && bash scripts/platform-stage.sh 
 
 for preset in default asan; do
   stage "build and test, preset '$preset'"
-  if [ "$preset" = default ]; then cmake --preset default "${MLA_CCACHE_ARGS[@]}" >/dev/null; else cmake --preset "$preset" >/dev/null; fi
+  if [ "$preset" = default ]; then cmake --preset default "${MLA_CCACHE_ARGS[@]}" "${MLA_TEST_BUILD_ARGS[@]}" >/dev/null; else cmake --preset "$preset" "${MLA_TEST_BUILD_ARGS[@]}" >/dev/null; fi
   cmake --build --preset "$preset" -j "$JOBS"
   touch build/platform-go
   ctest --preset "$preset" -j "$JOBS"
@@ -60,7 +60,7 @@ ctest --preset simulation -j "$JOBS"
 # end against the installed paths with the source tree hidden
 # (tests/install/deb_e2e.sh); removing them must leave the system database.
 stage "Debian packages: build, lintian, install, end-to-end test, remove"
-cmake --preset package "${MLA_CCACHE_ARGS[@]}" >/dev/null
+cmake --preset package "${MLA_CCACHE_ARGS[@]}" "${MLA_TEST_BUILD_ARGS[@]}" >/dev/null
 cmake --build --preset package -j "$JOBS"
 rm -rf build/package/packages
 cpack --preset package >/dev/null
@@ -69,7 +69,7 @@ lintian --fail-on error,warning build/package/packages/*.deb
 bash tests/install/deb_e2e.sh build/package/packages
 
 stage "ThreadSanitizer, the tests that run threads (preset 'tsan')"
-cmake --preset tsan >/dev/null
+cmake --preset tsan "${MLA_TEST_BUILD_ARGS[@]}" >/dev/null
 cmake --build --preset tsan -j "$JOBS"
 ctest --preset tsan -j "$JOBS"
 
