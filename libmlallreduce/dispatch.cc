@@ -13,6 +13,7 @@
 #include "mlallreduce.h"
 #include "runtime.h"
 #include "stats.h"
+#include "system_choice.h"
 #include "topology.h"
 
 namespace mla {
@@ -117,6 +118,7 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
   if (kinds == kBuffersMixed || (forced == nullptr && !Enabled()) || !SettingsConsistent()) return system_mpi();
 
   mla_choice choice{MLA_ALGO_PASSTHROUGH, 0, 0, MLA_TRANSPORT_AUTO};
+  const std::string* system_algorithm = nullptr;  // the entry's mpi=NAME
   const Config& config = CurrentConfig();
   const MemKind kind = device != nullptr ? MemKind::kDevice : MemKind::kHost;
   if (forced != nullptr) {
@@ -129,9 +131,17 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
       int rc = DeviceRanksPerGpu(device, recvbuf, datatype, op, comm, &ppg);
       if (rc != MPI_SUCCESS) return rc;
     }
-    if (const ProfileEntry* entry = config.profile.Lookup(kind, bytes, ppg)) choice = entry->choice;
+    if (const ProfileEntry* entry = config.profile.Lookup(kind, bytes, ppg)) {
+      choice = entry->choice;
+      system_algorithm = &entry->system_algorithm;
+    }
   }
-  if (choice.algo <= MLA_ALGO_PASSTHROUGH || choice.algo >= MLA_ALGO_COUNT) return system_mpi();
+  if (choice.algo <= MLA_ALGO_PASSTHROUGH || choice.algo >= MLA_ALGO_COUNT) {
+    // Host buffers only: the staged device path's host collective is its own.
+    if (system_algorithm != nullptr && !system_algorithm->empty() && device == nullptr)
+      return SystemAlgorithmAllreduce(*system_algorithm, sendbuf, recvbuf, count, datatype, op, comm, bytes, system_mpi);
+    return system_mpi();
+  }
 
   if (UnsupportedReason(datatype, op, comm) != nullptr) {
     CountUnsupported();

@@ -7,6 +7,7 @@
 #include "log.h"
 #include "startup.h"
 #include "stats.h"
+#include "system_choice.h"
 #include "topology.h"
 
 namespace mla {
@@ -83,7 +84,10 @@ bool SettingsConsistent() { return g_consistent.load(); }
 
 int HostRank() { return g_host_rank.load(); }
 
-void BeforeMpiInit() { CastBallot(MyBallot(CurrentConfig())); }
+void BeforeMpiInit() {
+  CastBallot(MyBallot(CurrentConfig()));
+  PrepareSystemAlgorithms(CurrentConfig().profile);
+}
 
 void OnMpiInitialized() {
   int rank = 0;
@@ -114,6 +118,7 @@ void OnMpiFinalizing() {
   const Config& config = CurrentConfig();
   if (ReportOn()) FinishJobReport(config);
   if (config.stats) Info("stats: rank " + std::to_string(WorldRank()) + ": " + StatsLine(StatsSnapshot(), EntryStatsSnapshot()));
+  ReleaseSystemAlgorithms();
   ReleaseTopologyCache();
 }
 

@@ -24,6 +24,7 @@ set(MLA_LIBRARY_SOURCES
   partition.cc
   pmix_channel.cc
   stats.cc
+  system_choice.cc
   tool_device.cc
   topology.cc
   algo_fold.cc

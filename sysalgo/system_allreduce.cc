@@ -1,7 +1,10 @@
 #include "system_allreduce.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 
 namespace mlsys {
 namespace {
@@ -60,6 +63,30 @@ std::string Description(int index) {
   return std::string(desc);
 }
 
+// The first coll_tuned_ setting of the user's, named, or "": a variable
+// OMPI_MCA_coll_tuned_* in the environment, or a coll_tuned_ line in the MCA
+// parameter files Open MPI reads (the user's, and Debian's and $OPAL_PREFIX's
+// system file).
+std::string UsersTunedSetting() {
+  static const char kPrefix[] = "OMPI_MCA_coll_tuned_";
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e)
+    if (std::strncmp(*e, kPrefix, sizeof kPrefix - 1) == 0)
+      return std::string("you set ") + std::string(*e).substr(0, std::string(*e).find('='));
+  std::vector<std::string> files = {"/etc/openmpi/openmpi-mca-params.conf"};
+  if (const char* home = std::getenv("HOME")) files.push_back(std::string(home) + "/.openmpi/mca-params.conf");
+  if (const char* prefix = std::getenv("OPAL_PREFIX")) files.push_back(std::string(prefix) + "/etc/openmpi-mca-params.conf");
+  for (const std::string& path : files) {
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+      const size_t start = line.find_first_not_of(" \t");
+      if (start != std::string::npos && line[start] != '#' && line.find("coll_tuned_", start) != std::string::npos)
+        return "coll/tuned is set in " + path;
+    }
+  }
+  return "";
+}
+
 int LargestPowerOfTwoAtMost(int n) {
   int p = 1;
   while (p * 2 <= n) p *= 2;
@@ -68,10 +95,14 @@ int LargestPowerOfTwoAtMost(int n) {
 
 }  // namespace
 
-void PrepareBeforeInit() {
-  if (std::getenv("OMPI_MCA_coll_tuned_use_dynamic_rules") != nullptr) return;
-  if (std::getenv("OMPI_MCA_coll_tuned_dynamic_rules_filename") != nullptr) return;
+std::string PrepareBeforeInit() {
+  if (const char* on = std::getenv("OMPI_MCA_coll_tuned_use_dynamic_rules"))
+    return std::strcmp(on, "1") == 0 || std::strcmp(on, "true") == 0
+               ? ""
+               : std::string("you set OMPI_MCA_coll_tuned_use_dynamic_rules=") + on;
+  if (std::string why = UsersTunedSetting(); !why.empty()) return why;
   setenv("OMPI_MCA_coll_tuned_use_dynamic_rules", "1", 0);
+  return "";
 }
 
 SystemAllreduce::SystemAllreduce() {
@@ -96,7 +127,7 @@ SystemAllreduce::~SystemAllreduce() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized)
-    for (auto& d : dups_) MPI_Comm_free(&d.second);
+    for (auto& d : dups_) PMPI_Comm_free(&d.second);
   for (Variable* v : {&algorithm_, &segment_, &device_})
     if (v->handle != MPI_T_CVAR_HANDLE_NULL) MPI_T_cvar_handle_free(&v->handle);
   // No MPI_T_finalize: Open MPI 4.1, whose MPI_T was finalized before
@@ -120,7 +151,7 @@ bool SystemAllreduce::WriteInt(const Variable& v, int value) const {
 }
 
 void SystemAllreduce::FindOpenMpi() {
-  mechanism_ = "Open MPI coll/tuned";
+  mechanism_ = kOpenMpi;
   Variable dynamic;
   int on = 0;
   if (!OpenVariable("coll_tuned_use_dynamic_rules", &dynamic) || !ReadInt(dynamic, &on) || !on) {
@@ -196,14 +227,16 @@ bool SystemAllreduce::Applies(const std::string& name, long count, long bytes, i
   return true;
 }
 
+int SystemAllreduce::IndexOf(const std::string& name, std::string* error) const {
+  for (size_t i = 0; i < names_.size(); ++i)
+    if (names_[i] == name) return static_cast<int>(i);
+  *error = "'" + name + "' is not an allreduce algorithm of this MPI" + (names_.empty() ? " (" + why_none_ + ")" : "");
+  return -1;
+}
+
 MPI_Comm SystemAllreduce::Select(const std::string& name, MPI_Comm comm, std::string* error) {
-  size_t i = 0;
-  while (i < names_.size() && names_[i] != name) ++i;
-  if (i == names_.size()) {
-    *error = "'" + name + "' is not an allreduce algorithm of this MPI" +
-             (names_.empty() ? " (" + why_none_ + ")" : "");
-    return MPI_COMM_NULL;
-  }
+  const int i = IndexOf(name, error);
+  if (i < 0) return MPI_COMM_NULL;
   Release();
   if (mechanism_ == "MPICH") {
     if (!ReadInt(algorithm_, &saved_algorithm_) || !ReadInt(device_, &saved_device_) ||
@@ -218,10 +251,26 @@ MPI_Comm SystemAllreduce::Select(const std::string& name, MPI_Comm comm, std::st
   return SelectOpenMpi(values_[i], name == "segmented_ring", comm, error);
 }
 
+MPI_Comm SystemAllreduce::MakeCommunicator(const std::string& name, MPI_Comm comm, std::string* error) {
+  if (!ChoosesPerCommunicator()) {
+    *error = names_.empty() ? why_none_ : mechanism_ + " chooses its algorithm per call, not per communicator";
+    return MPI_COMM_NULL;
+  }
+  const int i = IndexOf(name, error);
+  if (i < 0) return MPI_COMM_NULL;
+  return MakeOpenMpi(values_[i], name == "segmented_ring", comm, error);
+}
+
 MPI_Comm SystemAllreduce::SelectOpenMpi(int value, bool segmented, MPI_Comm comm, std::string* error) {
   auto key = std::make_pair(comm, value);
   auto found = dups_.find(key);
   if (found != dups_.end()) return found->second;
+  MPI_Comm made = MakeOpenMpi(value, segmented, comm, error);
+  if (made != MPI_COMM_NULL) dups_[key] = made;
+  return made;
+}
+
+MPI_Comm SystemAllreduce::MakeOpenMpi(int value, bool segmented, MPI_Comm comm, std::string* error) {
   int old = 0, old_segment = 0;
   if (!ReadInt(algorithm_, &old) || (segmented && !ReadInt(segment_, &old_segment)) || !WriteInt(algorithm_, value) ||
       (segmented && !WriteInt(segment_, kSegmentBytes))) {
@@ -229,16 +278,19 @@ MPI_Comm SystemAllreduce::SelectOpenMpi(int value, bool segmented, MPI_Comm comm
     WriteInt(algorithm_, old);
     return MPI_COMM_NULL;
   }
-  MPI_Comm dup = MPI_COMM_NULL;
-  const int rc = MPI_Comm_dup(comm, &dup);
+  // A split, not a duplicate: the caller's attributes (and their copy
+  // callbacks) stay with the caller's communicator.
+  int rank = 0;
+  MPI_Comm made = MPI_COMM_NULL;
+  int rc = PMPI_Comm_rank(comm, &rank);
+  if (rc == MPI_SUCCESS) rc = PMPI_Comm_split(comm, 0, rank, &made);
   WriteInt(algorithm_, old);
   if (segmented) WriteInt(segment_, old_segment);
   if (rc != MPI_SUCCESS) {
-    *error = "MPI_Comm_dup failed";
+    *error = "MPI_Comm_split failed";
     return MPI_COMM_NULL;
   }
-  dups_[key] = dup;
-  return dup;
+  return made;
 }
 
 void SystemAllreduce::Release() {

@@ -6,7 +6,7 @@
 // MPI_T, at run time; nothing here depends on which mpi.h it was built with):
 // - Open MPI, coll/tuned: the variable coll_tuned_allreduce_algorithm is
 //   copied into a communicator when the communicator is made, so a choice is
-//   a duplicate of the caller's communicator made right after writing the
+//   a copy of the caller's communicator (a split) made right after writing the
 //   variable (and its segment size), which is then written back.  Tuned takes
 //   a forced algorithm only while its dynamic rules are on: they must be on
 //   when the job starts (PrepareBeforeInit, or
@@ -36,10 +36,13 @@ namespace mlsys {
 
 // Before MPI_Init: turns on Open MPI coll/tuned's dynamic rules for this
 // process (OMPI_MCA_coll_tuned_use_dynamic_rules=1), which with nothing
-// forced and no rules file decide exactly as the static rules do; left alone
-// when the user set that variable or a rules file (their settings win).
-// Harmless under other MPIs.
-void PrepareBeforeInit();
+// forced and no rules file decide exactly as the fixed rules do.  Returns ""
+// when they are on (turned on here, or by the user), else why they are left
+// off: the user set them, a rules file, or another coll_tuned_ variable (in
+// the environment or an MCA parameter file) that the rules would put in force
+// (a forced algorithm of the user's is inert until they are on).  Harmless
+// under other MPIs.
+std::string PrepareBeforeInit();
 
 class SystemAllreduce {
  public:
@@ -64,12 +67,21 @@ class SystemAllreduce {
   bool Applies(const std::string& name, long count, long bytes, int comm_size, bool commutative) const;
 
   // Makes `name` the algorithm PMPI_Allreduce runs on the communicator it
-  // returns (comm itself, or a duplicate of it kept until destruction), until
+  // returns (comm itself, or a copy of it kept until destruction), until
   // Release().  Collective over comm.  MPI_COMM_NULL with *error when the
   // name is unknown or the MPI refused.
   MPI_Comm Select(const std::string& name, MPI_Comm comm, std::string* error);
   // The system's own selection again (MPICH: the variables as they were).
   void Release();
+
+  // True where a choice lives in a communicator (Open MPI: MakeCommunicator),
+  // false where it is a variable read at each call (MPICH: Select, Release).
+  bool ChoosesPerCommunicator() const { return mechanism_ == kOpenMpi; }
+  // Open MPI: a new communicator over comm's group, in comm's rank order, on
+  // which PMPI_Allreduce runs `name`; made without copying comm's attributes;
+  // the caller frees it.  Collective over comm.  MPI_COMM_NULL with *error
+  // when the name is unknown, the MPI refused, or choices are per call here.
+  MPI_Comm MakeCommunicator(const std::string& name, MPI_Comm comm, std::string* error);
 
  private:
   struct Variable {
@@ -82,6 +94,10 @@ class SystemAllreduce {
   void FindOpenMpi();
   void FindMpich();
   MPI_Comm SelectOpenMpi(int value, bool segmented, MPI_Comm comm, std::string* error);
+  MPI_Comm MakeOpenMpi(int value, bool segmented, MPI_Comm comm, std::string* error);
+
+  static constexpr const char* kOpenMpi = "Open MPI coll/tuned";
+  int IndexOf(const std::string& name, std::string* error) const;
 
   std::string mechanism_, why_none_;
   std::vector<std::string> names_;

@@ -287,11 +287,19 @@ bool Profile::Parse(std::string_view text, std::string* error) {
         if (points > kMaxProfilePoints)
           return fail("the profile holds more than " + std::to_string(kMaxProfilePoints) +
                       " points (pts=): tuned profiles hold a few hundred; keep the probed sizes");
+      } else if (key == "mpi") {
+        if (!IsSystemAlgorithmName(value))
+          return fail("mpi must name one of the system MPI's allreduce algorithms (lowercase letters, digits and "
+                      "'_', such as ring), found " + Quoted(value));
+        e.system_algorithm = std::string(value);
       } else {
         return fail("unknown key " + Quoted(key) +
-                    " (known: lanes, chunk, transport, ppg, time_us, mpi_time_us, at, pts)");
+                    " (known: lanes, chunk, transport, ppg, mpi, time_us, mpi_time_us, at, pts)");
       }
     }
+    if (!e.system_algorithm.empty() && e.choice.algo != MLA_ALGO_PASSTHROUGH)
+      return fail("mpi=" + e.system_algorithm + " names the system MPI's own algorithm: it goes with passthrough, not " +
+                  std::string(words[3]));
     entries.push_back(e);
     if (end == text.size()) break;
   }
@@ -321,6 +329,13 @@ bool Profile::Parse(std::string_view text, std::string* error) {
   return true;
 }
 
+bool IsSystemAlgorithmName(std::string_view name) {
+  if (name.empty() || name.size() > 40) return false;
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
 const ProfileEntry* Profile::Lookup(MemKind kind, uint64_t bytes, int ppg) const {
   const ProfileEntry* any_layout = nullptr;
   for (const ProfileEntry& e : entries_) {
@@ -344,6 +359,7 @@ std::string Profile::ToString() const {
     if (e.choice.chunk_bytes > 0) out << " chunk=" << FormatByteSize(e.choice.chunk_bytes);
     if (e.choice.transport != MLA_TRANSPORT_AUTO) out << " transport=" << mla_transport_name(e.choice.transport);
     if (e.ppg > 0) out << " ppg=" << e.ppg;
+    if (!e.system_algorithm.empty()) out << " mpi=" << e.system_algorithm;
     if (e.time_us >= 0) out << " time_us=" << e.time_us;
     if (e.mpi_time_us >= 0) out << " mpi_time_us=" << e.mpi_time_us;
     if (e.measured_bytes > 0) out << " at=" << FormatByteSize(e.measured_bytes);

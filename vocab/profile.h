@@ -43,6 +43,9 @@ struct ProfileEntry {
   double mpi_time_us = -1;      // measured time of the system MPI, -1 when unknown
   uint64_t measured_bytes = 0;  // the message size time_us was measured at, 0 when unknown
   std::vector<ProfilePoint> points;  // pts=: every probed size in [min_bytes, max_bytes), by size; may be empty
+  // mpi=: on a passthrough entry, the system MPI's own allreduce algorithm
+  // that runs the entry's calls ("ring"); empty: the MPI's own choice.
+  std::string system_algorithm;
   int line = 0;                 // 1-based entry number in the text, for messages
 };
 
@@ -63,6 +66,11 @@ inline constexpr size_t kMaxProfilePointsPerEntry = 64;
 inline constexpr size_t kMaxProfilePoints = 4096;
 // The largest relative noise a point may record (10 = 1000 %).
 inline constexpr double kMaxProfileNoise = 10.0;
+
+// Whether `name` is spelled as a system MPI algorithm name may be (`mpi=`:
+// 1 to 40 lowercase letters, digits and '_'); which names exist is the
+// running MPI's to say (sysalgo/).
+bool IsSystemAlgorithmName(std::string_view name);
 
 class Profile {
  public:

@@ -115,6 +115,19 @@ TEST(Profile, RoundTripsThroughToString) {
   EXPECT_EQ(p.ToString(), q.ToString());
 }
 
+TEST(Profile, PassthroughCarriesTheSystemAlgorithm) {
+  Profile p, q;
+  std::string error;
+  ASSERT_TRUE(p.Parse("multilane-profile 1\nhost 0 64K passthrough mpi=recursive_doubling\nhost 64K inf passthrough\n",
+                      &error))
+      << error;
+  EXPECT_EQ(p.Lookup(MemKind::kHost, 100, 1)->system_algorithm, "recursive_doubling");
+  EXPECT_EQ(p.Lookup(MemKind::kHost, 1 << 20, 1)->system_algorithm, "");
+  ASSERT_TRUE(q.Parse(p.ToString(), &error)) << error;
+  EXPECT_EQ(p.ToString(), q.ToString());
+  EXPECT_NE(p.ToString().find("passthrough mpi=recursive_doubling"), std::string::npos);
+}
+
 struct BadProfile {
   std::string text;
   const char* expect;  // substring of the error
@@ -136,6 +149,9 @@ INSTANTIATE_TEST_SUITE_P(
     All, ProfileErrors,
     testing::Values(
         BadProfile{"", "empty profile"}, BadProfile{"# only a comment\n", "empty profile"},
+        BadProfile{"multilane-profile 1\nhost 0 inf lane mpi=ring", "goes with passthrough, not lane"},
+        BadProfile{"multilane-profile 1\nhost 0 inf passthrough mpi=Ring", "mpi must name one of"},
+        BadProfile{"multilane-profile 1\nhost 0 inf passthrough mpi=", "mpi must name one of"},
         BadProfile{"host 0 inf lane", "must start with 'multilane-profile 1'"},
         BadProfile{"multilane-profile", "needs a format version"},
         BadProfile{"multilane-profile 2", "format version 2 is not supported"},

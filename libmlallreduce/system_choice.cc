@@ -1,0 +1,166 @@
+// system_choice.cc: the profile's `mpi=NAME` applied per call (system_choice.h).
+#include "system_choice.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "log.h"
+#include "stats.h"
+
+#ifndef MLA_SIMULATION
+#include "system_allreduce.h"
+#endif
+
+namespace mla {
+
+bool ProfileNamesSystemAlgorithms(const Profile& profile) {
+  for (const ProfileEntry& e : profile.entries())
+    if (!e.system_algorithm.empty()) return true;
+  return false;
+}
+
+#ifdef MLA_SIMULATION
+// SimGrid's SMPI has no MPI tool interface: its own selection runs.
+void PrepareSystemAlgorithms(const Profile&) {}
+int SystemAlgorithmAllreduce(const std::string&, const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm, uint64_t,
+                             const std::function<int()>& system_mpi) {
+  return system_mpi();
+}
+void ReleaseSystemAlgorithms() {}
+#else
+
+namespace {
+
+// The MPI's algorithms, found at the first call that names one (after
+// MPI_Init, on every rank alike) and kept until MPI_Finalize.
+std::mutex g_mutex;
+std::unique_ptr<mlsys::SystemAllreduce> g_system;
+bool g_looked = false;
+std::string g_left_off;  // why coll/tuned's dynamic rules were left off before MPI_Init
+int g_keyval = MPI_KEYVAL_INVALID;
+
+// The library's copies of one communicator, by algorithm name; MPI_COMM_NULL
+// where making one failed on some rank (never tried again).
+struct Copies {
+  std::map<std::string, MPI_Comm> by_name;
+};
+
+int DeleteCopies(MPI_Comm, int, void* value, void*) {
+  auto* copies = static_cast<Copies*>(value);
+  for (auto& [name, made] : copies->by_name)
+    if (made != MPI_COMM_NULL) PMPI_Comm_free(&made);
+  delete copies;
+  return MPI_SUCCESS;
+}
+
+// The MPI's algorithms where they can be chosen per communicator, else
+// nullptr (once, the reason is said on every rank alike).
+mlsys::SystemAllreduce* System(const std::string& name) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!g_looked) {
+    g_looked = true;
+    // The user's own coll/tuned settings win (the same on every rank: mpirun
+    // and srun hand every rank the same variables).
+    if (!g_left_off.empty()) {
+      WarnOnce("the profile names the system MPI's own algorithm (mpi=" + name + ") but " + g_left_off +
+               ": your settings win, those calls run the MPI's own choice");
+      return nullptr;
+    }
+    g_system = std::make_unique<mlsys::SystemAllreduce>();
+    if (g_system->names().empty() || !g_system->ChoosesPerCommunicator()) {
+      WarnOnce("the profile names the system MPI's own algorithm (mpi=" + name + ") but " +
+               (g_system->names().empty() ? g_system->why_none()
+                                          : g_system->mechanism() + " chooses per call, which this version does "
+                                                                    "not apply") +
+               ": those calls run the MPI's own choice");
+      g_system.reset();
+    } else {
+      PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, DeleteCopies, &g_keyval, nullptr);
+    }
+  }
+  return g_system.get();
+}
+
+// The library's copy of comm on which `name` runs, made at the first call
+// (collective over comm; kept only where every rank made one), or
+// MPI_COMM_NULL.
+MPI_Comm CopyFor(mlsys::SystemAllreduce* system, const std::string& name, MPI_Comm comm) {
+  void* value = nullptr;
+  int found = 0;
+  if (PMPI_Comm_get_attr(comm, g_keyval, &value, &found) != MPI_SUCCESS) return MPI_COMM_NULL;
+  Copies* copies = found ? static_cast<Copies*>(value) : nullptr;
+  if (copies != nullptr) {
+    auto it = copies->by_name.find(name);
+    if (it != copies->by_name.end()) return it->second;
+  }
+  std::string error;
+  MPI_Comm made = system->MakeCommunicator(name, comm, &error);
+  int ok = made != MPI_COMM_NULL, all_ok = 0;
+  if (PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) all_ok = 0;
+  if (!all_ok) {
+    if (made != MPI_COMM_NULL) PMPI_Comm_free(&made);
+    WarnOnce("the profile's mpi=" + name + " is not applied: " + (error.empty() ? "another rank failed" : error));
+  } else {
+    PMPI_Comm_set_errhandler(made, MPI_ERRORS_RETURN);  // errors are raised on the caller's communicator
+  }
+  if (copies == nullptr) {
+    copies = new Copies();
+    if (PMPI_Comm_set_attr(comm, g_keyval, copies) != MPI_SUCCESS) {
+      DeleteCopies(comm, g_keyval, copies, nullptr);
+      return MPI_COMM_NULL;
+    }
+  }
+  copies->by_name[name] = made;
+  return made;
+}
+
+}  // namespace
+
+void PrepareSystemAlgorithms(const Profile& profile) {
+  if (ProfileNamesSystemAlgorithms(profile)) g_left_off = mlsys::PrepareBeforeInit();
+}
+
+int SystemAlgorithmAllreduce(const std::string& name, const void* sendbuf, void* recvbuf, int count,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, uint64_t bytes,
+                             const std::function<int()>& system_mpi) {
+  // Making a copy writes a process-wide variable around a collective call:
+  // two threads doing it at once could swap their choices, or wait on each
+  // other across ranks.  MPI_THREAD_MULTIPLE programs keep the MPI's choice.
+  int level = MPI_THREAD_SINGLE, commutative = 0, size = 0;
+  if (PMPI_Query_thread(&level) != MPI_SUCCESS || level == MPI_THREAD_MULTIPLE) return system_mpi();
+  if (PMPI_Op_commutative(op, &commutative) != MPI_SUCCESS || PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
+    return system_mpi();
+  int inter = 0;
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return system_mpi();
+  mlsys::SystemAllreduce* system = System(name);
+  if (system == nullptr || !system->Applies(name, count, static_cast<long>(bytes), size, commutative != 0))
+    return system_mpi();
+  MPI_Comm copy = CopyFor(system, name, comm);
+  if (copy == MPI_COMM_NULL) return system_mpi();
+  int rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, copy);
+  if (rc == MPI_SUCCESS) {
+    CountDone(MLA_ALGO_PASSTHROUGH, bytes);
+  } else {
+    PMPI_Comm_call_errhandler(comm, rc);
+  }
+  return rc;
+}
+
+void ReleaseSystemAlgorithms() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_keyval != MPI_KEYVAL_INVALID) {
+    void* value = nullptr;
+    int found = 0;
+    // Deleting an attribute that is not there is an error under
+    // MPI_ERRORS_ARE_FATAL: look first.
+    if (PMPI_Comm_get_attr(MPI_COMM_WORLD, g_keyval, &value, &found) == MPI_SUCCESS && found)
+      PMPI_Comm_delete_attr(MPI_COMM_WORLD, g_keyval);
+    PMPI_Comm_free_keyval(&g_keyval);
+  }
+  g_system.reset();
+}
+
+#endif  // MLA_SIMULATION
+
+}  // namespace mla

@@ -1,0 +1,42 @@
+// system_choice.h: a profile's `mpi=NAME` (docs/profile-format.md): the
+// system MPI's own allreduce algorithm NAME runs a passthrough entry's calls,
+// chosen per call through sysalgo/ where it is right for the call.
+#ifndef MLA_SYSTEM_CHOICE_H_
+#define MLA_SYSTEM_CHOICE_H_
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "vocab/profile.h"
+
+namespace mla {
+
+// Whether any entry of `profile` names a system algorithm (mpi=).
+bool ProfileNamesSystemAlgorithms(const Profile& profile);
+
+// Before PMPI_Init, when the profile names system algorithms: Open MPI's
+// coll/tuned takes a chosen algorithm only with its dynamic rules on, so they
+// are turned on for this process, unless the user set them or a rules file
+// (their settings win; with nothing chosen they decide as the fixed rules do,
+// so ranks with and without this agree).
+void PrepareSystemAlgorithms(const Profile& profile);
+
+// Runs one passthrough call with the system MPI's algorithm `name` where it
+// is right for the call (the MPI has it and chooses it per communicator, the
+// op is commutative where the algorithm needs it, enough elements per rank);
+// everywhere else returns what `system_mpi` returns.  Every rank of comm
+// decides alike from the same arguments.  The first call on a communicator
+// with a name makes the library's copy of it (collective, once).
+int SystemAlgorithmAllreduce(const std::string& name, const void* sendbuf, void* recvbuf, int count,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, uint64_t bytes,
+                             const std::function<int()>& system_mpi);
+
+// Before PMPI_Finalize: frees the communicators made for the choices.
+void ReleaseSystemAlgorithms();
+
+}  // namespace mla
+
+#endif  // MLA_SYSTEM_CHOICE_H_
