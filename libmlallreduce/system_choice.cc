@@ -36,7 +36,6 @@ namespace {
 // MPI_Init, on every rank alike) and kept until MPI_Finalize.
 std::mutex g_mutex;
 std::unique_ptr<mlsys::SystemAllreduce> g_system;
-bool g_looked = false;
 std::string g_left_off;  // why coll/tuned's dynamic rules were left off before MPI_Init
 int g_keyval = MPI_KEYVAL_INVALID;
 
@@ -55,30 +54,30 @@ int DeleteCopies(MPI_Comm, int, void* value, void*) {
 }
 
 // The MPI's algorithms where they can be chosen per communicator, else
-// nullptr (once, the reason is said on every rank alike).
+// nullptr (once, the reason is said on every rank alike).  Looked up at the
+// first call that names one; later calls only read the pointer.
 mlsys::SystemAllreduce* System(const std::string& name) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  if (!g_looked) {
-    g_looked = true;
+  static std::once_flag looked;
+  std::call_once(looked, [&name] {
     // The user's own coll/tuned settings win (the same on every rank: mpirun
     // and srun hand every rank the same variables).
     if (!g_left_off.empty()) {
       WarnOnce("the profile names the system MPI's own algorithm (mpi=" + name + ") but " + g_left_off +
                ": your settings win, those calls run the MPI's own choice");
-      return nullptr;
+      return;
     }
-    g_system = std::make_unique<mlsys::SystemAllreduce>();
-    if (g_system->names().empty() || !g_system->ChoosesPerCommunicator()) {
+    auto system = std::make_unique<mlsys::SystemAllreduce>();
+    if (system->names().empty() || !system->ChoosesPerCommunicator()) {
       WarnOnce("the profile names the system MPI's own algorithm (mpi=" + name + ") but " +
-               (g_system->names().empty() ? g_system->why_none()
-                                          : g_system->mechanism() + " chooses per call, which this version does "
-                                                                    "not apply") +
+               (system->names().empty() ? system->why_none()
+                                        : system->mechanism() + " chooses per call, which this version does "
+                                                                "not apply") +
                ": those calls run the MPI's own choice");
-      g_system.reset();
-    } else {
-      PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, DeleteCopies, &g_keyval, nullptr);
+      return;
     }
-  }
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, DeleteCopies, &g_keyval, nullptr);
+    g_system = std::move(system);
+  });
   return g_system.get();
 }
 

@@ -12,12 +12,12 @@ one warning says so), none.
 
     profile_choice_observed.py SHIM PRELOAD MPIEXEC [FLAGS...] -- APP
 """
-import glob
-import os
 import re
 import subprocess
 import sys
 import tempfile
+
+from coll_counts import take_counts
 
 RANKS, SUMS = 4, 5
 RING = "multilane-profile 1 ranks=4; host 0 inf passthrough mpi=ring"
@@ -39,13 +39,7 @@ def run(shim, preload, launcher, app, profile, extra=()):
     print(p.stdout[-3000:], p.stderr[-3000:], sep="\n")
     assert p.returncode == 0, f"profile_choice_app exited with status {p.returncode}"
     assert p.stdout.count("profile-choice-app: ok") == RANKS, "not every rank's results were exact"
-    lines = []
-    for path in glob.glob(os.path.join(folder, "counts.*")):
-        lines += open(path).read().splitlines()
-        os.remove(path)
-    os.rmdir(folder)
-    assert len(lines) == RANKS, f"expected {RANKS} count lines (one per rank), got {len(lines)}: is the shim loaded?"
-    rings = [int(re.search(r"\bring=(\d+)", l).group(1)) for l in lines]
+    rings = [counts["ring"] for counts in take_counts(folder, RANKS)]
     warnings = len(re.findall(WARNING, p.stderr, re.M))
     return rings, warnings
 

@@ -11,12 +11,12 @@ the dynamic linker, 4.1.6 directly).
 
     system_algorithms_observed.py SHIM MPIEXEC [FLAGS...] -- BENCH
 """
-import glob
-import os
 import re
 import subprocess
 import sys
 import tempfile
+
+from coll_counts import take_counts
 
 # mpi:NAME -> Open MPI's function (ompi_coll_base_allreduce_intra_<function>)
 FUNCTIONS = {"basic_linear": "basic_linear", "nonoverlapping": "nonoverlapping",
@@ -36,13 +36,7 @@ def counts(shim, launcher, bench, algos):
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     print(p.stdout[-3000:], p.stderr[-3000:], sep="\n")
     assert p.returncode == 0, f"mlallreduce_bench exited with status {p.returncode}"
-    lines = []
-    for path in glob.glob(os.path.join(folder, "counts.*")):
-        lines += open(path).read().splitlines()
-        os.remove(path)
-    os.rmdir(folder)
-    assert len(lines) == RANKS, f"expected {RANKS} count lines (one per rank), got {len(lines)}: is the shim loaded?"
-    ranks = [dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", l)) for l in lines]
+    ranks = take_counts(folder, RANKS)
     return p.stdout, ranks
 
 
