@@ -17,11 +17,7 @@ namespace {
 std::string Describe(const ProfileEntryRow& e) {
   std::string s = e.mem_kind + " " + mla::FormatByteSize(static_cast<uint64_t>(e.min_bytes)) + " " +
                   (e.max_bytes ? mla::FormatByteSize(static_cast<uint64_t>(*e.max_bytes)) : std::string("inf")) +
-                  " " + e.algo;
-  if (e.lanes > 0) s += " lanes=" + std::to_string(e.lanes);
-  if (e.chunk_bytes > 0) s += " chunk=" + mla::FormatByteSize(static_cast<uint64_t>(e.chunk_bytes));
-  if (!e.transport.empty() && e.transport != "auto") s += " transport=" + e.transport;
-  if (e.ppg > 0) s += " ppg=" + std::to_string(e.ppg);
+                  " " + e.ChoiceWords();
   return Excerpt(s);
 }
 
@@ -36,6 +32,7 @@ ProfileEntryRow RowOf(const mla::ProfileEntry& e) {
   r.lanes = e.choice.lanes;
   r.chunk_bytes = static_cast<int64_t>(std::min<uint64_t>(e.choice.chunk_bytes, INT64_MAX));
   r.transport = e.choice.transport == MLA_TRANSPORT_AUTO ? "" : mla_transport_name(e.choice.transport);
+  r.system_algorithm = e.system_algorithm;
   r.time_us = e.time_us;
   r.mpi_time_us = e.mpi_time_us;
   return r;
@@ -45,7 +42,7 @@ std::string Transport(const std::string& t) { return t == "auto" ? "" : t; }
 
 auto Key(const ProfileEntryRow& e) {
   return std::make_tuple(e.mem_kind, e.ppg, e.min_bytes, e.max_bytes.value_or(INT64_MAX), e.algo, e.lanes,
-                         e.chunk_bytes, Transport(e.transport));
+                         e.chunk_bytes, Transport(e.transport), e.system_algorithm);
 }
 
 bool SameTime(double a, double b) {

@@ -27,6 +27,7 @@ nlohmann::json EntryToJson(const ProfileEntryRow& e) {
                       {"lanes", e.lanes},
                       {"chunk_bytes", e.chunk_bytes},
                       {"transport", e.transport},
+                      {"mpi", e.system_algorithm},
                       {"time_us", e.time_us},
                       {"mpi_time_us", e.mpi_time_us}};
   if (e.max_bytes) j["max_bytes"] = *e.max_bytes;
@@ -104,6 +105,8 @@ bool ParseEntry(const nlohmann::json& j, const std::string& where, ProfileEntryR
       !JDouble(j, "mpi_time_us", where, &e->mpi_time_us, error)) {
     return false;
   }
+  // "mpi" (passthrough mpi=NAME) came with schema 2: older exports lack it.
+  if (j.contains("mpi") && !JString(j, "mpi", where, &e->system_algorithm, error)) return false;
   auto max = j.find("max_bytes");
   if (max == j.end() || !(max->is_null() || (max->is_number_integer() && max->get<int64_t>() >= 0))) {
     *error = where + "max_bytes: missing, or neither null nor a non-negative integer";

@@ -16,7 +16,8 @@ namespace {
 int InsertEntries(sqlite3* db, int64_t id, const std::vector<ProfileEntryRow>& entries) {
   Stmt e(db,
          "INSERT INTO profile_entries(profile_id, mem_kind, min_bytes, max_bytes, algo, ppg, lanes,"
-         " chunk_bytes, transport, time_us, mpi_time_us) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+         " chunk_bytes, transport, time_us, mpi_time_us, system_algorithm)"
+         " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   if (e.prepare_rc() != SQLITE_OK) return e.prepare_rc();
   for (const ProfileEntryRow& row : entries) {
     e.Reset();
@@ -31,6 +32,7 @@ int InsertEntries(sqlite3* db, int64_t id, const std::vector<ProfileEntryRow>& e
     e.BindOptText(9, row.transport);
     e.BindOptDouble(10, row.time_us);
     e.BindOptDouble(11, row.mpi_time_us);
+    e.BindOptText(12, row.system_algorithm);
     int rc = e.Step();
     if (rc != SQLITE_DONE) return rc;
   }
@@ -114,11 +116,26 @@ ProfileRecord ReadProfileRow(Stmt& s) {
   return r;
 }
 
+namespace {
+
+// Schema 1 (before passthrough mpi=NAME) has no system_algorithm column; a
+// store opened read-only is never migrated, so a user's job still reads the
+// system database an older multilane wrote until the admin next tunes.
+bool HasSystemAlgorithm(sqlite3* db) {
+  Stmt s(db, "SELECT 1 FROM pragma_table_info('profile_entries') WHERE name = 'system_algorithm'");
+  return s.prepare_rc() == SQLITE_OK && s.Step() == SQLITE_ROW;
+}
+
+}  // namespace
+
 int LoadEntries(sqlite3* db, ProfileRecord* r) {
-  Stmt s(db,
-         "SELECT mem_kind, min_bytes, max_bytes, algo, ppg, lanes, chunk_bytes, transport,"
-         " time_us, mpi_time_us FROM profile_entries WHERE profile_id = ?"
-         " ORDER BY mem_kind DESC, ppg IS NOT NULL, ppg, min_bytes, rowid");
+  const std::string query =
+      std::string("SELECT mem_kind, min_bytes, max_bytes, algo, ppg, lanes, chunk_bytes, transport,"
+                     " time_us, mpi_time_us, ") +
+             (HasSystemAlgorithm(db) ? "system_algorithm" : "NULL") +
+      " FROM profile_entries WHERE profile_id = ?"
+      " ORDER BY mem_kind DESC, ppg IS NOT NULL, ppg, min_bytes, rowid";
+  Stmt s(db, query.c_str());
   if (s.prepare_rc() != SQLITE_OK) return s.prepare_rc();
   s.Bind(1, r->id);
   int rc;
@@ -134,6 +151,7 @@ int LoadEntries(sqlite3* db, ProfileRecord* r) {
     e.transport = s.Text(7);
     e.time_us = s.IsNull(8) ? -1 : s.Double(8);
     e.mpi_time_us = s.IsNull(9) ? -1 : s.Double(9);
+    e.system_algorithm = s.IsNull(10) ? "" : s.Text(10);
     r->entries.push_back(std::move(e));
   }
   return rc == SQLITE_DONE ? SQLITE_OK : rc;

@@ -12,6 +12,7 @@
 #include "db/profile_rows.h"
 #include "db/record_check.h"
 #include "db/sql.h"
+#include "vocab/byte_size.h"
 #include "vocab/utc_time.h"
 
 namespace mldb {
@@ -25,7 +26,18 @@ using sql::Stmt;
 bool ProfileEntryRow::operator==(const ProfileEntryRow& o) const {
   return mem_kind == o.mem_kind && min_bytes == o.min_bytes && max_bytes == o.max_bytes &&
          algo == o.algo && ppg == o.ppg && lanes == o.lanes && chunk_bytes == o.chunk_bytes &&
-         transport == o.transport && time_us == o.time_us && mpi_time_us == o.mpi_time_us;
+         transport == o.transport && system_algorithm == o.system_algorithm && time_us == o.time_us &&
+         mpi_time_us == o.mpi_time_us;
+}
+
+std::string ProfileEntryRow::ChoiceWords() const {
+  std::string s = algo;
+  if (lanes > 0) s += " lanes=" + std::to_string(lanes);
+  if (chunk_bytes > 0) s += " chunk=" + mla::FormatByteSize(static_cast<uint64_t>(chunk_bytes));
+  if (!transport.empty() && transport != "auto") s += " transport=" + transport;
+  if (!system_algorithm.empty()) s += " mpi=" + system_algorithm;
+  if (ppg > 0) s += " ppg=" + std::to_string(ppg);
+  return s;
 }
 
 ProfileStore::ProfileStore(std::string path, Access access, sqlite3* db)

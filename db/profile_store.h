@@ -32,7 +32,7 @@ namespace mldb {
 struct NodeFingerprint;  // db/node_type.h
 
 // The schema version this code writes and reads (PRAGMA user_version).
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 
 // One row of a profile's table: calls of mem_kind memory whose size lies in
 // [min_bytes, max_bytes) run algo (see docs/profile-format.md).
@@ -45,10 +45,14 @@ struct ProfileEntryRow {
   int lanes = 0;                      // 0: default
   int64_t chunk_bytes = 0;            // 0: default
   std::string transport;              // "": default (auto)
+  std::string system_algorithm;       // passthrough mpi=NAME: the MPI's own algorithm; "": its choice
   double time_us = -1;                // -1: unknown
   double mpi_time_us = -1;            // -1: unknown
 
   bool operator==(const ProfileEntryRow& other) const;
+  // The choice as a profile entry writes it, defaults left out:
+  // "lane lanes=2 chunk=4M ppg=2", "passthrough mpi=ring".
+  std::string ChoiceWords() const;
 };
 
 // One probe result the tuner measured (kept for reports; not exported).

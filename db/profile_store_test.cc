@@ -85,7 +85,7 @@ TEST(ProfileStoreTest, CreatesFoldersAndSchemaAndReopens) {
     ASSERT_NE(store, nullptr);
     ProfileStore::Health h = store->Check();
     EXPECT_TRUE(h.ok);
-    EXPECT_EQ(h.schema_version, 1);
+    EXPECT_EQ(h.schema_version, kSchemaVersion);
     EXPECT_EQ(h.profiles, 1);
   }
 }
@@ -685,6 +685,90 @@ TEST(ProfileStoreTest, MalformedImportWritesNothing) {
     EXPECT_TRUE(target->List(&error).empty()) << i;
     EXPECT_TRUE(target->NodeTypes(&error).empty()) << i;
   }
+}
+
+// passthrough mpi=NAME (schema 2): the row keeps the system's algorithm
+// through the store, export and import; the text and the rows must agree on
+// it; a bad name or one on another algorithm is refused on import.
+ProfileRecord WithSystemAlgorithm() {
+  ProfileRecord r = TestProfile("sys");
+  r.profile_text = "multilane-profile 1 tag=sys\nhost 0 256K passthrough mpi=ring\n"
+                   "host 256K inf lane lanes=2 time_us=812 mpi_time_us=1304\n"
+                   "device 1M inf split chunk=4M transport=nccl ppg=4\n";
+  r.entries[0].system_algorithm = "ring";
+  return r;
+}
+
+TEST(ProfileStoreTest, SystemAlgorithmRoundTripsAndIsChecked) {
+  const std::string dir = NewTempDir();
+  std::string error;
+  auto source = OpenOrDie(dir + "/a.db");
+  ASSERT_NE(source, nullptr);
+  ProfileRecord r = WithSystemAlgorithm();
+  r.tuned_at = "2026-12-03T00:00:00Z";
+  ASSERT_TRUE(source->Publish(TestFingerprint(), &r, {}, &error)) << error;
+  auto found = source->Find(TestFingerprint().Key(), "", "0.1.0", "Open MPI 4.1.5", &error);
+  ASSERT_TRUE(found.has_value()) << error;
+  ASSERT_EQ(found->entries.size(), 3u);
+  EXPECT_EQ(found->entries[0].system_algorithm, "ring");
+  EXPECT_EQ(found->entries[0].ChoiceWords(), "passthrough mpi=ring");
+  nlohmann::json doc = ExportProfiles(*source, &error);
+  ASSERT_FALSE(doc.is_null()) << error;
+  auto target = OpenOrDie(dir + "/b.db");
+  ASSERT_NE(target, nullptr);
+  int imported = -1;
+  ASSERT_TRUE(ImportProfiles(*target, nlohmann::json::parse(doc.dump()), &imported, &error)) << error;
+  auto back = target->Find(TestFingerprint().Key(), "", "0.1.0", "Open MPI 4.1.5", &error);
+  ASSERT_TRUE(back.has_value()) << error;
+  EXPECT_EQ(back->entries, found->entries);
+
+  // The text says mpi=ring, the row does not: they disagree.
+  ProfileRecord bad = WithSystemAlgorithm();
+  bad.entries[0].system_algorithm.clear();
+  bad.tuned_at = "2026-12-03T00:00:01Z";
+  EXPECT_FALSE(source->Publish(TestFingerprint(), &bad, {}, &error));
+  EXPECT_NE(error.find("host 0 256K passthrough', which profile_text does not"), std::string::npos) << error;
+  for (const char* mpi : {"Ring", "ring;drop"}) {
+    nlohmann::json wrong = doc;
+    wrong["profiles"][0]["entries"][0]["mpi"] = mpi;
+    EXPECT_FALSE(ImportProfiles(*target, wrong, &imported, &error)) << mpi;
+    EXPECT_NE(error.find("mpi:"), std::string::npos) << error;
+  }
+  nlohmann::json on_lane = doc;
+  on_lane["profiles"][0]["entries"][1]["mpi"] = "ring";
+  EXPECT_FALSE(ImportProfiles(*target, on_lane, &imported, &error));
+  EXPECT_NE(error.find("only with algo"), std::string::npos) << error;
+}
+
+// A database of schema 1 (before mpi=NAME), as an older multilane left it:
+// read-only it still serves its profiles (a user's job never migrates the
+// system database); read-write it is brought to the current schema.
+TEST(ProfileStoreTest, SchemaOneIsReadAndMigrated) {
+  const std::string path = NewTempDir() + "/old.db";
+  {
+    auto store = OpenOrDie(path);
+    ASSERT_NE(store, nullptr);
+    PublishOne(store.get(), "old");
+  }
+  RawExec(path, "ALTER TABLE profile_entries DROP COLUMN system_algorithm; PRAGMA user_version=1;");
+  std::string error;
+  {
+    auto ro = OpenOrDie(path, Access::kReadOnly);
+    ASSERT_NE(ro, nullptr);
+    EXPECT_EQ(ro->Check().schema_version, 1);
+    auto found = ro->Find(TestFingerprint().Key(), "", "0.1.0", "Open MPI 4.1.5", &error);
+    ASSERT_TRUE(found.has_value()) << error;
+    EXPECT_EQ(found->entries, TestProfile("old").entries);
+  }
+  auto rw = OpenOrDie(path);
+  ASSERT_NE(rw, nullptr);
+  EXPECT_EQ(rw->Check().schema_version, kSchemaVersion);
+  ProfileRecord r = WithSystemAlgorithm();
+  r.tuned_at = "2027-01-01T00:00:00Z";
+  ASSERT_TRUE(rw->Publish(TestFingerprint(), &r, {}, &error)) << error;
+  auto found = rw->Find(TestFingerprint().Key(), "", "0.1.0", "Open MPI 4.1.5", &error);
+  ASSERT_TRUE(found.has_value()) << error;
+  EXPECT_EQ(found->entries[0].system_algorithm, "ring");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "db/record_check.h"
 
 #include "vocab/outside_input.h"
+#include "vocab/profile.h"
 #include "db/profile_check.h"
 
 namespace mldb {
@@ -17,6 +18,10 @@ bool ValidEntry(const ProfileEntryRow& e, const std::string& where, std::string*
     *error = where + "algo: must not be empty";
   } else if (e.ppg < 0 || e.lanes < 0 || e.chunk_bytes < 0) {
     *error = where + "ppg, lanes, chunk_bytes: must not be negative (0 = default)";
+  } else if (!e.system_algorithm.empty() &&
+             (e.algo != "passthrough" || !mla::IsSystemAlgorithmName(e.system_algorithm))) {
+    *error = where + "mpi: names one of the system MPI's algorithms (lowercase letters, digits and '_'), and only "
+                     "with algo \"passthrough\", not \"" + Excerpt(e.system_algorithm) + "\" with \"" + Excerpt(e.algo) + "\"";
   } else {
     return true;
   }

@@ -53,6 +53,8 @@ const char* const kMigrations[] = {
     "  time_us REAL NOT NULL,"
     "  reps INTEGER NOT NULL);"
     "CREATE INDEX measurements_profile ON measurements(profile_id);",
+    // 1 -> 2: passthrough mpi=NAME (the system MPI's own algorithm)
+    "ALTER TABLE profile_entries ADD COLUMN system_algorithm TEXT;",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion, "one migration per schema version");
 

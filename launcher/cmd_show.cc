@@ -34,17 +34,8 @@ std::string Safe(const std::string& s) { return mla::EscapeControlBytes(s); }
 
 std::string Size(int64_t bytes) { return mltuner::FormatByteSize(static_cast<uint64_t>(bytes)); }
 
-std::string Choice(const mldb::ProfileEntryRow& e) {
-  std::string s = e.algo;
-  if (e.lanes > 0) s += " lanes=" + std::to_string(e.lanes);
-  if (e.chunk_bytes > 0) s += " chunk=" + Size(e.chunk_bytes);
-  if (!e.transport.empty() && e.transport != "auto") s += " transport=" + e.transport;
-  if (e.ppg > 0) s += " ppg=" + std::to_string(e.ppg);
-  return s;
-}
-
 nlohmann::json EntryJson(const mldb::ProfileEntryRow& e) {
-  nlohmann::json j = {{"memory", e.mem_kind}, {"from", e.min_bytes}, {"choice", Choice(e)}, {"algo", e.algo}};
+  nlohmann::json j = {{"memory", e.mem_kind}, {"from", e.min_bytes}, {"choice", e.ChoiceWords()}, {"algo", e.algo}};
   j["to"] = e.max_bytes ? nlohmann::json(*e.max_bytes) : nlohmann::json(nullptr);
   j["time_us"] = e.time_us >= 0 ? nlohmann::json(e.time_us) : nlohmann::json(nullptr);
   j["mpi_time_us"] = e.mpi_time_us >= 0 ? nlohmann::json(e.mpi_time_us) : nlohmann::json(nullptr);
@@ -158,7 +149,7 @@ int Show(const ShowOptions& opt) {
         char gain[16] = "-";
         if (e.time_us > 0 && e.mpi_time_us > 0) std::snprintf(gain, sizeof gain, "%.2fx", e.mpi_time_us / e.time_us);
         std::printf("    %-7s %8s %8s  %-32s %12.1f %12.1f %7s\n", Safe(e.mem_kind).c_str(), Size(e.min_bytes).c_str(),
-                    e.max_bytes ? Size(*e.max_bytes).c_str() : "inf", Safe(Choice(e)).c_str(), e.time_us, e.mpi_time_us, gain);
+                    e.max_bytes ? Size(*e.max_bytes).c_str() : "inf", Safe(e.ChoiceWords()).c_str(), e.time_us, e.mpi_time_us, gain);
       }
       if (!ppg_rows.empty()) {
         std::printf("    best time_us at each ranks per GPU (* recommended; the profile's entries follow the job's own value):\n");

@@ -244,7 +244,7 @@ def test_export_import(tmp):
     # by import, naming the field and the parser's reason; nothing is added.
     bad = json.load(open(out))
     bad["profiles"][0]["profile_text"] = "multilane-profile 1\nhost 0 inf ring\n"
-    bad["profiles"][0]["entries"] = [dict(bad["profiles"][0]["entries"][0], algo="ring", min_bytes=0, max_bytes=None)]
+    bad["profiles"][0]["entries"] = [dict(bad["profiles"][0]["entries"][0], algo="ring", mpi="", min_bytes=0, max_bytes=None)]
     bad["profiles"][0]["tuned_at"] = "2099-01-01T00:00:00Z"
     bad_path = os.path.join(tmp, "bad.json")
     json.dump(bad, open(bad_path, "w"))

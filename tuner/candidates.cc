@@ -63,6 +63,7 @@ bool Space::Restrict(const std::string& name, const std::vector<std::string>& va
     }
   }
   d->values = values;
+  d->restricted = true;
   return true;
 }
 
@@ -104,6 +105,16 @@ bool ApplyTransport(const std::string& v, mla_choice* c, std::string* error) {
   return true;
 }
 
+// mpi=NAME: one of the system MPI's own allreduce algorithms, spelled as a
+// profile spells it (vocab/profile.h); whether this MPI has it is known only
+// at run time (mlprobe asks it).  It sets nothing in an mla_choice.
+bool ApplySystemAlgorithm(const std::string& v, mla_choice*, std::string* error) {
+  if (mla::IsSystemAlgorithmName(v)) return true;
+  *error = "mpi='" + v + "' is not the name of a system MPI allreduce algorithm (lowercase letters, digits "
+           "and '_', such as ring)";
+  return false;
+}
+
 bool AppliesTo(const Dimension& d, const std::string& algo, MemKind mem) {
   bool algo_ok = d.applies_to.empty() ||
                  std::find(d.applies_to.begin(), d.applies_to.end(), algo) != d.applies_to.end();
@@ -111,9 +122,10 @@ bool AppliesTo(const Dimension& d, const std::string& algo, MemKind mem) {
   return algo_ok && mem_ok;
 }
 
+// Passthrough takes only the keys that name it.
 bool AppliesToAlgo(const Dimension& d, const std::string& algo) {
-  return d.applies_to.empty() ||
-         std::find(d.applies_to.begin(), d.applies_to.end(), algo) != d.applies_to.end();
+  const bool named = std::find(d.applies_to.begin(), d.applies_to.end(), algo) != d.applies_to.end();
+  return named || (d.applies_to.empty() && algo != "passthrough");
 }
 
 }  // namespace
@@ -143,6 +155,9 @@ Space DefaultSpace() {
        }},
       {"transport", {"auto", "mpi", "nccl"}, {"lane", "split"}, {MemKind::kDevice}, "auto", ApplyTransport,
        nullptr, nullptr},
+      // The system MPI's own algorithms: no values here (Expand makes no
+      // passthrough candidates); mlprobe adds those the MPI offers.
+      {"mpi", {}, {"passthrough"}, {MemKind::kHost}, "", ApplySystemAlgorithm, nullptr, nullptr},
   };
   return s;
 }
@@ -154,6 +169,27 @@ std::string Candidate::Render() const {
 }
 
 Candidate Passthrough() { return Candidate{"passthrough", {}}; }
+
+std::string Candidate::SystemAlgorithm() const {
+  for (const auto& kv : params)
+    if (kv.first == "mpi") return kv.second;
+  return "";
+}
+
+std::vector<Candidate> SystemCandidates(const Space& space, const std::vector<std::string>& offered,
+                                        std::vector<std::string>* not_offered) {
+  const Dimension* d = space.Find("mpi");
+  std::vector<Candidate> out;
+  if (d == nullptr) return out;
+  for (const std::string& name : d->restricted ? d->values : offered) {
+    if (std::find(offered.begin(), offered.end(), name) == offered.end()) {
+      if (not_offered != nullptr) not_offered->push_back(name);
+      continue;
+    }
+    out.push_back(Candidate{"passthrough", {{"mpi", name}}});
+  }
+  return out;
+}
 
 std::vector<Candidate> Expand(const Space& space, const Layout& layout) {
   std::vector<Candidate> out;
@@ -211,7 +247,7 @@ bool ParseCandidate(const Space& space, const std::string& words, Candidate* out
       *error = "'" + key + "' is not a parameter of the space";
       return false;
     }
-    if (algo == "passthrough" || !AppliesToAlgo(*d, algo)) {
+    if (!AppliesToAlgo(*d, algo)) {
       *error = "'" + key + "' does not apply to " + algo;
       return false;
     }

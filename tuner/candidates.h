@@ -62,6 +62,7 @@ struct Dimension {
   // Optional: true when the value is equivalent to the default at a message
   // of this many bytes (the probe skips such candidates at that size).
   std::function<bool(const std::string& value, uint64_t bytes)> redundant_at;
+  bool restricted = false;  // the values were set by Space::Restrict (a plan's "space")
 };
 
 // An algorithm of the space, with the layouts it needs.
@@ -83,7 +84,9 @@ struct Space {
 };
 
 // algo ∈ {lane, hier, split}; lanes ∈ {0=all, 1, 2} (lane only);
-// chunk ∈ {0=default, 1M, 4M}; transport ∈ {auto, mpi, nccl} (device only).
+// chunk ∈ {0=default, 1M, 4M}; transport ∈ {auto, mpi, nccl} (device only);
+// mpi (passthrough, host only): the system MPI's own algorithms, whose names
+// only the running MPI knows (SystemCandidates).
 Space DefaultSpace();
 
 // A point of the space.  params holds only the non-default values, in the
@@ -94,7 +97,10 @@ struct Candidate {
 
   // The profile entry words: "lane lanes=2 chunk=4M"; "passthrough".
   std::string Render() const;
+  // The system MPI, with its own choice or (mpi=NAME) one of its algorithms.
   bool IsPassthrough() const { return algo == "passthrough"; }
+  // NAME of mpi=NAME; "" for every other candidate.
+  std::string SystemAlgorithm() const;
   bool operator==(const Candidate& o) const { return algo == o.algo && params == o.params; }
   bool operator!=(const Candidate& o) const { return !(*this == o); }
 };
@@ -108,9 +114,15 @@ std::vector<Candidate> Expand(const Space& space, const Layout& layout);
 // The same with the layout given as its parts (ranks_per_gpu 0: unknown).
 std::vector<Candidate> Expand(const Space& space, MemKind mem, int ranks_per_node, int ranks_per_gpu = 0);
 
+// "passthrough mpi=NAME" for each of the system MPI's algorithms to probe:
+// those of the space's "mpi" values (a plan restricted them) that the MPI
+// offers, the rest added to *not_offered; else every algorithm offered.
+std::vector<Candidate> SystemCandidates(const Space& space, const std::vector<std::string>& offered,
+                                        std::vector<std::string>* not_offered);
+
 // Parses profile words ("lane lanes=2 chunk=4M") against the space's keys;
 // values equal to a dimension's default are dropped, the rest put in table
-// order.  "passthrough" takes no keys.
+// order.  "passthrough" takes only mpi=.
 bool ParseCandidate(const Space& space, const std::string& words, Candidate* out, std::string* error);
 
 // The mla_choice that runs the candidate.

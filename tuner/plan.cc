@@ -139,7 +139,7 @@ bool ParsePlanFields(const nlohmann::json& j, Plan* plan, std::string* error) {
         *error = "candidates: " + v.dump() + ": " + (why.empty() ? "not a string" : why);
         return false;
       }
-      if (c.IsPassthrough()) continue;  // always measured anyway
+      if (c == Passthrough()) continue;  // always measured anyway
       if (std::find(p.candidates.begin(), p.candidates.end(), c) == p.candidates.end()) p.candidates.push_back(c);
     }
   }

@@ -44,6 +44,7 @@
 #include "tool_device.h"
 #include "plan.h"
 #include "probe_sizes.h"
+#include "probe_system.h"
 #include "search.h"
 #include "vocab/mpi_families.h"
 #include "vocab/outside_input.h"
@@ -55,6 +56,9 @@ using namespace mlprobe;
 namespace {
 
 int g_rank = 0;
+// Why Open MPI coll/tuned's dynamic rules were left off before MPI_Init ("":
+// on, so that the system's algorithms can be probed).
+std::string g_rules_left_off;
 
 bool BcastString(std::string* s) {
   unsigned long long n = s->size();
@@ -145,15 +149,28 @@ bool ChooseGpu(const Plan& plan, const mla_layout& layout, int* gpu) {
 }
 
 // The candidates of each memory kind, passthrough first (transport applies
-// to device only).
-std::map<MemKind, std::vector<Candidate>> CandidatesOf(const Plan& plan, const mla_layout& layout) {
+// to device only): the plan's list, else the space expanded for the layout
+// and then the system MPI's own algorithms (host memory).  Rank 0 warns
+// about algorithms the plan names that this MPI does not have.
+std::map<MemKind, std::vector<Candidate>> CandidatesOf(const Plan& plan, const mla_layout& layout,
+                                                       SystemAlgorithms* system) {
   std::map<MemKind, std::vector<Candidate>> cands_of;
   for (MemKind mem : plan.memories) {
-    std::vector<Candidate> c =
-        plan.has_candidates ? plan.candidates : Expand(plan.space, Layout{mem, layout.ranks_per_node, layout.ranks_per_gpu});
+    std::vector<Candidate> c = plan.candidates;
+    if (!plan.has_candidates) {
+      c = Expand(plan.space, Layout{mem, layout.ranks_per_node, layout.ranks_per_gpu});
+      for (const Candidate& sc : system->Candidates(plan.space, mem)) c.push_back(sc);
+    }
     c.insert(c.begin(), Passthrough());
     cands_of[mem] = c;
   }
+  const nlohmann::json described = system->Describe();
+  if (g_rank == 0)
+    for (const auto& name : described["not_offered"])
+      std::fprintf(stderr, "mlprobe: warning: space.mpi: this MPI has no allreduce algorithm '%s' to probe (%s)\n",
+                   name.get<std::string>().c_str(),
+                   described["offered"].empty() ? described.value("why_none", "").c_str()
+                                                : ("it offers: " + described["offered"].dump()).c_str());
   return cands_of;
 }
 
@@ -210,6 +227,7 @@ int WriteResult(const Options& o, const Plan& plan, const json& plan_json, const
                       {"regular", layout.regular != 0},
                       {"gpus_regular", layout.gpus_regular != 0}};
   result["library_enabled"] = mla_enabled() != 0;
+  result["system_algorithms"] = run.system->Describe();
   result["wall_s"] = wall;
   if (run.compare) {
     result["budgeted_wall_s"] = run.budgeted_spent;
@@ -247,13 +265,16 @@ int Run(int argc, char** argv) {
                          "runs the system MPI\n");
   int gpu = -1;
   if (!ChooseGpu(plan, layout, &gpu)) return 2;
-  std::map<MemKind, std::vector<Candidate>> cands_of = CandidatesOf(plan, layout);
+  SystemAlgorithms system(g_rules_left_off);  // freed before MPI_Finalize (end of Run)
+  std::map<MemKind, std::vector<Candidate>> cands_of = CandidatesOf(plan, layout, &system);
   // The steps: every size of every memory kind, host first.
   std::vector<std::pair<MemKind, uint64_t>> steps;
   for (MemKind mem : plan.memories)
     for (uint64_t bytes : plan.sizes) steps.emplace_back(mem, bytes);
 
   ProbeRun run = StartRun(plan, g_rank, o.exhaustive, o.compare, steps.size());
+  run.system = &system;
+  run.nranks = nranks;
   const char* mode = o.compare ? "compare" : o.exhaustive ? "exhaustive" : "budgeted";
   PrintProgress(g_rank, 0, run.total, o.exhaustive || o.compare ? 0 : plan.budget_s,
                 std::string("start ") + mode + " sizes=" + std::to_string(steps.size()) +
@@ -285,6 +306,9 @@ int main(int argc, char** argv) {
     std::printf("%s\n", mla::MpiVersionKey(text.data()).c_str());
     return 0;
   }
+  // Open MPI: lets the probe force coll/tuned's algorithms (unless the
+  // user's own coll/tuned settings are in force); harmless elsewhere.
+  g_rules_left_off = mlsys::PrepareBeforeInit();
   MPI_Init(&argc, &argv);
   int rc = Run(argc, argv);
   MPI_Finalize();

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "mlallreduce.h"
+#include "probe_system.h"
 
 namespace mlprobe {
 
@@ -28,6 +29,7 @@ struct Entry {
   Candidate cand;
   std::string words;
   mla_choice choice{};
+  MPI_Comm comm = MPI_COMM_WORLD;  // a system algorithm's: the communicator it runs on
   std::vector<double> samples;
   bool valid = true;
   bool fell_back = false;     // the library sent the call to PMPI_Allreduce (unsupported)
@@ -76,26 +78,42 @@ Step StartStep(const ProbeRun& run, size_t si, MemKind mem, uint64_t bytes, Buff
 }
 
 // The entries of the size: one per candidate not redundant at this size
-// (those are listed in *skipped); a candidate the library cannot express is
-// invalid from the start.
-std::vector<Entry> MakeEntries(const Plan& plan, const std::vector<Candidate>& cands, uint64_t bytes,
+// and, for the system's own algorithms, right for it (the others are listed
+// in *skipped); a candidate the library cannot express, or a system
+// algorithm the MPI refused, is invalid from the start.
+std::vector<Entry> MakeEntries(const ProbeRun& run, const std::vector<Candidate>& cands, const Step& step,
                                std::vector<std::string>* skipped) {
+  const Plan& plan = *run.plan;
   std::vector<Entry> entries;
   for (const Candidate& c : cands) {
-    if (!c.IsPassthrough() && RedundantAtSize(plan.space, c, bytes)) {
+    if ((!c.IsPassthrough() && RedundantAtSize(plan.space, c, step.bytes)) ||
+        (run.system != nullptr && !run.system->Applies(c, step.count, run.nranks))) {
       skipped->push_back(c.Render());
       continue;
     }
     Entry e;
     e.cand = c;
     e.words = c.Render();
-    if (!ToChoice(plan.space, c, &e.choice, &e.error)) {
+    bool ok = ToChoice(plan.space, c, &e.choice, &e.error);
+    if (ok && !c.SystemAlgorithm().empty()) {
+      e.comm = run.system != nullptr ? run.system->CommFor(c, &e.error) : MPI_COMM_NULL;
+      if (run.system == nullptr) e.error = "the system's algorithms are not probed in this run";
+      ok = e.comm != MPI_COMM_NULL;
+    }
+    if (!ok) {
       e.valid = false;
       e.dropped_in_round = 0;
     }
     entries.push_back(e);
   }
   return entries;
+}
+
+// One call of entry `e` on the step's buffers, through the library (which
+// passes passthrough on to PMPI_Allreduce) on the entry's communicator.
+int Call(Step& step, Entry& e) {
+  Buffers& buf = *step.buf;
+  return mla_allreduce_with(buf.call_send(), buf.call_recv(), step.count, MPI_FLOAT, MPI_SUM, e.comm, &e.choice);
 }
 
 // Budgeted mode: passthrough first, then by the previous size's medians
@@ -125,8 +143,7 @@ void ValidateEntry(const ProbeRun& run, Step& step, bool uploaded, Entry& e) {
   const size_t ucount = static_cast<size_t>(step.count);
   bool copied = uploaded && buf.Poison(ucount);
   mla_reset_stats();
-  int rc =
-      mla_allreduce_with(buf.call_send(), buf.call_recv(), step.count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &e.choice);
+  int rc = Call(step, e);
   mla_stats st;
   mla_get_stats(&st);
   copied = copied && buf.Download(ucount);
@@ -179,15 +196,12 @@ void Validate(const ProbeRun& run, Step& step, std::vector<Entry>& entries) {
 // each call's maximum over the ranks; that adds every call's finishing skew
 // and read 5-20 % above what the same program then measured (issue 30).
 double MeasureRepetition(const Plan& plan, Step& step, Entry& e) {
-  Buffers& buf = *step.buf;
   const bool loop = plan.rep_stat == "loop";
   if (loop) PMPI_Barrier(MPI_COMM_WORLD);
-  for (int w = 0; w < plan.warmup; ++w)
-    mla_allreduce_with(buf.call_send(), buf.call_recv(), step.count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &e.choice);
+  for (int w = 0; w < plan.warmup; ++w) Call(step, e);
   if (loop) {
     const double t0 = MPI_Wtime();
-    for (int i = 0; i < step.iters; ++i)
-      mla_allreduce_with(buf.call_send(), buf.call_recv(), step.count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &e.choice);
+    for (int i = 0; i < step.iters; ++i) Call(step, e);
     const double mine = (MPI_Wtime() - t0) * 1e6 / step.iters;
     double slowest = 0;
     PMPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -196,7 +210,7 @@ double MeasureRepetition(const Plan& plan, Step& step, Entry& e) {
   PMPI_Barrier(MPI_COMM_WORLD);
   for (int i = 0; i < step.iters; ++i) {
     double t0 = MPI_Wtime();
-    mla_allreduce_with(buf.call_send(), buf.call_recv(), step.count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &e.choice);
+    Call(step, e);
     step.t[static_cast<size_t>(i)] = (MPI_Wtime() - t0) * 1e6;
   }
   PMPI_Allreduce(step.t.data(), step.tmax.data(), step.iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -368,7 +382,7 @@ json MeasureSize(ProbeRun* run, size_t si, MemKind mem, uint64_t bytes, const st
   const Plan& plan = *run->plan;
   Step step = StartStep(*run, si, mem, bytes, buf);
   std::vector<std::string> skipped;
-  std::vector<Entry> entries = MakeEntries(plan, cands, bytes, &skipped);
+  std::vector<Entry> entries = MakeEntries(*run, cands, step, &skipped);
   if (!run->exhaustive) OrderByPreviousMedians(run->previous_median[mem], &entries);
   Validate(*run, step, entries);
   ++run->done;

@@ -81,11 +81,15 @@ class Buffers {
   void* drecv_ = nullptr;
 };
 
+class SystemAlgorithms;
+
 // What the sizes of one probe run share: its settings, its clock, its
 // progress and the previous size's medians.  Made by StartRun.
 struct ProbeRun {
   const mltuner::Plan* plan = nullptr;
+  SystemAlgorithms* system = nullptr;  // the system MPI's own algorithms (probe_system.h); null: none
   int rank = 0;             // in MPI_COMM_WORLD; rank 0 prints
+  int nranks = 1;           // in MPI_COMM_WORLD
   bool exhaustive = false;  // --exhaustive
   bool compare = false;     // --compare
   mltuner::HalvingOptions halving;

@@ -32,6 +32,8 @@ mldb::ProfileEntryRow EntryFromBin(const mltuner::Space& space, const mltuner::B
         e.chunk_bytes = static_cast<int64_t>(bytes);
       else if (key == "transport")
         e.transport = value;
+      else if (key == "mpi")
+        e.system_algorithm = value;
     }
   } else {
     e.algo = bin.winner.substr(0, bin.winner.find(' '));

@@ -148,5 +148,45 @@ TEST(Space, Restrict) {
   EXPECT_FALSE(s.Restrict("nope", {"1"}, &error));
 }
 
+
+TEST(SystemCandidates, EveryOfferedAlgorithmUnlessThePlanNamesSome) {
+  Space s = DefaultSpace();
+  const std::vector<std::string> offered = {"basic_linear", "ring", "rabenseifner"};
+  std::vector<std::string> missing;
+  EXPECT_EQ(Words(SystemCandidates(s, offered, &missing)),
+            (std::vector<std::string>{"passthrough mpi=basic_linear", "passthrough mpi=ring",
+                                      "passthrough mpi=rabenseifner"}));
+  EXPECT_TRUE(missing.empty());
+  std::string error;
+  ASSERT_TRUE(s.Restrict("mpi", {"ring", "k_reduce_scatter"}, &error)) << error;
+  EXPECT_EQ(Words(SystemCandidates(s, offered, &missing)), (std::vector<std::string>{"passthrough mpi=ring"}));
+  EXPECT_EQ(missing, (std::vector<std::string>{"k_reduce_scatter"}));
+  // A plan's empty list probes none of them.
+  ASSERT_TRUE(s.Restrict("mpi", {}, &error)) << error;
+  EXPECT_TRUE(SystemCandidates(s, offered, nullptr).empty());
+  EXPECT_FALSE(s.Restrict("mpi", {"Ring"}, &error));
+  // Never expanded: the space alone does not know the MPI's names.
+  for (const std::string& w : Words(Expand(DefaultSpace(), MemKind::kHost, 0, 0))) EXPECT_EQ(w.find("mpi="), std::string::npos);
+}
+
+TEST(SystemCandidates, ParseAndRenderAsTheProfileDoes) {
+  Space s = DefaultSpace();
+  Candidate c;
+  std::string error;
+  ASSERT_TRUE(ParseCandidate(s, "passthrough mpi=ring", &c, &error)) << error;
+  EXPECT_TRUE(c.IsPassthrough());
+  EXPECT_NE(c, Passthrough());
+  EXPECT_EQ(c.SystemAlgorithm(), "ring");
+  EXPECT_EQ(c.Render(), "passthrough mpi=ring");
+  EXPECT_EQ(Passthrough().SystemAlgorithm(), "");
+  mla_choice choice{};
+  ASSERT_TRUE(ToChoice(s, c, &choice, &error)) << error;
+  EXPECT_EQ(choice.algo, MLA_ALGO_PASSTHROUGH);
+  EXPECT_FALSE(ParseCandidate(s, "lane mpi=ring", &c, &error));
+  EXPECT_NE(error.find("does not apply to lane"), std::string::npos) << error;
+  EXPECT_FALSE(ParseCandidate(s, "passthrough mpi=Ring!", &c, &error));
+  EXPECT_FALSE(ParseCandidate(s, "passthrough lanes=1", &c, &error));
+}
+
 }  // namespace
 }  // namespace mltuner

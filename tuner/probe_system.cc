@@ -1,0 +1,73 @@
+// probe_system.cc: the system MPI's algorithms as mlprobe's candidates
+// (probe_system.h).
+#include "probe_system.h"
+
+#include <algorithm>
+
+#include "probe_sizes.h"
+
+namespace mlprobe {
+
+using mltuner::Candidate;
+
+SystemAlgorithms::SystemAlgorithms(const std::string& left_off) {
+  system_ = std::make_unique<mlsys::SystemAllreduce>();
+  if (!left_off.empty()) {
+    why_none_ = left_off;
+  } else if (system_->names().empty()) {
+    why_none_ = system_->why_none();
+  } else if (!system_->ChoosesPerCommunicator()) {
+    why_none_ = system_->mechanism() +
+                ": a job's profile cannot apply the MPI's own algorithms under this MPI yet (its choice is a "
+                "variable read at every call), so none is probed";
+  }
+}
+
+SystemAlgorithms::~SystemAlgorithms() {
+  for (auto& kv : comms_)
+    if (kv.second != MPI_COMM_NULL) PMPI_Comm_free(&kv.second);
+}
+
+std::vector<Candidate> SystemAlgorithms::Candidates(const mltuner::Space& space, mltuner::MemKind mem) {
+  if (mem != mltuner::MemKind::kHost || !why_none_.empty()) return {};
+  std::vector<std::string> missing;
+  std::vector<Candidate> out = mltuner::SystemCandidates(space, system_->names(), &missing);
+  for (const Candidate& c : out)
+    if (std::find(probed_.begin(), probed_.end(), c.SystemAlgorithm()) == probed_.end())
+      probed_.push_back(c.SystemAlgorithm());
+  for (const std::string& m : missing)
+    if (std::find(not_offered_.begin(), not_offered_.end(), m) == not_offered_.end()) not_offered_.push_back(m);
+  return out;
+}
+
+bool SystemAlgorithms::Applies(const Candidate& c, int count, int nranks) const {
+  const std::string name = c.SystemAlgorithm();
+  return name.empty() || system_->Applies(name, count, static_cast<long>(count) * 4, nranks, true);
+}
+
+MPI_Comm SystemAlgorithms::CommFor(const Candidate& c, std::string* error) {
+  const std::string name = c.SystemAlgorithm();
+  auto it = comms_.find(name);
+  if (it == comms_.end()) {
+    std::string why;
+    MPI_Comm made = system_->MakeCommunicator(name, MPI_COMM_WORLD, &why);
+    // Kept only where every rank has one: ranks on different communicators
+    // would wait on each other.
+    if (AnyRank(made == MPI_COMM_NULL) && made != MPI_COMM_NULL) PMPI_Comm_free(&made);
+    it = comms_.emplace(name, made).first;
+    if (made == MPI_COMM_NULL) why_made_[name] = why.empty() ? "a rank could not make it" : why;
+  }
+  if (it->second == MPI_COMM_NULL) *error = "the MPI refused mpi=" + name + ": " + why_made_[name];
+  return it->second;
+}
+
+nlohmann::json SystemAlgorithms::Describe() const {
+  nlohmann::json j = {{"mechanism", system_->mechanism()},
+                      {"offered", system_->names()},
+                      {"probed", probed_},
+                      {"not_offered", not_offered_}};
+  if (!why_none_.empty()) j["why_none"] = why_none_;
+  return j;
+}
+
+}  // namespace mlprobe

@@ -1,0 +1,70 @@
+// probe_system.h: the system MPI's own allreduce algorithms as mlprobe's
+// candidates ("passthrough mpi=NAME"): which of them to probe, and the
+// communicator on which PMPI_Allreduce runs each.
+//
+// Only where the library can apply the winner in a job (a profile's
+// mpi=NAME, libmlallreduce/system_choice.h): Open MPI's coll/tuned, whose
+// choice lives in a communicator, on host memory.  Under MPICH (a variable
+// read at every call, which the library does not apply yet), with device
+// buffers, or where the user's own coll/tuned settings are in force, none is
+// probed and the result says why.
+#ifndef MLTUNER_PROBE_SYSTEM_H_
+#define MLTUNER_PROBE_SYSTEM_H_
+
+#include <mpi.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "candidates.h"
+#include "system_allreduce.h"
+
+namespace mlprobe {
+
+class SystemAlgorithms {
+ public:
+  // After MPI_Init, collective over MPI_COMM_WORLD: finds the MPI's
+  // algorithms.  `left_off`: what mlsys::PrepareBeforeInit returned before
+  // MPI_Init ("" when coll/tuned's dynamic rules are on).
+  explicit SystemAlgorithms(const std::string& left_off);
+  // Frees the communicators made: destroy it before MPI_Finalize.
+  ~SystemAlgorithms();
+  SystemAlgorithms(const SystemAlgorithms&) = delete;
+  SystemAlgorithms& operator=(const SystemAlgorithms&) = delete;
+
+  // The candidates to probe on memory `mem` for the plan's `space`, or none
+  // (why: Describe).  Remembers them for Describe; names the plan gives that
+  // the MPI lacks are listed there too.
+  std::vector<mltuner::Candidate> Candidates(const mltuner::Space& space, mltuner::MemKind mem);
+
+  // False when candidate `c` (a system one) must not run `count` floats
+  // summed over `nranks` ranks: the MPI would run another algorithm, abort
+  // or compute a wrong result (mlsys::SystemAllreduce::Applies).  True for
+  // every other candidate.
+  bool Applies(const mltuner::Candidate& c, int count, int nranks) const;
+
+  // The communicator the calls of system candidate `c` run on, made at its
+  // first use; MPI_COMM_NULL with *error when the MPI refused (on any rank).
+  // Collective over MPI_COMM_WORLD: every rank asks for the same candidates
+  // in the same order.
+  MPI_Comm CommFor(const mltuner::Candidate& c, std::string* error);
+
+  // The result's "system_algorithms" object (tuner/README.md): mechanism,
+  // offered, probed, not_offered and, when none is probed, why.
+  nlohmann::json Describe() const;
+
+ private:
+  std::unique_ptr<mlsys::SystemAllreduce> system_;
+  std::string why_none_;  // "" when the offered algorithms may be probed
+  std::vector<std::string> probed_, not_offered_;
+  std::map<std::string, MPI_Comm> comms_;  // by name; MPI_COMM_NULL: refused
+  std::map<std::string, std::string> why_made_;  // by name: why it was refused
+};
+
+}  // namespace mlprobe
+
+#endif  // MLTUNER_PROBE_SYSTEM_H_
