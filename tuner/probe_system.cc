@@ -32,9 +32,6 @@ std::vector<Candidate> SystemAlgorithms::Candidates(const mltuner::Space& space,
   if (mem != mltuner::MemKind::kHost || !why_none_.empty()) return {};
   std::vector<std::string> missing;
   std::vector<Candidate> out = mltuner::SystemCandidates(space, system_->names(), &missing);
-  for (const Candidate& c : out)
-    if (std::find(probed_.begin(), probed_.end(), c.SystemAlgorithm()) == probed_.end())
-      probed_.push_back(c.SystemAlgorithm());
   for (const std::string& m : missing)
     if (std::find(not_offered_.begin(), not_offered_.end(), m) == not_offered_.end()) not_offered_.push_back(m);
   return out;
@@ -47,6 +44,10 @@ bool SystemAlgorithms::Applies(const Candidate& c, int count, int nranks) const 
 
 MPI_Comm SystemAlgorithms::CommFor(const Candidate& c, std::string* error) {
   const std::string name = c.SystemAlgorithm();
+  if (!why_none_.empty()) {  // the same on every rank: nothing collective happens
+    *error = "not probed: " + why_none_;
+    return MPI_COMM_NULL;
+  }
   auto it = comms_.find(name);
   if (it == comms_.end()) {
     std::string why;
@@ -55,7 +56,10 @@ MPI_Comm SystemAlgorithms::CommFor(const Candidate& c, std::string* error) {
     // would wait on each other.
     if (AnyRank(made == MPI_COMM_NULL) && made != MPI_COMM_NULL) PMPI_Comm_free(&made);
     it = comms_.emplace(name, made).first;
-    if (made == MPI_COMM_NULL) why_made_[name] = why.empty() ? "a rank could not make it" : why;
+    if (made == MPI_COMM_NULL)
+      why_made_[name] = why.empty() ? "a rank could not make it" : why;
+    else
+      probed_.push_back(name);
   }
   if (it->second == MPI_COMM_NULL) *error = "the MPI refused mpi=" + name + ": " + why_made_[name];
   return it->second;

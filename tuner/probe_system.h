@@ -37,8 +37,8 @@ class SystemAlgorithms {
   SystemAlgorithms& operator=(const SystemAlgorithms&) = delete;
 
   // The candidates to probe on memory `mem` for the plan's `space`, or none
-  // (why: Describe).  Remembers them for Describe; names the plan gives that
-  // the MPI lacks are listed there too.
+  // (why: Describe).  Names the plan gives that the MPI lacks are listed by
+  // Describe.
   std::vector<mltuner::Candidate> Candidates(const mltuner::Space& space, mltuner::MemKind mem);
 
   // False when candidate `c` (a system one) must not run `count` floats
@@ -48,13 +48,15 @@ class SystemAlgorithms {
   bool Applies(const mltuner::Candidate& c, int count, int nranks) const;
 
   // The communicator the calls of system candidate `c` run on, made at its
-  // first use; MPI_COMM_NULL with *error when the MPI refused (on any rank).
+  // first use; MPI_COMM_NULL with *error when none is probed here (why:
+  // Describe) or the MPI refused (on any rank).
   // Collective over MPI_COMM_WORLD: every rank asks for the same candidates
   // in the same order.
   MPI_Comm CommFor(const mltuner::Candidate& c, std::string* error);
 
   // The result's "system_algorithms" object (tuner/README.md): mechanism,
-  // offered, probed, not_offered and, when none is probed, why.
+  // offered, probed (those that ran), not_offered and, when none may run
+  // here, why_none.
   nlohmann::json Describe() const;
 
  private:

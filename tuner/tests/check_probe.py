@@ -82,6 +82,17 @@ for s in r["sizes"]:
         assert c["dropped_in_round"] is None or 1 <= c["dropped_in_round"] <= s["rounds"], c
     assert 1 <= s["rounds"] <= 3 and s["iterations"] >= 2, s
 
+# The system MPI's own algorithms: the plan lists its candidates, so none of
+# them ran; under Open MPI they are offered (coll/tuned), under MPICH not
+# probed, and the result says why.
+sysalgo = r["system_algorithms"]
+assert sysalgo["probed"] == [] and sysalgo["not_offered"] == [], sysalgo
+if a.hydra:
+    assert "why_none" in sysalgo, sysalgo
+else:
+    assert sysalgo["mechanism"] == "Open MPI coll/tuned" and "ring" in sysalgo["offered"], sysalgo
+    assert "why_none" not in sysalgo, sysalgo
+
 with open(prof_path) as f:
     prof = f.read()
 print(prof)
