@@ -39,10 +39,12 @@ std::unique_ptr<mlsys::SystemAllreduce> g_system;
 std::string g_left_off;  // why coll/tuned's dynamic rules were left off before MPI_Init
 int g_keyval = MPI_KEYVAL_INVALID;
 
-// The library's copies of one communicator, by algorithm name; MPI_COMM_NULL
-// where making one failed on some rank (never tried again).
+// What the library keeps on one communicator, by algorithm name.  Open MPI:
+// its copies (MPI_COMM_NULL where making one failed on some rank, never
+// tried again).  MPICH: whether every rank's MPI took the name (agreed once).
 struct Copies {
   std::map<std::string, MPI_Comm> by_name;
+  std::map<std::string, bool> per_call_agreed;
 };
 
 int DeleteCopies(MPI_Comm, int, void* value, void*) {
@@ -67,11 +69,8 @@ mlsys::SystemAllreduce* System(const std::string& name) {
       return;
     }
     auto system = std::make_unique<mlsys::SystemAllreduce>();
-    if (system->names().empty() || !system->ChoosesPerCommunicator()) {
-      WarnOnce("the profile names the system MPI's own algorithm (mpi=" + name + ") but " +
-               (system->names().empty() ? system->why_none()
-                                        : system->mechanism() + " chooses per call, which this version does "
-                                                                "not apply") +
+    if (system->names().empty()) {
+      WarnOnce("the profile names the system MPI's own algorithm (mpi=" + name + ") but " + system->why_none() +
                ": those calls run the MPI's own choice");
       return;
     }
@@ -81,37 +80,76 @@ mlsys::SystemAllreduce* System(const std::string& name) {
   return g_system.get();
 }
 
+// What the library keeps on comm, made at its first use (nullptr when the
+// MPI refused to attach it).
+Copies* CopiesOf(MPI_Comm comm) {
+  void* value = nullptr;
+  int found = 0;
+  if (PMPI_Comm_get_attr(comm, g_keyval, &value, &found) != MPI_SUCCESS) return nullptr;
+  if (found) return static_cast<Copies*>(value);
+  auto* copies = new Copies();
+  if (PMPI_Comm_set_attr(comm, g_keyval, copies) != MPI_SUCCESS) {
+    DeleteCopies(comm, g_keyval, copies, nullptr);
+    return nullptr;
+  }
+  return copies;
+}
+
+// True on every rank of comm or on none: `ok` held on every rank.
+bool AllRanks(bool ok, MPI_Comm comm) {
+  int mine = ok ? 1 : 0, all = 0;
+  return PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm) == MPI_SUCCESS && all == 1;
+}
+
 // The library's copy of comm on which `name` runs, made at the first call
 // (collective over comm; kept only where every rank made one), or
 // MPI_COMM_NULL.
 MPI_Comm CopyFor(mlsys::SystemAllreduce* system, const std::string& name, MPI_Comm comm) {
-  void* value = nullptr;
-  int found = 0;
-  if (PMPI_Comm_get_attr(comm, g_keyval, &value, &found) != MPI_SUCCESS) return MPI_COMM_NULL;
-  Copies* copies = found ? static_cast<Copies*>(value) : nullptr;
-  if (copies != nullptr) {
-    auto it = copies->by_name.find(name);
-    if (it != copies->by_name.end()) return it->second;
-  }
+  Copies* copies = CopiesOf(comm);
+  if (copies == nullptr) return MPI_COMM_NULL;
+  auto it = copies->by_name.find(name);
+  if (it != copies->by_name.end()) return it->second;
   std::string error;
   MPI_Comm made = system->MakeCommunicator(name, comm, &error);
-  int ok = made != MPI_COMM_NULL, all_ok = 0;
-  if (PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) all_ok = 0;
-  if (!all_ok) {
+  if (!AllRanks(made != MPI_COMM_NULL, comm)) {
     if (made != MPI_COMM_NULL) PMPI_Comm_free(&made);
     WarnOnce("the profile's mpi=" + name + " is not applied: " + (error.empty() ? "another rank failed" : error));
   } else {
     PMPI_Comm_set_errhandler(made, MPI_ERRORS_RETURN);  // errors are raised on the caller's communicator
   }
-  if (copies == nullptr) {
-    copies = new Copies();
-    if (PMPI_Comm_set_attr(comm, g_keyval, copies) != MPI_SUCCESS) {
-      DeleteCopies(comm, g_keyval, copies, nullptr);
-      return MPI_COMM_NULL;
-    }
-  }
   copies->by_name[name] = made;
   return made;
+}
+
+// MPICH: whether every rank's MPI takes `name` (tried once per communicator,
+// collective over comm), so that all run the same algorithm or none does.
+bool AgreedPerCall(mlsys::SystemAllreduce* system, const std::string& name, MPI_Comm comm) {
+  Copies* copies = CopiesOf(comm);
+  if (copies == nullptr) return false;
+  auto it = copies->per_call_agreed.find(name);
+  if (it != copies->per_call_agreed.end()) return it->second;
+  std::string error;
+  const bool mine = system->Select(name, comm, &error) != MPI_COMM_NULL;
+  system->Release();
+  const bool all = AllRanks(mine, comm);
+  if (!all) WarnOnce("the profile's mpi=" + name + " is not applied: " + (error.empty() ? "another rank failed" : error));
+  copies->per_call_agreed[name] = all;
+  return all;
+}
+
+// MPICH: the choice is a variable read by every call, so it is written just
+// before this call and put back right after it.
+int PerCallAllreduce(mlsys::SystemAllreduce* system, const std::string& name, const void* sendbuf, void* recvbuf,
+                     int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, uint64_t bytes,
+                     const std::function<int()>& system_mpi) {
+  if (!AgreedPerCall(system, name, comm)) return system_mpi();
+  std::string error;
+  if (system->Select(name, comm, &error) == MPI_COMM_NULL) return system_mpi();  // took it moments ago
+  // On the caller's communicator: an error raises its handler in the MPI.
+  const int rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+  system->Release();
+  if (rc == MPI_SUCCESS) CountDone(MLA_ALGO_PASSTHROUGH, bytes);
+  return rc;
 }
 
 }  // namespace
@@ -135,6 +173,8 @@ int SystemAlgorithmAllreduce(const std::string& name, const void* sendbuf, void*
   mlsys::SystemAllreduce* system = System(name);
   if (system == nullptr || !system->Applies(name, count, static_cast<long>(bytes), size, commutative != 0))
     return system_mpi();
+  if (!system->ChoosesPerCommunicator())
+    return PerCallAllreduce(system, name, sendbuf, recvbuf, count, datatype, op, comm, bytes, system_mpi);
   MPI_Comm copy = CopyFor(system, name, comm);
   if (copy == MPI_COMM_NULL) return system_mpi();
   int rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, copy);

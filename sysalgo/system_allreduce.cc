@@ -87,6 +87,19 @@ std::string UsersTunedSetting() {
   return "";
 }
 
+// "you set NAME" when the user chose MPICH's allreduce algorithm (or its
+// selection) in the environment, under any of the names MPICH reads for a
+// control variable (MPIR_CVAR_X, MPICH_X, MPIR_PARAM_X), else "".
+std::string UsersMpichSetting() {
+  for (const char* variable : {"ALLREDUCE_INTRA_ALGORITHM", "DEVICE_COLLECTIVES", "COLL_SELECTION_TUNING_JSON_FILE",
+                               "CH4_COLL_SELECTION_TUNING_JSON_FILE"})
+    for (const char* prefix : {"MPIR_CVAR_", "MPICH_", "MPIR_PARAM_"}) {
+      const std::string name = std::string(prefix) + variable;
+      if (std::getenv(name.c_str()) != nullptr) return "you set " + name;
+    }
+  return "";
+}
+
 int LargestPowerOfTwoAtMost(int n) {
   int p = 1;
   while (p * 2 <= n) p *= 2;
@@ -191,6 +204,10 @@ void SystemAllreduce::FindOpenMpi() {
 
 void SystemAllreduce::FindMpich() {
   mechanism_ = "MPICH";
+  if (std::string why = UsersMpichSetting(); !why.empty()) {
+    why_none_ = why + ", and your setting wins (unset it to let MPICH's algorithms be chosen per call)";
+    return;
+  }
   if (!OpenVariable("MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM", &algorithm_) ||
       !OpenVariable("MPIR_CVAR_DEVICE_COLLECTIVES", &device_)) {
     why_none_ = "MPICH's MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM or MPIR_CVAR_DEVICE_COLLECTIVES cannot be opened";

@@ -18,7 +18,8 @@
 //   (MPIR_CVAR_DEVICE_COLLECTIVES=none); a choice writes both, Release puts
 //   them back.  MPICH publishes no names for the values, only their order in
 //   a description, so the names come from a table per MPICH release, checked
-//   against that description.
+//   against that description.  None is offered where the user set either
+//   variable (or a selection file) in the environment: their setting wins.
 //
 // Every rank of a communicator must make the same choice at the same time:
 // ranks that run different algorithms deadlock or compute wrong results.

@@ -30,6 +30,8 @@ struct Entry {
   std::string words;
   mla_choice choice{};
   MPI_Comm comm = MPI_COMM_WORLD;  // a system algorithm's: the communicator it runs on
+  SystemAlgorithms* per_call = nullptr;  // MPICH: selects the system algorithm around each call
+  std::string system_name;               // mpi=NAME's NAME
   std::vector<double> samples;
   bool valid = true;
   bool fell_back = false;     // the library sent the call to PMPI_Allreduce (unsupported)
@@ -99,6 +101,8 @@ std::vector<Entry> MakeEntries(const ProbeRun& run, const std::vector<Candidate>
       e.comm = run.system != nullptr ? run.system->CommFor(c, &e.error) : MPI_COMM_NULL;
       if (run.system == nullptr) e.error = "the system's algorithms are not probed in this run";
       ok = e.comm != MPI_COMM_NULL;
+      if (ok && run.system->PerCall()) e.per_call = run.system;
+      e.system_name = c.SystemAlgorithm();
     }
     if (!ok) {
       e.valid = false;
@@ -110,10 +114,16 @@ std::vector<Entry> MakeEntries(const ProbeRun& run, const std::vector<Candidate>
 }
 
 // One call of entry `e` on the step's buffers, through the library (which
-// passes passthrough on to PMPI_Allreduce) on the entry's communicator.
+// passes passthrough on to PMPI_Allreduce) on the entry's communicator; a
+// system algorithm chosen per call is chosen around it, as a job's library
+// does.
 int Call(Step& step, Entry& e) {
   Buffers& buf = *step.buf;
-  return mla_allreduce_with(buf.call_send(), buf.call_recv(), step.count, MPI_FLOAT, MPI_SUM, e.comm, &e.choice);
+  if (e.per_call != nullptr) e.per_call->Begin(e.system_name);
+  const int rc =
+      mla_allreduce_with(buf.call_send(), buf.call_recv(), step.count, MPI_FLOAT, MPI_SUM, e.comm, &e.choice);
+  if (e.per_call != nullptr) e.per_call->End();
+  return rc;
 }
 
 // Budgeted mode: passthrough first, then by the previous size's medians

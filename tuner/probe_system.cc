@@ -16,16 +16,23 @@ SystemAlgorithms::SystemAlgorithms(const std::string& left_off) {
     why_none_ = left_off;
   } else if (system_->names().empty()) {
     why_none_ = system_->why_none();
-  } else if (!system_->ChoosesPerCommunicator()) {
-    why_none_ = system_->mechanism() +
-                ": a job's profile cannot apply the MPI's own algorithms under this MPI yet (its choice is a "
-                "variable read at every call), so none is probed";
   }
+}
+
+bool SystemAlgorithms::PerCall() const { return !system_->ChoosesPerCommunicator(); }
+
+void SystemAlgorithms::Begin(const std::string& name) {
+  std::string ignored;  // CommFor checked that every rank's MPI takes it
+  if (PerCall()) system_->Select(name, MPI_COMM_WORLD, &ignored);
+}
+
+void SystemAlgorithms::End() {
+  if (PerCall()) system_->Release();
 }
 
 SystemAlgorithms::~SystemAlgorithms() {
   for (auto& kv : comms_)
-    if (kv.second != MPI_COMM_NULL) PMPI_Comm_free(&kv.second);
+    if (kv.second != MPI_COMM_NULL && kv.second != MPI_COMM_WORLD) PMPI_Comm_free(&kv.second);
 }
 
 std::vector<Candidate> SystemAlgorithms::Candidates(const mltuner::Space& space, mltuner::MemKind mem) {
@@ -51,10 +58,19 @@ MPI_Comm SystemAlgorithms::CommFor(const Candidate& c, std::string* error) {
   auto it = comms_.find(name);
   if (it == comms_.end()) {
     std::string why;
-    MPI_Comm made = system_->MakeCommunicator(name, MPI_COMM_WORLD, &why);
+    MPI_Comm made = MPI_COMM_WORLD;
+    if (PerCall()) {  // a trial: whether this MPI takes the name
+      if (system_->Select(name, MPI_COMM_WORLD, &why) == MPI_COMM_NULL) made = MPI_COMM_NULL;
+      system_->Release();
+    } else {
+      made = system_->MakeCommunicator(name, MPI_COMM_WORLD, &why);
+    }
     // Kept only where every rank has one: ranks on different communicators
     // would wait on each other.
-    if (AnyRank(made == MPI_COMM_NULL) && made != MPI_COMM_NULL) PMPI_Comm_free(&made);
+    if (AnyRank(made == MPI_COMM_NULL) && made != MPI_COMM_NULL) {
+      if (made != MPI_COMM_WORLD) PMPI_Comm_free(&made);
+      made = MPI_COMM_NULL;
+    }
     it = comms_.emplace(name, made).first;
     if (made == MPI_COMM_NULL)
       why_made_[name] = why.empty() ? "a rank could not make it" : why;

@@ -2,12 +2,12 @@
 // candidates ("passthrough mpi=NAME"): which of them to probe, and the
 // communicator on which PMPI_Allreduce runs each.
 //
-// Only where the library can apply the winner in a job (a profile's
-// mpi=NAME, libmlallreduce/system_choice.h): Open MPI's coll/tuned, whose
-// choice lives in a communicator, on host memory.  Under MPICH (a variable
-// read at every call, which the library does not apply yet), with device
-// buffers, or where the user's own coll/tuned settings are in force, none is
-// probed and the result says why.
+// As a job's profile applies the winner (mpi=NAME,
+// libmlallreduce/system_choice.h): Open MPI's coll/tuned choice lives in a
+// communicator, made once; MPICH's is a variable read at every call, written
+// just before each call of the candidate and put back after it (Begin, End),
+// as the library does.  Host memory only.  Where the user's own coll/tuned
+// settings are in force, none is probed and the result says why.
 #ifndef MLTUNER_PROBE_SYSTEM_H_
 #define MLTUNER_PROBE_SYSTEM_H_
 
@@ -48,11 +48,18 @@ class SystemAlgorithms {
   bool Applies(const mltuner::Candidate& c, int count, int nranks) const;
 
   // The communicator the calls of system candidate `c` run on, made at its
-  // first use; MPI_COMM_NULL with *error when none is probed here (why:
-  // Describe) or the MPI refused (on any rank).
+  // first use (MPICH: MPI_COMM_WORLD, once every rank's MPI took the name);
+  // MPI_COMM_NULL with *error when none is probed here (why: Describe) or
+  // the MPI refused (on any rank).
   // Collective over MPI_COMM_WORLD: every rank asks for the same candidates
   // in the same order.
   MPI_Comm CommFor(const mltuner::Candidate& c, std::string* error);
+
+  // True where the choice is a variable read at every call (MPICH): each
+  // call of a system candidate is then bracketed by Begin(name) and End().
+  bool PerCall() const;
+  void Begin(const std::string& name);
+  void End();
 
   // The result's "system_algorithms" object (tuner/README.md): mechanism,
   // offered, probed (those that ran), not_offered and, when none may run

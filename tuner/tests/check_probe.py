@@ -83,15 +83,11 @@ for s in r["sizes"]:
     assert 1 <= s["rounds"] <= 3 and s["iterations"] >= 2, s
 
 # The system MPI's own algorithms: the plan lists its candidates, so none of
-# them ran; under Open MPI they are offered (coll/tuned), under MPICH not
-# probed, and the result says why.
+# them ran; both MPIs offer theirs (a run below probes one).
 sysalgo = r["system_algorithms"]
 assert sysalgo["probed"] == [] and sysalgo["not_offered"] == [], sysalgo
-if a.hydra:
-    assert "why_none" in sysalgo, sysalgo
-else:
-    assert sysalgo["mechanism"] == "Open MPI coll/tuned" and "ring" in sysalgo["offered"], sysalgo
-    assert "why_none" not in sysalgo, sysalgo
+assert sysalgo["mechanism"] == ("MPICH" if a.hydra else "Open MPI coll/tuned"), sysalgo
+assert "recursive_doubling" in sysalgo["offered"] and "why_none" not in sysalgo, sysalgo
 
 with open(prof_path) as f:
     prof = f.read()
@@ -133,6 +129,14 @@ for s in r["sizes"]:
     if measured_before is not None:
         assert set(measured) == set(measured_before), (measured, measured_before)
     measured_before = measured
+
+# A system algorithm as a candidate (Open MPI: its own communicator; MPICH:
+# chosen around each call): exact at every size, measured, listed as probed.
+r = run_plan({"candidates": ["passthrough mpi=recursive_doubling"]}, ["--exhaustive"])
+assert r["system_algorithms"]["probed"] == ["recursive_doubling"], r["system_algorithms"]
+for s in r["sizes"]:
+    c = {x["candidate"]: x for x in s["candidates"]}["passthrough mpi=recursive_doubling"]
+    assert c["valid"] and c["reps"] == s["rounds"] * plan["reps_per_round"] and c["median_us"] > 0, c
 
 # --exhaustive: every candidate, every round, nothing dropped.
 r = run_plan({"budget_s": 0}, ["--exhaustive"])
