@@ -102,10 +102,12 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
     CountDeviceCall();
     out->kind = MemKind::kDevice;
   }
-  // The system MPI path: for device buffers, staged through host memory.
-  auto system_mpi = [&]() {
-    int rc = device != nullptr ? device->staged(sendbuf, recvbuf, count, datatype, op, comm)
-                               : PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+  // The system MPI path, on communicator `on` (the caller's, or the
+  // library's copy for a system algorithm): for device buffers, staged
+  // through host memory.
+  auto system_mpi_on = [&](MPI_Comm on) {
+    int rc = device != nullptr ? device->staged(sendbuf, recvbuf, count, datatype, op, on)
+                               : PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, on);
     if (rc == MPI_SUCCESS) {
       CountDone(MLA_ALGO_PASSTHROUGH, bytes);
       if (device != nullptr) {
@@ -115,6 +117,7 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
     }
     return rc;
   };
+  auto system_mpi = [&]() { return system_mpi_on(comm); };
   if (kinds == kBuffersMixed || (forced == nullptr && !Enabled()) || !SettingsConsistent()) return system_mpi();
 
   mla_choice choice{MLA_ALGO_PASSTHROUGH, 0, 0, MLA_TRANSPORT_AUTO};
@@ -137,9 +140,9 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
     }
   }
   if (choice.algo <= MLA_ALGO_PASSTHROUGH || choice.algo >= MLA_ALGO_COUNT) {
-    // Host buffers only: the staged device path's host collective is its own.
-    if (system_algorithm != nullptr && !system_algorithm->empty() && device == nullptr)
-      return SystemAlgorithmAllreduce(*system_algorithm, sendbuf, recvbuf, count, datatype, op, comm, bytes, system_mpi);
+    // Device buffers: the staged path's host collective runs the algorithm.
+    if (system_algorithm != nullptr && !system_algorithm->empty())
+      return SystemAlgorithmAllreduce(*system_algorithm, count, op, comm, bytes, system_mpi_on);
     return system_mpi();
   }
 

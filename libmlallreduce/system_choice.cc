@@ -23,9 +23,9 @@ bool ProfileNamesSystemAlgorithms(const Profile& profile) {
 #ifdef MLA_SIMULATION
 // SimGrid's SMPI has no MPI tool interface: its own selection runs.
 void PrepareSystemAlgorithms(const Profile&) {}
-int SystemAlgorithmAllreduce(const std::string&, const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm, uint64_t,
-                             const std::function<int()>& system_mpi) {
-  return system_mpi();
+int SystemAlgorithmAllreduce(const std::string&, int, MPI_Op, MPI_Comm comm, uint64_t,
+                             const std::function<int(MPI_Comm)>& system_mpi) {
+  return system_mpi(comm);
 }
 void ReleaseSystemAlgorithms() {}
 #else
@@ -139,16 +139,14 @@ bool AgreedPerCall(mlsys::SystemAllreduce* system, const std::string& name, MPI_
 
 // MPICH: the choice is a variable read by every call, so it is written just
 // before this call and put back right after it.
-int PerCallAllreduce(mlsys::SystemAllreduce* system, const std::string& name, const void* sendbuf, void* recvbuf,
-                     int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, uint64_t bytes,
-                     const std::function<int()>& system_mpi) {
-  if (!AgreedPerCall(system, name, comm)) return system_mpi();
+int PerCallAllreduce(mlsys::SystemAllreduce* system, const std::string& name, MPI_Comm comm,
+                     const std::function<int(MPI_Comm)>& system_mpi) {
+  if (!AgreedPerCall(system, name, comm)) return system_mpi(comm);
   std::string error;
-  if (system->Select(name, comm, &error) == MPI_COMM_NULL) return system_mpi();  // took it moments ago
+  if (system->Select(name, comm, &error) == MPI_COMM_NULL) return system_mpi(comm);  // took it moments ago
   // On the caller's communicator: an error raises its handler in the MPI.
-  const int rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+  const int rc = system_mpi(comm);
   system->Release();
-  if (rc == MPI_SUCCESS) CountDone(MLA_ALGO_PASSTHROUGH, bytes);
   return rc;
 }
 
@@ -158,31 +156,27 @@ void PrepareSystemAlgorithms(const Profile& profile) {
   if (ProfileNamesSystemAlgorithms(profile)) g_left_off = mlsys::PrepareBeforeInit();
 }
 
-int SystemAlgorithmAllreduce(const std::string& name, const void* sendbuf, void* recvbuf, int count,
-                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, uint64_t bytes,
-                             const std::function<int()>& system_mpi) {
+int SystemAlgorithmAllreduce(const std::string& name, int count, MPI_Op op, MPI_Comm comm, uint64_t bytes,
+                             const std::function<int(MPI_Comm)>& system_mpi) {
   // Making a copy writes a process-wide variable around a collective call:
   // two threads doing it at once could swap their choices, or wait on each
   // other across ranks.  MPI_THREAD_MULTIPLE programs keep the MPI's choice.
   int level = MPI_THREAD_SINGLE, commutative = 0, size = 0;
-  if (PMPI_Query_thread(&level) != MPI_SUCCESS || level == MPI_THREAD_MULTIPLE) return system_mpi();
+  if (PMPI_Query_thread(&level) != MPI_SUCCESS || level == MPI_THREAD_MULTIPLE) return system_mpi(comm);
   if (PMPI_Op_commutative(op, &commutative) != MPI_SUCCESS || PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
-    return system_mpi();
+    return system_mpi(comm);
   int inter = 0;
-  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return system_mpi();
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return system_mpi(comm);
   mlsys::SystemAllreduce* system = System(name);
   if (system == nullptr || !system->Applies(name, count, static_cast<long>(bytes), size, commutative != 0))
-    return system_mpi();
+    return system_mpi(comm);
   if (!system->ChoosesPerCommunicator())
-    return PerCallAllreduce(system, name, sendbuf, recvbuf, count, datatype, op, comm, bytes, system_mpi);
+    return PerCallAllreduce(system, name, comm, system_mpi);
   MPI_Comm copy = CopyFor(system, name, comm);
-  if (copy == MPI_COMM_NULL) return system_mpi();
-  int rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, copy);
-  if (rc == MPI_SUCCESS) {
-    CountDone(MLA_ALGO_PASSTHROUGH, bytes);
-  } else {
-    PMPI_Comm_call_errhandler(comm, rc);
-  }
+  if (copy == MPI_COMM_NULL) return system_mpi(comm);
+  // The copy returns errors: they are raised on the caller's communicator.
+  const int rc = system_mpi(copy);
+  if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
   return rc;
 }
 

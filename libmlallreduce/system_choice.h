@@ -24,17 +24,19 @@ bool ProfileNamesSystemAlgorithms(const Profile& profile);
 // so ranks with and without this agree).
 void PrepareSystemAlgorithms(const Profile& profile);
 
-// Runs one passthrough call with the system MPI's algorithm `name` where it
-// is right for the call (the MPI has it, the op is commutative where the
-// algorithm needs it, enough elements per rank, not MPI_THREAD_MULTIPLE);
-// everywhere else returns what `system_mpi` returns.  Every rank of comm
+// Runs one passthrough call (`count` elements, `bytes` in all, of `op` on
+// comm) as `system_mpi(on)` runs it on a communicator `on`: with the system
+// MPI's algorithm `name` where it is right for the call (the MPI has it, the
+// op is commutative where the algorithm needs it, enough elements per rank,
+// not MPI_THREAD_MULTIPLE), for host buffers and for the host collective of
+// staged device buffers alike; everywhere else as system_mpi(comm).
+// system_mpi counts the call when it succeeds.  Every rank of comm
 // decides alike from the same arguments.  The first call on a communicator
 // with a name makes the library's copy of it (Open MPI) or checks that every
 // rank's MPI takes the name (MPICH, whose variable is then written just
 // before each such call and put back after it); collective, once.
-int SystemAlgorithmAllreduce(const std::string& name, const void* sendbuf, void* recvbuf, int count,
-                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, uint64_t bytes,
-                             const std::function<int()>& system_mpi);
+int SystemAlgorithmAllreduce(const std::string& name, int count, MPI_Op op, MPI_Comm comm, uint64_t bytes,
+                             const std::function<int(MPI_Comm)>& system_mpi);
 
 // Before PMPI_Finalize: frees the communicators made for the choices.
 void ReleaseSystemAlgorithms();

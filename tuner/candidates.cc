@@ -155,9 +155,10 @@ Space DefaultSpace() {
        }},
       {"transport", {"auto", "mpi", "nccl"}, {"lane", "split"}, {MemKind::kDevice}, "auto", ApplyTransport,
        nullptr, nullptr},
-      // The system MPI's own algorithms: no values here (Expand makes no
-      // passthrough candidates); mlprobe adds those the MPI offers.
-      {"mpi", {}, {"passthrough"}, {MemKind::kHost}, "", ApplySystemAlgorithm, nullptr, nullptr},
+      // The system MPI's own algorithms (device memory: of the staged path's
+      // host collective): no values here (Expand makes no passthrough
+      // candidates); mlprobe adds those the MPI offers.
+      {"mpi", {}, {"passthrough"}, {}, "", ApplySystemAlgorithm, nullptr, nullptr},
   };
   return s;
 }

@@ -85,8 +85,9 @@ struct Space {
 
 // algo ∈ {lane, hier, split}; lanes ∈ {0=all, 1, 2} (lane only);
 // chunk ∈ {0=default, 1M, 4M}; transport ∈ {auto, mpi, nccl} (device only);
-// mpi (passthrough, host only): the system MPI's own algorithms, whose names
-// only the running MPI knows (SystemCandidates).
+// mpi (passthrough): the system MPI's own algorithms (for device memory, of
+// the staged path's host collective), whose names only the running MPI knows
+// (SystemCandidates).
 Space DefaultSpace();
 
 // A point of the space.  params holds only the non-default values, in the

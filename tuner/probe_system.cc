@@ -36,7 +36,8 @@ SystemAlgorithms::~SystemAlgorithms() {
 }
 
 std::vector<Candidate> SystemAlgorithms::Candidates(const mltuner::Space& space, mltuner::MemKind mem) {
-  if (mem != mltuner::MemKind::kHost || !why_none_.empty()) return {};
+  (void)mem;  // device memory: the staged path's host collective runs them
+  if (!why_none_.empty()) return {};
   std::vector<std::string> missing;
   std::vector<Candidate> out = mltuner::SystemCandidates(space, system_->names(), &missing);
   for (const std::string& m : missing)

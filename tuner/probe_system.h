@@ -6,8 +6,9 @@
 // libmlallreduce/system_choice.h): Open MPI's coll/tuned choice lives in a
 // communicator, made once; MPICH's is a variable read at every call, written
 // just before each call of the candidate and put back after it (Begin, End),
-// as the library does.  Host memory only.  Where the user's own coll/tuned
-// settings are in force, none is probed and the result says why.
+// as the library does; for device memory, the staged path's host collective
+// runs them.  Where the user's own settings are in force, none is probed and
+// the result says why.
 #ifndef MLTUNER_PROBE_SYSTEM_H_
 #define MLTUNER_PROBE_SYSTEM_H_
 
@@ -36,7 +37,8 @@ class SystemAlgorithms {
   SystemAlgorithms(const SystemAlgorithms&) = delete;
   SystemAlgorithms& operator=(const SystemAlgorithms&) = delete;
 
-  // The candidates to probe on memory `mem` for the plan's `space`, or none
+  // The candidates to probe on memory `mem` (host, or device: staged) for
+  // the plan's `space`, or none
   // (why: Describe).  Names the plan gives that the MPI lacks are listed by
   // Describe.
   std::vector<mltuner::Candidate> Candidates(const mltuner::Space& space, mltuner::MemKind mem);

@@ -8,14 +8,17 @@ An exhaustive plan with the candidates `passthrough mpi=ring` and
 `passthrough mpi=recursive_doubling` makes a known number of calls of each:
 per size, one to validate and rounds x reps x (warmup + iterations) timed.
 Every rank must count exactly that many rings and recursive doublings, and
-the result must list both as probed and valid.  With the user's
+the result must list both as probed and valid.  With --memory device (skipped,
+status 77, where no GPU is visible) the buffers are on the GPU and the staged
+path's host collective must run the algorithms.  With the user's
 OMPI_MCA_coll_tuned_use_dynamic_rules=0 their setting wins: both are invalid
 (not probed, the result says why), none runs, the system's default still does.
 
-    probe_choice_observed.py SHIM MPIEXEC [FLAGS...] -- MLPROBE
+    probe_choice_observed.py [--memory device] SHIM MPIEXEC [FLAGS...] -- MLPROBE
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -60,8 +63,22 @@ def expected_calls(result, candidate):
     return calls
 
 
+def gpu_visible():
+    if shutil.which("nvidia-smi") is None:
+        return False
+    p = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True)
+    return p.returncode == 0 and "GPU" in p.stdout
+
+
 def main():
-    shim, rest = sys.argv[1], sys.argv[2:]
+    args = sys.argv[1:]
+    if args[:2] == ["--memory", "device"]:
+        if not gpu_visible():
+            print("probe_choice_observed.py: SKIPPED: no GPU visible")
+            sys.exit(77)
+        PLAN["memory"] = "device"
+        args = args[2:]
+    shim, rest = args[0], args[1:]
     sep = rest.index("--")
     launcher, probe = rest[:sep], rest[sep + 1]
 
