@@ -19,6 +19,11 @@ SystemAlgorithms::SystemAlgorithms(const std::string& left_off) {
   }
 }
 
+SystemAlgorithms::~SystemAlgorithms() {
+  for (auto& kv : comms_)
+    if (kv.second != MPI_COMM_NULL && kv.second != MPI_COMM_WORLD) PMPI_Comm_free(&kv.second);
+}
+
 bool SystemAlgorithms::PerCall() const { return !system_->ChoosesPerCommunicator(); }
 
 void SystemAlgorithms::Begin(const std::string& name) {
@@ -28,11 +33,6 @@ void SystemAlgorithms::Begin(const std::string& name) {
 
 void SystemAlgorithms::End() {
   if (PerCall()) system_->Release();
-}
-
-SystemAlgorithms::~SystemAlgorithms() {
-  for (auto& kv : comms_)
-    if (kv.second != MPI_COMM_NULL && kv.second != MPI_COMM_WORLD) PMPI_Comm_free(&kv.second);
 }
 
 std::vector<Candidate> SystemAlgorithms::Candidates(const mltuner::Space& space, mltuner::MemKind mem) {
