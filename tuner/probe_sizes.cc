@@ -126,11 +126,12 @@ int Call(Step& step, Entry& e) {
   return rc;
 }
 
-// Budgeted mode: passthrough first, then by the previous size's medians
-// (unmeasured last), stable.
+// Budgeted mode: the system MPI's default first, then by the previous
+// size's medians (unmeasured last), stable; the system's own algorithms
+// (passthrough mpi=NAME) are ranked like multilane's.
 void OrderByPreviousMedians(const std::map<std::string, double>& prev, std::vector<Entry>* entries) {
   auto key = [&](const Entry& e) {
-    if (e.cand.IsPassthrough()) return -1.0;
+    if (e.cand == Passthrough()) return -1.0;
     auto it = prev.find(e.words);
     return it == prev.end() ? std::numeric_limits<double>::infinity() : it->second;
   };

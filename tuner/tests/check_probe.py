@@ -100,7 +100,8 @@ for l in lines[1:]:
     assert re.match(r"^host \S+ \S+ (passthrough|lane|hier|split)( \S+=\S+)*$", l), l
 
 def run_plan(extra_plan, extra_args):
-    pl = dict(plan, **extra_plan)
+    """The plan with extra_plan's keys (None: left out), run with extra_args."""
+    pl = {k: v for k, v in dict(plan, **extra_plan).items() if v is not None}
     path = os.path.join(a.workdir, "plan2.json")
     out = os.path.join(a.workdir, "result2.json")
     with open(path, "w") as f:
@@ -129,6 +130,23 @@ for s in r["sizes"]:
     if measured_before is not None:
         assert set(measured) == set(measured_before), (measured, measured_before)
     measured_before = measured
+
+# The same with the default space, where the system's own algorithms join
+# (passthrough mpi=NAME): they are ranked by the previous size's medians like
+# multilane's; only the system's default goes first.
+r = run_plan({"budget_s": 0, "candidates": None}, [])
+previous = None
+for s in r["sizes"]:
+    measured = [c for c in s["candidates"] if c["reps"] > 0]
+    assert len(measured) == 3 and measured[0]["candidate"] == "passthrough", s
+    assert any(c["candidate"].startswith("passthrough mpi=") for c in s["candidates"]), s
+    if previous is None and not a.hydra:
+        # First size, no medians yet: multilane's own candidates come first.
+        assert not any(c["candidate"].startswith("passthrough mpi=") for c in measured[1:]), measured
+    if previous is not None:
+        best = sorted((c for c in previous if c["candidate"] != "passthrough"), key=lambda c: c["median_us"])[:2]
+        assert {c["candidate"] for c in measured[1:]} == {c["candidate"] for c in best}, (measured, best)
+    previous = measured
 
 # A system algorithm as a candidate (Open MPI: its own communicator; MPICH:
 # chosen around each call): exact at every size, measured, listed as probed.
