@@ -100,7 +100,7 @@ if [ "$what" = prepare ] || [ "$what" = all ]; then
   prepare
   [ "$what" = prepare ] && exit 0
 fi
-trap stop_root_processes EXIT
+trap 'stop_root_processes || true' EXIT
 rc=0
 if [ "$what" = build ] || [ "$what" = all ] || [ ! -d "$root/src/build/default" ]; then
   unpack
