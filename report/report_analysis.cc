@@ -428,15 +428,8 @@ const char* LevelName(VerdictLevel level) {
   return "note";
 }
 
-double RingFactor(int n, double k) {
-  if (n < 2) return 1;
-  const double now = 2.0 * (n - 1) / n;
-  const double kn = k * n;
-  return (2.0 * (kn - 1) / kn) / now;
-}
-
-double PredictTime(const TimeSplit& split, int n, double k, double extra_allreduce_s) {
-  return split.compute_s / k + split.wait_s / k + (split.allreduce_s + extra_allreduce_s) * RingFactor(n, k);
+double PredictTime(const TimeSplit& split, double growth, double k, double extra_allreduce_s) {
+  return split.compute_s / k + split.wait_s / k + (split.allreduce_s + extra_allreduce_s) * growth;
 }
 
 namespace {
@@ -497,6 +490,22 @@ LayoutAdvice AdviseLayout(const JobReport& r, const mla::Profile& p, const std::
   return l;
 }
 
+// The model's share of the step between nodes (report_scaling.h): the job's
+// machines are its distinct hosts; its bins priced by a profile tuned on one
+// machine say how much of its time the same calls take inside one.
+BetweenNodes BetweenNodesOf(const JobReport& r, bool have_profile, const std::vector<BinAnalysis>& bins) {
+  const int machines = r.hosts.empty() ? r.nodes : static_cast<int>(r.hosts.size());
+  bool one_machine = false;
+  if (have_profile) {
+    const std::string virt = mla::ProfileHeaderValue(*r.profile_text, "nodes_virtual");
+    one_machine = virt == "yes" || mla::ProfileHeaderValue(*r.profile_text, "nodes") == "1";
+  }
+  std::vector<PricedCalls> priced;
+  for (const BinAnalysis& b : bins)
+    if (b.time_us && b.calls > 0) priced.push_back({static_cast<double>(b.calls), b.per_call_us, *b.time_us});
+  return EstimateBetweenNodes(machines, one_machine, priced);
+}
+
 }  // namespace
 
 JobAnalysis AnalyzeJob(const JobReport& r) {
@@ -550,6 +559,7 @@ JobAnalysis AnalyzeJob(const JobReport& r) {
     a.savings.job_speedup = (a.split.wall_s + a.savings.saved_s) / a.split.wall_s;
   }
 
+  a.between_nodes = BetweenNodesOf(r, have_profile, a.bins);
   if (a.split.wall_s <= 0) {
     a.prediction_note = "the job's wall time is zero";
   } else if (a.scale < 2) {
@@ -561,11 +571,13 @@ JobAnalysis AnalyzeJob(const JobReport& r) {
       p.factor = k;
       p.scale = a.scale * k;
       p.ring_factor = RingFactor(a.scale, k);
-      p.time_s = PredictTime(a.split, a.scale, k);
+      p.node_ring_factor = RingFactor(a.between_nodes.nodes, k);
+      p.growth = AllreduceGrowth(a.scale, a.between_nodes, k);
+      p.time_s = PredictTime(a.split, p.growth, k);
       p.speedup = p.time_s > 0 ? a.split.wall_s / p.time_s : k;
       p.efficiency = p.speedup / k;
       if (a.savings.known) {
-        const double t = PredictTime(a.split, a.scale, k, a.savings.saved_s);
+        const double t = PredictTime(a.split, p.growth, k, a.savings.saved_s);
         if (t > 0) p.speedup_system_mpi = a.split.wall_s / t;
       }
       a.prediction.push_back(p);
@@ -609,7 +621,8 @@ std::vector<ScalingSeries> MeasuredScaling(const std::vector<JobReport>& reports
       p.efficiency = p.speedup / p.factor;
       p.allreduce_share = analyses[i].split.allreduce_share;
       if (n0 >= 2 && t0 > 0) {
-        const double t = PredictTime(analyses[first].split, n0, p.factor);
+        const double t = PredictTime(analyses[first].split,
+                                     AllreduceGrowth(n0, analyses[first].between_nodes, p.factor), p.factor);
         if (t > 0) p.predicted_speedup = t0 / t;
       }
       s.points.push_back(p);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "report_reader.h"
+#include "report_scaling.h"
 
 namespace multilane {
 
@@ -141,8 +142,10 @@ struct LayoutAdvice {
 struct PredictionPoint {
   double factor = 1;      // k: GPUs (or ranks) x k
   int scale = 0;          // the GPUs (or ranks) that gives
-  double ring_factor = 1; // f = (2(kn-1)/kn) / (2(n-1)/n)
-  double time_s = 0;      // C/k + W/k + A f
+  double ring_factor = 1;       // of the GPUs: (2(kn-1)/kn) / (2(n-1)/n)
+  double node_ring_factor = 1;  // of the machines: RingFactor(nodes, k)
+  double growth = 1;            // g = AllreduceGrowth: (1 - s) ring + s node ring
+  double time_s = 0;            // C/k + W/k + A g
   double speedup = 1;     // wall / time_s
   double efficiency = 1;  // speedup / k
   std::optional<double> speedup_system_mpi;  // the same with A + saved as allreduce time
@@ -176,6 +179,7 @@ struct JobAnalysis {
   bool prediction_possible = false;
   std::string prediction_note;  // why not, when not
   std::vector<PredictionPoint> prediction;
+  BetweenNodes between_nodes;  // the model's share of the step between nodes
   Savings savings;
   LayoutAdvice layout;
   EnergyAnalysis energy;
@@ -215,15 +219,11 @@ ReportSet AnalyzeReports(std::vector<JobReport> reports);
 // Analyses one file.
 JobAnalysis AnalyzeJob(const JobReport& report);
 
-// The ring factor of the model: (2(kn-1)/kn) / (2(n-1)/n) for n >= 2; how
-// much longer one bandwidth-bound ring allreduce of the same message takes on
-// k times the participants.
-double RingFactor(int n, double k);
-
 // Predicts the job's time on k times the GPUs (docs/report.md): compute and
-// waiting divide by k, allreduce time scales by RingFactor.  `extra_allreduce_s`
-// is added to the allreduce time (the savings, for the system MPI's curve).
-double PredictTime(const TimeSplit& split, int n, double k, double extra_allreduce_s = 0);
+// waiting divide by k, allreduce time grows by `growth` (AllreduceGrowth).
+// `extra_allreduce_s` is added to the allreduce time (the savings, for the
+// system MPI's curve).
+double PredictTime(const TimeSplit& split, double growth, double k, double extra_allreduce_s = 0);
 
 // Groups the files by job name; every name with at least two distinct scales
 // gives a series, sorted by scale (ties keep the given order).

@@ -77,14 +77,69 @@ TEST(ReportAnalysis, KnownJobSavingsAndPrediction) {
   EXPECT_EQ(a.savings.bins_known, 2);
   ASSERT_TRUE(a.prediction_possible);
   ASSERT_EQ(a.prediction.size(), 2u);
-  // T / (C/k + W/k + A f): 100 / (30 + 5 + 30 x 15/14)
-  EXPECT_NEAR(a.prediction[0].time_s, 35 + 30 * 15.0 / 14, 1e-9);
-  EXPECT_NEAR(a.prediction[0].speedup, 100 / (35 + 30 * 15.0 / 14), 1e-9);
+  // Two machines, a profile not tuned on one: the whole allreduce is taken as
+  // the step between nodes, which grows with the machines' ring factor:
+  // T / (C/k + W/k + A g) with g = RingFactor(2, 2) = 1.5, RingFactor(2, 4) = 1.75.
+  EXPECT_EQ(a.between_nodes.nodes, 2);
+  EXPECT_EQ(a.between_nodes.basis, "assumed");
+  EXPECT_DOUBLE_EQ(a.between_nodes.share, 1);
+  EXPECT_NEAR(a.prediction[0].ring_factor, 15.0 / 14, 1e-12);
+  EXPECT_NEAR(a.prediction[0].node_ring_factor, 1.5, 1e-12);
+  EXPECT_NEAR(a.prediction[0].growth, 1.5, 1e-12);
+  EXPECT_NEAR(a.prediction[0].time_s, 35 + 30 * 1.5, 1e-9);
+  EXPECT_NEAR(a.prediction[0].speedup, 100 / (35 + 30 * 1.5), 1e-9);
   EXPECT_NEAR(a.prediction[0].efficiency, a.prediction[0].speedup / 2, 1e-12);
   EXPECT_EQ(a.prediction[0].scale, 16);
-  EXPECT_NEAR(*a.prediction[0].speedup_system_mpi, 100 / (35 + 40.5 * 15.0 / 14), 1e-9);
-  EXPECT_NEAR(a.prediction[1].speedup, 100 / (17.5 + 30 * 31.0 / 28), 1e-9);
+  EXPECT_NEAR(*a.prediction[0].speedup_system_mpi, 100 / (35 + 40.5 * 1.5), 1e-9);
+  EXPECT_NEAR(a.prediction[1].speedup, 100 / (17.5 + 30 * 1.75), 1e-9);
   EXPECT_EQ(a.prediction[1].scale, 32);
+}
+
+// The same job under a profile tuned on one machine: the share of the step
+// between nodes is what the job's priced calls took beyond the profile's
+// prices (1000 calls at 1600 us against 1500, 2000 at 14750 against 10000).
+TEST(ReportAnalysis, BetweenNodesShareFromAProfileOfOneMachine) {
+  JobReport r = Load("known_job.json");
+  r.profile_text = "multilane-profile 1 node_type=4f2a91c0 nodes=2 ranks=8 nodes_virtual=yes; host 0 256K passthrough "
+                   "time_us=1500 mpi_time_us=1500; host 256K inf lane time_us=10000 mpi_time_us=20000";
+  const JobAnalysis a = AnalyzeJob(r);
+  const double s = 1 - (1000 * 1500.0 + 2000 * 10000.0) / (1000 * 1600.0 + 2000 * 14750.0);
+  EXPECT_EQ(a.between_nodes.basis, "profile");
+  EXPECT_NEAR(a.between_nodes.share, s, 1e-12);
+  ASSERT_EQ(a.prediction.size(), 2u);
+  const double g = (1 - s) * 15.0 / 14 + s * 1.5;
+  EXPECT_NEAR(a.prediction[0].growth, g, 1e-12);
+  EXPECT_NEAR(a.prediction[0].time_s, 35 + 30 * g, 1e-9);
+  // One machine (the same job on one host): no step between nodes, the GPUs' ring factor alone.
+  r.hosts = {"node01"};
+  const JobAnalysis one = AnalyzeJob(r);
+  EXPECT_EQ(one.between_nodes.basis, "one node");
+  EXPECT_DOUBLE_EQ(one.between_nodes.share, 0);
+  EXPECT_NEAR(one.prediction[0].growth, 15.0 / 14, 1e-12);
+}
+
+TEST(ReportScaling, EstimateBetweenNodes) {
+  EXPECT_DOUBLE_EQ(EstimateBetweenNodes(1, true, {{10, 100, 40}}).share, 0);
+  const BetweenNodes b = EstimateBetweenNodes(4, true, {{10, 100, 40}, {0, 5, 1}});
+  EXPECT_EQ(b.basis, "profile");
+  EXPECT_DOUBLE_EQ(b.share, 0.6);
+  EXPECT_EQ(b.nodes, 4);
+  // The job faster than the profile: nothing between nodes.
+  EXPECT_DOUBLE_EQ(EstimateBetweenNodes(2, true, {{10, 30, 40}}).share, 0);
+  // No profile of one machine, or nothing priced: all of it, assumed.
+  EXPECT_EQ(EstimateBetweenNodes(2, false, {{10, 100, 40}}).basis, "assumed");
+  EXPECT_DOUBLE_EQ(EstimateBetweenNodes(2, false, {{10, 100, 40}}).share, 1);
+  EXPECT_EQ(EstimateBetweenNodes(2, true, {}).basis, "assumed");
+}
+
+TEST(ReportScaling, AllreduceGrowth) {
+  BetweenNodes b;
+  b.nodes = 2;
+  b.share = 0.6;
+  EXPECT_NEAR(AllreduceGrowth(8, b, 2), 0.4 * 15.0 / 14 + 0.6 * 1.5, 1e-12);
+  EXPECT_NEAR(AllreduceGrowth(8, b, 4), 0.4 * 31.0 / 28 + 0.6 * 1.75, 1e-12);
+  b.nodes = 1;  // one machine: the share does not apply
+  EXPECT_NEAR(AllreduceGrowth(8, b, 2), 15.0 / 14, 1e-12);
 }
 
 // A job of `ranks` ranks at `ppg` per GPU with one bin of `calls` calls of
@@ -246,8 +301,8 @@ TEST(ReportAnalysis, KnownJobVerdicts) {
   ASSERT_NE(scaling, nullptr);
   EXPECT_EQ(scaling->level, VerdictLevel::kWarn);
   EXPECT_EQ(scaling->text,
-            "allreduce takes 30 % of the time: doubling the GPUs (8 to 16) is predicted to give 1.49×, not 2× "
-            "(efficiency 74 %, below the 80 % that counts as scaling well)");
+            "allreduce takes 30 % of the time: doubling the GPUs (8 to 16) is predicted to give 1.25×, not 2× "
+            "(efficiency 62 %, below the 80 % that counts as scaling well)");
   ASSERT_NE(Find(a.verdicts, "communication-bound"), nullptr);  // 30 % >= 25 %
   ASSERT_NE(Find(a.verdicts, "waiting"), nullptr);              // 10 % >= 10 %
   EXPECT_EQ(Find(a.verdicts, "waiting")->level, VerdictLevel::kWarn);

@@ -224,17 +224,25 @@ void PredictionPart(Page* p, const std::string& id, const JobAnalysis& a) {
   std::vector<Series> series = {ideal, pred};
   if (a.savings.known) series.push_back(mpi);
   p->Raw(LineChartSvg("scaling prediction", x, labels, series, a.scale_unit, "speedup over this run"));
-  p->Raw("<p class=\"meta\">Strong scaling: computation and waiting divide by k; each allreduce takes the ring "
-         "factor 2(kn−1)/kn ÷ 2(n−1)/n longer (n = " + std::to_string(a.scale) + " " + a.scale_unit +
-         " now). The system MPI curve adds what multilane saved back to the allreduce time.</p>");
+  const BetweenNodes& b = a.between_nodes;
+  p->Raw("<p class=\"meta\">Strong scaling: computation and waiting divide by k; each allreduce grows by "
+         "(1 − s) × the ring factor 2(kn−1)/kn ÷ 2(n−1)/n of the " + a.scale_unit + " (n = " +
+         std::to_string(a.scale) + " now) + s × that of the machines (" + std::to_string(b.nodes) +
+         " now), with s the step between nodes: ");
+  p->Figure("span", id, "between-nodes-share", b.share, Percent(b.share));
+  p->Raw(" (" + HtmlEscape(b.basis) + ": ");
+  p->Text(b.note);
+  p->Raw("). The system MPI curve adds what multilane saved back to the allreduce time.</p>");
   p->Raw("<table class=\"prediction\"><tr><th>" + a.scale_unit +
-         "</th><th>factor</th><th>ring factor</th><th>predicted time</th><th>speedup</th><th>efficiency</th>"
-         "<th>speedup with the system MPI</th></tr>");
+         "</th><th>factor</th><th>ring factor</th><th>node ring factor</th><th>allreduce growth</th>"
+         "<th>predicted time</th><th>speedup</th><th>efficiency</th><th>speedup with the system MPI</th></tr>");
   for (const PredictionPoint& pt : a.prediction) {
     const std::string pid = id + "-predict-" + std::to_string(static_cast<int>(pt.factor)) + "x";
     p->Raw("<tr class=\"predict\" data-factor=\"" + Value(pt.factor) + "\"><td>" + std::to_string(pt.scale) +
            "</td><td>" + HtmlEscape(Times(pt.factor)) + "</td>");
     p->Figure("td", pid, "ring-factor", pt.ring_factor, Fmt("%.3f", pt.ring_factor));
+    p->Figure("td", pid, "node-ring-factor", pt.node_ring_factor, Fmt("%.3f", pt.node_ring_factor));
+    p->Figure("td", pid, "growth", pt.growth, Fmt("%.3f", pt.growth));
     p->Figure("td", pid, "time", pt.time_s, Fmt("%.3f s", pt.time_s));
     p->Figure("td", pid, "speedup", pt.speedup, Times(pt.speedup));
     p->Figure("td", pid, "efficiency", pt.efficiency, Percent(pt.efficiency));

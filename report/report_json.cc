@@ -90,11 +90,17 @@ json JobJson(const JobReport& r, const JobAnalysis& a) {
     points.push_back({{"factor", p.factor},
                       {"scale", p.scale},
                       {"ring_factor", p.ring_factor},
+                      {"node_ring_factor", p.node_ring_factor},
+                      {"allreduce_growth", p.growth},
                       {"time_s", p.time_s},
                       {"speedup", p.speedup},
                       {"efficiency", p.efficiency},
                       {"speedup_system_mpi", OrNull(p.speedup_system_mpi)}});
-  j["prediction"] = {{"possible", a.prediction_possible}, {"note", a.prediction_note}, {"points", points}};
+  const BetweenNodes& b = a.between_nodes;
+  j["prediction"] = {{"possible", a.prediction_possible},
+                     {"note", a.prediction_note},
+                     {"between_nodes", {{"nodes", b.nodes}, {"share", b.share}, {"basis", b.basis}, {"note", b.note}}},
+                     {"points", points}};
   const EnergyAnalysis& e = a.energy;
   j["energy"] = {{"measured", e.measured},
                  {"gpus", e.gpus},

@@ -124,11 +124,14 @@ void Job(const JobReport& r, const JobAnalysis& a, std::string* out) {
          per.c_str(), a.layout.job_ppg, a.layout.best_ppg);
   }
   if (a.prediction_possible) {
-    Line(out, "  scaling prediction (strong scaling; compute and waiting / k, allreduce x ring factor):");
+    const BetweenNodes& b = a.between_nodes;
+    Line(out, "  scaling prediction (strong scaling; compute and waiting / k, allreduce x growth):");
+    Line(out, "    step between nodes: %s of the allreduce time (%s: %s)", Percent(b.share).c_str(), b.basis.c_str(),
+         b.note.c_str());
     for (const PredictionPoint& p : a.prediction) {
       std::string mpi = p.speedup_system_mpi ? ", with the system MPI " + Times(*p.speedup_system_mpi) : "";
-      Line(out, "    %s the %s (%d): %.3f s, speedup %s, efficiency %s%s", Times(p.factor).c_str(),
-           a.scale_unit.c_str(), p.scale, p.time_s, Times(p.speedup).c_str(), Percent(p.efficiency).c_str(),
+      Line(out, "    %s the %s (%d): allreduce x %.3f, %.3f s, speedup %s, efficiency %s%s", Times(p.factor).c_str(),
+           a.scale_unit.c_str(), p.scale, p.growth, p.time_s, Times(p.speedup).c_str(), Percent(p.efficiency).c_str(),
            mpi.c_str());
     }
   } else {

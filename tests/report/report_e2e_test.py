@@ -67,9 +67,10 @@ def test_fixtures(tmp):
     out = p.stdout
     for line in ["computation      60.000 s    60 %", "allreduce        30.000 s    30 %",
                  "waiting          10.000 s    10 %",
-                 "allreduce takes 30 % of the time: doubling the GPUs (8 to 16) is predicted to give 1.49×, not 2×",
-                 "multilane saved 10.500 s", "2× the GPUs (16): 67.143 s, speedup 1.49×, efficiency 74 %",
-                 "4× the GPUs (32): 50.714 s, speedup 1.97×, efficiency 49 %",
+                 "allreduce takes 30 % of the time: doubling the GPUs (8 to 16) is predicted to give 1.25×, not 2×",
+                 "multilane saved 10.500 s", "step between nodes: 100 % of the allreduce time (assumed: ",
+                 "2× the GPUs (16): allreduce x 1.500, 80.000 s, speedup 1.25×, efficiency 62 %",
+                 "4× the GPUs (32): allreduce x 1.750, 70.000 s, speedup 1.43×, efficiency 36 %",
                  "energy: 62.0 kJ on 2 GPU(s), mean power 310 W, mean utilisation 75 %",
                  "host 4M–8M reaches 68 % of the bus bandwidth the profile expects"]:
         expect(line in out, "terminal summary has %r" % line, p)
@@ -80,11 +81,18 @@ def test_fixtures(tmp):
     t = job["time"]
     expect(close(t["compute_share"], 0.6) and close(t["allreduce_share"], 0.3) and close(t["wait_share"], 0.1),
            "time split 60 / 30 / 10 %")
-    c, a, w, T, n = 60.0, 30.0, 10.0, 100.0, 8
+    # Two machines and a profile not tuned on one: the step between nodes is
+    # taken as the whole allreduce, which grows with the machines' ring factor.
+    c, a, w, T, n, machines = 60.0, 30.0, 10.0, 100.0, 8, 2
+    between = job["prediction"]["between_nodes"]
+    expect(between["nodes"] == machines and between["basis"] == "assumed" and close(between["share"], 1),
+           "the step between nodes: 2 machines, all of the allreduce, assumed: %s" % between)
     for point, k in zip(job["prediction"]["points"], (2, 4)):
-        want = T / (c / k + w / k + a * ring(n, k))
+        expect(close(point["ring_factor"], ring(n, k)) and close(point["node_ring_factor"], ring(machines, k)) and
+               close(point["allreduce_growth"], ring(machines, k)), "growth at %dx: the machines' ring factor" % k)
+        want = T / (c / k + w / k + a * ring(machines, k))
         expect(close(point["speedup"], want), "predicted speedup at %dx: %.4f" % (k, want))
-        want_mpi = T / (c / k + w / k + (a + 10.5) * ring(n, k))
+        want_mpi = T / (c / k + w / k + (a + 10.5) * ring(machines, k))
         expect(close(point["speedup_system_mpi"], want_mpi), "with the system MPI at %dx: %.4f" % (k, want_mpi))
     expect(close(job["savings"]["saved_s"], 2000 * (20000 - 14750) * 1e-6), "saved 2000 x 5.25 ms = 10.5 s")
     big = job["bins"][1]
@@ -229,9 +237,13 @@ def expected_figures(doc):
             want[p + "saved-s"] = s["saved_s"]
             want[p + "saved-share"] = s["share_of_wall"]
             want[p + "saved-speedup"] = s["job_speedup"]
+        if job["prediction"]["possible"]:
+            want[p + "between-nodes-share"] = job["prediction"]["between_nodes"]["share"]
         for pt in job["prediction"]["points"]:
             q = p + "predict-%dx-" % pt["factor"]
             want[q + "ring-factor"] = pt["ring_factor"]
+            want[q + "node-ring-factor"] = pt["node_ring_factor"]
+            want[q + "growth"] = pt["allreduce_growth"]
             want[q + "time"] = pt["time_s"]
             want[q + "speedup"] = pt["speedup"]
             want[q + "efficiency"] = pt["efficiency"]
