@@ -200,6 +200,59 @@ void SystemAllreduce::FindOpenMpi() {
     values_.push_back(value);
   }
   if (names_.empty()) why_none_ = "Open MPI's coll_tuned_allreduce_algorithm lists no algorithm";
+  FindHan();
+}
+
+// The value of Open MPI's component selection variable `framework` ("coll"),
+// or "" where it is unset or cannot be read.
+std::string SystemAllreduce::ReadSelection(const char* framework) {
+  Variable v;
+  int count = 0;
+  std::string value;
+  if (MPI_T_cvar_get_index(framework, &v.index) == MPI_SUCCESS &&
+      MPI_T_cvar_handle_alloc(v.index, nullptr, &v.handle, &count) == MPI_SUCCESS && count > 0) {
+    std::vector<char> text(static_cast<size_t>(count) + 1, '\0');
+    if (MPI_T_cvar_read(v.handle, text.data()) == MPI_SUCCESS) value = text.data();
+  }
+  if (v.handle != MPI_T_CVAR_HANDLE_NULL) MPI_T_cvar_handle_free(&v.handle);
+  return value;
+}
+
+// Open MPI 5's coll/han: above coll/tuned's priority it takes every
+// communicator that spans machines (on one machine it steps aside), and runs
+// its allreduce in steps on communicators of its own, where a forced tuned
+// algorithm of the caller's communicator does not reach.
+void SystemAllreduce::FindHan() {
+  const std::string selection = ReadSelection("coll");
+  if (!selection.empty()) {
+    const bool excluding = selection[0] == '^';
+    const bool named = ("," + selection.substr(excluding ? 1 : 0) + ",").find(",han,") != std::string::npos;
+    if (excluding == named) return;  // ^...han... or a list without han: not in use
+  }
+  Variable han, tuned;
+  int han_priority = 0, tuned_priority = 0;
+  if (OpenVariable("coll_han_priority", &han) && ReadInt(han, &han_priority) &&
+      OpenVariable("coll_tuned_priority", &tuned) && ReadInt(tuned, &tuned_priority) &&
+      han_priority > tuned_priority) {
+    han_over_tuned_ = "Open MPI's coll/han (priority " + std::to_string(han_priority) + ", over coll/tuned's " +
+                      std::to_string(tuned_priority) +
+                      ") runs the allreduce of a communicator that spans machines, where coll/tuned's algorithm "
+                      "would not run as itself: set OMPI_MCA_coll_han_priority=0 to choose among coll/tuned's algorithms "
+                      "there";
+  }
+  for (Variable* v : {&han, &tuned})
+    if (v->handle != MPI_T_CVAR_HANDLE_NULL) MPI_T_cvar_handle_free(&v->handle);
+}
+
+bool SystemAllreduce::SpansMachines(MPI_Comm comm) {
+  MPI_Comm local = MPI_COMM_NULL;
+  int size = 0, local_size = 0;
+  if (PMPI_Comm_size(comm, &size) != MPI_SUCCESS ||
+      PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) != MPI_SUCCESS)
+    return true;  // cannot tell: as if it did (the choice is then refused, never wrong)
+  PMPI_Comm_size(local, &local_size);
+  PMPI_Comm_free(&local);
+  return local_size < size;
 }
 
 void SystemAllreduce::FindMpich() {
@@ -288,6 +341,11 @@ MPI_Comm SystemAllreduce::SelectOpenMpi(int value, bool segmented, MPI_Comm comm
 }
 
 MPI_Comm SystemAllreduce::MakeOpenMpi(int value, bool segmented, MPI_Comm comm, std::string* error) {
+  // The same answer on every rank (all see the same machines): collective.
+  if (!han_over_tuned_.empty() && SpansMachines(comm)) {
+    *error = han_over_tuned_;
+    return MPI_COMM_NULL;
+  }
   int old = 0, old_segment = 0;
   if (!ReadInt(algorithm_, &old) || (segmented && !ReadInt(segment_, &old_segment)) || !WriteInt(algorithm_, value) ||
       (segmented && !WriteInt(segment_, kSegmentBytes))) {

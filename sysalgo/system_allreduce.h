@@ -12,7 +12,11 @@
 //   when the job starts (PrepareBeforeInit, or
 //   OMPI_MCA_coll_tuned_use_dynamic_rules=1), and a rules file of the user's
 //   (coll_tuned_dynamic_rules_filename) would take precedence over a forced
-//   algorithm, so none is made then.
+//   algorithm, so none is made then.  Open MPI 5's coll/han, above tuned's
+//   priority, takes every communicator that spans machines and runs its
+//   allreduce in steps on communicators of its own: there no choice is made
+//   (the system's default, han, is what runs).  On one machine han steps
+//   aside and tuned's choices hold.
 // - MPICH (ch4): MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM is read by every call,
 //   and only while the device's own collectives are off
 //   (MPIR_CVAR_DEVICE_COLLECTIVES=none); a choice writes both, Release puts
@@ -93,7 +97,11 @@ class SystemAllreduce {
   bool ReadInt(const Variable& v, int* value) const;
   bool WriteInt(const Variable& v, int value) const;
   void FindOpenMpi();
+  void FindHan();
   void FindMpich();
+  static std::string ReadSelection(const char* framework);
+  // Whether comm's ranks are on more than one machine.  Collective over comm.
+  static bool SpansMachines(MPI_Comm comm);
   MPI_Comm SelectOpenMpi(int value, bool segmented, MPI_Comm comm, std::string* error);
   MPI_Comm MakeOpenMpi(int value, bool segmented, MPI_Comm comm, std::string* error);
 
@@ -101,6 +109,7 @@ class SystemAllreduce {
   int IndexOf(const std::string& name, std::string* error) const;
 
   std::string mechanism_, why_none_;
+  std::string han_over_tuned_;  // Open MPI: why no choice is made on a communicator that spans machines
   std::vector<std::string> names_;
   std::vector<int> values_;  // the variable's value for each name
   Variable algorithm_, segment_, device_;

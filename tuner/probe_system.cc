@@ -88,6 +88,7 @@ nlohmann::json SystemAlgorithms::Describe() const {
                       {"probed", probed_},
                       {"not_offered", not_offered_}};
   if (!why_none_.empty()) j["why_none"] = why_none_;
+  if (!why_made_.empty()) j["refused"] = why_made_;  // name -> why the MPI would not run it here
   return j;
 }
 

@@ -1167,6 +1167,68 @@ def case_two_nodes_second_node_library_does_not_load(root):
         r"ranks 2 and 3 of 4 run without multilane", "0")
 
 
+def han_outranks_tuned():
+    """Whether this Open MPI's coll/han outranks coll/tuned (ompi_info, not
+    multilane): han then takes every communicator that spans machines."""
+    out = run(["ompi_info", "--parsable", "--param", "coll", "all", "--level", "9"]).stdout
+    prio = dict(re.findall(r"^mca:coll:\w+:param:coll_(han|tuned)_priority:value:(-?\d+)$", out, re.M))
+    check("tuned" in prio, f"ompi_info lists no coll_tuned_priority:\n{out[-2000:]}")
+    return int(prio.get("han", "-1")) > int(prio["tuned"])
+
+
+def case_two_nodes_system_algorithms_observed(root):
+    """Issue 28 on two real nodes: mlprobe's `passthrough mpi=NAME` under
+    srun -N2, seen from inside Open MPI (tests/sysalgo's shim counts
+    coll/tuned's allreduce functions on communicators other than
+    MPI_COMM_WORLD).  Where coll/tuned runs the call (Open MPI 4.1: han's
+    priority 0), every rank counts exactly the calls of each algorithm the
+    probe made.  Where coll/han outranks tuned (Open MPI 5), han takes a
+    communicator that spans machines and a forced tuned algorithm would not
+    run: the probe must refuse each one and say why, not time han under
+    ring's name."""
+    sys.path.insert(0, os.path.join(ARGS.source, "tests", "sysalgo"))
+    from coll_counts import take_counts
+    from probe_choice_observed import PLAN, SYSTEM, expected_calls
+    han = han_outranks_tuned()
+    s = Slurm(root, {}, nodes=2)
+    try:
+        work = tempfile.mkdtemp(prefix="sysalgo-", dir=root)
+        folder, plan, out = os.path.join(work, "counts"), os.path.join(work, "plan.json"), os.path.join(work, "out.json")
+        os.mkdir(folder)
+        with open(plan, "w") as f:
+            json.dump(PLAN, f)
+        env = dict(s.env)
+        env.pop("MULTILANE_RANKS_PER_NODE", None)
+        q = run(["srun", "-N2", "-n4", "--ntasks-per-node=2", "--mpi=pmix",
+                 f"--export=ALL,LD_PRELOAD={ARGS.coll_counter},COLL_BASE_COUNTS_DIR={folder}",
+                 ARGS.mlprobe, "--plan", plan, "--out", out, "--exhaustive"], check=False, env=env, timeout=300, cwd=root)
+        log(q.stdout[-3000:] + q.stderr[-3000:])
+        check(q.returncode == 0, f"mlprobe on two nodes exited with status {q.returncode}")
+        with open(out) as f:
+            result = json.load(f)
+        counts = take_counts(folder, 4)
+        check(result["layout"]["nodes"] == 2, f"the probe's layout is not two nodes: {result['layout']}")
+        described = result["system_algorithms"]
+        if han:
+            refused = described.get("refused", {})
+            check(described["probed"] == [] and all("coll/han" in refused.get(n, "") for n in ("ring", "recursive_doubling")),
+                  f"coll/han outranks coll/tuned here: every mpi=NAME must be refused, naming han: {described}")
+            for size in result["sizes"]:
+                for c in size["candidates"]:
+                    valid_ok = c["valid"] if c["candidate"] == "passthrough" else not c["valid"] and "coll/han" in c["error"]
+                    check(valid_ok, f"{size['bytes']} B: {c}")
+            log("two nodes, coll/han over coll/tuned: mpi=ring and mpi=recursive_doubling refused, naming han")
+        else:
+            check(described["probed"] == ["ring", "recursive_doubling"], f"both must be probed: {described}")
+            for candidate, function in SYSTEM.items():
+                want = expected_calls(result, candidate)
+                seen = [c[function] for c in counts]
+                check(seen == [want] * 4, f"{candidate}: expected {want} calls of {function} per rank, counted {seen}")
+            log(f"two nodes, coll/tuned: each rank ran the calls of {list(SYSTEM)} the probe made")
+    finally:
+        s.stop()
+
+
 CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 
@@ -1180,6 +1242,7 @@ def main():
     ap.add_argument("--plugin", required=True)
     ap.add_argument("--probe", required=True, help="layout_probe")
     ap.add_argument("--mlprobe", required=True)
+    ap.add_argument("--coll-counter", help="tests/sysalgo's coll_base_counter.so (two_nodes_system_algorithms_observed)")
     ap.add_argument("--mpi-test", required=True, help="allreduce_mpi_test")
     ap.add_argument("--probe-mpich", help="layout_probe built with MPICH (the MPICH cases)")
     ap.add_argument("--tune-cache", required=True, help="folder of the tuned databases the cases share (tuned_db)")
