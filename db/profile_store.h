@@ -30,9 +30,10 @@ struct sqlite3;
 namespace mldb {
 
 struct NodeFingerprint;  // db/node_type.h
+struct JobRunRow;        // db/job_history.h
 
 // The schema version this code writes and reads (PRAGMA user_version).
-constexpr int kSchemaVersion = 2;
+constexpr int kSchemaVersion = 3;
 
 // One row of a profile's table: calls of mem_kind memory whose size lies in
 // [min_bytes, max_bytes) run algo (see docs/profile-format.md).
@@ -189,6 +190,18 @@ class ProfileStore {
   // `to`, unmarked and in rollback-journal mode.  Returns "" or what failed.
   // Defined in db/snapshot.cc.
   std::string CopyTo(const std::string& to);
+
+  // The job history (db/job_history.h; defined in db/job_history.cc).
+  // Records `run` unless a run of the same key, job id and start is there
+  // already (then *added = false and nothing changes); then drops the oldest
+  // runs beyond kHistoryRunsPerKey of its key and kHistoryRunsInAll in all.
+  // Fails on a read-only store or an invalid run (InvalidJobRun).
+  bool RecordJobRun(const JobRunRow& run, bool* added, std::string* error);
+  // The runs of `job_key` ("" every key), oldest first by key.  On failure
+  // returns {} and sets *error (cleared on success).
+  std::vector<JobRunRow> JobRuns(const std::string& job_key, std::string* error);
+  // Forgets the runs of `job_key` ("" every run); *forgotten = how many.
+  bool ForgetJobRuns(const std::string& job_key, int* forgotten, std::string* error);
 
   // Runs PRAGMA integrity_check and foreign_key_check and counts profiles.
   // Never fails: problems are listed in the result.

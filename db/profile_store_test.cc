@@ -11,6 +11,7 @@
 #include <functional>
 #include <thread>
 
+#include "db/job_history.h"
 #include "db/profile_json.h"
 #include "db/resolve.h"
 #include "db/test_util.h"
@@ -750,7 +751,8 @@ TEST(ProfileStoreTest, SchemaOneIsReadAndMigrated) {
     ASSERT_NE(store, nullptr);
     PublishOne(store.get(), "old");
   }
-  RawExec(path, "ALTER TABLE profile_entries DROP COLUMN system_algorithm; PRAGMA user_version=1;");
+  RawExec(path,
+          "DROP TABLE job_history; ALTER TABLE profile_entries DROP COLUMN system_algorithm; PRAGMA user_version=1;");
   std::string error;
   {
     auto ro = OpenOrDie(path, Access::kReadOnly);
@@ -769,6 +771,110 @@ TEST(ProfileStoreTest, SchemaOneIsReadAndMigrated) {
   auto found = rw->Find(TestFingerprint().Key(), "", "0.1.0", "Open MPI 4.1.5", &error);
   ASSERT_TRUE(found.has_value()) << error;
   EXPECT_EQ(found->entries[0].system_algorithm, "ring");
+}
+
+JobRunRow MakeRun(const std::string& key, const std::string& started, double wall = 10) {
+  JobRunRow r;
+  r.job_key = key;
+  r.job_name = "train";
+  r.job_id = "local";
+  r.started_utc = started;
+  r.nodes = 2;
+  r.ranks = 8;
+  r.gpus = 4;
+  r.ranks_per_gpu = 2;
+  r.algorithms = "host 4M lane";
+  r.wall_s = wall;
+  r.compute_s = wall * 0.6;
+  r.allreduce_s = wall * 0.3;
+  r.wait_s = wall * 0.1;
+  r.energy_j = 1234.5;
+  r.histogram_json = "[[\"host\",4194304,100,419430400,3.0]]";
+  return r;
+}
+
+// The job history (issue 29): a run is kept whole, once, and read back as it
+// was; the oldest beyond the bound per key go; forgetting takes a key or all.
+TEST(ProfileStoreTest, JobHistoryRecordsListsBoundsAndForgets) {
+  auto store = OpenOrDie(NewTempDir() + "/h.db");
+  std::string error;
+  bool added = false;
+  JobRunRow a = MakeRun("train:0123456789ab", "2026-12-01T10:00:00Z", 100);
+  a.energy_j.reset();
+  ASSERT_TRUE(store->RecordJobRun(a, &added, &error)) << error;
+  EXPECT_TRUE(added);
+  ASSERT_TRUE(store->RecordJobRun(a, &added, &error)) << error;
+  EXPECT_FALSE(added);  // the same run again: nothing new
+  std::vector<JobRunRow> runs = store->JobRuns("", &error);
+  ASSERT_EQ(runs.size(), 1u) << error;
+  EXPECT_EQ(runs[0].job_key, a.job_key);
+  EXPECT_EQ(runs[0].histogram_json, a.histogram_json);
+  EXPECT_DOUBLE_EQ(runs[0].wall_s, 100);
+  EXPECT_FALSE(runs[0].energy_j.has_value());
+  EXPECT_FALSE(runs[0].recorded_utc.empty());
+  for (int i = 0; i < kHistoryRunsPerKey + 5; ++i) {
+    char started[32];
+    std::snprintf(started, sizeof started, "2026-12-02T10:%02d:00Z", i);
+    ASSERT_TRUE(store->RecordJobRun(MakeRun("other", started, i + 1), &added, &error)) << error;
+  }
+  runs = store->JobRuns("other", &error);
+  ASSERT_EQ(runs.size(), static_cast<size_t>(kHistoryRunsPerKey));
+  EXPECT_EQ(runs.front().started_utc, "2026-12-02T10:05:00Z");  // the 5 oldest went
+  EXPECT_EQ(runs.back().started_utc, "2026-12-02T10:24:00Z");
+  ASSERT_TRUE(*store->JobRuns("other", &error).back().energy_j == 1234.5);
+  EXPECT_EQ(store->JobRuns("", &error).size(), static_cast<size_t>(kHistoryRunsPerKey) + 1);
+  int forgotten = 0;
+  ASSERT_TRUE(store->ForgetJobRuns("train:0123456789ab", &forgotten, &error)) << error;
+  EXPECT_EQ(forgotten, 1);
+  EXPECT_TRUE(store->JobRuns("train:0123456789ab", &error).empty());
+  ASSERT_TRUE(store->ForgetJobRuns("", &forgotten, &error)) << error;
+  EXPECT_EQ(forgotten, kHistoryRunsPerKey);
+  EXPECT_TRUE(store->JobRuns("", &error).empty());
+}
+
+TEST(ProfileStoreTest, JobHistoryRefusesBadRunsAndReadOnlyStores) {
+  const std::string path = NewTempDir() + "/h.db";
+  auto store = OpenOrDie(path);
+  std::string error;
+  bool added = true;
+  JobRunRow bad = MakeRun("two words", "2026-12-01T10:00:00Z");
+  EXPECT_FALSE(store->RecordJobRun(bad, &added, &error));
+  EXPECT_NE(error.find("job_key must be"), std::string::npos) << error;
+  EXPECT_FALSE(added);
+  bad = MakeRun("k", "2026-12-01T10:00:00Z", -1);
+  EXPECT_FALSE(store->RecordJobRun(bad, &added, &error));
+  EXPECT_NE(error.find("finite and not negative"), std::string::npos) << error;
+  bad = MakeRun("k", "");
+  EXPECT_FALSE(store->RecordJobRun(bad, &added, &error));
+  store.reset();
+  auto ro = OpenOrDie(path, Access::kReadOnly);
+  EXPECT_FALSE(ro->RecordJobRun(MakeRun("k", "2026-12-01T10:00:00Z"), &added, &error));
+  EXPECT_NE(error.find("read-only"), std::string::npos) << error;
+  int forgotten = 0;
+  EXPECT_FALSE(ro->ForgetJobRuns("", &forgotten, &error));
+}
+
+// A schema-2 database (before the history) still opens read-only; read-write
+// it gains the history table.
+TEST(ProfileStoreTest, SchemaTwoGainsTheHistory) {
+  const std::string path = NewTempDir() + "/two.db";
+  {
+    auto store = OpenOrDie(path);
+    PublishOne(store.get(), "two");
+  }
+  RawExec(path, "DROP TABLE job_history; PRAGMA user_version=2;");
+  std::string error;
+  {
+    auto ro = OpenOrDie(path, Access::kReadOnly);
+    ASSERT_NE(ro, nullptr);
+    EXPECT_EQ(ro->Check().schema_version, 2);
+    EXPECT_TRUE(ro->Find(TestFingerprint().Key(), "", "0.1.0", "Open MPI 4.1.5", &error).has_value()) << error;
+  }
+  auto rw = OpenOrDie(path);
+  EXPECT_EQ(rw->Check().schema_version, kSchemaVersion);
+  bool added = false;
+  ASSERT_TRUE(rw->RecordJobRun(MakeRun("k", "2026-12-01T10:00:00Z"), &added, &error)) << error;
+  EXPECT_TRUE(added);
 }
 
 }  // namespace

@@ -4,6 +4,9 @@
 #include "db/profile_store.h"
 #include "db/sql.h"
 
+#include <iterator>
+#include <vector>
+
 namespace mldb {
 namespace sql {
 namespace {
@@ -55,10 +58,38 @@ const char* const kMigrations[] = {
     "CREATE INDEX measurements_profile ON measurements(profile_id);",
     // 1 -> 2: passthrough mpi=NAME (the system MPI's own algorithm)
     "ALTER TABLE profile_entries ADD COLUMN system_algorithm TEXT;",
+    // 2 -> 3: the job history (db/job_history.h)
+    "CREATE TABLE job_history("
+    "  id INTEGER PRIMARY KEY,"
+    "  job_key TEXT NOT NULL,"
+    "  job_name TEXT NOT NULL,"
+    "  job_id TEXT NOT NULL,"
+    "  started_utc TEXT NOT NULL,"
+    "  recorded_utc TEXT NOT NULL,"
+    "  node_type TEXT NOT NULL,"
+    "  profile_digest TEXT NOT NULL,"
+    "  nodes INTEGER NOT NULL,"
+    "  ranks INTEGER NOT NULL,"
+    "  gpus INTEGER NOT NULL,"
+    "  ranks_per_gpu INTEGER NOT NULL,"
+    "  algorithms TEXT NOT NULL,"
+    "  wall_s REAL NOT NULL,"
+    "  compute_s REAL NOT NULL,"
+    "  allreduce_s REAL NOT NULL,"
+    "  wait_s REAL NOT NULL,"
+    "  energy_j REAL,"
+    "  histogram_json TEXT NOT NULL,"
+    "  UNIQUE (job_key, job_id, started_utc));"
+    "CREATE INDEX job_history_key ON job_history(job_key, started_utc);",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion, "one migration per schema version");
 
+// The tables every version has, and the version that added each later one.
 const char* const kTables[] = {"node_types", "profiles", "profile_entries", "measurements"};
+const struct {
+  const char* name;
+  int since;
+} kLaterTables[] = {{"job_history", 3}};
 
 std::string Join(const std::set<std::string>& names) {
   std::string out;
@@ -102,7 +133,10 @@ bool CheckSchema(const std::string& path, int version, const std::set<std::strin
     }
     return true;
   }
-  for (const char* t : kTables) {
+  std::vector<const char*> wanted(std::begin(kTables), std::end(kTables));
+  for (const auto& later : kLaterTables)
+    if (version >= later.since) wanted.push_back(later.name);
+  for (const char* t : wanted) {
     if (tables.count(t) == 0) {
       SetError(error, Prefix(path) + "the table " + t + " is missing (schema version " + std::to_string(version) +
                           "); " + kDamagedFix);

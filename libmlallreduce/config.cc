@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "profile_file.h"
+#include "vocab/job_key.h"
 #include "vocab/ranks_per_gpu.h"
 #include "vocab/terminal_text.h"
 
@@ -168,6 +169,13 @@ Config LoadConfig(const EnvLookup& env) {
 
   // The report's variables: a bad value keeps its default and multilane on.
   c.report_dir = get("MULTILANE_REPORT");
+  c.history_dir = get("MULTILANE_HISTORY");
+  c.job_key = get("MULTILANE_JOB_KEY");
+  if (!c.job_key.empty() && !ValidJobKey(c.job_key)) {
+    c.warnings.push_back("MULTILANE_JOB_KEY=" + Quoted(c.job_key) + " must be " + JobKeyRule() +
+                         "; the history keeps this job under its program's name and command line instead");
+    c.job_key.clear();
+  }
   const std::string sample = get("MULTILANE_REPORT_SAMPLE");
   if (!sample.empty() && !ParsePositive(sample, &c.report_sample)) {
     c.warnings.push_back(CountMessage("MULTILANE_REPORT_SAMPLE", sample, "sample about one call in N") +

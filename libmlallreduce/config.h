@@ -45,6 +45,13 @@ struct Config {
   // MULTILANE_REPORT=DIR: write the job report (docs/job-report-format.md)
   // into DIR at MPI_Finalize; empty = no report.
   std::string report_dir;
+  // MULTILANE_HISTORY=DIR: with the report on, a copy of the job report
+  // goes into DIR too, the user's history inbox that `multilane history`
+  // records and empties (set by `multilane run`); empty = none.
+  std::string history_dir;
+  // MULTILANE_JOB_KEY: the job's key in the history (vocab/job_key.h); empty:
+  // the program's name and a digest of its command line.
+  std::string job_key;
   // MULTILANE_REPORT_SAMPLE: about one call in this many per communicator is
   // sampled for waiting time.
   int report_sample = 64;

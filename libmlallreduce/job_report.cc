@@ -16,12 +16,14 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <iterator>
 #include <set>
 
 #include "atomic_file.h"
 #include "cuda_presence.h"
 #include "gpu_sampler.h"
 #include "vocab/json_text.h"
+#include "vocab/job_key.h"
 #include "log.h"
 #include "stats.h"
 #include "vocab/terminal_text.h"
@@ -135,6 +137,13 @@ CommCounter* CounterOf(MPI_Comm comm) {
 }
 
 std::string Utc(std::time_t t, const char* format) { return UtcTime(t, format); }
+
+// The process's command line as /proc/self/cmdline holds it: each argument
+// ended by a NUL.
+std::string CommandLine() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
 
 // The base name of argv[0] (/proc/self/comm cuts names at 15 characters).
 std::string ProgramName() {
@@ -415,6 +424,7 @@ void FinishJobReport(const Config& config) {
 
   data.job_id = JobId();
   data.job_name = ProgramName();
+  data.job_key = config.job_key.empty() ? DefaultJobKey(data.job_name, CommandLine()) : config.job_key;
   data.started_utc = Utc(g_start_utc, kUtcTimestampFormat);
   data.ranks = world_size;
   if (have_layout) {
@@ -474,6 +484,12 @@ void FinishJobReport(const Config& config) {
   } else {
     Info("job report: " + config.report_dir + "/" + name);
   }
+  if (config.history_dir.empty()) return;
+  const std::string kept = WriteFileAtomically(config.history_dir, name, RenderReport(data));
+  if (!kept.empty())
+    WarnOnce("MULTILANE_HISTORY=" + Quoted(config.history_dir) + ": the job's history record cannot be written there (" +
+             kept + "): `multilane run` makes that folder; create it, or unset MULTILANE_HISTORY; the job itself is "
+             "not affected");
 }
 
 }  // namespace mla

@@ -134,6 +134,7 @@ struct ReportBin {
 struct ReportData {
   std::string job_id = "local";
   std::string job_name;
+  std::string job_key;      // the history's key (vocab/job_key.h)
   std::string started_utc;  // ISO 8601
   int ranks = 1, nodes = 0, ranks_per_node = 0, ranks_per_gpu = 1, gpus = 0;
   bool regular = false;

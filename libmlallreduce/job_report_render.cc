@@ -43,7 +43,7 @@ std::string RenderReport(const ReportData& d) {
   s += "{\n  \"format\": \"multilane-job-report\",\n  \"version\": 1,\n";
   s += "  \"library_version\": " + JsonString(MLA_VERSION_STRING) + ",\n";
   s += "  \"job\": {\"id\": " + JsonString(d.job_id) + ", \"name\": " + JsonString(d.job_name) +
-       ", \"started_utc\": " + JsonString(d.started_utc) + ",\n    \"ranks\": " + std::to_string(d.ranks) +
+       ", \"key\": " + JsonString(d.job_key) + ", \"started_utc\": " + JsonString(d.started_utc) + ",\n    \"ranks\": " + std::to_string(d.ranks) +
        ", \"nodes\": " + std::to_string(d.nodes) + ", \"ranks_per_node\": " + std::to_string(d.ranks_per_node) +
        ", \"ranks_per_gpu\": " + std::to_string(d.ranks_per_gpu) + ", \"gpus\": " + std::to_string(d.gpus) +
        ",\n    \"hosts\": [";

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "vocab/job_key.h"
 #include "vocab/outside_input.h"
 
 namespace multilane {
@@ -194,6 +195,9 @@ void ParseFields(const json& doc, JobReport* r) {
   const json& job = *Object(doc, "", "job");
   r->job_id = String(job, "job", "id", false);
   r->job_name = String(job, "job", "name");
+  r->job_key = String(job, "job", "key", false);  // absent in files written before the history
+  if (!r->job_key.empty() && !mla::ValidJobKey(r->job_key))
+    throw FieldError("field 'job.key' must be " + mla::JobKeyRule());
   r->started_utc = String(job, "job", "started_utc", false);
   r->ranks = IntField(job, "job", "ranks");
   if (r->ranks < 1) throw FieldError("field 'job.ranks' must be at least 1");

@@ -78,6 +78,7 @@ struct JobReport {
   std::string library_version;
   std::string job_id;
   std::string job_name;
+  std::string job_key;  // the history's key (vocab/job_key.h); "" in files written before it
   std::string started_utc;
   int ranks = 0;
   int nodes = 0;

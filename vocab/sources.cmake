@@ -4,6 +4,7 @@ set(MLA_VOCAB_SOURCES
   algo_names.cc
   byte_size.cc
   elf_needed.cc
+  job_key.cc
   json_text.cc
   mpi_families.cc
   outside_input.cc
