@@ -32,6 +32,14 @@ std::string UserDatabasePath() {
   return "";
 }
 
+std::string HistoryInboxOf(const std::string& database) {
+  if (database.empty()) return "";
+  const size_t slash = database.rfind('/');
+  return (slash == std::string::npos ? std::string(".") : database.substr(0, slash)) + "/history";
+}
+
+std::string UserHistoryInboxPath() { return HistoryInboxOf(UserDatabasePath()); }
+
 std::vector<std::string> DefaultDatabasePaths() {
   std::vector<std::string> paths;
   std::string user = UserDatabasePath();

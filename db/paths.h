@@ -18,6 +18,15 @@ std::string SystemDatabasePath();
 // HOME: no user database).
 std::string UserDatabasePath();
 
+// The history inbox of the database at `database`: the folder `history`
+// beside it, into which `multilane run` has jobs drop their reports
+// (MULTILANE_HISTORY) and which `multilane history` records and empties; ""
+// for "".
+std::string HistoryInboxOf(const std::string& database);
+
+// HistoryInboxOf(UserDatabasePath()).
+std::string UserHistoryInboxPath();
+
 // The lookup order for ResolveProfile: the user database (when there is one),
 // then the system database.
 std::vector<std::string> DefaultDatabasePaths();

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "report_reader.h"
+#include "vocab/job_key.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
@@ -17,6 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   if (r.ranks < 1 || r.nodes < 1 || r.path != "fuzz.json") std::abort();
+  if (!r.job_key.empty() && !mla::ValidJobKey(r.job_key)) std::abort();  // the history's key rule
   for (const multilane::ReportBin& b : r.bins) {
     if (b.calls < 0 || (b.memory != "host" && b.memory != "device") || (b.to && *b.to <= b.from)) std::abort();
     for (const auto& kv : b.algos)

@@ -15,6 +15,8 @@
 #include "commands.h"
 #include "context.h"
 #include "db/node_type.h"
+#include "db/paths.h"
+#include "history_inbox.h"
 #include "vocab/outside_input.h"
 #include "db/resolve.h"
 #include "mpi_choice.h"
@@ -34,7 +36,8 @@ struct RunOptions {
 
 int Exec(const std::vector<std::string>& command, bool dry_run) {
   if (dry_run) {
-    for (const char* name : {"LD_PRELOAD", "MULTILANE_PROFILE", "MULTILANE_RANKS_PER_GPU", "MULTILANE_ALL_RANKS"}) {
+    for (const char* name : {"LD_PRELOAD", "MULTILANE_PROFILE", "MULTILANE_RANKS_PER_GPU", "MULTILANE_ALL_RANKS",
+                             "MULTILANE_HISTORY"}) {
       const char* v = std::getenv(name);
       std::printf("%s=%s\n", name, v ? v : "");
     }
@@ -50,6 +53,24 @@ int Exec(const std::vector<std::string>& command, bool dry_run) {
   execvp(argv[0], argv.data());
   return Fail("cannot run '" + mldb::Excerpt(command[0]) + "': " + std::strerror(errno) +
               "; check the command and PATH");
+}
+
+// A job with its report on (MULTILANE_REPORT) also drops the report into the
+// user's history inbox (MULTILANE_HISTORY), which `multilane history`
+// records; the report's variables and the job's key go to every rank.
+void KeepHistory(bool quiet, std::vector<std::string>* forwarded) {
+  const char* report = std::getenv("MULTILANE_REPORT");
+  if (report == nullptr || *report == '\0') return;
+  forwarded->push_back("MULTILANE_REPORT");
+  if (const char* key = std::getenv("MULTILANE_JOB_KEY"); key && *key) forwarded->push_back("MULTILANE_JOB_KEY");
+  const std::string inbox = mldb::UserHistoryInboxPath();
+  const std::string why = inbox.empty() ? "HOME is not set" : MakeInbox(inbox);
+  if (!why.empty()) {
+    if (!quiet) std::fprintf(stderr, "multilane: note: the job history is not kept: %s\n", why.c_str());
+    return;
+  }
+  setenv("MULTILANE_HISTORY", inbox.c_str(), 1);
+  forwarded->push_back("MULTILANE_HISTORY");
 }
 
 int Run(const RunOptions& opt, std::vector<std::string> command) {
@@ -100,6 +121,7 @@ int Run(const RunOptions& opt, std::vector<std::string> command) {
   // agreement needs to hear where the launcher offers no PMIx (hydra;
   // docs/all-in-or-all-out.md).
   std::vector<std::string> forwarded = {"LD_PRELOAD", "MULTILANE_PROFILE", "MULTILANE_ALL_RANKS"};
+  KeepHistory(opt.quiet, &forwarded);
   if (!opt.ranks_per_gpu.empty()) {
     int n = 0;
     if (opt.ranks_per_gpu == "auto") {

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   multilane::AddTransferCommands(app, &status);
   multilane::AddDoctorCommand(app, &status);
   multilane::AddReportCommand(app, &status);
+  multilane::AddHistoryCommand(app, &status);
   multilane::AddResolveCommand(app, &status);
   // Everything after the first "--" is the command `multilane run` starts,
   // untouched by the parser (CLI11 would take its words as options).

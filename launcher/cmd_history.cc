@@ -1,0 +1,137 @@
+// cmd_history.cc: `multilane history [--key KEY] [--json] [--forget KEY |
+// --forget-all]`: records the job reports waiting in the user's history
+// inbox (history_inbox.h), then lists the job history of the user's database
+// or forgets some of it (docs/history.md).
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "context.h"
+#include "db/job_history.h"
+#include "db/paths.h"
+#include "db/profile_store.h"
+#include "history_inbox.h"
+#include "vocab/job_key.h"
+#include "vocab/outside_input.h"
+#include "vocab/terminal_text.h"
+
+namespace multilane {
+namespace {
+
+struct HistoryOptions {
+  std::string database;
+  std::string key;
+  std::string forget;
+  bool forget_all = false;
+  bool json = false;
+};
+
+nlohmann::json RunJson(const mldb::JobRunRow& r) {
+  nlohmann::json histogram = nlohmann::json::parse(r.histogram_json, nullptr, false);
+  return {{"key", r.job_key},
+          {"name", r.job_name},
+          {"job_id", r.job_id},
+          {"started_utc", r.started_utc},
+          {"recorded_utc", r.recorded_utc},
+          {"node_type", r.node_type},
+          {"profile_digest", r.profile_digest},
+          {"nodes", r.nodes},
+          {"ranks", r.ranks},
+          {"gpus", r.gpus},
+          {"ranks_per_gpu", r.ranks_per_gpu},
+          {"algorithms", r.algorithms},
+          {"wall_s", r.wall_s},
+          {"compute_s", r.compute_s},
+          {"allreduce_s", r.allreduce_s},
+          {"wait_s", r.wait_s},
+          {"energy_j", r.energy_j ? nlohmann::json(*r.energy_j) : nlohmann::json(nullptr)},
+          {"histogram", histogram.is_discarded() ? nlohmann::json::array() : histogram}};
+}
+
+std::string Shown(const std::string& outside) { return mla::EscapeControlBytes(mldb::Excerpt(outside)); }
+
+// One line per run of one key; one line per key otherwise.
+void PrintRuns(const std::vector<mldb::JobRunRow>& runs, bool per_run) {
+  if (runs.empty()) {
+    std::printf("no job history yet: run a job with its report on (MULTILANE_REPORT=DIR multilane run -- ...)\n");
+    return;
+  }
+  if (per_run) {
+    std::printf("%-20s  %-10s  %5s  %5s  %4s  %10s  %7s  %9s  %6s  %s\n", "started (UTC)", "job id", "nodes", "ranks",
+                "ppg", "wall s", "compute", "allreduce", "wait", "algorithms");
+    for (const mldb::JobRunRow& r : runs) {
+      const double w = r.wall_s > 0 ? r.wall_s : 1;
+      std::printf("%-20s  %-10s  %5d  %5d  %4d  %10.3f  %6.0f%%  %8.0f%%  %5.0f%%  %s\n", Shown(r.started_utc).c_str(),
+                  Shown(r.job_id).c_str(), r.nodes, r.ranks, r.ranks_per_gpu, r.wall_s, 100 * r.compute_s / w,
+                  100 * r.allreduce_s / w, 100 * r.wait_s / w, Shown(r.algorithms).c_str());
+    }
+    return;
+  }
+  std::map<std::string, std::vector<const mldb::JobRunRow*>> by_key;
+  for (const mldb::JobRunRow& r : runs) by_key[r.job_key].push_back(&r);
+  std::printf("%-40s  %4s  %-20s  %10s  %10s  %s\n", "job key", "runs", "last run (UTC)", "last wall s", "best wall s",
+              "best at ranks/GPU");
+  for (const auto& [key, list] : by_key) {
+    const mldb::JobRunRow* best = list.front();
+    for (const mldb::JobRunRow* r : list)
+      if (r->wall_s < best->wall_s) best = r;
+    std::printf("%-40s  %4zu  %-20s  %10.3f  %10.3f  %d\n", Shown(key).c_str(), list.size(),
+                Shown(list.back()->started_utc).c_str(), list.back()->wall_s, best->wall_s, best->ranks_per_gpu);
+  }
+}
+
+int History(const HistoryOptions& opt) {
+  for (const std::string* k : {&opt.key, &opt.forget})
+    if (!k->empty() && !mla::ValidJobKey(*k))
+      return Fail("job key '" + Shown(*k) + "' must be " + mla::JobKeyRule() + "; `multilane history` lists the keys");
+  const std::string database = opt.database.empty() ? mldb::UserDatabasePath() : opt.database;
+  if (database.empty()) return Fail("no user database: HOME is not set; set HOME or MULTILANE_USER_DB");
+  std::string error;
+  auto store = mldb::ProfileStore::Open(database, mldb::ProfileStore::Access::kReadWrite, &error);
+  if (!store) return Fail(error);
+  const std::string inbox = mldb::HistoryInboxOf(database);
+  InboxResult in;
+  if (!RecordInbox(inbox, store.get(), &in, &error)) return Fail(error);
+  for (const std::string& note : in.notes)
+    std::fprintf(stderr, "multilane: history: %s\n", mla::EscapeControlBytes(note).c_str());
+  if (!opt.forget.empty() || opt.forget_all) {
+    int forgotten = 0;
+    if (!store->ForgetJobRuns(opt.forget, &forgotten, &error)) return Fail(error);
+    std::printf("forgot %d run(s)%s\n", forgotten, opt.forget.empty() ? "" : (" of " + Shown(opt.forget)).c_str());
+    return 0;
+  }
+  const std::vector<mldb::JobRunRow> runs = store->JobRuns(opt.key, &error);
+  if (!error.empty()) return Fail(error);
+  if (opt.json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const mldb::JobRunRow& r : runs) list.push_back(RunJson(r));
+    nlohmann::json doc = {{"database", database}, {"inbox", inbox},   {"recorded", in.recorded},
+                          {"ignored", in.notes},  {"runs", list}};
+    std::printf("%s\n", doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    return 0;
+  }
+  PrintRuns(runs, !opt.key.empty());
+  return 0;
+}
+
+}  // namespace
+
+void AddHistoryCommand(CLI::App& app, int* status) {
+  auto* opt = new HistoryOptions();  // lives as long as the app
+  CLI::App* cmd = app.add_subcommand(
+      "history", "List the job history of your database (jobs run with their report on), or forget some of it");
+  cmd->add_option("--db", opt->database, "The database (default: your own, $MULTILANE_USER_DB or under $HOME)");
+  cmd->add_option("--key", opt->key, "Only this job's runs, one line each");
+  CLI::Option* forget = cmd->add_option("--forget", opt->forget, "Forget the runs of this job key");
+  cmd->add_flag("--forget-all", opt->forget_all, "Forget every run")->excludes(forget);
+  cmd->add_flag("--json", opt->json, "Print the runs as JSON");
+  cmd->footer("Jobs started by `multilane run` with MULTILANE_REPORT set drop their report into the history "
+              "inbox beside the database; each `multilane history` records them first.");
+  cmd->callback([opt, status] { *status = History(*opt); });
+}
+
+}  // namespace multilane

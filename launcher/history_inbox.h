@@ -1,0 +1,45 @@
+// history_inbox.h: the job history's way in (docs/history.md).  A job run by
+// `multilane run` with its report on drops a copy of its job report into the
+// user's history inbox (MULTILANE_HISTORY, db/paths.h UserHistoryInboxPath);
+// RecordInbox turns each file into a run of the user's database and removes
+// it.
+#ifndef MULTILANE_LAUNCHER_HISTORY_INBOX_H_
+#define MULTILANE_LAUNCHER_HISTORY_INBOX_H_
+
+#include <string>
+#include <vector>
+
+#include "db/job_history.h"
+#include "db/profile_store.h"
+#include "report_reader.h"
+
+namespace multilane {
+
+// The history's summary of one job report: its key (job.key; a file written
+// before keys existed gets DefaultJobKey of its name and no command line),
+// layout, the time split and energy as `multilane report` computes them, what
+// ran per bin and the size histogram.
+mldb::JobRunRow RunOfReport(const JobReport& report);
+
+// Makes the folder `inbox` (mode 0700) and its missing parents (0755), as
+// `multilane run` does before a job with its report on.  Returns "" or what
+// failed.
+std::string MakeInbox(const std::string& inbox);
+
+// What RecordInbox did.
+struct InboxResult {
+  int recorded = 0;                 // new runs
+  int known = 0;                    // runs the database had already
+  std::vector<std::string> notes;   // one line per file left alone, with why
+};
+
+// Records every job report file (multilane-report-*.json) of the folder
+// `inbox` into `store` and removes each file recorded.  A file that is not a
+// job report the reader takes (or not a regular file) is never fatal: it is
+// renamed to NAME.ignored, so that it is named once, and a note says why.  A
+// missing inbox is empty.  Returns false only when the store fails (*error).
+bool RecordInbox(const std::string& inbox, mldb::ProfileStore* store, InboxResult* result, std::string* error);
+
+}  // namespace multilane
+
+#endif  // MULTILANE_LAUNCHER_HISTORY_INBOX_H_
