@@ -108,7 +108,14 @@ SubprocessResult LookUp(spank_t sp, const PluginState& s) {
       argv.insert(argv.end(), {"--program", args[0], "--program-path", GetEnv(sp, "PATH"), "--program-dir",
                                GetEnv(sp, "PWD")});
   }
-  const std::map<std::string, std::string> env = {{"PATH", "/usr/bin:/bin"}, {"LANG", "C"}, {"HOME", "/"}};
+  std::map<std::string, std::string> env = {{"PATH", "/usr/bin:/bin"}, {"LANG", "C"}, {"HOME", "/"}};
+  // report mode: the resolver, as the user, also makes the user's history
+  // inbox beside their database, found from the job's own variables.
+  if (s.user.report) {
+    argv.push_back("--history-inbox");
+    for (const char* name : {"HOME", "XDG_STATE_HOME", "MULTILANE_USER_DB"})
+      if (const std::string v = GetEnv(sp, name); !v.empty()) env[name] = v;
+  }
   return RunCapture(argv, env, uid, gid, s.config.resolve_timeout_s);
 }
 
@@ -165,7 +172,7 @@ bool PointAtMps(spank_t sp, const PluginState& s) {
 }
 
 // The step's settings besides the profile: tasks per GPU, the user's modes.
-void SetStepVariables(spank_t sp, const PluginState& s, uint32_t tasks, size_t gpus) {
+void SetStepVariables(spank_t sp, const PluginState& s, uint32_t tasks, size_t gpus, const std::string& inbox) {
   if (gpus > 0 && tasks % gpus == 0 && GetEnv(sp, "MULTILANE_RANKS_PER_GPU").empty()) {
     SetEnv(sp, "MULTILANE_RANKS_PER_GPU", std::to_string(tasks / gpus));
   }
@@ -177,6 +184,7 @@ void SetStepVariables(spank_t sp, const PluginState& s, uint32_t tasks, size_t g
     std::string dir = s.user.report_dir;
     if (dir.empty()) dir = GetEnv(sp, "SLURM_SUBMIT_DIR");
     if (!dir.empty()) SetEnv(sp, "MULTILANE_REPORT", dir);
+    if (!inbox.empty()) SetEnv(sp, "MULTILANE_HISTORY", inbox);  // the job history (docs/history.md)
   }
 }
 
@@ -242,7 +250,8 @@ int StepUserInit(spank_t sp) {
   if (!user_profile) SetEnv(sp, "MULTILANE_PROFILE", kv["profile"]);
   uint32_t tasks = 0;
   Item(sp, S_JOB_LOCAL_TASK_COUNT, &tasks);
-  SetStepVariables(sp, s, tasks, SplitList(GetEnv(sp, "CUDA_VISIBLE_DEVICES")).size());
+  SetStepVariables(sp, s, tasks, SplitList(GetEnv(sp, "CUDA_VISIBLE_DEVICES")).size(), kv["history_inbox"]);
+  if (!kv["history_note"].empty()) SayOnce(sp, "note: " + kv["history_note"]);
   const bool mps = PointAtMps(sp, s);
   SayProfileNotes(sp, s, kv, user_profile, mps);
   return 0;

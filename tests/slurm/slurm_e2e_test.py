@@ -372,7 +372,10 @@ def case_report_mode(root):
         publish_lane_profile(s.db)
         reports = os.path.join(root, "reports")
         os.makedirs(reports)
-        s.cmd(["srun", "--gpus=2", f"--multilane=report:{reports}", ARGS.probe, "3"])
+        # The job history (issue 29): the user's database is where the job's
+        # own variables say; the plugin has the resolver make its inbox.
+        env = dict(s.env, MULTILANE_USER_DB=os.path.join(root, "state", "user.db"))
+        run(["srun", "--gpus=2", f"--multilane=report:{reports}", ARGS.probe, "3"], env=env, cwd=root)
         files = [f for f in os.listdir(reports) if f.endswith(".json")]
         check(len(files) == 1, f"expected one report in {reports}, found {files}")
         doc = json.load(open(os.path.join(reports, files[0])))
@@ -382,6 +385,11 @@ def case_report_mode(root):
         check(calls == 3, f"the report counts {calls} allreduce calls of rank 0, not 3")
         r = run([ARGS.multilane, "report", os.path.join(reports, files[0])])
         check("allreduce" in r.stdout, r.stdout)
+        inbox = os.path.join(root, "state", "history")
+        check(os.listdir(inbox) == files, f"the job's report is not in the history inbox {inbox}: {os.listdir(inbox)}")
+        h = json.loads(run([ARGS.multilane, "history", "--json"], env=env).stdout)
+        check(len(h["runs"]) == 1 and h["runs"][0]["key"] == doc["job"]["key"] and h["runs"][0]["ranks"] == 4 and
+              sum(b[2] for b in h["runs"][0]["histogram"]) == 3, f"the job history does not hold the job: {h}")
     finally:
         s.stop()
 
