@@ -20,58 +20,60 @@ using sql::Stmt;
 namespace {
 
 const char kRunColumns[] =
-    "SELECT id, job_key, job_name, job_id, started_utc, recorded_utc, node_type, profile_digest, nodes, ranks, gpus,"
+    "SELECT id, job_key, run_id, job_name, job_id, started_utc, recorded_utc, node_type, profile_digest, nodes, ranks, gpus,"
     " ranks_per_gpu, algorithms, wall_s, compute_s, allreduce_s, wait_s, energy_j, histogram_json FROM job_history";
 
 JobRunRow ReadRun(Stmt& s) {
   JobRunRow r;
   r.id = s.Int(0);
   r.job_key = s.Text(1);
-  r.job_name = s.Text(2);
-  r.job_id = s.Text(3);
-  r.started_utc = s.Text(4);
-  r.recorded_utc = s.Text(5);
-  r.node_type = s.Text(6);
-  r.profile_digest = s.Text(7);
-  r.nodes = static_cast<int>(s.Int(8));
-  r.ranks = static_cast<int>(s.Int(9));
-  r.gpus = static_cast<int>(s.Int(10));
-  r.ranks_per_gpu = static_cast<int>(s.Int(11));
-  r.algorithms = s.Text(12);
-  r.wall_s = s.Double(13);
-  r.compute_s = s.Double(14);
-  r.allreduce_s = s.Double(15);
-  r.wait_s = s.Double(16);
-  if (!s.IsNull(17)) r.energy_j = s.Double(17);
-  r.histogram_json = s.Text(18);
+  r.run_id = s.Text(2);
+  r.job_name = s.Text(3);
+  r.job_id = s.Text(4);
+  r.started_utc = s.Text(5);
+  r.recorded_utc = s.Text(6);
+  r.node_type = s.Text(7);
+  r.profile_digest = s.Text(8);
+  r.nodes = static_cast<int>(s.Int(9));
+  r.ranks = static_cast<int>(s.Int(10));
+  r.gpus = static_cast<int>(s.Int(11));
+  r.ranks_per_gpu = static_cast<int>(s.Int(12));
+  r.algorithms = s.Text(13);
+  r.wall_s = s.Double(14);
+  r.compute_s = s.Double(15);
+  r.allreduce_s = s.Double(16);
+  r.wait_s = s.Double(17);
+  if (!s.IsNull(18)) r.energy_j = s.Double(18);
+  r.histogram_json = s.Text(19);
   return r;
 }
 
 int InsertRun(sqlite3* db, const JobRunRow& r, bool* added) {
   Stmt s(db,
-         "INSERT OR IGNORE INTO job_history(job_key, job_name, job_id, started_utc, recorded_utc, node_type,"
+         "INSERT OR IGNORE INTO job_history(job_key, run_id, job_name, job_id, started_utc, recorded_utc, node_type,"
          " profile_digest, nodes, ranks, gpus, ranks_per_gpu, algorithms, wall_s, compute_s, allreduce_s, wait_s,"
          " energy_j, histogram_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
-         " ?17, ?18)");
+         " ?17, ?18, ?19)");
   if (s.prepare_rc() != SQLITE_OK) return s.prepare_rc();
   s.Bind(1, r.job_key);
-  s.Bind(2, r.job_name);
-  s.Bind(3, r.job_id);
-  s.Bind(4, r.started_utc);
-  s.Bind(5, r.recorded_utc);
-  s.Bind(6, r.node_type);
-  s.Bind(7, r.profile_digest);
-  s.Bind(8, static_cast<int64_t>(r.nodes));
-  s.Bind(9, static_cast<int64_t>(r.ranks));
-  s.Bind(10, static_cast<int64_t>(r.gpus));
-  s.Bind(11, static_cast<int64_t>(r.ranks_per_gpu));
-  s.Bind(12, r.algorithms);
-  s.BindDouble(13, r.wall_s);
-  s.BindDouble(14, r.compute_s);
-  s.BindDouble(15, r.allreduce_s);
-  s.BindDouble(16, r.wait_s);
-  if (r.energy_j) s.BindDouble(17, *r.energy_j); else s.BindNull(17);
-  s.Bind(18, r.histogram_json);
+  s.Bind(2, r.run_id);
+  s.Bind(3, r.job_name);
+  s.Bind(4, r.job_id);
+  s.Bind(5, r.started_utc);
+  s.Bind(6, r.recorded_utc);
+  s.Bind(7, r.node_type);
+  s.Bind(8, r.profile_digest);
+  s.Bind(9, static_cast<int64_t>(r.nodes));
+  s.Bind(10, static_cast<int64_t>(r.ranks));
+  s.Bind(11, static_cast<int64_t>(r.gpus));
+  s.Bind(12, static_cast<int64_t>(r.ranks_per_gpu));
+  s.Bind(13, r.algorithms);
+  s.BindDouble(14, r.wall_s);
+  s.BindDouble(15, r.compute_s);
+  s.BindDouble(16, r.allreduce_s);
+  s.BindDouble(17, r.wait_s);
+  if (r.energy_j) s.BindDouble(18, *r.energy_j); else s.BindNull(18);
+  s.Bind(19, r.histogram_json);
   const int rc = s.Step();
   if (rc != SQLITE_DONE) return rc;
   *added = sqlite3_changes(db) > 0;
@@ -105,6 +107,7 @@ bool Finite(double v) { return std::isfinite(v) && v >= 0; }
 std::string InvalidJobRun(const JobRunRow& r) {
   if (!mla::ValidJobKey(r.job_key)) return "job_key must be " + mla::JobKeyRule();
   if (r.started_utc.empty()) return "started_utc is empty";
+  if (r.run_id.empty()) return "run_id is empty";
   if (r.ranks < 1 || r.nodes < 1 || r.gpus < 0 || r.ranks_per_gpu < 0) return "ranks and nodes must be at least 1";
   if (!Finite(r.wall_s) || !Finite(r.compute_s) || !Finite(r.allreduce_s) || !Finite(r.wait_s))
     return "the times must be finite and not negative";

@@ -19,6 +19,7 @@ inline constexpr int kHistoryRunsInAll = 1000;
 struct JobRunRow {
   int64_t id = 0;                // set when read back
   std::string job_key;           // vocab/job_key.h
+  std::string run_id;            // which run: the report file's name (multilane-report-<job>-<UTC>-<pid>)
   std::string job_name;
   std::string job_id;            // SLURM_JOB_ID or "local"
   std::string started_utc;       // ISO 8601, from the report

@@ -192,7 +192,7 @@ class ProfileStore {
   std::string CopyTo(const std::string& to);
 
   // The job history (db/job_history.h; defined in db/job_history.cc).
-  // Records `run` unless a run of the same key, job id and start is there
+  // Records `run` unless a run of the same key and run_id is there
   // already (then *added = false and nothing changes); then drops the oldest
   // runs beyond kHistoryRunsPerKey of its key and kHistoryRunsInAll in all.
   // Fails on a read-only store or an invalid run (InvalidJobRun).

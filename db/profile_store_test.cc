@@ -776,6 +776,7 @@ TEST(ProfileStoreTest, SchemaOneIsReadAndMigrated) {
 JobRunRow MakeRun(const std::string& key, const std::string& started, double wall = 10) {
   JobRunRow r;
   r.job_key = key;
+  r.run_id = "multilane-report-local-" + started;
   r.job_name = "train";
   r.job_id = "local";
   r.started_utc = started;

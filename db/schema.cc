@@ -62,6 +62,7 @@ const char* const kMigrations[] = {
     "CREATE TABLE job_history("
     "  id INTEGER PRIMARY KEY,"
     "  job_key TEXT NOT NULL,"
+    "  run_id TEXT NOT NULL,"
     "  job_name TEXT NOT NULL,"
     "  job_id TEXT NOT NULL,"
     "  started_utc TEXT NOT NULL,"
@@ -79,7 +80,7 @@ const char* const kMigrations[] = {
     "  wait_s REAL NOT NULL,"
     "  energy_j REAL,"
     "  histogram_json TEXT NOT NULL,"
-    "  UNIQUE (job_key, job_id, started_utc));"
+    "  UNIQUE (job_key, run_id));"
     "CREATE INDEX job_history_key ON job_history(job_key, started_utc);",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion, "one migration per schema version");

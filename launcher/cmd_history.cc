@@ -33,6 +33,7 @@ struct HistoryOptions {
 nlohmann::json RunJson(const mldb::JobRunRow& r) {
   nlohmann::json histogram = nlohmann::json::parse(r.histogram_json, nullptr, false);
   return {{"key", r.job_key},
+          {"run_id", r.run_id},
           {"name", r.job_name},
           {"job_id", r.job_id},
           {"started_utc", r.started_utc},

@@ -1,11 +1,19 @@
 // cmd_report.cc: `multilane report FILE... [--html OUT.html] [--json]`: reads
 // the job report files the library wrote, prints a summary (or the analysis
 // as JSON) and writes a self-contained HTML page (docs/report.md).
+#include <unistd.h>
+
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "commands.h"
+#include "db/job_history.h"
+#include "db/paths.h"
+#include "db/profile_store.h"
+#include "history_inbox.h"
+#include "report_history.h"
 #include "report_reader.h"
 #include "vocab/terminal_text.h"
 #include "output_file.h"
@@ -21,6 +29,8 @@ struct ReportOptions {
   std::vector<std::string> files;
   std::string html;
   bool json = false;
+  std::string history_db;  // "": the user's database
+  bool no_history = false;
 };
 
 // The summary with the control bytes of report fields (job names, hosts)
@@ -37,6 +47,32 @@ std::string TerminalSafe(const std::string& text) {
     pos = nl + 1;
   }
   return out;
+}
+
+// Each job beside its earlier runs in the job history of `database` (read
+// only; docs/history.md).  No database, an older one without the history, or
+// one that cannot be read: the report says so and goes on.
+void AddHistories(const std::string& database, ReportSet* set) {
+  std::unique_ptr<mldb::ProfileStore> store;
+  std::string why;
+  if (database.empty()) {
+    why = "no user database (HOME is not set)";
+  } else if (access(database.c_str(), F_OK) != 0) {
+    why = "no job history yet (" + database + " does not exist)";
+  } else {
+    store = mldb::ProfileStore::Open(database, mldb::ProfileStore::Access::kReadOnly, &why);
+  }
+  for (size_t i = 0; i < set->jobs.size(); ++i) {
+    std::vector<RunSummary> earlier;
+    std::string note = why;
+    if (store) {
+      const RunSummary me = SummarizeRun(set->reports[i], set->jobs[i]);
+      std::string error;
+      for (const mldb::JobRunRow& row : store->JobRuns(me.job_key, &error)) earlier.push_back(SummaryOfRow(row));
+      if (!error.empty()) note = "the job history cannot be read: " + error;
+    }
+    AddHistory(set->reports[i], &set->jobs[i], std::move(earlier), note);
+  }
 }
 
 // Exit status of a file the command cannot use (like a usage error).
@@ -56,7 +92,8 @@ int Report(const ReportOptions& opt) {
     reports.push_back(std::move(r));
   }
   if (bad) return kBadFileStatus;
-  const ReportSet set = AnalyzeReports(std::move(reports));
+  ReportSet set = AnalyzeReports(std::move(reports));
+  if (!opt.no_history) AddHistories(opt.history_db.empty() ? mldb::UserDatabasePath() : opt.history_db, &set);
   if (opt.json) {
     std::printf("%s\n", AnalysisJson(set).dump(2).c_str());
   } else {
@@ -84,6 +121,9 @@ void AddReportCommand(CLI::App& app, int* status) {
       ->required();
   cmd->add_option("--html", opt->html, "Also write a self-contained HTML page with charts to this file");
   cmd->add_flag("--json", opt->json, "Print the analysis as JSON instead of the summary");
+  cmd->add_option("--history-db", opt->history_db,
+                  "Read the job's earlier runs from this database (default: your own; `multilane history`)");
+  cmd->add_flag("--no-history", opt->no_history, "Do not read the job history");
   cmd->callback([opt, status] { *status = Report(*opt); });
 }
 

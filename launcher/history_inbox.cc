@@ -10,39 +10,10 @@
 #include <cstdio>
 #include <cstring>
 
-#include <nlohmann/json.hpp>
-
 #include "report_analysis.h"
-#include "vocab/byte_size.h"
-#include "vocab/job_key.h"
-#include "vocab/profile.h"
 
 namespace multilane {
 namespace {
-
-// 16 hex digits of FNV-1a 64 over `text`: which profile text a run had.
-std::string Digest(const std::string& text) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  char out[17];
-  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
-  return out;
-}
-
-// The algorithm that ran most of a bin's calls ("" when none is named).
-std::string MostCalls(const ReportBin& b) {
-  std::string best;
-  int64_t most = -1;
-  for (const auto& [name, calls] : b.algos)
-    if (calls > most) {
-      most = calls;
-      best = name;
-    }
-  return best;
-}
 
 std::vector<std::string> ReportFiles(const std::string& inbox) {
   std::vector<std::string> names;
@@ -61,34 +32,50 @@ std::vector<std::string> ReportFiles(const std::string& inbox) {
 }  // namespace
 
 mldb::JobRunRow RunOfReport(const JobReport& r) {
-  const JobAnalysis a = AnalyzeJob(r);
+  const RunSummary s = SummarizeRun(r, AnalyzeJob(r));
   mldb::JobRunRow run;
-  run.job_key = r.job_key.empty() ? mla::DefaultJobKey(r.job_name, "") : r.job_key;
-  run.job_name = r.job_name;
-  run.job_id = r.job_id;
-  run.started_utc = r.started_utc;
-  if (r.profile_text) {
-    run.node_type = mla::ProfileHeaderValue(*r.profile_text, "node_type");
-    run.profile_digest = Digest(*r.profile_text);
-  }
-  run.nodes = r.nodes;
-  run.ranks = r.ranks;
-  run.gpus = r.gpus;
-  run.ranks_per_gpu = r.ranks_per_gpu;
-  nlohmann::json histogram = nlohmann::json::array();
-  for (const ReportBin& b : r.bins) {
-    const std::string algo = MostCalls(b);
-    if (!algo.empty())
-      run.algorithms += (run.algorithms.empty() ? "" : "; ") + b.memory + " " + mla::FormatByteSize(b.from) + " " + algo;
-    histogram.push_back({b.memory, b.from, b.calls, b.bytes, b.time_s.mean});
-  }
-  run.histogram_json = histogram.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  run.wall_s = a.split.wall_s;
-  run.compute_s = a.split.compute_s;
-  run.allreduce_s = a.split.allreduce_s;
-  run.wait_s = a.split.wait_s;
-  if (a.energy.measured) run.energy_j = a.energy.energy_j;
+  run.job_key = s.job_key;
+  run.run_id = s.run_id;
+  run.job_name = s.job_name;
+  run.job_id = s.job_id;
+  run.started_utc = s.started_utc;
+  run.node_type = s.node_type;
+  run.profile_digest = s.profile_digest;
+  run.nodes = s.nodes;
+  run.ranks = s.ranks;
+  run.gpus = s.gpus;
+  run.ranks_per_gpu = s.ranks_per_gpu;
+  run.algorithms = s.algorithms;
+  run.wall_s = s.wall_s;
+  run.compute_s = s.compute_s;
+  run.allreduce_s = s.allreduce_s;
+  run.wait_s = s.wait_s;
+  run.energy_j = s.energy_j;
+  run.histogram_json = s.histogram_json;
   return run;
+}
+
+RunSummary SummaryOfRow(const mldb::JobRunRow& row) {
+  RunSummary s;
+  s.job_key = row.job_key;
+  s.run_id = row.run_id;
+  s.job_name = row.job_name;
+  s.job_id = row.job_id;
+  s.started_utc = row.started_utc;
+  s.node_type = row.node_type;
+  s.profile_digest = row.profile_digest;
+  s.nodes = row.nodes;
+  s.ranks = row.ranks;
+  s.gpus = row.gpus;
+  s.ranks_per_gpu = row.ranks_per_gpu;
+  s.algorithms = row.algorithms;
+  s.wall_s = row.wall_s;
+  s.compute_s = row.compute_s;
+  s.allreduce_s = row.allreduce_s;
+  s.wait_s = row.wait_s;
+  s.energy_j = row.energy_j;
+  s.histogram_json = row.histogram_json;
+  return s;
 }
 
 std::string MakeInbox(const std::string& inbox) {

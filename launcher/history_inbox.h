@@ -11,15 +11,17 @@
 
 #include "db/job_history.h"
 #include "db/profile_store.h"
+#include "report_history.h"
 #include "report_reader.h"
 
 namespace multilane {
 
-// The history's summary of one job report: its key (job.key; a file written
-// before keys existed gets DefaultJobKey of its name and no command line),
-// layout, the time split and energy as `multilane report` computes them, what
-// ran per bin and the size histogram.
+// The history's row of one job report: report/report_history.h SummarizeRun
+// of the report and its analysis.
 mldb::JobRunRow RunOfReport(const JobReport& report);
+
+// A run of the history as report/report_history.h compares it.
+RunSummary SummaryOfRow(const mldb::JobRunRow& row);
 
 // Makes the folder `inbox` (mode 0700) and its missing parents (0755), as
 // `multilane run` does before a job with its report on.  Returns "" or what

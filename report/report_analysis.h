@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "report_history.h"
 #include "report_reader.h"
 #include "report_scaling.h"
 
@@ -180,6 +181,7 @@ struct JobAnalysis {
   std::string prediction_note;  // why not, when not
   std::vector<PredictionPoint> prediction;
   BetweenNodes between_nodes;  // the model's share of the step between nodes
+  HistoryComparison history;   // this run beside the job's earlier runs (filled by the caller: `multilane report`)
   Savings savings;
   LayoutAdvice layout;
   EnergyAnalysis energy;

@@ -279,6 +279,49 @@ void EnergyPart(Page* p, const std::string& id, const JobReport& r, const Energy
   p->Raw("</tr></table>");
 }
 
+// This run beside the job's earlier runs: the split of each as grouped bars
+// and a table, oldest first, this run last.
+void HistoryPart(Page* p, const std::string& id, const HistoryComparison& h) {
+  p->Raw("<h3>Earlier runs of this job</h3>");
+  if (!h.known) {
+    p->Raw("<p id=\"" + id + "-history-none\">None: ");
+    p->Text(h.note.empty() ? "no job history was read" : h.note);
+    p->Raw("</p>");
+    return;
+  }
+  std::vector<std::string> labels;
+  Series compute{"computation s", kCompute, {}, false}, allreduce{"allreduce s", kAllreduce, {}, false},
+      waiting{"waiting s", kWaiting, {}, false};
+  for (size_t i = 0; i < h.runs.size(); ++i) {
+    const RunSummary& r = h.runs[i];
+    labels.push_back((i + 1 == h.runs.size() ? "this run" : r.started_utc.substr(0, 16)) + ", " +
+                     std::to_string(r.ranks_per_gpu) + "/GPU");
+    compute.values.push_back(r.compute_s);
+    allreduce.values.push_back(r.allreduce_s);
+    waiting.values.push_back(r.wait_s);
+  }
+  p->Raw(GroupedBarsSvg("the job's runs", labels, {compute, allreduce, waiting}, "seconds"));
+  p->Raw("<table class=\"history\"><tr><th class=\"l\">started (UTC)</th><th>nodes</th><th>ranks</th>"
+         "<th>ranks per GPU</th><th>wall</th><th>computation</th><th>allreduce</th><th>waiting</th>"
+         "<th class=\"l\">algorithms</th></tr>");
+  for (size_t i = 0; i < h.runs.size(); ++i) {
+    const RunSummary& r = h.runs[i];
+    const std::string rid = id + "-run" + std::to_string(i);
+    p->Raw(std::string("<tr") + (i == h.best ? " class=\"best\"" : "") + "><td class=\"l\">");
+    p->Text(r.started_utc + (i + 1 == h.runs.size() ? " (this run)" : ""));
+    p->Raw("</td><td>" + std::to_string(r.nodes) + "</td><td>" + std::to_string(r.ranks) + "</td><td>" +
+           std::to_string(r.ranks_per_gpu) + "</td>");
+    p->Figure("td", rid, "wall", r.wall_s, Fmt("%.3f s", r.wall_s));
+    p->Figure("td", rid, "compute", r.compute_s, Fmt("%.3f s", r.compute_s));
+    p->Figure("td", rid, "allreduce", r.allreduce_s, Fmt("%.3f s", r.allreduce_s));
+    p->Figure("td", rid, "wait", r.wait_s, Fmt("%.3f s", r.wait_s));
+    p->Raw("<td class=\"l\">");
+    p->Text(r.algorithms);
+    p->Raw("</td></tr>");
+  }
+  p->Raw("</table>");
+}
+
 void JobSection(Page* p, size_t index, const JobReport& r, const JobAnalysis& a) {
   const std::string id = "j" + std::to_string(index);
   p->Raw("<section class=\"job\" id=\"" + id + "\" data-file=\"" + HtmlEscape(r.path) + "\" data-job-name=\"" +
@@ -293,6 +336,7 @@ void JobSection(Page* p, size_t index, const JobReport& r, const JobAnalysis& a)
   SavingsPart(p, id, a.savings);
   PredictionPart(p, id, a);
   EnergyPart(p, id, r, a.energy);
+  HistoryPart(p, id, a.history);
   p->Raw("</section>");
 }
 

@@ -96,6 +96,15 @@ json JobJson(const JobReport& r, const JobAnalysis& a) {
                       {"speedup", p.speedup},
                       {"efficiency", p.efficiency},
                       {"speedup_system_mpi", OrNull(p.speedup_system_mpi)}});
+  const HistoryComparison& h = a.history;
+  json runs = json::array();
+  for (const RunSummary& r : h.runs)
+    runs.push_back({{"started_utc", r.started_utc}, {"run_id", r.run_id}, {"job_id", r.job_id}, {"nodes", r.nodes}, {"ranks", r.ranks},
+                    {"gpus", r.gpus}, {"ranks_per_gpu", r.ranks_per_gpu}, {"algorithms", r.algorithms},
+                    {"profile_digest", r.profile_digest}, {"wall_s", r.wall_s}, {"compute_s", r.compute_s},
+                    {"allreduce_s", r.allreduce_s}, {"wait_s", r.wait_s}, {"energy_j", OrNull(r.energy_j)}});
+  j["history"] = {{"known", h.known}, {"note", h.note}, {"key", h.runs.empty() ? std::string() : h.runs.back().job_key},         {"runs", runs}, {"changes", h.changes},
+                  {"wall_ratio", h.wall_ratio}, {"paid", h.paid}, {"best", h.best}};
   const BetweenNodes& b = a.between_nodes;
   j["prediction"] = {{"possible", a.prediction_possible},
                      {"note", a.prediction_note},

@@ -63,6 +63,25 @@ const char* Mark(VerdictLevel level) {
   return "--";
 }
 
+// The job's runs side by side, oldest first, this run last.
+void HistoryLines(const HistoryComparison& h, std::string* out) {
+  if (!h.known) {
+    if (!h.note.empty()) Line(out, "  job history: %s", h.note.c_str());
+    return;
+  }
+  Line(out, "  job history of %s (%zu runs, this one last; * the fastest):", h.runs.back().job_key.c_str(),
+       h.runs.size());
+  Line(out, "    %-21s %5s %5s %4s %10s %8s %9s %6s  %s", "started (UTC)", "nodes", "ranks", "ppg", "wall s", "compute",
+       "allreduce", "wait", "algorithms");
+  for (size_t i = 0; i < h.runs.size(); ++i) {
+    const RunSummary& r = h.runs[i];
+    const double w = r.wall_s > 0 ? r.wall_s : 1;
+    Line(out, "    %-20s%s %5d %5d %4d %10.3f %8s %9s %6s  %s", r.started_utc.c_str(), i == h.best ? "*" : " ", r.nodes,
+         r.ranks, r.ranks_per_gpu, r.wall_s, Percent(r.compute_s / w).c_str(), Percent(r.allreduce_s / w).c_str(),
+         Percent(r.wait_s / w).c_str(), r.algorithms.c_str());
+  }
+}
+
 void Job(const JobReport& r, const JobAnalysis& a, std::string* out) {
   Line(out, "%s: job %s (id %s), %d rank(s) on %d node(s), %d GPU(s), started %s, libmlallreduce %s",
        r.path.c_str(), r.job_name.c_str(), r.job_id.c_str(), r.ranks, r.nodes, r.gpus, r.started_utc.c_str(),
@@ -146,6 +165,7 @@ void Job(const JobReport& r, const JobAnalysis& a, std::string* out) {
   } else {
     Line(out, "  energy: not measured (no GPU samples)");
   }
+  HistoryLines(a.history, out);
   Line(out, "  verdicts:");
   for (const Verdict& v : a.verdicts) Line(out, "    %s %s", Mark(v.level), v.text.c_str());
 }

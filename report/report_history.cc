@@ -1,0 +1,163 @@
+// report_history.cc: runs as the history keeps them, and this run beside the
+// earlier ones (report_history.h).
+#include "report_history.h"
+
+#include "report_analysis.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "vocab/byte_size.h"
+#include "vocab/job_key.h"
+#include "vocab/profile.h"
+
+namespace multilane {
+namespace {
+
+std::string Digest(const std::string& text) {  // FNV-1a 64, 16 hex digits
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  return out;
+}
+
+std::string MostCalls(const ReportBin& b) {
+  std::string best;
+  int64_t most = -1;
+  for (const auto& [name, calls] : b.algos)
+    if (calls > most) {
+      most = calls;
+      best = name;
+    }
+  return best;
+}
+
+// The library names each report multilane-report-<job id>-<UTC>-<pid>.json,
+// the same in the report folder and in the history inbox: that name tells two
+// runs of one second apart.  A file renamed since: job id and start.
+std::string RunId(const JobReport& r) {
+  const size_t slash = r.path.rfind('/');
+  const std::string base = slash == std::string::npos ? r.path : r.path.substr(slash + 1);
+  if (base.rfind("multilane-report-", 0) == 0 && base.size() > 5 && base.compare(base.size() - 5, 5, ".json") == 0)
+    return base.substr(0, base.size() - 5);
+  return r.job_id + "-" + r.started_utc;
+}
+
+// What differs between two runs of one job, in words.
+std::vector<std::string> Changes(const RunSummary& before, const RunSummary& now) {
+  std::vector<std::string> out;
+  const auto number = [&](const char* what, int a, int b) {
+    if (a != b) out.push_back(std::string(what) + " " + std::to_string(a) + " -> " + std::to_string(b));
+  };
+  number("nodes", before.nodes, now.nodes);
+  number("ranks", before.ranks, now.ranks);
+  number("GPUs", before.gpus, now.gpus);
+  number("ranks per GPU", before.ranks_per_gpu, now.ranks_per_gpu);
+  if (before.profile_digest != now.profile_digest)
+    out.push_back(now.profile_digest.empty() ? "no profile" : before.profile_digest.empty() ? "a profile" : "profile");
+  if (before.algorithms != now.algorithms) out.push_back("algorithms: " + now.algorithms);
+  return out;
+}
+
+}  // namespace
+
+RunSummary SummarizeRun(const JobReport& r, const JobAnalysis& a) {
+  RunSummary s;
+  s.job_key = r.job_key.empty() ? mla::DefaultJobKey(r.job_name, "") : r.job_key;
+  s.job_name = r.job_name;
+  s.job_id = r.job_id;
+  s.run_id = RunId(r);
+  s.started_utc = r.started_utc;
+  if (r.profile_text) {
+    s.node_type = mla::ProfileHeaderValue(*r.profile_text, "node_type");
+    s.profile_digest = Digest(*r.profile_text);
+  }
+  s.nodes = r.nodes;
+  s.ranks = r.ranks;
+  s.gpus = r.gpus;
+  s.ranks_per_gpu = r.ranks_per_gpu;
+  nlohmann::json histogram = nlohmann::json::array();
+  for (const ReportBin& b : r.bins) {
+    const std::string algo = MostCalls(b);
+    if (!algo.empty())
+      s.algorithms += (s.algorithms.empty() ? "" : "; ") + b.memory + " " + mla::FormatByteSize(b.from) + " " + algo;
+    histogram.push_back({b.memory, b.from, b.calls, b.bytes, b.time_s.mean});
+  }
+  s.histogram_json = histogram.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  s.wall_s = a.split.wall_s;
+  s.compute_s = a.split.compute_s;
+  s.allreduce_s = a.split.allreduce_s;
+  s.wait_s = a.split.wait_s;
+  if (a.energy.measured) s.energy_j = a.energy.energy_j;
+  return s;
+}
+
+HistoryComparison CompareWithHistory(const RunSummary& current, std::vector<RunSummary> earlier) {
+  HistoryComparison h;
+  earlier.erase(std::remove_if(earlier.begin(), earlier.end(),
+                               [&](const RunSummary& r) {
+                                 // Only runs before this one (a run of the same second: by run id).
+                                 return r.job_key != current.job_key || r.run_id == current.run_id ||
+                                        r.started_utc > current.started_utc ||
+                                        (r.started_utc == current.started_utc && r.run_id > current.run_id);
+                               }),
+                earlier.end());
+  std::stable_sort(earlier.begin(), earlier.end(),
+                   [](const RunSummary& x, const RunSummary& y) { return x.started_utc < y.started_utc; });
+  if (earlier.empty()) {
+    h.note = "no earlier run of job " + current.job_key + " in the history";
+    return h;
+  }
+  h.known = true;
+  h.runs = std::move(earlier);
+  h.runs.push_back(current);
+  const RunSummary& before = h.runs[h.runs.size() - 2];
+  h.changes = Changes(before, current);
+  h.wall_ratio = before.wall_s > 0 ? current.wall_s / before.wall_s : 1;
+  if (!h.changes.empty())
+    h.paid = h.wall_ratio < 1 - kHistorySameWallMargin ? "yes" : h.wall_ratio > 1 + kHistorySameWallMargin ? "no" : "same";
+  for (size_t i = 0; i < h.runs.size(); ++i)
+    if (h.runs[i].wall_s < h.runs[h.best].wall_s) h.best = i;
+  return h;
+}
+
+void AddHistory(const JobReport& report, JobAnalysis* a, std::vector<RunSummary> earlier, const std::string& why_none) {
+  const RunSummary current = SummarizeRun(report, *a);
+  a->history = CompareWithHistory(current, std::move(earlier));
+  if (!why_none.empty() && !a->history.known) a->history.note = why_none;
+  const HistoryComparison& h = a->history;
+  if (!h.known) return;
+  const RunSummary& before = h.runs[h.runs.size() - 2];
+  char wall_text[160];
+  std::snprintf(wall_text, sizeof wall_text, "the wall time went from %.4g s to %.4g s (x%.2f)", before.wall_s,
+                current.wall_s, h.wall_ratio);
+  const std::string wall = wall_text;
+  std::string changes;
+  for (const std::string& c : h.changes) changes += (changes.empty() ? "" : ", ") + c;
+  Verdict v{"history", VerdictLevel::kNote, ""};
+  if (h.changes.empty()) {
+    v.text = "nothing changed since the job's run before (" + before.started_utc + "): " + wall;
+  } else if (h.paid == "yes") {
+    v.level = VerdictLevel::kGood;
+    v.text = "since the job's run before (" + before.started_utc + "): " + changes + "; " + wall + ": the change paid";
+  } else if (h.paid == "no") {
+    v.level = VerdictLevel::kWarn;
+    v.text = "since the job's run before (" + before.started_utc + "): " + changes + "; " + wall +
+             ": the change did not pay; the fastest run was " + h.runs[h.best].started_utc + " (" +
+             std::to_string(h.runs[h.best].ranks_per_gpu) + " rank(s) per GPU)";
+  } else {
+    v.text = "since the job's run before (" + before.started_utc + "): " + changes + "; " + wall +
+             ": within the " + std::to_string(static_cast<int>(kHistorySameWallMargin * 100)) +
+             " % that counts as the same";
+  }
+  a->verdicts.push_back(v);
+}
+
+}  // namespace multilane
