@@ -133,8 +133,17 @@ bool ProfileStore::RecordJobRun(const JobRunRow& run, bool* added, std::string* 
   return sql::WriteTransaction(
       db_, path_, "recording a job run",
       [&](std::string*) {
-        const int rc = InsertRun(db_, copy, added);
-        return rc == SQLITE_OK ? Trim(db_, copy.job_key) : rc;
+        int rc = InsertRun(db_, copy, added);
+        if (rc == SQLITE_OK) rc = Trim(db_, copy.job_key);
+        if (rc == SQLITE_OK && *added) {  // a run older than the kept ones goes at once
+          Stmt kept(db_, "SELECT 1 FROM job_history WHERE job_key = ?1 AND run_id = ?2");
+          kept.Bind(1, copy.job_key);
+          kept.Bind(2, copy.run_id);
+          rc = kept.Step();
+          *added = rc == SQLITE_ROW;
+          rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+        }
+        return rc;
       },
       error);
 }
@@ -143,6 +152,10 @@ std::vector<JobRunRow> ProfileStore::JobRuns(const std::string& job_key, std::st
   std::lock_guard<std::mutex> lock(mu_);
   ClearError(error);
   std::vector<JobRunRow> out;
+  {  // a database of schema 2 or older (opened read-only) has no history yet
+    Stmt t(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'job_history'");
+    if (t.prepare_rc() == SQLITE_OK && t.Step() == SQLITE_DONE) return out;
+  }
   const std::string query = std::string(kRunColumns) + (job_key.empty() ? "" : " WHERE job_key = ?1") +
                             " ORDER BY job_key, started_utc, id";
   Stmt s(db_, query.c_str());

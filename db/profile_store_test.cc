@@ -818,6 +818,9 @@ TEST(ProfileStoreTest, JobHistoryRecordsListsBoundsAndForgets) {
     std::snprintf(started, sizeof started, "2026-12-02T10:%02d:00Z", i);
     ASSERT_TRUE(store->RecordJobRun(MakeRun("other", started, i + 1), &added, &error)) << error;
   }
+  // A run older than the kept ones goes at once, and is not counted as added.
+  ASSERT_TRUE(store->RecordJobRun(MakeRun("other", "2026-12-02T09:00:00Z"), &added, &error)) << error;
+  EXPECT_FALSE(added);
   runs = store->JobRuns("other", &error);
   ASSERT_EQ(runs.size(), static_cast<size_t>(kHistoryRunsPerKey));
   EXPECT_EQ(runs.front().started_utc, "2026-12-02T10:05:00Z");  // the 5 oldest went
@@ -847,6 +850,7 @@ TEST(ProfileStoreTest, JobHistoryRefusesBadRunsAndReadOnlyStores) {
   EXPECT_NE(error.find("finite and not negative"), std::string::npos) << error;
   bad = MakeRun("k", "");
   EXPECT_FALSE(store->RecordJobRun(bad, &added, &error));
+  EXPECT_NE(error.find("started_utc is empty"), std::string::npos) << error;
   store.reset();
   auto ro = OpenOrDie(path, Access::kReadOnly);
   EXPECT_FALSE(ro->RecordJobRun(MakeRun("k", "2026-12-01T10:00:00Z"), &added, &error));
@@ -870,6 +874,8 @@ TEST(ProfileStoreTest, SchemaTwoGainsTheHistory) {
     ASSERT_NE(ro, nullptr);
     EXPECT_EQ(ro->Check().schema_version, 2);
     EXPECT_TRUE(ro->Find(TestFingerprint().Key(), "", "0.1.0", "Open MPI 4.1.5", &error).has_value()) << error;
+    EXPECT_TRUE(ro->JobRuns("", &error).empty());  // no history yet: empty, not an error
+    EXPECT_TRUE(error.empty()) << error;
   }
   auto rw = OpenOrDie(path);
   EXPECT_EQ(rw->Check().schema_version, kSchemaVersion);

@@ -28,6 +28,7 @@ struct HistoryOptions {
   std::string forget;
   bool forget_all = false;
   bool json = false;
+  bool make_inbox = false;
 };
 
 nlohmann::json RunJson(const mldb::JobRunRow& r) {
@@ -85,7 +86,26 @@ void PrintRuns(const std::vector<mldb::JobRunRow>& runs, bool per_run) {
   }
 }
 
+// --make-inbox: makes the user's history inbox and says where it is, as
+// key=value lines for the Slurm plugin (which runs this as the job's user in
+// report mode): history_inbox=PATH, or history_note=ONE LINE.
+int MakeInboxForPlugin() {
+  const std::string inbox = mldb::UserHistoryInboxPath();
+  std::string why = inbox.empty() ? "no user database (HOME is not set)" : "";
+  if (why.empty() && inbox.find_first_of("\n\r") != std::string::npos) why = "its path holds a line break";
+  if (why.empty()) why = MakeInbox(inbox);
+  if (why.empty()) {
+    std::printf("history_inbox=%s\n", inbox.c_str());
+  } else {
+    for (char& c : why)
+      if (c == '\n' || c == '\r') c = ' ';
+    std::printf("history_note=the job history is not kept: %s\n", why.c_str());
+  }
+  return 0;
+}
+
 int History(const HistoryOptions& opt) {
+  if (opt.make_inbox) return MakeInboxForPlugin();
   for (const std::string* k : {&opt.key, &opt.forget})
     if (!k->empty() && !mla::ValidJobKey(*k))
       return Fail("job key '" + Shown(*k) + "' must be " + mla::JobKeyRule() + "; `multilane history` lists the keys");
@@ -130,6 +150,8 @@ void AddHistoryCommand(CLI::App& app, int* status) {
   CLI::Option* forget = cmd->add_option("--forget", opt->forget, "Forget the runs of this job key");
   cmd->add_flag("--forget-all", opt->forget_all, "Forget every run")->excludes(forget);
   cmd->add_flag("--json", opt->json, "Print the runs as JSON");
+  cmd->add_flag("--make-inbox", opt->make_inbox,
+                "Only make your history inbox and print history_inbox=PATH (for the Slurm plugin)");
   cmd->footer("Jobs started by `multilane run` with MULTILANE_REPORT set drop their report into the history "
               "inbox beside the database; each `multilane history` records them first.");
   cmd->callback([opt, status] { *status = History(*opt); });

@@ -3,6 +3,7 @@
 // as JSON) and writes a self-contained HTML page (docs/report.md).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -50,27 +51,32 @@ std::string TerminalSafe(const std::string& text) {
 }
 
 // Each job beside its earlier runs in the job history of `database` (read
-// only; docs/history.md).  No database, an older one without the history, or
-// one that cannot be read: the report says so and goes on.
+// only; docs/history.md), with the runs still waiting in its inbox.  No
+// database or one that cannot be read: the report says so and goes on.
 void AddHistories(const std::string& database, ReportSet* set) {
   std::unique_ptr<mldb::ProfileStore> store;
   std::string why;
   if (database.empty()) {
     why = "no user database (HOME is not set)";
-  } else if (access(database.c_str(), F_OK) != 0) {
-    why = "no job history yet (" + database + " does not exist)";
-  } else {
+  } else if (access(database.c_str(), F_OK) == 0) {
     store = mldb::ProfileStore::Open(database, mldb::ProfileStore::Access::kReadOnly, &why);
   }
+  const std::vector<RunSummary> pending = mldb::HistoryInboxOf(database).empty()
+                                              ? std::vector<RunSummary>()
+                                              : PendingRuns(mldb::HistoryInboxOf(database));
+  if (!store && why.empty() && pending.empty()) why = "no job history yet (" + database + " does not exist)";
   for (size_t i = 0; i < set->jobs.size(); ++i) {
+    const RunSummary me = SummarizeRun(set->reports[i], set->jobs[i]);
     std::vector<RunSummary> earlier;
     std::string note = why;
     if (store) {
-      const RunSummary me = SummarizeRun(set->reports[i], set->jobs[i]);
       std::string error;
       for (const mldb::JobRunRow& row : store->JobRuns(me.job_key, &error)) earlier.push_back(SummaryOfRow(row));
       if (!error.empty()) note = "the job history cannot be read: " + error;
     }
+    for (const RunSummary& p : pending)
+      if (std::none_of(earlier.begin(), earlier.end(), [&](const RunSummary& e) { return e.run_id == p.run_id; }))
+        earlier.push_back(p);
     AddHistory(set->reports[i], &set->jobs[i], std::move(earlier), note);
   }
 }

@@ -18,8 +18,6 @@
 //   options_error=ONE LINE     (with --options: the plugin refuses the value; nothing else follows)
 //   library_loads=yes|no       (with --check-library PATH: whether dlopen takes it)
 //   library_error=ONE LINE     (when it does not)
-//   history_inbox=PATH         (with --history-inbox: the user's history inbox, made; docs/history.md)
-//   history_note=ONE LINE      (when it cannot be made)
 //
 // Exit status 0 whether found or not; 2 for bad arguments.
 #include <dlfcn.h>
@@ -36,8 +34,6 @@
 #include "commands.h"
 #include "context.h"
 #include "db/node_type.h"
-#include "db/paths.h"
-#include "history_inbox.h"
 #include "vocab/outside_input.h"
 #include "db/profile_store.h"
 #include "db/resolve.h"
@@ -59,7 +55,6 @@ struct ResolveOptions {
   std::string program_path;  // the job's PATH, to find a program named without '/'
   std::string program_dir;   // the job's working directory, for a relative program
   std::string options;       // the user's --multilane value, checked with the plugin's parser
-  bool history_inbox = false;
 };
 
 std::string OneLine(const std::string& text) {
@@ -73,19 +68,6 @@ std::string OneLine(const std::string& text) {
   }
   while (!out.empty() && out.back() == ';') out.pop_back();
   return out;
-}
-
-// --history-inbox: makes the user's history inbox (as `multilane run` does
-// for a job with its report on) and says where it is.
-void PrintHistoryInbox() {
-  const std::string inbox = mldb::UserHistoryInboxPath();
-  const std::string why = inbox.empty()                                        ? "no user database (HOME is not set)"
-                          : inbox.find_first_of("\n\r") != std::string::npos ? "its path holds a line break"
-                                                                               : MakeInbox(inbox);
-  if (why.empty())
-    std::printf("history_inbox=%s\n", inbox.c_str());
-  else
-    std::printf("history_note=the job history is not kept: %s\n", OneLine(why).c_str());
 }
 
 // Loads the library the plugin is about to preload, in a child of this
@@ -227,7 +209,6 @@ bool CheckUserOptions(ResolveOptions* opt) {
 int Resolve(ResolveOptions opt) {
   if (!opt.options.empty() && !CheckUserOptions(&opt)) return 0;
   CheckLibrary(opt.check_library);
-  if (opt.history_inbox) PrintHistoryInbox();
   if (opt.any_node_type && opt.partition.empty()) return Fail("--any-node-type needs --partition NAME");
   if (!opt.mpi.empty() && opt.mpi != "auto" && mla::FindMpiFamily(opt.mpi) == nullptr)
     return Fail("--mpi '" + mldb::Excerpt(opt.mpi) + "' must be auto, " + mla::MpiFamilyChoices());
@@ -264,8 +245,6 @@ void AddResolveCommand(CLI::App& app, int* status) {
   cmd->add_flag("--any-node-type", opt->any_node_type,
                 "With --partition: any node type's profile of that partition (for submit hosts)");
   cmd->add_option("--check-library", opt->check_library, "Also say whether this library loads (dlopen)");
-  cmd->add_flag("--history-inbox", opt->history_inbox,
-                "Also make your history inbox (beside your database) and print history_inbox=PATH");
   cmd->add_option("--mpi", opt->mpi,
                   "The job's MPI family: auto (default: the program's, else the first family with a profile), " +
                       mla::MpiFamilyChoices());

@@ -79,19 +79,49 @@ RunSummary SummaryOfRow(const mldb::JobRunRow& row) {
 }
 
 std::string MakeInbox(const std::string& inbox) {
+  if (inbox.empty() || inbox[0] != '/') return "the history inbox '" + inbox + "' is not an absolute path";
   for (size_t at = inbox.find('/', 1); at != std::string::npos; at = inbox.find('/', at + 1)) {
     const std::string parent = inbox.substr(0, at);
     if (mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST) return "cannot create " + parent + ": " + std::strerror(errno);
   }
   if (mkdir(inbox.c_str(), 0700) != 0 && errno != EEXIST) return "cannot create " + inbox + ": " + std::strerror(errno);
+  return CheckInbox(inbox);
+}
+
+std::string CheckInbox(const std::string& inbox) {
   struct stat st;
-  if (stat(inbox.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return inbox + " is not a folder";
+  if (lstat(inbox.c_str(), &st) != 0) return "cannot read " + inbox + ": " + std::strerror(errno);
+  if (!S_ISDIR(st.st_mode)) return inbox + " is not a folder (a link or a file): move it away";
+  if (st.st_uid != geteuid()) return inbox + " belongs to another user: move it away";
+  if ((st.st_mode & 077) != 0 && chmod(inbox.c_str(), 0700) != 0)
+    return inbox + " is open to others and cannot be made private: " + std::strerror(errno);
   return "";
 }
 
-bool RecordInbox(const std::string& inbox, mldb::ProfileStore* store, InboxResult* result, std::string* error) {
+std::vector<std::string> PendingReports(const std::string& inbox, std::vector<std::string>* notes) {
+  std::vector<std::string> paths;
+  if (!CheckInbox(inbox).empty()) return paths;
   for (const std::string& name : ReportFiles(inbox)) {
     const std::string path = inbox + "/" + name;
+    struct stat st;
+    if (lstat(path.c_str(), &st) != 0) continue;
+    if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+      if (notes) notes->push_back(path + ": not a file of yours (a link, or another user's); left out of the history");
+      continue;
+    }
+    paths.push_back(path);
+  }
+  return paths;
+}
+
+bool RecordInbox(const std::string& inbox, mldb::ProfileStore* store, InboxResult* result, std::string* error) {
+  struct stat st;
+  if (lstat(inbox.c_str(), &st) != 0) return true;  // no inbox: nothing waits
+  if (const std::string why = CheckInbox(inbox); !why.empty()) {
+    result->notes.push_back("the history inbox is not used: " + why);
+    return true;
+  }
+  for (const std::string& path : PendingReports(inbox, &result->notes)) {
     JobReport report;
     std::string why;
     bool usable = ReadJobReport(path, &report, &why);
@@ -104,6 +134,7 @@ bool RecordInbox(const std::string& inbox, mldb::ProfileStore* store, InboxResul
     }
     if (!usable) {
       const bool moved = rename(path.c_str(), (path + ".ignored").c_str()) == 0;
+      const std::string name = path.substr(path.rfind('/') + 1);
       result->notes.push_back(why + (moved ? "; left out of the history (renamed to " + name + ".ignored)"
                                            : "; left out of the history"));
       continue;
@@ -114,6 +145,16 @@ bool RecordInbox(const std::string& inbox, mldb::ProfileStore* store, InboxResul
     unlink(path.c_str());
   }
   return true;
+}
+
+std::vector<RunSummary> PendingRuns(const std::string& inbox) {
+  std::vector<RunSummary> runs;
+  for (const std::string& path : PendingReports(inbox, nullptr)) {
+    JobReport report;
+    std::string why;
+    if (ReadJobReport(path, &report, &why)) runs.push_back(SummarizeRun(report, AnalyzeJob(report)));
+  }
+  return runs;
 }
 
 }  // namespace multilane

@@ -23,10 +23,22 @@ mldb::JobRunRow RunOfReport(const JobReport& report);
 // A run of the history as report/report_history.h compares it.
 RunSummary SummaryOfRow(const mldb::JobRunRow& row);
 
-// Makes the folder `inbox` (mode 0700) and its missing parents (0755), as
-// `multilane run` does before a job with its report on.  Returns "" or what
-// failed.
+// Makes the folder `inbox` (an absolute path; mode 0700) and its missing
+// parents (0755), as `multilane run` does before a job with its report on,
+// then CheckInbox.  Returns "" or what failed.
 std::string MakeInbox(const std::string& inbox);
+
+// "" when `inbox` is a real folder (not a link) of this user's, made private
+// (0700) where it was open to others; else why it is not used.
+std::string CheckInbox(const std::string& inbox);
+
+// The job report files waiting in `inbox` (CheckInbox passed), sorted by
+// name: regular files of this user's only; each other entry adds a note.
+std::vector<std::string> PendingReports(const std::string& inbox, std::vector<std::string>* notes);
+
+// The runs waiting in `inbox`, read only (not recorded): what `multilane
+// report` adds to the database's runs.  Files it cannot read are left out.
+std::vector<RunSummary> PendingRuns(const std::string& inbox);
 
 // What RecordInbox did.
 struct InboxResult {
@@ -36,7 +48,7 @@ struct InboxResult {
 };
 
 // Records every job report file (multilane-report-*.json) of the folder
-// `inbox` into `store` and removes each file recorded.  A file that is not a
+// `inbox` (PendingReports) into `store` and removes each file recorded.  A file that is not a
 // job report the reader takes (or not a regular file) is never fatal: it is
 // renamed to NAME.ignored, so that it is named once, and a note says why.  A
 // missing inbox is empty.  Returns false only when the store fails (*error).

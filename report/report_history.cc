@@ -50,6 +50,23 @@ std::string RunId(const JobReport& r) {
   return r.job_id + "-" + r.started_utc;
 }
 
+// The number at the end of a run id (the library's: rank 0's pid), or -1.
+long long TrailingNumber(const std::string& id) {
+  size_t at = id.size();
+  while (at > 0 && id[at - 1] >= '0' && id[at - 1] <= '9') --at;
+  if (at == id.size() || id.size() - at > 18) return -1;
+  return std::stoll(id.substr(at));
+}
+
+// Whether run a started before run b: by start, then (runs of one second) by
+// the pid that ends the library's run ids, else by the ids as text.
+bool StartedBefore(const RunSummary& a, const RunSummary& b) {
+  if (a.started_utc != b.started_utc) return a.started_utc < b.started_utc;
+  const long long x = TrailingNumber(a.run_id), y = TrailingNumber(b.run_id);
+  if (x >= 0 && y >= 0 && x != y) return x < y;
+  return a.run_id < b.run_id;
+}
+
 // What differs between two runs of one job, in words.
 std::vector<std::string> Changes(const RunSummary& before, const RunSummary& now) {
   std::vector<std::string> out;
@@ -103,14 +120,12 @@ HistoryComparison CompareWithHistory(const RunSummary& current, std::vector<RunS
   HistoryComparison h;
   earlier.erase(std::remove_if(earlier.begin(), earlier.end(),
                                [&](const RunSummary& r) {
-                                 // Only runs before this one (a run of the same second: by run id).
+                                 // Only runs before this one.
                                  return r.job_key != current.job_key || r.run_id == current.run_id ||
-                                        r.started_utc > current.started_utc ||
-                                        (r.started_utc == current.started_utc && r.run_id > current.run_id);
+                                        !StartedBefore(r, current);
                                }),
                 earlier.end());
-  std::stable_sort(earlier.begin(), earlier.end(),
-                   [](const RunSummary& x, const RunSummary& y) { return x.started_utc < y.started_utc; });
+  std::stable_sort(earlier.begin(), earlier.end(), StartedBefore);
   if (earlier.empty()) {
     h.note = "no earlier run of job " + current.job_key + " in the history";
     return h;

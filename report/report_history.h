@@ -49,8 +49,8 @@ struct HistoryComparison {
 };
 
 // Compares `current` with the runs of `earlier` of its key that started
-// before it (of the same second: a smaller run_id); this run itself and later
-// runs are left out.  Not known
+// before it (of the same second: by the pid that ends the library's run ids);
+// this run itself and later runs are left out.  Not known
 // when no earlier run is left.
 HistoryComparison CompareWithHistory(const RunSummary& current, std::vector<RunSummary> earlier);
 

@@ -46,6 +46,21 @@ TEST(ReportHistory, ThisRunBesideTheEarlierOnes) {
   EXPECT_EQ(h.changes[1], "ranks per GPU 1 -> 2");
 }
 
+// Runs of one second are ordered by the pid that ends their report's name,
+// as a number (999 before 1000); a renamed report (job id and start) too.
+TEST(ReportHistory, RunsOfOneSecond) {
+  const std::string t = "2026-12-03T10:00:00Z";
+  const RunSummary now = RunAt("multilane-report-local-20261203T100000Z-1000", t, 80, 2);
+  const HistoryComparison h = CompareWithHistory(
+      now, {RunAt("multilane-report-local-20261203T100000Z-1001", t, 70, 1),
+            RunAt("multilane-report-local-20261203T100000Z-999", t, 100, 1), RunAt("local-" + t, t, 90, 1)});
+  ASSERT_TRUE(h.known);
+  ASSERT_EQ(h.runs.size(), 3u);
+  EXPECT_EQ(h.runs[0].run_id, "local-2026-12-03T10:00:00Z");  // ends in no pid: by text, before "multilane-..."
+  EXPECT_EQ(h.runs[1].run_id, "multilane-report-local-20261203T100000Z-999");
+  EXPECT_EQ(h.runs[2].run_id, now.run_id);  // 1001 is a later run
+}
+
 TEST(ReportHistory, PaidOrNotOrTheSame) {
   const RunSummary before = RunAt("a", "2026-12-01T10:00:00Z", 100, 1);
   EXPECT_EQ(CompareWithHistory(RunAt("b", "2026-12-02T10:00:00Z", 120, 2), {before}).paid, "no");

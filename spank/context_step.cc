@@ -108,15 +108,30 @@ SubprocessResult LookUp(spank_t sp, const PluginState& s) {
       argv.insert(argv.end(), {"--program", args[0], "--program-path", GetEnv(sp, "PATH"), "--program-dir",
                                GetEnv(sp, "PWD")});
   }
-  std::map<std::string, std::string> env = {{"PATH", "/usr/bin:/bin"}, {"LANG", "C"}, {"HOME", "/"}};
-  // report mode: the resolver, as the user, also makes the user's history
-  // inbox beside their database, found from the job's own variables.
-  if (s.user.report) {
-    argv.push_back("--history-inbox");
-    for (const char* name : {"HOME", "XDG_STATE_HOME", "MULTILANE_USER_DB"})
-      if (const std::string v = GetEnv(sp, name); !v.empty()) env[name] = v;
-  }
+  const std::map<std::string, std::string> env = {{"PATH", "/usr/bin:/bin"}, {"LANG", "C"}, {"HOME", "/"}};
   return RunCapture(argv, env, uid, gid, s.config.resolve_timeout_s);
+}
+
+// Report mode: `multilane history --make-inbox` as the job's user, in a child
+// of its own (a slow home folder delays only this, never the look-up), makes
+// the user's history inbox beside their database, found from the job's own
+// variables.  Returns its path, or "" (a note was said).
+std::string HistoryInbox(spank_t sp, const PluginState& s) {
+  uid_t uid = static_cast<uid_t>(-1);
+  gid_t gid = static_cast<gid_t>(-1);
+  Item(sp, S_JOB_UID, &uid);
+  Item(sp, S_JOB_GID, &gid);
+  std::map<std::string, std::string> env = {{"PATH", "/usr/bin:/bin"}, {"LANG", "C"}, {"HOME", "/"}};
+  for (const char* name : {"HOME", "XDG_STATE_HOME", "MULTILANE_USER_DB"})
+    if (const std::string v = GetEnv(sp, name); !v.empty()) env[name] = v;
+  const SubprocessResult r = RunCapture({s.config.multilane, "history", "--make-inbox"}, env, uid, gid,
+                                        s.config.resolve_timeout_s);
+  auto kv = ParseKeyValueLines(r.output);
+  if (!kv["history_inbox"].empty()) return kv["history_inbox"];
+  SayOnce(sp, "note: " + (kv["history_note"].empty() ? std::string("the job history is not kept: its inbox could "
+                                                                    "not be made (multilane history --make-inbox)")
+                                                       : kv["history_note"]));
+  return "";
 }
 
 // Puts the library into LD_PRELOAD; the user's own preloads stay first, as
@@ -250,8 +265,8 @@ int StepUserInit(spank_t sp) {
   if (!user_profile) SetEnv(sp, "MULTILANE_PROFILE", kv["profile"]);
   uint32_t tasks = 0;
   Item(sp, S_JOB_LOCAL_TASK_COUNT, &tasks);
-  SetStepVariables(sp, s, tasks, SplitList(GetEnv(sp, "CUDA_VISIBLE_DEVICES")).size(), kv["history_inbox"]);
-  if (!kv["history_note"].empty()) SayOnce(sp, "note: " + kv["history_note"]);
+  SetStepVariables(sp, s, tasks, SplitList(GetEnv(sp, "CUDA_VISIBLE_DEVICES")).size(),
+                   s.user.report ? HistoryInbox(sp, s) : std::string());
   const bool mps = PointAtMps(sp, s);
   SayProfileNotes(sp, s, kv, user_profile, mps);
   return 0;

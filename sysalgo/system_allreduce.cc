@@ -247,8 +247,9 @@ void SystemAllreduce::FindHan() {
 bool SystemAllreduce::SpansMachines(MPI_Comm comm) {
   MPI_Comm local = MPI_COMM_NULL;
   int size = 0, local_size = 0;
-  if (PMPI_Comm_size(comm, &size) != MPI_SUCCESS ||
-      PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) != MPI_SUCCESS)
+  PMPI_Comm_size(comm, &size);
+  // Every rank makes the collective call, whatever its own answer.
+  if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) != MPI_SUCCESS)
     return true;  // cannot tell: as if it did (the choice is then refused, never wrong)
   PMPI_Comm_size(local, &local_size);
   PMPI_Comm_free(&local);
@@ -341,9 +342,13 @@ MPI_Comm SystemAllreduce::SelectOpenMpi(int value, bool segmented, MPI_Comm comm
 }
 
 MPI_Comm SystemAllreduce::MakeOpenMpi(int value, bool segmented, MPI_Comm comm, std::string* error) {
-  // The same answer on every rank (all see the same machines): collective.
-  if (!han_over_tuned_.empty() && SpansMachines(comm)) {
-    *error = han_over_tuned_;
+  // Collective, and the same answer on every rank: whether any rank's
+  // coll/han outranks tuned and the communicator spans machines.
+  int mine[2] = {han_over_tuned_.empty() ? 0 : 1, SpansMachines(comm) ? 1 : 0}, all[2] = {1, 1};
+  if (PMPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS || (all[0] && all[1])) {
+    *error = !han_over_tuned_.empty() ? han_over_tuned_
+                                      : "another rank's Open MPI runs coll/han on a communicator that spans machines, "
+                                        "where coll/tuned's algorithm would not run as itself";
     return MPI_COMM_NULL;
   }
   int old = 0, old_segment = 0;

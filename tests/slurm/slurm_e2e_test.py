@@ -1193,7 +1193,9 @@ def case_two_nodes_system_algorithms_observed(root):
     probe made.  Where coll/han outranks tuned (Open MPI 5), han takes a
     communicator that spans machines and a forced tuned algorithm would not
     run: the probe must refuse each one and say why, not time han under
-    ring's name."""
+    ring's name (the counts are not compared there: han's own steps call
+    tuned's functions on communicators of its own; without the refusal,
+    this case's tuned branch counted 3 rings of the 30 claimed)."""
     sys.path.insert(0, os.path.join(ARGS.source, "tests", "sysalgo"))
     from coll_counts import take_counts
     from probe_choice_observed import PLAN, SYSTEM, expected_calls
