@@ -17,17 +17,6 @@
 namespace multilane {
 namespace {
 
-std::string Digest(const std::string& text) {  // FNV-1a 64, 16 hex digits
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  char out[17];
-  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
-  return out;
-}
-
 std::string MostCalls(const ReportBin& b) {
   std::string best;
   int64_t most = -1;
@@ -94,7 +83,7 @@ RunSummary SummarizeRun(const JobReport& r, const JobAnalysis& a) {
   s.started_utc = r.started_utc;
   if (r.profile_text) {
     s.node_type = mla::ProfileHeaderValue(*r.profile_text, "node_type");
-    s.profile_digest = Digest(*r.profile_text);
+    s.profile_digest = mla::Fnv1a64Hex(*r.profile_text);
   }
   s.nodes = r.nodes;
   s.ranks = r.ranks;

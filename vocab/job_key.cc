@@ -25,18 +25,22 @@ std::string JobKeyRule() {
   return "1 to " + std::to_string(kMaxJobKeyLength) + " letters, digits or . _ - + : @ /, not starting with -";
 }
 
-std::string DefaultJobKey(const std::string& program, const std::string& cmdline) {
-  uint64_t h = 14695981039346656037ull;  // FNV-1a, 64 bits
-  for (unsigned char c : cmdline) {
+std::string Fnv1a64Hex(const std::string& bytes) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : bytes) {
     h ^= c;
     h *= 1099511628211ull;
   }
+  char digest[17];
+  std::snprintf(digest, sizeof digest, "%016llx", static_cast<unsigned long long>(h));
+  return digest;
+}
+
+std::string DefaultJobKey(const std::string& program, const std::string& cmdline) {
   std::string name;
   for (char c : program.substr(0, kMaxJobKeyLength - 13)) name += KeyChar(c) ? c : '_';
   if (name.empty() || name[0] == '-') name = "job" + name;
-  char digest[17];
-  std::snprintf(digest, sizeof digest, "%016llx", static_cast<unsigned long long>(h));
-  return name.substr(0, kMaxJobKeyLength - 13) + ":" + std::string(digest, 12);
+  return name.substr(0, kMaxJobKeyLength - 13) + ":" + Fnv1a64Hex(cmdline).substr(0, 12);
 }
 
 }  // namespace mla

@@ -21,6 +21,10 @@ bool ValidJobKey(const std::string& key);
 // ValidJobKey takes, for messages.
 std::string JobKeyRule();
 
+// 16 hexadecimal digits of the 64-bit FNV-1a digest of `bytes`: the job
+// key's digest, and the history's name for a profile text.
+std::string Fnv1a64Hex(const std::string& bytes);
+
 // The key of a job not named by its user (MULTILANE_JOB_KEY): the program's
 // name, ':' and 12 hexadecimal digits of a 64-bit FNV-1a digest of its whole
 // command line (`cmdline`: the arguments, each ended by a NUL, as

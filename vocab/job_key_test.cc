@@ -27,7 +27,9 @@ TEST(JobKey, DefaultIsNameAndDigestOfTheWholeCommandLine) {
   EXPECT_EQ(a.size(), 6u + 12u);
   EXPECT_NE(a, b);  // other arguments: another job
   EXPECT_EQ(a, DefaultJobKey("train", std::string("./train\0--epochs\0" "10\0", 20)));  // stable
-  // FNV-1a 64 of the empty string is cbf29ce484222325.
+  // FNV-1a 64 of the empty string is cbf29ce484222325, of "a" af63dc4c8601ec8c.
+  EXPECT_EQ(Fnv1a64Hex(""), "cbf29ce484222325");
+  EXPECT_EQ(Fnv1a64Hex("a"), "af63dc4c8601ec8c");
   EXPECT_EQ(DefaultJobKey("x", ""), "x:cbf29ce48422");
   EXPECT_TRUE(ValidJobKey(DefaultJobKey("my prog\x01", "a")));
   EXPECT_EQ(DefaultJobKey("my prog", "").substr(0, 8), "my_prog:");
