@@ -5,8 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -19,15 +19,17 @@
 namespace mldb {
 namespace testing_util {
 
-// A fresh, empty folder under testing::TempDir(), unique per call and process.
+// A fresh, empty folder under testing::TempDir(), unique per call: made by
+// mkdtemp, so a folder an earlier run left behind under a reused process id
+// is never handed out again (CI once failed on exactly that).
 inline std::string NewTempDir() {
-  static std::atomic<int> counter{0};
   const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
   std::string name = ::testing::TempDir() + "mldb_" +
                      (info != nullptr ? std::string(info->test_suite_name()) + "." + info->name()
                                       : std::string("test")) +
-                     "_" + std::to_string(getpid()) + "_" + std::to_string(counter++);
-  mkdir(name.c_str(), 0755);
+                     "_XXXXXX";
+  if (mkdtemp(name.data()) == nullptr) ADD_FAILURE() << "mkdtemp " << name << " failed";
+  chmod(name.c_str(), 0755);  // tests that drop to another user read it
   return name;
 }
 

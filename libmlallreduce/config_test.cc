@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 
@@ -175,8 +176,8 @@ TEST(Config, VerboseAboveOneIsAWarning) {
 // Issue 15 item 3: /dev/zero was read until the OOM killer struck, a FIFO
 // hung MPI_Init, and a folder was called "empty".
 TEST(Config, ProfileFileMustBeARegularFileBelowTheCap) {
-  const std::string dir = testing::TempDir() + "/mla_config_profile_rules_" + std::to_string(getpid());
-  mkdir(dir.c_str(), 0755);
+  std::string dir = testing::TempDir() + "/mla_config_profile_rules_XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr) << dir;
   const std::string fifo = dir + "/fifo";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   const std::string big = dir + "/big.txt";
