@@ -1,0 +1,174 @@
+// layout_choice.cc: the next run's ranks per GPU (layout_choice.h).
+#include "layout_choice.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "vocab/price.h"
+
+namespace multilane {
+namespace {
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The run's calls, from its histogram ([[memory, from, calls, bytes,
+// time_s], ...]), host and device alike: both change with the ranks per GPU.
+// False when the histogram is not such a list (a damaged history entry).
+bool RunCalls(const RunSummary& run, std::vector<mla::BinCalls>* out) {
+  const nlohmann::json h = nlohmann::json::parse(run.histogram_json, nullptr, false);
+  if (!h.is_array()) return false;
+  for (const nlohmann::json& b : h) {
+    if (!b.is_array() || b.size() < 4 || !b[0].is_string() || !b[1].is_number_unsigned() || !b[2].is_number() ||
+        !b[3].is_number())
+      return false;
+    const double calls = b[2].get<double>();
+    if (calls <= 0) continue;
+    mla::MemKind kind;
+    if (b[0] == "device") {
+      kind = mla::MemKind::kDevice;
+    } else if (b[0] == "host") {
+      kind = mla::MemKind::kHost;
+    } else {
+      return false;
+    }
+    out->push_back({kind, b[1].get<uint64_t>(), calls, b[3].get<double>() / calls});
+  }
+  return true;
+}
+
+// The profile's price of `calls` at ranks per GPU `ppg` (its ppg=N entries of
+// either memory kind), or -1 when some bin has no price there.
+double PriceAt(const mla::Profile& profile, int ppg, const std::vector<mla::BinCalls>& calls) {
+  std::vector<mla::ProfileEntry> entries;
+  for (const mla::ProfileEntry& e : profile.entries())
+    if (e.ppg == ppg) entries.push_back(e);
+  if (entries.empty() || calls.empty()) return -1;
+  const mla::CallsPrice p = mla::PriceCalls(entries, calls);
+  return p.complete && p.total_us > 0 ? p.total_us : -1;
+}
+
+std::string Seconds(double s) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.4g s", s);
+  return b;
+}
+
+
+// The runs the choice may use: of the profile's node type (where both name
+// one), with a wall time, a layout and a readable histogram.  The others are
+// counted in one line of `notes`.
+std::vector<RunSummary> UsableRuns(const std::vector<RunSummary>& runs, const std::string& node_type,
+                                   std::vector<std::string>* notes) {
+  std::vector<RunSummary> out;
+  int foreign = 0, damaged = 0;
+  for (const RunSummary& r : runs) {
+    std::vector<mla::BinCalls> calls;
+    if (!node_type.empty() && !r.node_type.empty() && r.node_type != node_type) {
+      ++foreign;
+    } else if (!(r.wall_s > 0) || r.ranks_per_gpu <= 0 || !RunCalls(r, &calls)) {
+      ++damaged;
+    } else {
+      out.push_back(r);
+    }
+  }
+  if (foreign + damaged > 0)
+    notes->push_back("ignored " + std::to_string(foreign + damaged) + " of the job's " + std::to_string(runs.size()) +
+                     " earlier runs (" + std::to_string(foreign) + " of another node type, " +
+                     std::to_string(damaged) + " without a wall time, a layout or a readable size histogram)");
+  return out;
+}
+
+// The median measured wall time per ranks-per-GPU value.
+std::map<int, double> MedianWalls(const std::vector<RunSummary>& runs) {
+  std::map<int, std::vector<double>> walls;
+  for (const RunSummary& r : runs) walls[r.ranks_per_gpu].push_back(r.wall_s);
+  std::map<int, double> out;
+  for (const auto& [ppg, w] : walls) out[ppg] = Median(w);
+  return out;
+}
+
+// The untried tuned value predicted to beat `best_wall` by more than the
+// margin, from `base` (the fastest run at the best measured value `best`):
+// its computation and waiting unchanged, its allreduce time scaled by the
+// profile's price of its calls there over here.  0 when none.
+int PredictUntried(const RunSummary& base, int best, double best_wall, const std::map<int, double>& measured,
+                   const mla::Profile& profile, const std::vector<int>& tuned, double* wall_out) {
+  std::vector<mla::BinCalls> calls;
+  RunCalls(base, &calls);
+  const double here = PriceAt(profile, best, calls);
+  int pick = 0;
+  double pick_wall = best_wall * (1 - kTryUntriedMargin);
+  for (int ppg : tuned) {
+    if (measured.count(ppg) || here <= 0) continue;
+    const double there = PriceAt(profile, ppg, calls);
+    if (there <= 0) continue;
+    const double wall = base.compute_s + base.wait_s + base.allreduce_s * there / here;
+    if (wall < pick_wall) {
+      pick = ppg;
+      pick_wall = wall;
+    }
+  }
+  *wall_out = pick_wall;
+  return pick;
+}
+
+std::string Margin() { return std::to_string(static_cast<int>(kTryUntriedMargin * 100 + 0.5)) + " %"; }
+
+}  // namespace
+
+LayoutChoice ChooseRanksPerGpu(const std::vector<RunSummary>& all_runs, const mla::Profile& profile,
+                               const std::vector<int>& tuned, int recommended) {
+  LayoutChoice c;
+  c.ranks_per_gpu = recommended;
+  c.basis = "profile";
+  const auto type = profile.metadata().find("node_type");
+  const std::vector<RunSummary> runs =
+      UsableRuns(all_runs, type == profile.metadata().end() ? "" : type->second, &c.notes);
+  if (runs.empty()) {
+    c.why = std::string(all_runs.empty() ? "no earlier run of this job" : "no usable earlier run of this job") +
+            ": the profile's recommendation, " + std::to_string(recommended) + " per GPU";
+    return c;
+  }
+  const std::map<int, double> walls = MedianWalls(runs);
+  int best = walls.begin()->first;
+  for (const auto& [ppg, w] : walls)
+    if (w < walls.at(best)) best = ppg;
+  const double best_wall = walls.at(best);
+  c.ranks_per_gpu = best;
+  c.basis = "measured";
+  c.predicted_wall_s = best_wall;
+  const RunSummary* base = nullptr;
+  for (const RunSummary& r : runs)
+    if (r.ranks_per_gpu == best && (base == nullptr || r.wall_s < base->wall_s)) base = &r;
+  double pick_wall = 0;
+  const int pick = PredictUntried(*base, best, best_wall, walls, profile, tuned, &pick_wall);
+  if (pick > 0) {
+    c.ranks_per_gpu = pick;
+    c.basis = "predicted";
+    c.predicted_wall_s = pick_wall;
+    c.why = "trying " + std::to_string(pick) + " per GPU: the profile predicts " + Seconds(pick_wall) +
+            " against " + Seconds(best_wall) + " measured at " + std::to_string(best) + " per GPU (more than the " +
+            Margin() + " margin)";
+    return c;
+  }
+  const RunSummary* last = &runs.front();
+  for (const RunSummary& r : runs)
+    if (r.started_utc > last->started_utc) last = &r;
+  if (last->ranks_per_gpu != best) {
+    c.why = "back to " + std::to_string(best) + " per GPU (" + Seconds(best_wall) + " measured): the last run's " +
+            std::to_string(last->ranks_per_gpu) + " per GPU took " + Seconds(last->wall_s) + ", it did not pay";
+  } else {
+    c.why = std::to_string(best) + " per GPU, the fastest measured (" + Seconds(best_wall) +
+            "); no untried value is predicted to beat it by more than " + Margin();
+  }
+  return c;
+}
+
+}  // namespace multilane

@@ -1,0 +1,47 @@
+// layout_choice.h: the next run's ranks per GPU from the job's own history
+// (issue 29, item 2; docs/history.md "The next layout"): measured wall times
+// where the job ran a value, otherwise a prediction from its size histogram
+// priced with the profile's entries of each value, calibrated by the job's
+// own measured allreduce time.  Pure: the caller reads the history and the
+// profile.
+#ifndef MULTILANE_REPORT_LAYOUT_CHOICE_H_
+#define MULTILANE_REPORT_LAYOUT_CHOICE_H_
+
+#include <string>
+#include <vector>
+
+#include "report_history.h"
+#include "vocab/profile.h"
+
+namespace multilane {
+
+// An untried value is tried only when it is predicted to beat the best
+// measured wall time by more than this fraction (the prediction's own
+// uncertainty: the computation is assumed unchanged across ranks per GPU).
+inline constexpr double kTryUntriedMargin = 0.10;
+
+struct LayoutChoice {
+  int ranks_per_gpu = 1;
+  std::string basis;  // "profile" (no history), "measured" (the best measured value), "predicted" (an untried one)
+  std::string why;    // one line, for the job's output
+  double predicted_wall_s = 0;  // basis predicted: the prediction; measured: the median measured
+  std::vector<std::string> notes;  // one line when earlier runs were ignored (foreign or damaged)
+};
+
+// Chooses the ranks per GPU with the least wall time for the job whose
+// earlier runs are `runs` (its key's, any order): the value with the least
+// median measured wall time, or an untried value of `tuned` (the profile's
+// ranks_per_gpu_tuned) whose prediction beats that by more than
+// kTryUntriedMargin; the profile's `recommended` value when no run is usable.
+// A run of another node type than the profile's, or without a wall time, a
+// layout or a readable histogram, is ignored and counted in `notes`.  The
+// prediction prices the run's histogram (host and device calls) with the
+// profile's ppg=N entries of each value (vocab/price.h), scales the run's
+// measured allreduce time by their ratio and keeps its computation and
+// waiting as measured; a value without ppg=N entries is not predicted.
+LayoutChoice ChooseRanksPerGpu(const std::vector<RunSummary>& runs, const mla::Profile& profile,
+                               const std::vector<int>& tuned, int recommended);
+
+}  // namespace multilane
+
+#endif  // MULTILANE_REPORT_LAYOUT_CHOICE_H_
