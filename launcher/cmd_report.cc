@@ -13,7 +13,7 @@
 #include "db/job_history.h"
 #include "db/paths.h"
 #include "db/profile_store.h"
-#include "history_inbox.h"
+#include "history_reader.h"
 #include "report_history.h"
 #include "report_reader.h"
 #include "vocab/terminal_text.h"
@@ -54,29 +54,11 @@ std::string TerminalSafe(const std::string& text) {
 // only; docs/history.md), with the runs still waiting in its inbox.  No
 // database or one that cannot be read: the report says so and goes on.
 void AddHistories(const std::string& database, ReportSet* set) {
-  std::unique_ptr<mldb::ProfileStore> store;
-  std::string why;
-  if (database.empty()) {
-    why = "no user database (HOME is not set)";
-  } else if (access(database.c_str(), F_OK) == 0) {
-    store = mldb::ProfileStore::Open(database, mldb::ProfileStore::Access::kReadOnly, &why);
-  }
-  const std::vector<RunSummary> pending = mldb::HistoryInboxOf(database).empty()
-                                              ? std::vector<RunSummary>()
-                                              : PendingRuns(mldb::HistoryInboxOf(database));
-  if (!store && why.empty() && pending.empty()) why = "no job history yet (" + database + " does not exist)";
+  const HistoryReader history(database);
   for (size_t i = 0; i < set->jobs.size(); ++i) {
     const RunSummary me = SummarizeRun(set->reports[i], set->jobs[i]);
-    std::vector<RunSummary> earlier;
-    std::string note = why;
-    if (store) {
-      std::string error;
-      for (const mldb::JobRunRow& row : store->JobRuns(me.job_key, &error)) earlier.push_back(SummaryOfRow(row));
-      if (!error.empty()) note = "the job history cannot be read: " + error;
-    }
-    for (const RunSummary& p : pending)
-      if (std::none_of(earlier.begin(), earlier.end(), [&](const RunSummary& e) { return e.run_id == p.run_id; }))
-        earlier.push_back(p);
+    std::string note;
+    std::vector<RunSummary> earlier = history.Runs(me.job_key, &note);
     AddHistory(set->reports[i], &set->jobs[i], std::move(earlier), note);
   }
 }

@@ -16,6 +16,10 @@
 //                              the program's MPI library, or the first family with a profile)
 //   options=ok, enabled=yes|no, ranks_per_gpu_asked=N  (with --options: the user's value parsed)
 //   options_error=ONE LINE     (with --options: the plugin refuses the value; nothing else follows)
+//   ranks_per_gpu_chosen=N     (with --job-key, found=yes and no ranks_per_gpu_asked: the value the
+//                              job's history chooses, report/layout_choice.h)
+//   layout_basis=profile|measured|predicted, layout_why=ONE LINE  (with it: on what, and why)
+//   history_note=ONE LINE      (with --job-key: history that was missing or ignored; repeatable)
 //   library_loads=yes|no       (with --check-library PATH: whether dlopen takes it)
 //   library_error=ONE LINE     (when it does not)
 //
@@ -25,6 +29,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -36,9 +41,13 @@
 #include "db/node_type.h"
 #include "vocab/outside_input.h"
 #include "db/profile_store.h"
+#include "db/paths.h"
 #include "db/resolve.h"
+#include "history_reader.h"
+#include "layout_choice.h"
 #include "mpi_choice.h"
 #include "vocab/elf_needed.h"
+#include "vocab/job_key.h"
 #include "vocab/mpi_families.h"
 #include "vocab/user_options.h"
 
@@ -55,6 +64,9 @@ struct ResolveOptions {
   std::string program_path;  // the job's PATH, to find a program named without '/'
   std::string program_dir;   // the job's working directory, for a relative program
   std::string options;       // the user's --multilane value, checked with the plugin's parser
+  std::string job_key;       // the job's key: its history chooses the ranks per GPU
+  std::string history_db;    // "": the user's database
+  bool asked_ranks_per_gpu = false;  // the --options value named ranks-per-gpu:N (it always wins)
 };
 
 std::string OneLine(const std::string& text) {
@@ -130,6 +142,52 @@ void PrintMiss(const std::string& why) {
   std::printf("found=no\nwhy=%s\n", OneLine(why).c_str());
 }
 
+// The values "1,2,4" of ranks_per_gpu_tuned (or the one tuned value).
+std::vector<int> TunedValues(const mldb::ProfileRecord& p) {
+  std::vector<int> out;
+  const std::string text = mla::ProfileHeaderValue(p.profile_text, "ranks_per_gpu_tuned");
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t comma = std::min(text.find(',', pos), text.size());
+    const int v = std::atoi(text.substr(pos, comma - pos).c_str());
+    if (v > 0) out.push_back(v);
+    pos = comma + 1;
+  }
+  if (out.empty()) out.push_back(p.ranks_per_gpu > 0 ? p.ranks_per_gpu : 1);
+  return out;
+}
+
+// --job-key: the ranks per GPU the job's own history chooses among the
+// profile's (docs/history.md "The next layout"); nothing when the user named
+// the value (ranks-per-gpu:N always wins).
+void PrintLayoutChoice(const ResolveOptions& opt, const mldb::ProfileRecord& p) {
+  if (opt.job_key.empty() || opt.asked_ranks_per_gpu) return;
+  if (!mla::ValidJobKey(opt.job_key)) {
+    std::printf("history_note=%s\n", OneLine("the job key '" + mldb::Excerpt(opt.job_key) + "' is not " +
+                                            mla::JobKeyRule() + ": the job history is not used; fix MULTILANE_JOB_KEY")
+                                         .c_str());
+    return;
+  }
+  const std::string database = opt.history_db.empty() ? mldb::UserDatabasePath() : opt.history_db;
+  std::string note;
+  const HistoryReader history(database);
+  const std::vector<RunSummary> runs = history.Runs(opt.job_key, &note);
+  // A database not made yet is no news: the choice's line says there is no run.
+  if (!note.empty() && runs.empty() && (database.empty() || access(database.c_str(), F_OK) == 0))
+    std::printf("history_note=%s\n", OneLine(note).c_str());
+  if (!history.InboxNote().empty()) std::printf("history_note=%s\n", OneLine(history.InboxNote()).c_str());
+  mla::Profile profile;
+  std::string error;
+  if (!profile.Parse(p.profile_text, &error)) {
+    std::printf("history_note=%s\n", OneLine("the profile cannot be read (" + error + "): the history is not used").c_str());
+    return;
+  }
+  const LayoutChoice c = ChooseRanksPerGpu(runs, profile, TunedValues(p), p.ranks_per_gpu > 0 ? p.ranks_per_gpu : 1);
+  for (const std::string& n : c.notes) std::printf("history_note=%s\n", OneLine(n).c_str());
+  std::printf("ranks_per_gpu_chosen=%d\nlayout_basis=%s\nlayout_why=%s\n", c.ranks_per_gpu, c.basis.c_str(),
+              OneLine(c.why).c_str());
+}
+
 // One MPI family the look-up may use, with its version key.
 struct FamilyCandidate {
   std::string name;
@@ -186,6 +244,7 @@ int ResolveForPartition(const ResolveOptions& opt, const std::vector<FamilyCandi
   for (const FamilyCandidate& f : families)
     if (f.mpi_version == best->mpi_version) std::printf("mpi=%s\nmpi_from=%s\n", f.name.c_str(), from.c_str());
   PrintHit(*best, "");
+  PrintLayoutChoice(opt, *best);
   return 0;
 }
 
@@ -202,6 +261,7 @@ bool CheckUserOptions(ResolveOptions* opt) {
   }
   std::printf("options=ok\nenabled=%s\n", u.enabled && !u.help ? "yes" : "no");
   if (u.ranks_per_gpu > 0) std::printf("ranks_per_gpu_asked=%d\n", u.ranks_per_gpu);
+  opt->asked_ranks_per_gpu = u.ranks_per_gpu > 0;
   if (!u.mpi.empty() && (opt->mpi.empty() || opt->mpi == "auto")) opt->mpi = u.mpi;
   return u.enabled && !u.help;
 }
@@ -224,6 +284,7 @@ int Resolve(ResolveOptions opt) {
     if (!profile) continue;
     std::printf("mpi=%s\nmpi_from=%s\n", f.name.c_str(), from.c_str());
     PrintHit(*profile, fp.Key());
+    PrintLayoutChoice(opt, *profile);
     return 0;
   }
   std::string why = "no profile for node type " + fp.Key() + " (" + fp.Description() + ") with libmlallreduce " +
@@ -253,6 +314,10 @@ void AddResolveCommand(CLI::App& app, int* status) {
   cmd->add_option("--program-dir", opt->program_dir, "The job's working directory, for a relative --program");
   cmd->add_option("--options", opt->options,
                   "The user's --multilane value: prints options=ok (and the items it sets) or options_error=WHY");
+  cmd->add_option("--job-key", opt->job_key,
+                  "The job's key (MULTILANE_JOB_KEY): its history chooses the ranks per GPU (ranks_per_gpu_chosen=N)");
+  cmd->add_option("--history-db", opt->history_db, "With --job-key: the database holding the job history (default: the "
+                                                   "user's)");
   cmd->callback([opt, status] { *status = Resolve(*opt); });
 }
 

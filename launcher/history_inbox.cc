@@ -147,12 +147,16 @@ bool RecordInbox(const std::string& inbox, mldb::ProfileStore* store, InboxResul
   return true;
 }
 
-std::vector<RunSummary> PendingRuns(const std::string& inbox) {
+std::vector<RunSummary> PendingRuns(const std::string& inbox, std::vector<std::string>* notes) {
   std::vector<RunSummary> runs;
-  for (const std::string& path : PendingReports(inbox, nullptr)) {
+  for (const std::string& path : PendingReports(inbox, notes)) {
     JobReport report;
     std::string why;
-    if (ReadJobReport(path, &report, &why)) runs.push_back(SummarizeRun(report, AnalyzeJob(report)));
+    if (ReadJobReport(path, &report, &why)) {
+      runs.push_back(SummarizeRun(report, AnalyzeJob(report)));
+    } else if (notes != nullptr) {
+      notes->push_back(path + ": " + why);
+    }
   }
   return runs;
 }

@@ -37,8 +37,9 @@ std::string CheckInbox(const std::string& inbox);
 std::vector<std::string> PendingReports(const std::string& inbox, std::vector<std::string>* notes);
 
 // The runs waiting in `inbox`, read only (not recorded): what `multilane
-// report` adds to the database's runs.  Files it cannot read are left out.
-std::vector<RunSummary> PendingRuns(const std::string& inbox);
+// report` adds to the database's runs.  Files it cannot read are left out,
+// each with a line in `notes` (when not null).
+std::vector<RunSummary> PendingRuns(const std::string& inbox, std::vector<std::string>* notes = nullptr);
 
 // What RecordInbox did.
 struct InboxResult {

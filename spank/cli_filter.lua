@@ -62,10 +62,11 @@ local function default_partition()
   return nil
 end
 
--- The tasks per GPU for the job: the value's ranks-per-gpu:N, else the
--- tuned number of the partition's profile (of the job's MPI family: the
--- value's mpi:FAMILY, else the first family with a profile), from the system
--- database.  nil when multilane is off for the job, the value is refused (the
+-- The tasks per GPU for the job: the value's ranks-per-gpu:N, else what the
+-- job's own history chooses (its key MULTILANE_JOB_KEY, as the job will see
+-- it: docs/history.md "The next layout"), else the tuned number of the
+-- partition's profile (of the job's MPI family: the value's mpi:FAMILY, else
+-- the first family with a profile), from the system database.  nil when multilane is off for the job, the value is refused (the
 -- plugin refuses the job itself, with the same words), or no profile exists;
 -- says why in the submitting user's verbose output with the command's own
 -- words (a loader error is not "no profile").
@@ -73,12 +74,15 @@ local function ranks_per_gpu(partition, value)
   local cmd = string.format("%s resolve --db %s --partition %s --any-node-type", MULTILANE, quoted(DATABASE),
                             quoted(partition))
   if value ~= nil and value ~= "set" then cmd = cmd .. " --options " .. quoted(value) end
+  local key = os.getenv("MULTILANE_JOB_KEY")
+  if key ~= nil and key ~= "" then cmd = cmd .. " --job-key " .. quoted(key) end
   local p = io.popen(cmd .. " 2>&1")
   if p == nil then
     log("cannot run " .. MULTILANE .. " resolve; jobs keep their layout")
     return nil
   end
   local found, per_gpu, asked_n, off, why, other = false, nil, nil, false, nil, nil
+  local chosen, chosen_why, notes = nil, nil, {}
   for line in p:lines() do
     if line == "found=yes" then found = true end
     if line == "enabled=no" then off = true end
@@ -86,6 +90,11 @@ local function ranks_per_gpu(partition, value)
     if n then per_gpu = tonumber(n) end
     local a = string.match(line, "^ranks_per_gpu_asked=(%d+)$")
     if a then asked_n = tonumber(a) end
+    local c = string.match(line, "^ranks_per_gpu_chosen=(%d+)$")
+    if c then chosen = tonumber(c) end
+    chosen_why = string.match(line, "^layout_why=(.*)$") or chosen_why
+    local note = string.match(line, "^history_note=(.*)$")
+    if note then table.insert(notes, note) end
     local w = string.match(line, "^why=(.*)$") or string.match(line, "^options_error=(.*)$")
     if w then why = w end
     if other == nil and not string.match(line, "^[%w_]+=") and line ~= "" then other = line end
@@ -93,6 +102,12 @@ local function ranks_per_gpu(partition, value)
   local ok, how, code = p:close()
   if off then return nil end
   if asked_n then return asked_n end
+  for _, note in ipairs(notes) do slurm.log_info("multilane: %s", note) end
+  if found and chosen then
+    -- The one line that says what the job's history chose and why.
+    slurm.log_info("multilane: %d rank(s) per GPU: %s", chosen, chosen_why or "")
+    return chosen
+  end
   if found then return per_gpu end
   if code ~= nil and code ~= 0 then
     -- 127: the command could not start (missing, or its loader failed).

@@ -231,7 +231,12 @@ void SayProfileNotes(spank_t sp, const PluginState& s, std::map<std::string, std
   std::string line = "profile " + kv["profile_id"] + " of node type " + kv["node_type"] + " (tuned " +
                      kv["tuned_at"] + ", " + std::to_string(tuned) + " tasks per GPU)";
   if (user_profile) line += "; your MULTILANE_PROFILE is kept";
-  if (!gpus.empty() && wanted > 0 && tasks != gpus.size() * static_cast<uint32_t>(wanted)) {
+  // A step at another of the profile's tuned values is one of its layouts
+  // (--multilane=auto's choice from the job's history, docs/history.md).
+  const bool tuned_layout = s.user.ranks_per_gpu == 0 && !gpus.empty() && tasks % gpus.size() == 0 &&
+                            !tuned_list.empty() &&
+                            mla::InRanksPerGpuList(tuned_list, static_cast<int>(tasks / gpus.size()));
+  if (!gpus.empty() && wanted > 0 && tasks != gpus.size() * static_cast<uint32_t>(wanted) && !tuned_layout) {
     SayOnce(sp, line + ": this step has " + std::to_string(tasks) + " tasks on " + std::to_string(gpus.size()) +
                     " GPUs of this node; for the tuned layout submit with --ntasks-per-gpu=" + std::to_string(wanted) +
                     " (or ask the admin to enable the multilane cli_filter)");

@@ -5,6 +5,7 @@
 local script, tmp = arg[1], arg[2]
 local logged = {}
 slurm = {SUCCESS = 0, log_verbose = function(fmt, ...) logged[#logged + 1] = string.format(fmt, ...) end}
+slurm.log_info = slurm.log_verbose
 
 local stand_in = tmp .. "/multilane-unloadable"
 local f = assert(io.open(stand_in, "w"))

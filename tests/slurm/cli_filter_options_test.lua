@@ -7,6 +7,7 @@
 local script, multilane, tmp = arg[1], arg[2], arg[3]
 local logged = {}
 slurm = {SUCCESS = 0, log_verbose = function(fmt, ...) logged[#logged + 1] = string.format(fmt, ...) end}
+slurm.log_info = slurm.log_verbose
 
 local text = assert(io.open(script)):read("a")
 text = text:gsub('local MULTILANE = "[^"]*"', 'local MULTILANE = "' .. multilane .. '"', 1)
