@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
@@ -112,11 +113,10 @@ SubprocessResult LookUp(spank_t sp, const PluginState& s) {
   return RunCapture(argv, env, uid, gid, s.config.resolve_timeout_s);
 }
 
-// Report mode: `multilane history --make-inbox` as the job's user, in a child
-// of its own (a slow home folder delays only this, never the look-up), makes
-// the user's history inbox beside their database, found from the job's own
-// variables.  Returns its path, or "" (a note was said).
-std::string HistoryInbox(spank_t sp, const PluginState& s) {
+// Runs a multilane command as the job's user with the variables that find
+// the user's own database (HOME, XDG_STATE_HOME, MULTILANE_USER_DB), in a
+// child of its own: a slow home folder delays only this, never the look-up.
+SubprocessResult RunAsUserWithHome(spank_t sp, const PluginState& s, const std::vector<std::string>& argv) {
   uid_t uid = static_cast<uid_t>(-1);
   gid_t gid = static_cast<gid_t>(-1);
   Item(sp, S_JOB_UID, &uid);
@@ -124,14 +124,43 @@ std::string HistoryInbox(spank_t sp, const PluginState& s) {
   std::map<std::string, std::string> env = {{"PATH", "/usr/bin:/bin"}, {"LANG", "C"}, {"HOME", "/"}};
   for (const char* name : {"HOME", "XDG_STATE_HOME", "MULTILANE_USER_DB"})
     if (const std::string v = GetEnv(sp, name); !v.empty()) env[name] = v;
-  const SubprocessResult r = RunCapture({s.config.multilane, "history", "--make-inbox"}, env, uid, gid,
-                                        s.config.resolve_timeout_s);
+  return RunCapture(argv, env, uid, gid, s.config.resolve_timeout_s);
+}
+
+// Report mode: `multilane history --make-inbox` makes the user's history
+// inbox beside their database.  Returns its path, or "" (a note was said).
+std::string HistoryInbox(spank_t sp, const PluginState& s) {
+  const SubprocessResult r = RunAsUserWithHome(sp, s, {s.config.multilane, "history", "--make-inbox"});
   auto kv = ParseKeyValueLines(r.output);
   if (!kv["history_inbox"].empty()) return kv["history_inbox"];
   SayOnce(sp, "note: " + (kv["history_note"].empty() ? std::string("the job history is not kept: its inbox could "
                                                                     "not be made (multilane history --make-inbox)")
                                                        : kv["history_note"]));
   return "";
+}
+
+// A job named by MULTILANE_JOB_KEY whose tasks per GPU its history chose at
+// submission (docs/history.md): its first step says in one line, in the
+// job's output, how many and why, from the same choice made again as the
+// user (a run that ended since the submission may have changed it: then
+// both are said).
+void SayLayoutChoice(spank_t sp, const PluginState& s, uint32_t tasks, size_t gpus) {
+  uint32_t step = 0;
+  const std::string key = GetEnv(sp, "MULTILANE_JOB_KEY");
+  if (key.empty() || s.user.ranks_per_gpu > 0 || gpus == 0 || tasks % gpus != 0 || !Item(sp, S_JOB_STEPID, &step) ||
+      step != 0)
+    return;
+  std::vector<std::string> argv = {s.config.multilane, "resolve", "--db", s.config.database, "--job-key", key};
+  if (const std::string partition = GetEnv(sp, "SLURM_JOB_PARTITION"); !partition.empty())
+    argv.insert(argv.end(), {"--partition", partition});
+  if (!s.user.mpi.empty()) argv.insert(argv.end(), {"--mpi", s.user.mpi});
+  auto kv = ParseKeyValueLines(RunAsUserWithHome(sp, s, argv).output);
+  const int chosen = std::atoi(kv["ranks_per_gpu_chosen"].c_str());
+  if (chosen <= 0) return;
+  const int here = static_cast<int>(tasks / gpus);
+  SayOnce(sp, chosen == here ? std::to_string(here) + " tasks per GPU: " + kv["layout_why"]
+                             : std::to_string(here) + " tasks per GPU, as chosen when the job was submitted; its " +
+                                   "history now chooses " + std::to_string(chosen) + ": " + kv["layout_why"]);
 }
 
 // Puts the library into LD_PRELOAD; the user's own preloads stay first, as
@@ -274,6 +303,7 @@ int StepUserInit(spank_t sp) {
                    s.user.report ? HistoryInbox(sp, s) : std::string());
   const bool mps = PointAtMps(sp, s);
   SayProfileNotes(sp, s, kv, user_profile, mps);
+  SayLayoutChoice(sp, s, tasks, SplitList(GetEnv(sp, "CUDA_VISIBLE_DEVICES")).size());
   return 0;
 }
 
