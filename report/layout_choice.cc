@@ -2,6 +2,7 @@
 #include "layout_choice.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -94,12 +95,34 @@ std::map<int, double> MedianWalls(const std::vector<RunSummary>& runs) {
   return out;
 }
 
+// How the job's computation grows with the ranks per GPU: the exponent a of
+// computation ~ ppg^a, fitted (least squares in log-log) to the median
+// computation at each measured value; 0 (unchanged) with fewer than two
+// values.  Clamped to [-1.5, 1.5]: -1 is work shared out perfectly, +1 ranks
+// that each repeat it on one GPU.
+double ComputeExponent(const std::vector<RunSummary>& runs) {
+  std::map<int, std::vector<double>> by_ppg;
+  for (const RunSummary& r : runs)
+    if (r.compute_s > 0) by_ppg[r.ranks_per_gpu].push_back(r.compute_s);
+  if (by_ppg.size() < 2) return 0;
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& [ppg, c] : by_ppg) {
+    const double x = std::log(ppg), y = std::log(Median(c));
+    sx += x, sy += y, sxx += x * x, sxy += x * y;
+  }
+  const double n = static_cast<double>(by_ppg.size());
+  const double a = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+  return std::clamp(a, -1.5, 1.5);
+}
+
 // The untried tuned value predicted to beat `best_wall` by more than the
 // margin, from `base` (the fastest run at the best measured value `best`):
-// its computation and waiting unchanged, its allreduce time scaled by the
-// profile's price of its calls there over here.  0 when none.
-int PredictUntried(const RunSummary& base, int best, double best_wall, const std::map<int, double>& measured,
-                   const mla::Profile& profile, const std::vector<int>& tuned, double* wall_out) {
+// its waiting unchanged, its computation scaled by (ppg / best)^exponent,
+// its allreduce time by the profile's price of its calls there over here.
+// 0 when none.
+int PredictUntried(const RunSummary& base, int best, double best_wall, double exponent,
+                   const std::map<int, double>& measured, const mla::Profile& profile, const std::vector<int>& tuned,
+                   double* wall_out) {
   std::vector<mla::BinCalls> calls;
   RunCalls(base, &calls);
   const double here = PriceAt(profile, best, calls);
@@ -109,7 +132,8 @@ int PredictUntried(const RunSummary& base, int best, double best_wall, const std
     if (measured.count(ppg) || here <= 0) continue;
     const double there = PriceAt(profile, ppg, calls);
     if (there <= 0) continue;
-    const double wall = base.compute_s + base.wait_s + base.allreduce_s * there / here;
+    const double compute = base.compute_s * std::pow(static_cast<double>(ppg) / best, exponent);
+    const double wall = compute + base.wait_s + base.allreduce_s * there / here;
     if (wall < pick_wall) {
       pick = ppg;
       pick_wall = wall;
@@ -117,6 +141,14 @@ int PredictUntried(const RunSummary& base, int best, double best_wall, const std
   }
   *wall_out = pick_wall;
   return pick;
+}
+
+// How the prediction took the computation, for the choice's line.
+std::string ComputeBasis(double exponent, size_t measured_values) {
+  if (measured_values < 2) return "computation as measured";
+  char b[96];
+  std::snprintf(b, sizeof b, "computation x ppg^%.2f, fitted to the %zu values measured", exponent, measured_values);
+  return b;
 }
 
 std::string Margin() { return std::to_string(static_cast<int>(kTryUntriedMargin * 100 + 0.5)) + " %"; }
@@ -148,14 +180,15 @@ LayoutChoice ChooseRanksPerGpu(const std::vector<RunSummary>& all_runs, const ml
   for (const RunSummary& r : runs)
     if (r.ranks_per_gpu == best && (base == nullptr || r.wall_s < base->wall_s)) base = &r;
   double pick_wall = 0;
-  const int pick = PredictUntried(*base, best, best_wall, walls, profile, tuned, &pick_wall);
+  c.compute_exponent = ComputeExponent(runs);
+  const int pick = PredictUntried(*base, best, best_wall, c.compute_exponent, walls, profile, tuned, &pick_wall);
   if (pick > 0) {
     c.ranks_per_gpu = pick;
     c.basis = "predicted";
     c.predicted_wall_s = pick_wall;
     c.why = "trying " + std::to_string(pick) + " per GPU: the profile predicts " + Seconds(pick_wall) +
             " against " + Seconds(best_wall) + " measured at " + std::to_string(best) + " per GPU (more than the " +
-            Margin() + " margin)";
+            Margin() + " margin; " + ComputeBasis(c.compute_exponent, walls.size()) + ")";
     return c;
   }
   const RunSummary* last = &runs.front();

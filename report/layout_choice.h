@@ -26,6 +26,7 @@ struct LayoutChoice {
   std::string why;    // one line, for the job's output
   double predicted_wall_s = 0;  // basis predicted: the prediction; measured: the median measured
   std::vector<std::string> notes;  // one line when earlier runs were ignored (foreign or damaged)
+  double compute_exponent = 0;     // the computation's growth ppg^a fitted to the measured values (0: one value)
 };
 
 // Chooses the ranks per GPU with the least wall time for the job whose
@@ -36,9 +37,12 @@ struct LayoutChoice {
 // A run of another node type than the profile's, or without a wall time, a
 // layout or a readable histogram, is ignored and counted in `notes`.  The
 // prediction prices the run's histogram (host and device calls) with the
-// profile's ppg=N entries of each value (vocab/price.h), scales the run's
-// measured allreduce time by their ratio and keeps its computation and
-// waiting as measured; a value without ppg=N entries is not predicted.
+// profile's ppg=N entries of each value (vocab/price.h) and scales the run's
+// measured allreduce time by their ratio; it keeps the waiting as measured
+// and scales the computation by (N / best)^a, a fitted to the median
+// computation at each measured value (0 while only one was measured: the
+// uncertainty the margin stands for).  A value without ppg=N entries is not
+// predicted.
 LayoutChoice ChooseRanksPerGpu(const std::vector<RunSummary>& runs, const mla::Profile& profile,
                                const std::vector<int>& tuned, int recommended);
 

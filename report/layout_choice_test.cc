@@ -89,6 +89,38 @@ TEST(LayoutChoice, NoPriceNoPrediction) {
   EXPECT_EQ(c.basis, "measured");
 }
 
+// With two values measured, the computation's growth is fitted and carried
+// to the untried value: ranks that contend (computation x ppg) make 4 per GPU
+// a loss whatever its allreduce price; work shared out (computation / ppg)
+// makes it a win.
+TEST(LayoutChoice, TheComputationsGrowthIsFittedToTheMeasuredValues) {
+  // Allreduce at 4 per GPU: the profile says 1100/1000 of 1 per GPU.
+  const LayoutChoice contend = ChooseRanksPerGpu(
+      {JobRun("a", 1, 60, 30, 10), JobRun("b", 2, 120, 12, 10)}, TestProfile(), {1, 2, 4}, 1);
+  EXPECT_NEAR(contend.compute_exponent, 1, 1e-9);
+  EXPECT_EQ(contend.ranks_per_gpu, 1);
+  EXPECT_EQ(contend.basis, "measured");
+  mla::Profile cheap4;
+  std::string error;
+  ASSERT_TRUE(cheap4.Parse("multilane-profile 1 node_type=abc ranks_per_gpu=1 ranks_per_gpu_tuned=1,2,4; "
+                           "device 0 inf lane ppg=1 time_us=1000 at=4M; device 0 inf lane ppg=2 time_us=400 at=4M; "
+                           "device 0 inf lane ppg=4 time_us=400 at=4M",
+                           &error))
+      << error;
+  // Shared out: 1 per GPU 60 s of computation, 2 per GPU 30 s (best, 52 s
+  // wall): at 4, 15 + 10 + 12 = 37 s < 46.8 s.
+  const LayoutChoice split = ChooseRanksPerGpu(
+      {JobRun("a", 1, 60, 30, 10), JobRun("b", 2, 30, 12, 10)}, cheap4, {1, 2, 4}, 1);
+  EXPECT_NEAR(split.compute_exponent, -1, 1e-9);
+  EXPECT_EQ(split.ranks_per_gpu, 4);
+  EXPECT_NEAR(split.predicted_wall_s, 37, 1e-9);
+  EXPECT_NE(split.why.find("computation x ppg^-1.00, fitted to the 2 values measured"), std::string::npos) << split.why;
+  // The same runs with the growth unknown (exponent 0) would not have tried 4.
+  const LayoutChoice contend4 = ChooseRanksPerGpu(
+      {JobRun("a", 1, 60, 30, 10), JobRun("b", 2, 120, 12, 10)}, cheap4, {1, 2, 4}, 1);
+  EXPECT_EQ(contend4.ranks_per_gpu, 1);  // 240 + 10 + 12 s: far from a win
+}
+
 // Host calls change with the ranks per GPU too: they are priced by the
 // profile's host ppg=N entries.
 TEST(LayoutChoice, HostCallsArePricedByTheirOwnEntries) {
