@@ -4,7 +4,8 @@
 // text.  Input: a profile text, a NUL, then histograms, one per line, each
 // run's wall, computation and allreduce taken from the input's bytes.  Never
 // throws, and always chooses a value it had a reason for: the
-// recommendation, a measured value or a tuned one.
+// recommendation, a tuned value measured in a run it may use (never a
+// foreign one), or a tuned value not measured.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -38,10 +39,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const std::vector<int> tuned = {1, 2, 4};
   const multilane::LayoutChoice c = multilane::ChooseRanksPerGpu(runs, profile, tuned, 2);
-  const bool measured = std::any_of(runs.begin(), runs.end(),
-                                    [&](const multilane::RunSummary& r) { return r.ranks_per_gpu == c.ranks_per_gpu; });
+  // A run the choice may use: at a tuned value, of the profile's node type.
+  const bool foreign_type = profile.metadata().count("node_type") > 0;
+  auto usable_at = [&](int ppg) {
+    return std::any_of(runs.begin(), runs.end(), [&](const multilane::RunSummary& r) {
+      return r.ranks_per_gpu == ppg && !(foreign_type && r.node_type == "other") && r.wall_s > 0;
+    });
+  };
   const bool is_tuned = std::find(tuned.begin(), tuned.end(), c.ranks_per_gpu) != tuned.end();
-  if (c.why.empty() || c.ranks_per_gpu < 1 || !(c.ranks_per_gpu == 2 || measured || is_tuned)) std::abort();
+  if (c.why.empty()) std::abort();
+  if (c.basis == "profile" && c.ranks_per_gpu != 2) std::abort();
+  if (c.basis == "measured" && !(is_tuned && usable_at(c.ranks_per_gpu))) std::abort();
+  if (c.basis == "predicted" && !(is_tuned && !usable_at(c.ranks_per_gpu))) std::abort();
   if (c.basis != "profile" && c.basis != "measured" && c.basis != "predicted") std::abort();
   return 0;
 }

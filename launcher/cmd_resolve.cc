@@ -48,6 +48,7 @@
 #include "mpi_choice.h"
 #include "vocab/elf_needed.h"
 #include "vocab/job_key.h"
+#include "vocab/ranks_per_gpu.h"
 #include "vocab/mpi_families.h"
 #include "vocab/user_options.h"
 
@@ -142,18 +143,14 @@ void PrintMiss(const std::string& why) {
   std::printf("found=no\nwhy=%s\n", OneLine(why).c_str());
 }
 
-// The values "1,2,4" of ranks_per_gpu_tuned (or the one tuned value).
+// The values of ranks_per_gpu_tuned (vocab/ranks_per_gpu.h's rule), or the
+// one value the profile was tuned at.
 std::vector<int> TunedValues(const mldb::ProfileRecord& p) {
   std::vector<int> out;
+  std::string error;
   const std::string text = mla::ProfileHeaderValue(p.profile_text, "ranks_per_gpu_tuned");
-  size_t pos = 0;
-  while (pos < text.size()) {
-    const size_t comma = std::min(text.find(',', pos), text.size());
-    const int v = std::atoi(text.substr(pos, comma - pos).c_str());
-    if (v > 0) out.push_back(v);
-    pos = comma + 1;
-  }
-  if (out.empty()) out.push_back(p.ranks_per_gpu > 0 ? p.ranks_per_gpu : 1);
+  if (text.empty() || !mla::ParseRanksPerGpuList(text, "ranks_per_gpu_tuned", &out, &error))
+    out = {p.ranks_per_gpu > 0 ? p.ranks_per_gpu : 1};
   return out;
 }
 

@@ -155,7 +155,7 @@ std::vector<RunSummary> PendingRuns(const std::string& inbox, std::vector<std::s
     if (ReadJobReport(path, &report, &why)) {
       runs.push_back(SummarizeRun(report, AnalyzeJob(report)));
     } else if (notes != nullptr) {
-      notes->push_back(path + ": " + why);
+      notes->push_back(why.rfind(path, 0) == 0 ? why : path + ": " + why);
     }
   }
   return runs;

@@ -63,26 +63,30 @@ std::string Seconds(double s) {
 
 
 // The runs the choice may use: of the profile's node type (where both name
-// one), with a wall time, a layout and a readable histogram.  The others are
-// counted in one line of `notes`.
+// one), at one of its tuned values, with a wall time and a readable
+// histogram.  The others are counted in one line of `notes`.
 std::vector<RunSummary> UsableRuns(const std::vector<RunSummary>& runs, const std::string& node_type,
-                                   std::vector<std::string>* notes) {
+                                   const std::vector<int>& tuned, std::vector<std::string>* notes) {
   std::vector<RunSummary> out;
-  int foreign = 0, damaged = 0;
+  int foreign = 0, untuned = 0, damaged = 0;
   for (const RunSummary& r : runs) {
     std::vector<mla::BinCalls> calls;
     if (!node_type.empty() && !r.node_type.empty() && r.node_type != node_type) {
       ++foreign;
-    } else if (!(r.wall_s > 0) || r.ranks_per_gpu <= 0 || !RunCalls(r, &calls)) {
+    } else if (std::find(tuned.begin(), tuned.end(), r.ranks_per_gpu) == tuned.end()) {
+      ++untuned;
+    } else if (!(r.wall_s > 0) || !RunCalls(r, &calls)) {
       ++damaged;
     } else {
       out.push_back(r);
     }
   }
-  if (foreign + damaged > 0)
-    notes->push_back("ignored " + std::to_string(foreign + damaged) + " of the job's " + std::to_string(runs.size()) +
-                     " earlier runs (" + std::to_string(foreign) + " of another node type, " +
-                     std::to_string(damaged) + " without a wall time, a layout or a readable size histogram)");
+  if (foreign + untuned + damaged > 0)
+    notes->push_back("ignored " + std::to_string(foreign + untuned + damaged) + " of the job's " +
+                     std::to_string(runs.size()) + " earlier runs (" + std::to_string(foreign) +
+                     " of another node type, " + std::to_string(untuned) +
+                     " at a ranks per GPU the profile was not tuned at, " + std::to_string(damaged) +
+                     " without a wall time or a readable size histogram)");
   return out;
 }
 
@@ -100,10 +104,11 @@ std::map<int, double> MedianWalls(const std::vector<RunSummary>& runs) {
 // computation at each measured value; 0 (unchanged) with fewer than two
 // values.  Clamped to [-1.5, 1.5]: -1 is work shared out perfectly, +1 ranks
 // that each repeat it on one GPU.
-double ComputeExponent(const std::vector<RunSummary>& runs) {
+double ComputeExponent(const std::vector<RunSummary>& runs, size_t* values) {
   std::map<int, std::vector<double>> by_ppg;
   for (const RunSummary& r : runs)
     if (r.compute_s > 0) by_ppg[r.ranks_per_gpu].push_back(r.compute_s);
+  *values = by_ppg.size();
   if (by_ppg.size() < 2) return 0;
   double sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (const auto& [ppg, c] : by_ppg) {
@@ -115,11 +120,11 @@ double ComputeExponent(const std::vector<RunSummary>& runs) {
   return std::clamp(a, -1.5, 1.5);
 }
 
-// The untried tuned value predicted to beat `best_wall` by more than the
-// margin, from `base` (the fastest run at the best measured value `best`):
-// its waiting unchanged, its computation scaled by (ppg / best)^exponent,
-// its allreduce time by the profile's price of its calls there over here.
-// 0 when none.
+// The untried tuned value predicted to beat `best_wall` (the median at the
+// best measured value `best`) by more than the margin, from `base` (the run
+// at `best` nearest that median, its times scaled to it): its waiting
+// unchanged, its computation scaled by (ppg / best)^exponent, its allreduce
+// time by the profile's price of its calls there over here.  0 when none.
 int PredictUntried(const RunSummary& base, int best, double best_wall, double exponent,
                    const std::map<int, double>& measured, const mla::Profile& profile, const std::vector<int>& tuned,
                    double* wall_out) {
@@ -132,8 +137,9 @@ int PredictUntried(const RunSummary& base, int best, double best_wall, double ex
     if (measured.count(ppg) || here <= 0) continue;
     const double there = PriceAt(profile, ppg, calls);
     if (there <= 0) continue;
-    const double compute = base.compute_s * std::pow(static_cast<double>(ppg) / best, exponent);
-    const double wall = compute + base.wait_s + base.allreduce_s * there / here;
+    const double scale = best_wall / base.wall_s;
+    const double compute = scale * base.compute_s * std::pow(static_cast<double>(ppg) / best, exponent);
+    const double wall = compute + scale * (base.wait_s + base.allreduce_s * there / here);
     if (wall < pick_wall) {
       pick = ppg;
       pick_wall = wall;
@@ -162,7 +168,7 @@ LayoutChoice ChooseRanksPerGpu(const std::vector<RunSummary>& all_runs, const ml
   c.basis = "profile";
   const auto type = profile.metadata().find("node_type");
   const std::vector<RunSummary> runs =
-      UsableRuns(all_runs, type == profile.metadata().end() ? "" : type->second, &c.notes);
+      UsableRuns(all_runs, type == profile.metadata().end() ? "" : type->second, tuned, &c.notes);
   if (runs.empty()) {
     c.why = std::string(all_runs.empty() ? "no earlier run of this job" : "no usable earlier run of this job") +
             ": the profile's recommendation, " + std::to_string(recommended) + " per GPU";
@@ -178,9 +184,12 @@ LayoutChoice ChooseRanksPerGpu(const std::vector<RunSummary>& all_runs, const ml
   c.predicted_wall_s = best_wall;
   const RunSummary* base = nullptr;
   for (const RunSummary& r : runs)
-    if (r.ranks_per_gpu == best && (base == nullptr || r.wall_s < base->wall_s)) base = &r;
+    if (r.ranks_per_gpu == best &&
+        (base == nullptr || std::fabs(r.wall_s - best_wall) < std::fabs(base->wall_s - best_wall)))
+      base = &r;
   double pick_wall = 0;
-  c.compute_exponent = ComputeExponent(runs);
+  size_t fitted = 0;
+  c.compute_exponent = ComputeExponent(runs, &fitted);
   const int pick = PredictUntried(*base, best, best_wall, c.compute_exponent, walls, profile, tuned, &pick_wall);
   if (pick > 0) {
     c.ranks_per_gpu = pick;
@@ -188,12 +197,12 @@ LayoutChoice ChooseRanksPerGpu(const std::vector<RunSummary>& all_runs, const ml
     c.predicted_wall_s = pick_wall;
     c.why = "trying " + std::to_string(pick) + " per GPU: the profile predicts " + Seconds(pick_wall) +
             " against " + Seconds(best_wall) + " measured at " + std::to_string(best) + " per GPU (more than the " +
-            Margin() + " margin; " + ComputeBasis(c.compute_exponent, walls.size()) + ")";
+            Margin() + " margin; " + ComputeBasis(c.compute_exponent, fitted) + ")";
     return c;
   }
   const RunSummary* last = &runs.front();
   for (const RunSummary& r : runs)
-    if (r.started_utc > last->started_utc) last = &r;
+    if (StartedBefore(*last, r)) last = &r;
   if (last->ranks_per_gpu != best) {
     c.why = "back to " + std::to_string(best) + " per GPU (" + Seconds(best_wall) + " measured): the last run's " +
             std::to_string(last->ranks_per_gpu) + " per GPU took " + Seconds(last->wall_s) + ", it did not pay";

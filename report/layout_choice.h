@@ -34,11 +34,14 @@ struct LayoutChoice {
 // median measured wall time, or an untried value of `tuned` (the profile's
 // ranks_per_gpu_tuned) whose prediction beats that by more than
 // kTryUntriedMargin; the profile's `recommended` value when no run is usable.
-// A run of another node type than the profile's, or without a wall time, a
-// layout or a readable histogram, is ignored and counted in `notes`.  The
+// A run of another node type than the profile's, at a value not in `tuned`
+// (whatever a forced or damaged run says, the choice stays among the
+// profile's layouts), or without a wall time or a readable histogram, is
+// ignored and counted in `notes`.  The
 // prediction prices the run's histogram (host and device calls) with the
-// profile's ppg=N entries of each value (vocab/price.h) and scales the run's
-// measured allreduce time by their ratio; it keeps the waiting as measured
+// profile's ppg=N entries of each value (vocab/price.h) and scales the
+// allreduce time of the run nearest the best value's median (its times
+// scaled to that median) by their ratio; it keeps the waiting as measured
 // and scales the computation by (N / best)^a, a fitted to the median
 // computation at each measured value (0 while only one was measured: the
 // uncertainty the margin stands for).  A value without ppg=N entries is not

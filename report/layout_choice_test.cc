@@ -121,6 +121,29 @@ TEST(LayoutChoice, TheComputationsGrowthIsFittedToTheMeasuredValues) {
   EXPECT_EQ(contend4.ranks_per_gpu, 1);  // 240 + 10 + 12 s: far from a win
 }
 
+// A run at a value the profile was not tuned at (a forced ranks-per-gpu:3,
+// or a damaged entry's 1000) never becomes the choice: the cli_filter would
+// ask Slurm for it.
+TEST(LayoutChoice, OnlyTheProfilesTunedValuesAreChosen) {
+  const LayoutChoice c = ChooseRanksPerGpu(
+      {JobRun("a", 1, 60, 30, 10), JobRun("b", 3, 1, 1, 1), JobRun("c", 1000, 1, 1, 1)}, TestProfile(), {1, 2, 4}, 1);
+  EXPECT_EQ(c.ranks_per_gpu, 2);  // predicted from the run at 1, not the fast untuned runs
+  ASSERT_EQ(c.notes.size(), 1u);
+  EXPECT_NE(c.notes[0].find("2 at a ranks per GPU the profile was not tuned at"), std::string::npos) << c.notes[0];
+}
+
+// The best value is the one with the least median: one fast outlier does
+// not make it, and the prediction starts from that median, not the outlier.
+TEST(LayoutChoice, AnOutlierDoesNotDecide) {
+  const LayoutChoice c = ChooseRanksPerGpu({JobRun("a", 1, 60, 30, 10), JobRun("b", 1, 60, 30, 10),
+                                            JobRun("c", 1, 20, 10, 0), JobRun("d", 2, 70, 12, 10),
+                                            JobRun("e", 2, 70, 12, 10), JobRun("f", 2, 70, 12, 10)},
+                                           TestProfile(), {1, 2}, 1);
+  EXPECT_EQ(c.ranks_per_gpu, 2);  // medians 100 (1 per GPU) and 92 (2); the 30 s run at 1 is an outlier
+  EXPECT_EQ(c.basis, "measured");
+  EXPECT_NEAR(c.predicted_wall_s, 92, 1e-9);
+}
+
 // Host calls change with the ranks per GPU too: they are priced by the
 // profile's host ppg=N entries.
 TEST(LayoutChoice, HostCallsArePricedByTheirOwnEntries) {
@@ -150,7 +173,8 @@ TEST(LayoutChoice, ForeignAndDamagedRunsAreIgnoredWithOneNote) {
   EXPECT_EQ(c.ranks_per_gpu, 1);  // the 3 s runs at 2 per GPU do not count
   EXPECT_EQ(c.basis, "measured");
   ASSERT_EQ(c.notes.size(), 1u);
-  EXPECT_NE(c.notes[0].find("ignored 3 of the job's 4 earlier runs (1 of another node type, 2 without"),
+  EXPECT_NE(c.notes[0].find("ignored 3 of the job's 4 earlier runs (1 of another node type, 0 at a ranks per GPU "
+                            "the profile was not tuned at, 2 without"),
             std::string::npos)
       << c.notes[0];
   const LayoutChoice none = ChooseRanksPerGpu({foreign, damaged}, TestProfile(), {1, 2, 4}, 4);

@@ -47,15 +47,6 @@ long long TrailingNumber(const std::string& id) {
   return std::stoll(id.substr(at));
 }
 
-// Whether run a started before run b: by start, then (runs of one second) by
-// the pid that ends the library's run ids, else by the ids as text.
-bool StartedBefore(const RunSummary& a, const RunSummary& b) {
-  if (a.started_utc != b.started_utc) return a.started_utc < b.started_utc;
-  const long long x = TrailingNumber(a.run_id), y = TrailingNumber(b.run_id);
-  if (x >= 0 && y >= 0 && x != y) return x < y;
-  return a.run_id < b.run_id;
-}
-
 // What differs between two runs of one job, in words.
 std::vector<std::string> Changes(const RunSummary& before, const RunSummary& now) {
   std::vector<std::string> out;
@@ -73,6 +64,13 @@ std::vector<std::string> Changes(const RunSummary& before, const RunSummary& now
 }
 
 }  // namespace
+
+bool StartedBefore(const RunSummary& a, const RunSummary& b) {
+  if (a.started_utc != b.started_utc) return a.started_utc < b.started_utc;
+  const long long x = TrailingNumber(a.run_id), y = TrailingNumber(b.run_id);
+  if (x >= 0 && y >= 0 && x != y) return x < y;
+  return a.run_id < b.run_id;
+}
 
 RunSummary SummarizeRun(const JobReport& r, const JobAnalysis& a) {
   RunSummary s;

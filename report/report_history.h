@@ -34,6 +34,10 @@ struct RunSummary {
   std::string histogram_json;  // [[memory, from, calls, bytes, time_s], ...]
 };
 
+// Whether run `a` started before run `b`: by start, then (runs of one second)
+// by the pid that ends the library's run ids, else by the ids as text.
+bool StartedBefore(const RunSummary& a, const RunSummary& b);
+
 // The summary of a job report and its analysis.
 RunSummary SummarizeRun(const JobReport& report, const JobAnalysis& analysis);
 

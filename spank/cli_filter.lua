@@ -62,6 +62,24 @@ local function default_partition()
   return nil
 end
 
+-- The job key the job will see (MULTILANE_JOB_KEY, docs/history.md), given
+-- --export's value: the submitting environment's with the default or ALL,
+-- the value of a MULTILANE_JOB_KEY=VALUE item, and none when the variable is
+-- not passed (NONE, NIL, or a list without it): its runs would then be filed
+-- under another key, and a try would never be measured.
+local function job_key(export)
+  local from_env = os.getenv("MULTILANE_JOB_KEY")
+  if export == nil or export == "" then return from_env end
+  local passed = nil
+  for item in string.gmatch(export, "[^,]+") do
+    if item == "ALL" then passed = passed or from_env end
+    if item == "MULTILANE_JOB_KEY" then passed = from_env end
+    local v = string.match(item, "^MULTILANE_JOB_KEY=(.*)$")
+    if v then return v end
+  end
+  return passed
+end
+
 -- The tasks per GPU for the job: the value's ranks-per-gpu:N, else what the
 -- job's own history chooses (its key MULTILANE_JOB_KEY, as the job will see
 -- it: docs/history.md "The next layout"), else the tuned number of the
@@ -70,11 +88,11 @@ end
 -- plugin refuses the job itself, with the same words), or no profile exists;
 -- says why in the submitting user's verbose output with the command's own
 -- words (a loader error is not "no profile").
-local function ranks_per_gpu(partition, value)
+local function ranks_per_gpu(partition, value, export)
   local cmd = string.format("%s resolve --db %s --partition %s --any-node-type", MULTILANE, quoted(DATABASE),
                             quoted(partition))
   if value ~= nil and value ~= "set" then cmd = cmd .. " --options " .. quoted(value) end
-  local key = os.getenv("MULTILANE_JOB_KEY")
+  local key = job_key(export)
   if key ~= nil and key ~= "" then cmd = cmd .. " --job-key " .. quoted(key) end
   local p = io.popen(cmd .. " 2>&1")
   if p == nil then
@@ -135,7 +153,7 @@ function slurm_cli_pre_submit(options, offset)
   local partition = options["partition"]
   if partition == nil or partition == "" then partition = default_partition() end
   if partition == nil or string.find(partition, "[^%w%-_.]") then partition = "" end  -- then only ranks-per-gpu:N
-  local per_gpu = ranks_per_gpu(partition, value)
+  local per_gpu = ranks_per_gpu(partition, value, options["export"])
   if per_gpu == nil then return slurm.SUCCESS end
   options["ntasks-per-gpu"] = tostring(per_gpu)
   log("tasks per GPU: " .. tostring(per_gpu))

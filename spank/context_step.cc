@@ -116,11 +116,15 @@ SubprocessResult LookUp(spank_t sp, const PluginState& s) {
 // Runs a multilane command as the job's user with the variables that find
 // the user's own database (HOME, XDG_STATE_HOME, MULTILANE_USER_DB), in a
 // child of its own: a slow home folder delays only this, never the look-up.
+// Never as root: without the job's uid and gid it runs nothing.
 SubprocessResult RunAsUserWithHome(spank_t sp, const PluginState& s, const std::vector<std::string>& argv) {
   uid_t uid = static_cast<uid_t>(-1);
   gid_t gid = static_cast<gid_t>(-1);
-  Item(sp, S_JOB_UID, &uid);
-  Item(sp, S_JOB_GID, &gid);
+  if (!Item(sp, S_JOB_UID, &uid) || !Item(sp, S_JOB_GID, &gid)) {
+    SubprocessResult none;
+    none.error = "the job's user is not known";
+    return none;
+  }
   std::map<std::string, std::string> env = {{"PATH", "/usr/bin:/bin"}, {"LANG", "C"}, {"HOME", "/"}};
   for (const char* name : {"HOME", "XDG_STATE_HOME", "MULTILANE_USER_DB"})
     if (const std::string v = GetEnv(sp, name); !v.empty()) env[name] = v;
@@ -139,16 +143,16 @@ std::string HistoryInbox(spank_t sp, const PluginState& s) {
   return "";
 }
 
-// A job named by MULTILANE_JOB_KEY whose tasks per GPU its history chose at
-// submission (docs/history.md): its first step says in one line, in the
+// A job named by MULTILANE_JOB_KEY, whose tasks per GPU its history chooses
+// at submission (docs/history.md): its first step says in one line, in the
 // job's output, how many and why, from the same choice made again as the
-// user (a run that ended since the submission may have changed it: then
-// both are said).
+// user on the step's first node (where the step has another layout, both
+// are said).
 void SayLayoutChoice(spank_t sp, const PluginState& s, uint32_t tasks, size_t gpus) {
-  uint32_t step = 0;
+  uint32_t step = 0, node = 0;
   const std::string key = GetEnv(sp, "MULTILANE_JOB_KEY");
   if (key.empty() || s.user.ranks_per_gpu > 0 || gpus == 0 || tasks % gpus != 0 || !Item(sp, S_JOB_STEPID, &step) ||
-      step != 0)
+      step != 0 || !Item(sp, S_JOB_NODEID, &node) || node != 0)
     return;
   std::vector<std::string> argv = {s.config.multilane, "resolve", "--db", s.config.database, "--job-key", key};
   if (const std::string partition = GetEnv(sp, "SLURM_JOB_PARTITION"); !partition.empty())
@@ -158,9 +162,9 @@ void SayLayoutChoice(spank_t sp, const PluginState& s, uint32_t tasks, size_t gp
   const int chosen = std::atoi(kv["ranks_per_gpu_chosen"].c_str());
   if (chosen <= 0) return;
   const int here = static_cast<int>(tasks / gpus);
-  SayOnce(sp, chosen == here ? std::to_string(here) + " tasks per GPU: " + kv["layout_why"]
-                             : std::to_string(here) + " tasks per GPU, as chosen when the job was submitted; its " +
-                                   "history now chooses " + std::to_string(chosen) + ": " + kv["layout_why"]);
+  Say(chosen == here ? std::to_string(here) + " tasks per GPU: " + kv["layout_why"]
+                     : "this step runs " + std::to_string(here) + " tasks per GPU; the job's history chooses " +
+                           std::to_string(chosen) + ": " + kv["layout_why"]);
 }
 
 // Puts the library into LD_PRELOAD; the user's own preloads stay first, as

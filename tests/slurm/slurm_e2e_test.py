@@ -1185,7 +1185,8 @@ def loop_run(s, reports, key, job, name):
     check(p.returncode == 0 and re.search(r"^loop size=\d+ ok=1 ", out, re.M), f"{name}: the job failed or summed wrong")
     ntasks = int(re.search(r"batch ntasks=(\d+)", out).group(1))
     lines = [l for l in p.stderr.splitlines() if "rank(s) per GPU:" in l]
-    check(len(lines) == 1, f"{name}: expected one line saying the layout chosen and why, got {lines}")
+    check(len(lines) == 1 and f"multilane: {ntasks // 2} rank(s) per GPU: " in lines[0],
+          f"{name}: expected one line saying the {ntasks // 2} per GPU chosen and why, got {lines}")
     said = [l for l in out.splitlines() if "tasks per GPU" in l and "multilane:" in l]
     check(len(said) == 1 and f"multilane: {ntasks // 2} tasks per GPU: " in said[0] and
           said[0].split(" tasks per GPU: ", 1)[1] == lines[0].split(" rank(s) per GPU: ", 1)[1],
