@@ -836,6 +836,28 @@ TEST(ProfileStoreTest, JobHistoryRecordsListsBoundsAndForgets) {
   EXPECT_TRUE(store->JobRuns("", &error).empty());
 }
 
+// Beyond kHistoryRunsInAll runs in all, the oldest go first, whatever their
+// key: 51 keys of 20 runs each keep the newest 1000, and the oldest key's
+// runs are the ones gone.
+TEST(ProfileStoreTest, JobHistoryKeepsTheNewestRunsInAll) {
+  auto store = OpenOrDie(NewTempDir() + "/h.db");
+  std::string error;
+  bool added = false;
+  const int keys = kHistoryRunsInAll / kHistoryRunsPerKey + 1;
+  for (int n = 0; n < keys * kHistoryRunsPerKey; ++n) {
+    char key[16], started[32];
+    std::snprintf(key, sizeof key, "k%02d", n / kHistoryRunsPerKey);
+    std::snprintf(started, sizeof started, "2026-12-01T%02d:%02d:%02dZ", n / 3600, n / 60 % 60, n % 60);
+    ASSERT_TRUE(store->RecordJobRun(MakeRun(key, started), &added, &error)) << error;
+  }
+  EXPECT_EQ(store->JobRuns("", &error).size(), static_cast<size_t>(kHistoryRunsInAll)) << error;
+  EXPECT_TRUE(store->JobRuns("k00", &error).empty());
+  EXPECT_EQ(store->JobRuns("k01", &error).size(), static_cast<size_t>(kHistoryRunsPerKey));
+  char last[16];
+  std::snprintf(last, sizeof last, "k%02d", keys - 1);
+  EXPECT_EQ(store->JobRuns(last, &error).size(), static_cast<size_t>(kHistoryRunsPerKey));
+}
+
 TEST(ProfileStoreTest, JobHistoryRefusesBadRunsAndReadOnlyStores) {
   const std::string path = NewTempDir() + "/h.db";
   auto store = OpenOrDie(path);

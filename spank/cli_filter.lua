@@ -23,6 +23,7 @@
 local MULTILANE = "@MULTILANE_FULL_COMMAND@"               -- the multilane command
 local DATABASE = "@MULTILANE_SYSTEM_DATABASE@"    -- the system database
 local DEFAULT = "off"                                -- as default= in plugstack.conf: off or auto
+local RESOLVE_TIMEOUT_S = 30                         -- as resolve_timeout= in plugstack.conf
 
 local function log(message)
   slurm.log_verbose("multilane: %s", message)
@@ -89,8 +90,10 @@ end
 -- says why in the submitting user's verbose output with the command's own
 -- words (a loader error is not "no profile").
 local function ranks_per_gpu(partition, value, export)
-  local cmd = string.format("%s resolve --db %s --partition %s --any-node-type", MULTILANE, quoted(DATABASE),
-                            quoted(partition))
+  -- Bounded: the look-up reads the user's database too (the job history),
+  -- and a hung home folder must not hang the submission.
+  local cmd = string.format("timeout %d %s resolve --db %s --partition %s --any-node-type", RESOLVE_TIMEOUT_S,
+                            MULTILANE, quoted(DATABASE), quoted(partition))
   if value ~= nil and value ~= "set" then cmd = cmd .. " --options " .. quoted(value) end
   local key = job_key(export)
   if key ~= nil and key ~= "" then cmd = cmd .. " --job-key " .. quoted(key) end
@@ -127,7 +130,10 @@ local function ranks_per_gpu(partition, value, export)
     return chosen
   end
   if found then return per_gpu end
-  if code ~= nil and code ~= 0 then
+  if code == 124 then
+    log(string.format("%s resolve took more than %d s (a slow database or home folder); the job keeps its layout",
+                      MULTILANE, RESOLVE_TIMEOUT_S))
+  elseif code ~= nil and code ~= 0 then
     -- 127: the command could not start (missing, or its loader failed).
     log(string.format("%s resolve failed (exit status %d): %s; the job keeps its layout (the admin runs "
                       .. "`multilane doctor`)", MULTILANE, code, other or "no message"))

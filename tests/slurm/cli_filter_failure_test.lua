@@ -1,5 +1,6 @@
 -- cli_filter_failure_test.lua SCRIPT TMPDIR: cli_filter.lua says why the
--- profile look-up failed in the command's (its loader's) own words.  Runs the
+-- profile look-up failed in the command's (its loader's) own words, and cuts
+-- one that hangs.  Runs the
 -- real script under lua5.3 with a stand-in `slurm` table (only Slurm's
 -- logging) and a `multilane` that the real dynamic loader cannot start.
 local script, tmp = arg[1], arg[2]
@@ -25,4 +26,23 @@ assert(line:find("exit status 127", 1, true), "no exit status in: " .. line)
 assert(line:find("error while loading shared libraries: /nonexistent/libmlallreduce.so.0", 1, true),
        "not the loader's words: " .. line)
 assert(line:find("multilane doctor", 1, true), "no pointer to doctor: " .. line)
+print("ok: " .. line)
+
+-- A look-up that hangs (a home folder on a dead file server) is cut at
+-- RESOLVE_TIMEOUT_S and said so; the job keeps its layout.
+local hang = tmp .. "/multilane-hangs"
+f = assert(io.open(hang, "w"))
+f:write("#!/bin/sh\nexec sleep 60\n")
+f:close()
+os.execute("chmod 755 '" .. hang .. "'")
+text = assert(io.open(script)):read("a")
+text = text:gsub('local MULTILANE = "[^"]*"', 'local MULTILANE = "' .. hang .. '"', 1)
+text = text:gsub('local RESOLVE_TIMEOUT_S = %d+', 'local RESOLVE_TIMEOUT_S = 1', 1)
+assert(load(text))()
+logged = {}
+options = {spank = {multilane = {multilane = "set"}}, gpus = "2", partition = "gpu"}
+assert(slurm_cli_pre_submit(options, 0) == slurm.SUCCESS, "the job was rejected")
+assert(options["ntasks-per-gpu"] == nil, "the layout changed without a look-up")
+line = table.concat(logged, "\n")
+assert(line:find("took more than 1 s", 1, true), "the cut was not said: " .. line)
 print("ok: " .. line)
