@@ -61,10 +61,16 @@ os.chmod(os.path.join(bindir, "mpirun"), 0o755)
 hydra_env = dict(env, PATH=bindir + ":" + os.environ["PATH"])
 out = run([multilane, "run", "--db", db, "--dry-run", "--", "mpirun", "-n", "2", plain_mpich], run_env=hydra_env)
 check("command: mpirun -genv LD_PRELOAD " in out and " -x " not in out, "hydra's mpirun did not get -genv")
+# The profile's entries as the dry run passes them (MULTILANE_PROFILE=..., up to
+# the blank line): how many the tune made depends on what won (a system
+# algorithm of MPICH's may win a size, issue 28).
+profile = out.split("MULTILANE_PROFILE=", 1)[1].split("\n\n", 1)[0]
+entries = len([l for l in profile.splitlines() if l.startswith(("host ", "device "))])
+check(entries >= 1, f"the dry run passes no profile entry: {profile}")
 out = run([multilane, "run", "--db", db, "--", "mpirun", "-n", "2", plain_mpich], run_env=hydra_env)
 check(len(lines(out, "multilane: profile 1 of node type")) == 1, "the hydra mpirun job did not get the MPICH profile")
 check(len(lines(out, "multilane: MPI family mpich (MPICH Version: ")) == 1, "the front did not pick the MPICH build")
-check(len(lines(out, "multilane: version ")) == 1 and "profile from MULTILANE_PROFILE (1 entries)" in out,
+check(len(lines(out, "multilane: version ")) == 1 and f"profile from MULTILANE_PROFILE ({entries} entries)" in out,
       "the profile did not reach the ranks whole through -genv")
 check(len(lines(out, "plain_allreduce ok rank")) == 2, "not every rank of the hydra mpirun job finished right")
 
