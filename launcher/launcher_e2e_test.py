@@ -817,7 +817,79 @@ def test_history(tmp):
     expect("forgot 3 run(s)" in p.stdout, "forget every run", p)
 
 
+def repeat_medians(result_path):
+    """(memory, bytes, candidate) -> the median of a probe result's valid samples."""
+    import statistics
+    with open(result_path) as f:
+        doc = json.load(f)
+    out = {}
+    for size in doc["sizes"]:
+        for c in size["candidates"]:
+            if c["valid"] and c["samples_us"]:
+                out[(size["memory"], size["bytes"], c["candidate"])] = statistics.median(c["samples_us"])
+    return out
+
+
+def profile_points(text):
+    """[(memory, algorithm, bytes, time_us, mpi_time_us, noise)] of every pts= point of a profile."""
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    points = []
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) < 4 or words[0] not in ("host", "device"):
+            continue
+        for w in words:
+            if not w.startswith("pts="):
+                continue
+            for item in w[4:].split(","):
+                size, figures = item.split(":")
+                t, m, n = (figures.split("/") + ["-1"])[:3]
+                points.append((words[0], words[3], int(size[:-1] if size[-1] in units else size) *
+                               units[size[-1] if size[-1] in units else ""], float(t), float(m), float(n)))
+    return points
+
+
+def test_tune_repeat_launch(tmp):
+    """A tune with the time for it launches the probe a second time on the
+    same layout (tuner/repeat.h): the stored profile's points are the mean of
+    the two launches' medians, their noise at least the difference between
+    the launches, and every winner kept was faster than the system MPI in the
+    second launch too.  Checked from the two result files the tune kept; a
+    tune that ignored its repeat fails here.  A small budget has no repeat,
+    and says so."""
+    db, keep = os.path.join(tmp, "t.db"), os.path.join(tmp, "kept")
+    p = tune(db, budget="24", sizes="4K:64K", extra=["--keep", keep])
+    expect("repeat launch: " in p.stdout, "the tune says what its repeat launch did", p)
+    first = repeat_medians(os.path.join(keep, "result.json"))
+    again = repeat_medians(os.path.join(keep, "result-repeat.json"))
+    with open(os.path.join(keep, "plan-repeat.json")) as f:
+        plan = json.load(f)
+    points = profile_points(profiles(db)[0][1])
+    expect(len(points) == 3, "the profile has a point at each of 4K, 16K and 64K", p)
+    checked = 0
+    for mem, algo, size, t, m, noise in points:
+        mpi1, mpi2 = first[(mem, size, "passthrough")], again.get((mem, size, "passthrough"))
+        if mpi2 is None:
+            continue
+        checked += 1
+        expect(abs(m / ((mpi1 + mpi2) / 2) - 1) < 1e-4, "%s %d: the system MPI's time is the launches' mean" % (mem, size))
+        expect(noise >= abs(mpi2 / mpi1 - 1) - 6e-4,
+               "%s %d: the noise %.3f covers the launches' difference %.3f" % (mem, size, noise, abs(mpi2 / mpi1 - 1)))
+        if algo != "passthrough":
+            expect(algo in plan["candidates"], "%s %d: the winner %s was measured again" % (mem, size, algo))
+            expect(again[(mem, size, algo)] < mpi2, "%s %d: %s beat the system MPI in the repeat too" % (mem, size, algo))
+            t1, t2 = first[(mem, size, algo)], again[(mem, size, algo)]
+            expect(abs(t / ((t1 + t2) / 2) - 1) < 1e-4, "%s %d: %s's time is the launches' mean" % (mem, size, algo))
+    expect(checked >= 2, "the repeat measured the system MPI at two sizes or more (%d)" % checked, p)
+
+    small = os.path.join(tmp, "small")
+    p = tune(os.path.join(tmp, "s.db"), budget="3", sizes="4K:16K", extra=["--keep", small])
+    expect("no repeat launch: " in p.stdout and "a larger --budget" in p.stdout, "a small budget says why no repeat", p)
+    expect(not os.path.exists(os.path.join(small, "result-repeat.json")), "and launches the probe once")
+
+
 TESTS = {
+    "tune_repeat_launch": test_tune_repeat_launch,
     "history": test_history,
     "run_partition_profile": test_run_partition_profile,
     "hostile_files": test_hostile_files,

@@ -218,13 +218,17 @@ std::string RenderProfile(const std::vector<Bin>& bins, const std::map<std::stri
 std::string FormatDecisionTable(const std::vector<Decision>& decisions) {
   std::ostringstream out;
   char line[512];
-  std::snprintf(line, sizeof line, "%-6s %8s  %-32s %12s %12s %7s\n", "memory", "size", "winner", "time_us",
-                "mpi_time_us", "gain");
+  std::snprintf(line, sizeof line, "%-6s %8s  %-32s %12s %12s %7s %7s %6s\n", "memory", "size", "winner",
+                "time_us", "mpi_time_us", "gain", "repeat", "noise");
   out << line;
   for (const Decision& d : decisions) {
     std::string w = d.winner + (d.kept_within_noise ? " (within noise)" : "");
-    std::snprintf(line, sizeof line, "%-6s %8s  %-32s %12.2f %12.2f %6.2fx\n", MemKindName(d.mem),
-                  FormatByteSize(d.bytes).c_str(), w.c_str(), d.time_us, d.mpi_time_us, d.gain);
+    if (!d.undone.empty()) w = d.winner + " (" + d.undone + " not repeated)";
+    char repeat[32] = "-";
+    if (d.repeat_gain > 0) std::snprintf(repeat, sizeof repeat, "%.2fx", d.repeat_gain);
+    std::snprintf(line, sizeof line, "%-6s %8s  %-32s %12.2f %12.2f %6.2fx %7s %5.0f%%\n", MemKindName(d.mem),
+                  FormatByteSize(d.bytes).c_str(), w.c_str(), d.time_us, d.mpi_time_us, d.gain, repeat,
+                  100 * d.noise);
     out << line;
   }
   return out.str();

@@ -68,6 +68,11 @@ struct Decision {
   std::string fastest;     // the lowest median of all (may differ from winner)
   double fastest_time_us = 0;
   bool kept_within_noise = false;  // fastest != passthrough but not by more than the noise
+  // Set by ApplyRepeat (repeat.h): the gain a second launch of the same
+  // layout measured (0: not measured there), and the first launch's winner
+  // that the second launch did not confirm ("": none undone).
+  double repeat_gain = 0;
+  std::string undone;
 };
 
 // One profile entry: [from, to) bytes, to == UINT64_MAX for inf.

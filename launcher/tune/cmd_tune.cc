@@ -40,6 +40,7 @@
 #include "tune_record.h"
 #include "tuner/candidates.h"
 #include "tuner/plan.h"
+#include "tuner/repeat.h"
 #include "tuner/search.h"
 
 namespace multilane {
@@ -184,10 +185,17 @@ std::vector<std::string> ProbeCommand(const TuneOptions& opt, const Installation
   return command;
 }
 
-// Reads the probe's result at `result_path` into l's measurements (those the
-// library passed to the system MPI marked invalid), nodes and measuring time,
-// and decides.  0, or the exit status of the tune with the message printed.
-int ReadProbeResult(const std::string& result_path, ProbeLaunch* l) {
+// What one probe launch wrote: its measurements (those the library passed
+// to the system MPI marked invalid), nodes and measuring time.
+struct ProbeOutput {
+  std::vector<mltuner::Measurement> measurements;
+  int nodes = 1;
+  double measuring_s = -1;
+};
+
+// Reads the probe's result at `result_path` into *out.  0, or the exit
+// status of the tune with the message printed.
+int ReadProbeResult(const std::string& result_path, ProbeOutput* out) {
   std::string result_text, error;
   if (!mldb::ReadInputFile(result_path, &result_text, &error, /*refuse_links=*/true))
     return Fail("the probe wrote no readable result at " + result_path + ": " + error);
@@ -197,46 +205,35 @@ int ReadProbeResult(const std::string& result_path, ProbeLaunch* l) {
   // The probe's result is outside input: read it without letting the JSON
   // library throw past us, and name the file when it is not what we wrote.
   try {
-    if (!mltuner::ReadMeasurements(result, &l->measurements, &error))
+    if (!mltuner::ReadMeasurements(result, &out->measurements, &error))
       return Fail(result_path + ": not a probe result (" + error + "); nothing was stored");
     // A candidate the library passed to the system MPI measured the system
     // MPI: it must not win under its own name.
     for (const auto& size : result.value("sizes", nlohmann::json::array())) {
       for (const auto& c : size.value("candidates", nlohmann::json::array())) {
         if (!c.value("fell_back", false)) continue;
-        for (auto& m : l->measurements)
+        for (auto& m : out->measurements)
           if (m.bytes == size.value("bytes", uint64_t{0}) &&
               mltuner::MemKindName(m.mem) == size.value("memory", std::string("host")) &&
               m.candidate == c.value("candidate", std::string()))
             m.valid = false;
       }
     }
-    if (result.contains("layout")) l->nodes = result["layout"].value("nodes", 1);
-    l->measuring_s = result.value("wall_s", -1.0);
+    if (result.contains("layout")) out->nodes = result["layout"].value("nodes", 1);
+    out->measuring_s = result.value("wall_s", -1.0);
   } catch (const nlohmann::json::exception& e) {
     return Fail(result_path + ": not a probe result (" + e.what() + "); nothing was stored");
   }
-  l->decided = mltuner::Decide(l->measurements);
-  for (const std::string& p : l->decided.problems) std::fprintf(stderr, "multilane tune: note: %s\n", p.c_str());
   return 0;
 }
 
-// Runs the probe of one launch and reads its result; 0, or the exit status
-// of the tune with the message printed.  `budget_s`: the launch's share of the
-// tune's budget (its MPI start included).
-int RunLaunch(const TuneOptions& opt, const std::vector<uint64_t>& sizes, const std::vector<mltuner::MemKind>& kinds,
-              const mldb::NodeFingerprint& fp, const Installation& install, const std::string& dir, double budget_s,
-              const SharedProgress& progress, ProbeLaunch* l, TuneFolder& folder) {
+// Writes `plan` as plan<tag>.json in `dir`, runs the probe of launch `l` on
+// it and reads its result<tag>.json into *out; adds the probe's time to
+// l->probe_s.  0, or the exit status of the tune with the message printed.
+int RunProbePlan(const TuneOptions& opt, const Installation& install, const std::string& dir, const std::string& tag,
+                 const nlohmann::json& plan, const SharedProgress& progress, ProbeLaunch* l, TuneFolder& folder,
+                 ProbeOutput* out) {
   std::string error;
-  const BudgetPlan budget = PlanBudget(budget_s, 0, ExpectedLaunchSeconds(l->np, InSlurmAllocation()));
-  if (!budget.warning.empty()) std::fprintf(stderr, "multilane tune: note: %s\n", budget.warning.c_str());
-  nlohmann::json memory = nlohmann::json::array();
-  for (auto k : kinds) memory.push_back(mltuner::MemKindName(k));
-  nlohmann::json plan = {{"sizes", sizes},
-                         {"memory", memory},
-                         {"budget_s", budget.probe_s},
-                         {"comment", "multilane tune of node type " + fp.Key()}};
-  const std::string tag = l->ranks_per_gpu > 0 && progress.count > 1 ? "-ppg" + std::to_string(l->ranks_per_gpu) : "";
   const std::string plan_path = dir + "/plan" + tag + ".json", result_path = dir + "/result" + tag + ".json";
   // Written and read back without following links (tune_folder.h); a result
   // left from an earlier tune in a kept folder is never taken for this one's.
@@ -249,7 +246,7 @@ int RunLaunch(const TuneOptions& opt, const std::vector<uint64_t>& sizes, const 
   std::string output;
   const auto probe_start = std::chrono::steady_clock::now();
   const int status = RunProbe(command, progress, &output);
-  l->probe_s = SecondsSince(probe_start);
+  l->probe_s += SecondsSince(probe_start);
   if (status == -1 || InterruptSignal() != 0) {
     const int sig = InterruptSignal() != 0 ? InterruptSignal() : SIGTERM;
     progress.bar->Finish();
@@ -263,7 +260,63 @@ int RunLaunch(const TuneOptions& opt, const std::vector<uint64_t>& sizes, const 
     return Fail("the probes failed (exit status " + std::to_string(status) + "); nothing was stored" +
                 (folder.kept() ? "; their files are in " + dir : ""));
   }
-  return ReadProbeResult(result_path, l);
+  return ReadProbeResult(result_path, out);
+}
+
+// The plan of a launch's probe: `sizes` of `kinds`, `budget_s` of
+// measurements (after the MPI start and end are taken out of it).
+nlohmann::json ProbePlan(const std::vector<uint64_t>& sizes, const std::vector<mltuner::MemKind>& kinds,
+                         const mldb::NodeFingerprint& fp, const ProbeLaunch& l, double budget_s) {
+  const BudgetPlan budget = PlanBudget(budget_s, 0, ExpectedLaunchSeconds(l.np, InSlurmAllocation()));
+  if (!budget.warning.empty()) std::fprintf(stderr, "multilane tune: note: %s\n", budget.warning.c_str());
+  nlohmann::json memory = nlohmann::json::array();
+  for (auto k : kinds) memory.push_back(mltuner::MemKindName(k));
+  return {{"sizes", sizes},
+          {"memory", memory},
+          {"budget_s", budget.probe_s},
+          {"comment", "multilane tune of node type " + fp.Key()}};
+}
+
+// Runs the probe of one launch and reads its result, then (when its share
+// leaves time for it, tune_budget.h: PlanRepeat) launches it again to
+// measure each size's winner and the system MPI a second time, which
+// confirms or undoes the winners and widens the noise (tuner/repeat.h).  0,
+// or the exit status of the tune with the message printed.  `budget_s`: the
+// launch's share of the tune's budget (its MPI starts included); `progress`
+// covers two steps of its bar, the first launch and the repeat.
+int RunLaunch(const TuneOptions& opt, const std::vector<uint64_t>& sizes, const std::vector<mltuner::MemKind>& kinds,
+              const mldb::NodeFingerprint& fp, const Installation& install, const std::string& dir, double budget_s,
+              const SharedProgress& progress, ProbeLaunch* l, TuneFolder& folder) {
+  const double launch_s = ExpectedLaunchSeconds(l->np, InSlurmAllocation());
+  const RepeatPlan repeat = opt.exhaustive ? RepeatPlan{budget_s, 0, "--exhaustive measures once"}
+                                           : PlanRepeat(budget_s, launch_s);
+  const std::string tag = l->ranks_per_gpu > 0 && progress.count > 2 ? "-ppg" + std::to_string(l->ranks_per_gpu) : "";
+  ProbeOutput first;
+  SharedProgress step = progress;
+  if (const int rc = RunProbePlan(opt, install, dir, tag, ProbePlan(sizes, kinds, fp, *l, repeat.first_s), step, l,
+                                  folder, &first);
+      rc != 0)
+    return rc;
+  l->measurements = first.measurements;
+  l->nodes = first.nodes;
+  l->measuring_s = first.measuring_s;
+  l->decided = mltuner::Decide(l->measurements);
+  for (const std::string& p : l->decided.problems) std::fprintf(stderr, "multilane tune: note: %s\n", p.c_str());
+  if (repeat.repeat_s <= 0) {
+    l->repeat_note = "no repeat launch: " + repeat.why_not;
+    return 0;
+  }
+  nlohmann::json plan = ProbePlan(sizes, kinds, fp, *l, repeat.repeat_s);
+  plan["candidates"] = mltuner::RepeatCandidates(l->decided.decisions);
+  plan["max_rounds"] = 2;
+  ++step.index;
+  ProbeOutput again;
+  if (const int rc = RunProbePlan(opt, install, dir, tag + "-repeat", plan, step, l, folder, &again); rc != 0)
+    return rc;
+  l->measuring_s += std::max(0.0, again.measuring_s);
+  const mltuner::RepeatSummary summary = mltuner::ApplyRepeat(again.measurements, &l->decided);
+  l->repeat_note = mltuner::DescribeRepeat(summary, l->decided);
+  return 0;
 }
 
 // --weights REPORT.json: the job's calls per size bin, each with its mean
@@ -479,7 +532,8 @@ int RunLaunches(const TuneOptions& opt, const TuneSetup& s, TuneFolder& folder, 
     }
     const double left = opt.budget_s - SecondsSince(start);
     const double share = std::max(0.1, left / static_cast<double>(launches.size() - i));
-    SharedProgress progress{&bar, static_cast<int>(i), static_cast<int>(launches.size()),
+    // Two steps of the bar a launch: the probe and its repeat (RunLaunch).
+    SharedProgress progress{&bar, 2 * static_cast<int>(i), 2 * static_cast<int>(launches.size()),
                             launches.size() > 1 ? "ranks/GPU " + std::to_string(l.ranks_per_gpu) + ": " : ""};
     const int rc = RunLaunch(opt, s.sizes, s.kinds, s.fp, s.install, dir, share, progress, &l, folder);
     if (rc != 0) return rc;
@@ -518,6 +572,7 @@ void PrintTuneSummary(const TuneOptions& opt, const TuneSetup& s, const TuneRun&
     if (run.launches.size() > 1)
       std::printf("\n%d rank(s) per GPU (%d ranks%s):\n", l.ranks_per_gpu, l.np, l.mps ? ", MPS" : "");
     std::printf("%s", mltuner::FormatDecisionTable(l.decided.decisions).c_str());
+    if (!l.repeat_note.empty()) std::printf("%s\n", l.repeat_note.c_str());
   }
   if (per_gpu_launches) {
     std::printf("\n%-14s %14s %6s\n", "ranks per GPU", run.weights.empty() ? "sum time_us" : "job_us",

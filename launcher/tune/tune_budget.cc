@@ -38,6 +38,20 @@ BudgetPlan PlanBudget(double budget_s, double spent_s, double launch_s) {
   return p;
 }
 
+RepeatPlan PlanRepeat(double share_s, double launch_s) {
+  RepeatPlan p;
+  p.first_s = share_s;
+  const double least = (kMinRepeatMeasuringS + std::max(0.0, launch_s)) / kRepeatShare;
+  if (share_s < least) {
+    p.why_not = "this launch's share of --budget (" + Seconds(share_s) + ") is below " + Seconds(least) +
+                ", so its noise is one launch's; a larger --budget measures each winner in a second launch too";
+    return p;
+  }
+  p.repeat_s = kRepeatShare * share_s;
+  p.first_s = share_s - p.repeat_s;
+  return p;
+}
+
 std::string ExplainOverrun(const TuneTimes& t) {
   const double over = t.total_s - t.budget_s;
   if (t.budget_s <= 0 || over <= kBudgetSlack * t.budget_s) return "";

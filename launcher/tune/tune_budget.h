@@ -28,6 +28,22 @@ BudgetPlan PlanBudget(double budget_s, double spent_s, double launch_s);
 // mpirun on this machine, or with srun inside an allocation.
 double ExpectedLaunchSeconds(int ranks, bool srun);
 
+// A launch's share of the budget split between its probe and a repeat
+// launch of the same layout (tuner/repeat.h), which costs a second MPI start
+// and end.
+struct RepeatPlan {
+  double first_s = 0;   // the first probe's share (its MPI start and end included)
+  double repeat_s = 0;  // the repeat's; 0: no repeat
+  std::string why_not;  // repeat_s == 0: why, ending with what gives one
+};
+
+// The repeat gets kRepeatShare of a launch's `share_s` when that leaves it
+// at least kMinRepeatMeasuringS of measurements after its `launch_s` of MPI
+// start and end; else the first probe gets it all.
+constexpr double kRepeatShare = 0.25;
+constexpr double kMinRepeatMeasuringS = 3;
+RepeatPlan PlanRepeat(double share_s, double launch_s);
+
 // Where a finished tune's time went.
 struct TuneTimes {
   double budget_s = 0;        // --budget

@@ -51,5 +51,18 @@ TEST(TuneBudget, AnOverrunNamesItsLargestCause) {
   EXPECT_NE(launch.find("starting and ending the MPI job (5.0 s)"), std::string::npos) << launch;
 }
 
+TEST(PlanRepeat, SplitsAShareThatLeavesTimeForASecondLaunch) {
+  const RepeatPlan p = PlanRepeat(40, 1);
+  EXPECT_DOUBLE_EQ(p.repeat_s, 10);
+  EXPECT_DOUBLE_EQ(p.first_s, 30);
+  EXPECT_TRUE(p.why_not.empty());
+  // (3 s of measurements + 1 s to start and end) / 0.25 = 16 s at least.
+  EXPECT_GT(PlanRepeat(16, 1).repeat_s, 0);
+  const RepeatPlan small = PlanRepeat(15.9, 1);
+  EXPECT_DOUBLE_EQ(small.repeat_s, 0);
+  EXPECT_DOUBLE_EQ(small.first_s, 15.9);
+  EXPECT_NE(small.why_not.find("(15.9 s) is below 16.0 s"), std::string::npos) << small.why_not;
+}
+
 }  // namespace
 }  // namespace multilane

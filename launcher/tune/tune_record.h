@@ -31,6 +31,7 @@ struct ProbeLaunch {
   int nodes = 1;
   double measuring_s = -1;
   double probe_s = 0;
+  std::string repeat_note;  // what the repeat launch did, or why there was none (one line)
 };
 
 // How the tune ended, besides its launches.

@@ -1,0 +1,91 @@
+// repeat.cc: a second launch of a layout checks the first one's decisions
+// (repeat.h).
+#include "repeat.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <tuple>
+
+namespace mltuner {
+namespace {
+
+using Key = std::tuple<int, uint64_t, std::string>;  // memory kind, bytes, candidate
+
+// The repeat's median of every valid candidate with samples.
+std::map<Key, double> RepeatMedians(const std::vector<Measurement>& repeat) {
+  std::map<Key, double> medians;
+  for (const Measurement& m : repeat) {
+    if (!m.valid || m.samples.empty()) continue;
+    const double med = Median(m.samples);
+    if (std::isfinite(med) && med > 0) medians[{static_cast<int>(m.mem), m.bytes, m.candidate}] = med;
+  }
+  return medians;
+}
+
+// |b / a - 1|: how far a second measurement is from the first, relatively.
+double Apart(double a, double b) { return a > 0 ? std::fabs(b / a - 1) : 0; }
+
+}  // namespace
+
+std::vector<std::string> RepeatCandidates(const std::vector<Decision>& decisions) {
+  std::vector<std::string> out;
+  for (const Decision& d : decisions)
+    if (d.winner != "passthrough" && std::find(out.begin(), out.end(), d.winner) == out.end())
+      out.push_back(d.winner);
+  return out;
+}
+
+RepeatSummary ApplyRepeat(const std::vector<Measurement>& repeat, SearchResult* decided) {
+  RepeatSummary s;
+  const std::map<Key, double> medians = RepeatMedians(repeat);
+  for (Decision& d : decided->decisions) {
+    const int mem = static_cast<int>(d.mem);
+    const auto mpi = medians.find({mem, d.bytes, "passthrough"});
+    const auto won = medians.find({mem, d.bytes, d.winner});
+    if (mpi == medians.end() || won == medians.end()) {
+      ++s.unmeasured;
+      continue;
+    }
+    const double mpi2 = mpi->second, time2 = won->second;
+    d.repeat_gain = mpi2 / time2;
+    double noise = Apart(d.mpi_time_us, mpi2);
+    if (d.winner == "passthrough") {
+      ++s.kept;
+    } else if (time2 >= mpi2) {
+      ++s.undone;
+      d.undone = d.winner;
+      d.winner = "passthrough";
+      d.kept_within_noise = false;
+    } else {
+      ++s.confirmed;
+      noise = std::max({noise, Apart(d.time_us, time2), Apart(d.time_us / d.mpi_time_us, time2 / mpi2)});
+    }
+    d.mpi_time_us = (d.mpi_time_us + mpi2) / 2;
+    d.time_us = d.winner == "passthrough" ? d.mpi_time_us : (d.time_us + time2) / 2;
+    d.gain = d.time_us > 0 ? d.mpi_time_us / d.time_us : 1;
+    d.noise = std::max(d.noise, noise);
+    s.widest = std::max(s.widest, noise);
+  }
+  decided->bins = MakeBins(decided->decisions);
+  return s;
+}
+
+std::string DescribeRepeat(const RepeatSummary& s, const SearchResult& decided) {
+  char head[256];
+  std::snprintf(head, sizeof head,
+                "repeat launch: %d winner(s) confirmed, %d undone, %d size(s) kept the system MPI, %d not measured "
+                "again; the launches differ by up to %.0f%% (the profile's noise includes it)",
+                s.confirmed, s.undone, s.kept, s.unmeasured, 100 * s.widest);
+  std::string out = head;
+  std::string undone;
+  for (const Decision& d : decided.decisions)
+    if (!d.undone.empty())
+      undone += (undone.empty() ? "" : ", ") + std::string(MemKindName(d.mem)) + " " + FormatByteSize(d.bytes) +
+                " " + d.undone;
+  if (!undone.empty()) out += "; not faster than the system MPI in the repeat: " + undone;
+  return out;
+}
+
+}  // namespace mltuner

@@ -1,0 +1,51 @@
+// repeat.h: a second launch of a layout checks the first one's decisions.
+//
+// One launch measures a machine in one state: where its ranks landed, what
+// its caches and memory held.  A job is another launch, and differs from the
+// tune by more than the tune's repetitions inside one launch can show.  So a
+// tune that has the time for it launches the probe a second time on the same
+// layout, measuring each size's winner and the system MPI again, and this
+// turns the two launches into one decision per size.  Pure logic, no MPI.
+#ifndef MLTUNER_REPEAT_H_
+#define MLTUNER_REPEAT_H_
+
+#include <string>
+#include <vector>
+
+#include "search.h"
+
+namespace mltuner {
+
+// The candidates the repeat launch measures besides the system MPI (which
+// every probe measures): each distinct winner of `decisions` that is not
+// "passthrough", in the order of first appearance.
+std::vector<std::string> RepeatCandidates(const std::vector<Decision>& decisions);
+
+// What ApplyRepeat did, for the tune's summary line.
+struct RepeatSummary {
+  int confirmed = 0;   // winners the repeat measured faster than the system MPI again
+  int undone = 0;      // winners it measured no faster: the size keeps the system MPI
+  int kept = 0;        // sizes that kept the system MPI in the first launch, measured again
+  int unmeasured = 0;  // sizes the repeat could not measure (its budget, a failed check)
+  double widest = 0;   // the largest noise a size got from the difference between the launches
+};
+
+// Applies the repeat launch's `repeat` measurements to `decided` (the first
+// launch's Decide result), size by size, where the repeat measured the
+// system MPI and the winner with valid samples:
+// - a winner whose repeat median is not below the system MPI's repeat median
+//   is undone: the size keeps the system MPI (Decision::undone names it);
+// - the times become the mean of the two launches' medians;
+// - the noise becomes the largest of the first launch's noise and the
+//   relative differences between the launches: of the winner's median, of
+//   the system MPI's, and of their ratio.
+// Decision::repeat_gain is set where the repeat measured the size.  Sizes the
+// repeat did not measure keep their first decision.  The bins are made again.
+RepeatSummary ApplyRepeat(const std::vector<Measurement>& repeat, SearchResult* decided);
+
+// "repeat launch: 5 of 6 winners confirmed, 1 undone (4K), ..."; one line.
+std::string DescribeRepeat(const RepeatSummary& summary, const SearchResult& decided);
+
+}  // namespace mltuner
+
+#endif  // MLTUNER_REPEAT_H_

@@ -1,0 +1,96 @@
+#include "repeat.h"
+
+#include <gtest/gtest.h>
+
+namespace mltuner {
+namespace {
+
+Measurement M(uint64_t bytes, const std::string& cand, std::vector<double> samples, bool valid = true) {
+  Measurement m;
+  m.bytes = bytes;
+  m.candidate = cand;
+  m.samples = samples;
+  m.valid = valid;
+  return m;
+}
+
+// First launch: lane wins 4K (100 -> 50), 1M keeps the system MPI, hier
+// wins 64M.
+SearchResult FirstLaunch() {
+  return Decide({M(4096, "passthrough", {100, 100, 100}), M(4096, "lane", {50, 50, 50}),
+                 M(1 << 20, "passthrough", {1000, 1000, 1000}), M(1 << 20, "lane", {990, 990, 990}),
+                 M(64 << 20, "passthrough", {9000, 9000, 9000}), M(64 << 20, "hier", {6000, 6000, 6000})});
+}
+
+TEST(Repeat, CandidatesAreTheDistinctWinners) {
+  const SearchResult r = FirstLaunch();
+  EXPECT_EQ(RepeatCandidates(r.decisions), (std::vector<std::string>{"lane", "hier"}));
+}
+
+TEST(Repeat, ConfirmedWinnerGetsTheMeanAndTheLaunchesDifferenceAsNoise) {
+  SearchResult r = FirstLaunch();
+  const RepeatSummary s = ApplyRepeat({M(4096, "passthrough", {120, 120, 120}), M(4096, "lane", {70, 70, 70})}, &r);
+  const Decision& d = r.decisions[0];
+  EXPECT_EQ(d.winner, "lane");
+  EXPECT_DOUBLE_EQ(d.time_us, 60);        // (50 + 70) / 2
+  EXPECT_DOUBLE_EQ(d.mpi_time_us, 110);   // (100 + 120) / 2
+  EXPECT_DOUBLE_EQ(d.noise, 0.4);         // lane 50 -> 70
+  EXPECT_NEAR(d.repeat_gain, 120.0 / 70, 1e-12);
+  EXPECT_EQ(s.confirmed, 1);
+  EXPECT_EQ(s.unmeasured, 2);  // 1M and 64M were not measured again
+  EXPECT_DOUBLE_EQ(s.widest, 0.4);
+  // The bins carry the new figures to the profile's points.
+  ASSERT_FALSE(r.bins.empty());
+  EXPECT_DOUBLE_EQ(r.bins[0].points[0].time_us, 60);
+  EXPECT_DOUBLE_EQ(r.bins[0].points[0].noise, 0.4);
+}
+
+TEST(Repeat, WinnerNotFasterInTheRepeatIsUndone) {
+  SearchResult r = FirstLaunch();
+  const RepeatSummary s = ApplyRepeat({M(64 << 20, "passthrough", {8000, 8000, 8000}),
+                                       M(64 << 20, "hier", {8100, 8100, 8100})}, &r);
+  const Decision& d = r.decisions[2];
+  EXPECT_EQ(d.winner, "passthrough");
+  EXPECT_EQ(d.undone, "hier");
+  EXPECT_DOUBLE_EQ(d.time_us, 8500);
+  EXPECT_DOUBLE_EQ(d.mpi_time_us, 8500);
+  EXPECT_DOUBLE_EQ(d.gain, 1);
+  EXPECT_EQ(s.undone, 1);
+  EXPECT_EQ(r.bins.back().winner, "passthrough");  // 1M and 64M merge into one bin
+  EXPECT_EQ(r.bins.back().to, UINT64_MAX);
+  EXPECT_NE(DescribeRepeat(s, r).find("host 64M hier"), std::string::npos) << DescribeRepeat(s, r);
+}
+
+TEST(Repeat, KeptSystemMpiGetsItsOwnDifference) {
+  SearchResult r = FirstLaunch();
+  const RepeatSummary s = ApplyRepeat({M(1 << 20, "passthrough", {1100, 1100, 1100})}, &r);
+  EXPECT_EQ(r.decisions[1].winner, "passthrough");
+  EXPECT_DOUBLE_EQ(r.decisions[1].mpi_time_us, 1050);
+  EXPECT_NEAR(r.decisions[1].noise, 0.1, 1e-12);
+  EXPECT_EQ(s.kept, 1);
+}
+
+TEST(Repeat, InvalidOrMissingRepeatLeavesTheDecision) {
+  SearchResult r = FirstLaunch();
+  const Decision before = r.decisions[0];
+  const RepeatSummary s = ApplyRepeat({M(4096, "passthrough", {200, 200, 200}), M(4096, "lane", {10}, false)}, &r);
+  EXPECT_EQ(r.decisions[0].winner, "lane");
+  EXPECT_DOUBLE_EQ(r.decisions[0].time_us, before.time_us);
+  EXPECT_DOUBLE_EQ(r.decisions[0].noise, before.noise);
+  EXPECT_DOUBLE_EQ(r.decisions[0].repeat_gain, 0);
+  EXPECT_EQ(s.unmeasured, 3);
+}
+
+TEST(Repeat, RatioDifferenceCountsWhenBothShiftAlike) {
+  SearchResult r = FirstLaunch();
+  // Both slower by 10 %: the ratio holds, the noise is the shift.
+  ApplyRepeat({M(4096, "passthrough", {110, 110, 110}), M(4096, "lane", {55, 55, 55})}, &r);
+  EXPECT_NEAR(r.decisions[0].noise, 0.1, 1e-12);
+  // The system MPI as before, lane 20 % slower: the ratio moved by 20 %.
+  r = FirstLaunch();
+  ApplyRepeat({M(4096, "passthrough", {100, 100, 100}), M(4096, "lane", {60, 60, 60})}, &r);
+  EXPECT_NEAR(r.decisions[0].noise, 0.2, 1e-12);
+}
+
+}  // namespace
+}  // namespace mltuner
