@@ -36,6 +36,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!std::isfinite(price.time_us) || price.time_us < 0 || !std::isfinite(price.mpi_time_us) ||
           price.mpi_time_us < 0)
         std::abort();
+      // The same along the system MPI's curve of the entry's layout.
+      const mla::Price along = mla::PriceEntry(e, bytes, mla::SystemCurve(p.entries(), e.kind, e.ppg));
+      if (!std::isfinite(along.time_us) || along.time_us < 0 || !std::isfinite(along.mpi_time_us) ||
+          along.mpi_time_us < 0 || along.basis != price.basis)
+        std::abort();
     }
     for (const mla::ProfilePoint& pt : e.points) {
       mla::Price price;

@@ -98,8 +98,9 @@ std::string PpgNotComparable(const JobReport& r, const mla::Profile& p, const ml
 // Prices the bin from the entry's points (mla::PriceEntry at the mean size):
 // the profile's figures, the savings, and whether the job is off the profile
 // by more than its noise.
-void PriceFromPoints(const ReportBin& b, const mla::ProfileEntry& entry, double bus_factor, BinAnalysis* a) {
-  const mla::Price price = mla::PriceEntry(entry, a->mean_message_bytes);
+void PriceFromPoints(const ReportBin& b, const mla::ProfileEntry& entry, const std::vector<mla::ProfilePoint>& curve,
+                     double bus_factor, BinAnalysis* a) {
+  const mla::Price price = mla::PriceEntry(entry, a->mean_message_bytes, curve);
   a->price_basis = mla::PriceBasisName(price.basis);
   a->priced_from = price.lo_bytes;
   a->priced_to = price.hi_bytes;
@@ -123,8 +124,9 @@ void PriceFromPoints(const ReportBin& b, const mla::ProfileEntry& entry, double 
   }
 }
 
+// `curve`: the system MPI's times across the entry's layout (mla::SystemCurve).
 BinAnalysis AnalyzeBin(const ReportBin& b, int ranks, double total_time, int64_t total_calls,
-                       const mla::ProfileEntry* entry) {
+                       const mla::ProfileEntry* entry, const std::vector<mla::ProfilePoint>& curve) {
   BinAnalysis a;
   a.memory = b.memory;
   a.from = b.from;
@@ -151,7 +153,7 @@ BinAnalysis AnalyzeBin(const ReportBin& b, int ranks, double total_time, int64_t
   const double bus_factor = 2.0 * (n - 1) / std::max(n, 1);
   if (!b.profile) return a;
   if (entry != nullptr && !entry->points.empty() && a.mean_message_bytes > 0) {
-    PriceFromPoints(b, *entry, bus_factor, &a);
+    PriceFromPoints(b, *entry, curve, bus_factor, &a);
     return a;
   }
   // A profile without points (pts=): its one time per entry, as before.
@@ -529,7 +531,9 @@ JobAnalysis AnalyzeJob(const JobReport& r) {
   for (const ReportBin& b : r.bins) {
     const mla::MemKind kind = b.memory == "device" ? mla::MemKind::kDevice : mla::MemKind::kHost;
     const mla::ProfileEntry* entry = have_profile ? profile.Lookup(kind, b.from, r.ranks_per_gpu) : nullptr;
-    a.bins.push_back(AnalyzeBin(b, r.ranks, total_time, total_calls, entry));
+    const std::vector<mla::ProfilePoint> curve =
+        entry != nullptr ? mla::SystemCurve(profile.entries(), entry->kind, entry->ppg) : std::vector<mla::ProfilePoint>{};
+    a.bins.push_back(AnalyzeBin(b, r.ranks, total_time, total_calls, entry, curve));
     BinAnalysis& ba = a.bins.back();
     ++a.savings.bins_total;
     if (!ba.saved_s) continue;

@@ -91,9 +91,42 @@ bool PricePoints(const std::vector<ProfilePoint>& points, double bytes, Price* o
   return true;
 }
 
-Price PriceEntry(const ProfileEntry& entry, double bytes) {
+std::vector<ProfilePoint> SystemCurve(const std::vector<ProfileEntry>& entries, MemKind kind, int ppg) {
+  std::vector<ProfilePoint> curve;
+  for (const ProfileEntry& e : entries)
+    if (e.kind == kind && e.ppg == ppg) curve.insert(curve.end(), e.points.begin(), e.points.end());
+  std::sort(curve.begin(), curve.end(), [](const ProfilePoint& a, const ProfilePoint& b) { return a.bytes < b.bytes; });
+  return curve;
+}
+
+namespace {
+
+// An entry of one point, priced at `bytes` outside it (p, extrapolated by
+// PricePoints): both times along the system MPI's slope from that point to
+// the curve's next probed size on the side of `bytes`, when there is one.
+void AlongSystemCurve(const ProfilePoint& point, double bytes, const std::vector<ProfilePoint>& curve, Price* p) {
+  const bool below = bytes < static_cast<double>(point.bytes);
+  const ProfilePoint* next = nullptr;
+  for (const ProfilePoint& c : curve) {
+    if (below && c.bytes < point.bytes) next = &c;                 // the last one below
+    if (!below && c.bytes > point.bytes && next == nullptr) next = &c;  // the first one above
+  }
+  if (next == nullptr || next->bytes == 0 || point.bytes == 0) return;
+  const double x0 = std::log(static_cast<double>(point.bytes)), x1 = std::log(static_cast<double>(next->bytes));
+  const double slope = std::clamp(Slope(point.mpi_time_us, x0, next->mpi_time_us, x1), 0.0, 1.0);
+  p->time_us = Along(point.time_us, x0, slope, std::log(bytes));
+  p->mpi_time_us = Along(point.mpi_time_us, x0, slope, std::log(bytes));
+}
+
+}  // namespace
+
+Price PriceEntry(const ProfileEntry& entry, double bytes, const std::vector<ProfilePoint>& system_curve) {
   Price p;
-  if (PricePoints(entry.points, bytes, &p)) return p;
+  if (PricePoints(entry.points, bytes, &p)) {
+    if (p.basis == PriceBasis::kExtrapolated && entry.points.size() == 1)
+      AlongSystemCurve(entry.points[0], bytes, system_curve, &p);
+    return p;
+  }
   p.time_us = entry.time_us;
   p.mpi_time_us = entry.mpi_time_us;
   p.basis = PriceBasis::kEntry;
@@ -108,7 +141,8 @@ CallsPrice PriceCalls(const std::vector<ProfileEntry>& entries, const std::vecto
     const ProfileEntry* entry = nullptr;
     for (const ProfileEntry& e : entries)
       if (e.kind == c.kind && e.min_bytes <= c.from && c.from < e.max_bytes) entry = &e;
-    const Price price = entry == nullptr ? Price{} : PriceEntry(*entry, c.mean_bytes);
+    const Price price =
+        entry == nullptr ? Price{} : PriceEntry(*entry, c.mean_bytes, SystemCurve(entries, entry->kind, entry->ppg));
     if (!(price.time_us > 0)) {
       out.complete = false;
       continue;

@@ -46,10 +46,19 @@ struct Price {
 // leaves *out unchanged, when `points` is empty or bytes <= 0.
 bool PricePoints(const std::vector<ProfilePoint>& points, double bytes, Price* out);
 
+// The system MPI's times across one layout: the points of every entry of
+// `kind` and `ppg` in `entries`, by size (the tune measures the system MPI
+// at every probed size, whichever algorithm won there).
+std::vector<ProfilePoint> SystemCurve(const std::vector<ProfileEntry>& entries, MemKind kind, int ppg);
+
 // Prices a message of `bytes` under `entry`: PricePoints of its points, or,
 // for an entry without points, its time_us and mpi_time_us as they are
-// (kEntry, lo_bytes = hi_bytes = its at= size, 0 when unknown).
-Price PriceEntry(const ProfileEntry& entry, double bytes);
+// (kEntry, lo_bytes = hi_bytes = its at= size, 0 when unknown).  An entry of
+// one point has no slope of its own: outside that point both times follow
+// the slope of the system MPI between that point and the next probed size
+// of `system_curve` (SystemCurve of the entry's layout) on the size's side,
+// clamped to [0, 1]; without such a size, PricePoints' rule.
+Price PriceEntry(const ProfileEntry& entry, double bytes, const std::vector<ProfilePoint>& system_curve = {});
 
 // A job's calls in one size bin (a job report's bin): their memory kind, the
 // bin's lower edge, how many (world rank 0's) and their mean message size
@@ -73,7 +82,7 @@ struct CallsPrice {
 // ranks-per-GPU value; ranges of one kind must not overlap): each bin with
 // calls > 0 by the entry of its kind whose [min_bytes, max_bytes) holds the
 // bin's `from` (the entry the report's per-bin figures use), PriceEntry at
-// the bin's mean size, times its calls.  A bin without such an entry, or
+// the bin's mean size (with the SystemCurve of `entries`), times its calls.  A bin without such an entry, or
 // without a positive time, is left out and makes the result incomplete.  The
 // one rule of the report's ranks-per-GPU advice and `multilane tune
 // --weights`.

@@ -134,6 +134,45 @@ TEST(PriceCalls, EachBinAtItsMeanSizeUnderTheEntryHoldingItsLowerEdge) {
   EXPECT_DOUBLE_EQ(p.total_us, 100);
 }
 
+TEST(Price, AnEntryOfOnePointFollowsTheSystemMpisSlope) {
+  // The GPU host's main job: [2M, 8M) measured at 4M, [8M, 32M) at 16M only
+  // (its winner undone there), [32M, inf) at 64M only.
+  ProfileEntry low, mid, top;
+  low.min_bytes = 2 << 20;
+  low.max_bytes = 8 << 20;
+  low.points = {{4 << 20, 1800, 2000, 0.05}};
+  mid.min_bytes = 8 << 20;
+  mid.max_bytes = 32 << 20;
+  mid.points = {{16 << 20, 7000, 7000, 0.1}};
+  top.min_bytes = 32 << 20;
+  top.points = {{64 << 20, 30000, 60000, 0.04}};
+  const std::vector<ProfileEntry> entries = {low, mid, top};
+  const std::vector<ProfilePoint> curve = SystemCurve(entries, MemKind::kHost, 0);
+  ASSERT_EQ(curve.size(), 3u);
+  EXPECT_EQ(curve[1].bytes, 16u << 20);
+  EXPECT_TRUE(SystemCurve(entries, MemKind::kDevice, 0).empty());
+  // 8M, half of 16M: the system MPI's slope from 4M to 16M, not flat.
+  const double slope = std::log(7000.0 / 2000) / std::log(4.0);
+  Price p = PriceEntry(mid, 8 << 20, curve);
+  EXPECT_EQ(p.basis, PriceBasis::kExtrapolated);
+  EXPECT_NEAR(p.time_us, 7000 * std::pow(0.5, slope), 1e-6);
+  EXPECT_NEAR(p.mpi_time_us, p.time_us, 1e-9);
+  EXPECT_EQ(p.lo_bytes, 16u << 20);
+  EXPECT_DOUBLE_EQ(PriceEntry(mid, 8 << 20).time_us, 7000);  // without a curve: flat below, as before
+  // Above the last probed size there is no slope to borrow: linear, as before.
+  p = PriceEntry(top, 128 << 20, curve);
+  EXPECT_NEAR(p.time_us, 60000, 1e-6);
+  // Below the first probed size of all: flat, as before.
+  EXPECT_NEAR(PriceEntry(low, 2 << 20, curve).time_us, 1800, 1e-9);
+  // A slope that would fall is clamped to 0.
+  ProfileEntry falls = mid;
+  falls.points = {{16 << 20, 7000, 1000, 0.1}};
+  EXPECT_NEAR(PriceEntry(falls, 8 << 20, SystemCurve({low, falls}, MemKind::kHost, 0)).time_us, 7000, 1e-9);
+  // PriceCalls borrows the same slope.
+  EXPECT_NEAR(PriceCalls(entries, {{MemKind::kHost, 8 << 20, 1, 8 << 20}}).total_us, 7000 * std::pow(0.5, slope),
+              1e-6);
+}
+
 TEST(Price, BasisNames) {
   EXPECT_STREQ(PriceBasisName(PriceBasis::kMeasured), "measured");
   EXPECT_STREQ(PriceBasisName(PriceBasis::kInterpolated), "interpolated");
