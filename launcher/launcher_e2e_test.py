@@ -881,6 +881,16 @@ def test_tune_repeat_launch(tmp):
             t1, t2 = first[(mem, size, algo)], again[(mem, size, algo)]
             expect(abs(t / ((t1 + t2) / 2) - 1) < 1e-4, "%s %d: %s's time is the launches' mean" % (mem, size, algo))
     expect(checked >= 2, "the repeat measured the system MPI at two sizes or more (%d)" % checked, p)
+    # The launch band: sqrt(3) x the rms of the system MPI's differences over
+    # the sizes, given to every size the repeat measured.
+    band = float(re.search(r"launch band (\d+)%", p.stdout).group(1)) / 100
+    apart = [abs(again[(mem, size, "passthrough")] / first[(mem, size, "passthrough")] - 1)
+             for mem, _, size, _, _, _ in points if (mem, size, "passthrough") in again]
+    want = (3 * sum(a * a for a in apart) / len(apart)) ** 0.5
+    if checked == len(points):
+        expect(abs(band - want) <= 0.006, "the band %.3f is sqrt(3) x rms of the differences (%.3f)" % (band, want), p)
+    for mem, algo, size, t, m, noise in points:
+        expect(noise >= min(band, want) - 0.006, "%s %d: the noise %.3f holds the band %.3f" % (mem, size, noise, band))
 
     small = os.path.join(tmp, "small")
     p = tune(os.path.join(tmp, "s.db"), budget="3", sizes="4K:16K", extra=["--keep", small])

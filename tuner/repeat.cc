@@ -37,9 +37,11 @@ std::vector<std::string> RepeatCandidates(const std::vector<Decision>& decisions
   return out;
 }
 
-RepeatSummary ApplyRepeat(const std::vector<Measurement>& repeat, SearchResult* decided) {
+RepeatSummary ApplyRepeat(const std::vector<Measurement>& repeat, double noise_floor, SearchResult* decided) {
   RepeatSummary s;
   const std::map<Key, double> medians = RepeatMedians(repeat);
+  std::map<int, std::vector<double>> mpi_apart;  // memory kind -> the system MPI's differences
+  std::vector<Decision*> measured;
   for (Decision& d : decided->decisions) {
     const int mem = static_cast<int>(d.mem);
     const auto mpi = medians.find({mem, d.bytes, "passthrough"});
@@ -51,9 +53,10 @@ RepeatSummary ApplyRepeat(const std::vector<Measurement>& repeat, SearchResult* 
     const double mpi2 = mpi->second, time2 = won->second;
     d.repeat_gain = mpi2 / time2;
     double noise = Apart(d.mpi_time_us, mpi2);
+    mpi_apart[mem].push_back(noise);
     if (d.winner == "passthrough") {
       ++s.kept;
-    } else if (time2 >= mpi2) {
+    } else if (time2 >= mpi2 * (1 - noise_floor)) {
       ++s.undone;
       d.undone = d.winner;
       d.winner = "passthrough";
@@ -66,7 +69,18 @@ RepeatSummary ApplyRepeat(const std::vector<Measurement>& repeat, SearchResult* 
     d.time_us = d.winner == "passthrough" ? d.mpi_time_us : (d.time_us + time2) / 2;
     d.gain = d.time_us > 0 ? d.mpi_time_us / d.time_us : 1;
     d.noise = std::max(d.noise, noise);
-    s.widest = std::max(s.widest, noise);
+    measured.push_back(&d);
+  }
+  std::map<int, double> band;
+  for (const auto& kv : mpi_apart) {
+    double squares = 0;
+    for (double a : kv.second) squares += a * a;
+    band[kv.first] = std::sqrt(3.0 * squares / static_cast<double>(kv.second.size()));
+    s.band = std::max(s.band, band[kv.first]);
+  }
+  for (Decision* d : measured) {
+    d->noise = std::max(d->noise, band[static_cast<int>(d->mem)]);
+    s.widest = std::max(s.widest, d->noise);
   }
   decided->bins = MakeBins(decided->decisions);
   return s;
@@ -76,8 +90,8 @@ std::string DescribeRepeat(const RepeatSummary& s, const SearchResult& decided) 
   char head[256];
   std::snprintf(head, sizeof head,
                 "repeat launch: %d winner(s) confirmed, %d undone, %d size(s) kept the system MPI, %d not measured "
-                "again; the launches differ by up to %.0f%% (the profile's noise includes it)",
-                s.confirmed, s.undone, s.kept, s.unmeasured, 100 * s.widest);
+                "again; launch band %.0f%%, noise up to %.0f%% (the profile's noise includes the launches' differences)",
+                s.confirmed, s.undone, s.kept, s.unmeasured, 100 * s.band, 100 * s.widest);
   std::string out = head;
   std::string undone;
   for (const Decision& d : decided.decisions)

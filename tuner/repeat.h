@@ -28,20 +28,28 @@ struct RepeatSummary {
   int kept = 0;        // sizes that kept the system MPI in the first launch, measured again
   int unmeasured = 0;  // sizes the repeat could not measure (its budget, a failed check)
   double widest = 0;   // the largest noise a size got from the difference between the launches
+  double band = 0;     // the widest launch band of a memory kind (ApplyRepeat)
 };
 
 // Applies the repeat launch's `repeat` measurements to `decided` (the first
 // launch's Decide result), size by size, where the repeat measured the
 // system MPI and the winner with valid samples:
-// - a winner whose repeat median is not below the system MPI's repeat median
-//   is undone: the size keeps the system MPI (Decision::undone names it);
+// - a winner whose repeat median does not beat the system MPI's repeat
+//   median by more than `noise_floor` (SearchOptions::noise_floor) is undone:
+//   the size keeps the system MPI (Decision::undone names it);
 // - the times become the mean of the two launches' medians;
-// - the noise becomes the largest of the first launch's noise and the
-//   relative differences between the launches: of the winner's median, of
-//   the system MPI's, and of their ratio.
+// - the noise becomes the largest of the first launch's noise, the relative
+//   differences between the launches at the size (of the winner's median,
+//   of the system MPI's, and of their ratio), and the launch band below.
+// The launch band: the system MPI's relative differences d between the two
+// launches, pooled over the measured sizes of a memory kind, estimate how
+// much one launch varies, sigma = rms(d) / sqrt(2); a job (a third launch)
+// differs from the mean of two by sigma x sqrt(3/2), so two of those are
+// sqrt(3) x rms(d).  One size's difference alone says little (two launches
+// may agree at a size by chance); the band is what every size gets.
 // Decision::repeat_gain is set where the repeat measured the size.  Sizes the
 // repeat did not measure keep their first decision.  The bins are made again.
-RepeatSummary ApplyRepeat(const std::vector<Measurement>& repeat, SearchResult* decided);
+RepeatSummary ApplyRepeat(const std::vector<Measurement>& repeat, double noise_floor, SearchResult* decided);
 
 // "repeat launch: 5 of 6 winners confirmed, 1 undone (4K), ..."; one line.
 std::string DescribeRepeat(const RepeatSummary& summary, const SearchResult& decided);

@@ -314,7 +314,7 @@ int RunLaunch(const TuneOptions& opt, const std::vector<uint64_t>& sizes, const 
   if (const int rc = RunProbePlan(opt, install, dir, tag + "-repeat", plan, step, l, folder, &again); rc != 0)
     return rc;
   l->measuring_s += std::max(0.0, again.measuring_s);
-  const mltuner::RepeatSummary summary = mltuner::ApplyRepeat(again.measurements, &l->decided);
+  const mltuner::RepeatSummary summary = mltuner::ApplyRepeat(again.measurements, mltuner::SearchOptions{}.noise_floor, &l->decided);
   l->repeat_note = mltuner::DescribeRepeat(summary, l->decided);
   return 0;
 }

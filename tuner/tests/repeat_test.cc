@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace mltuner {
 namespace {
+
+constexpr double kFloor = 0.03;
 
 Measurement M(uint64_t bytes, const std::string& cand, std::vector<double> samples, bool valid = true) {
   Measurement m;
@@ -29,16 +33,17 @@ TEST(Repeat, CandidatesAreTheDistinctWinners) {
 
 TEST(Repeat, ConfirmedWinnerGetsTheMeanAndTheLaunchesDifferenceAsNoise) {
   SearchResult r = FirstLaunch();
-  const RepeatSummary s = ApplyRepeat({M(4096, "passthrough", {120, 120, 120}), M(4096, "lane", {70, 70, 70})}, &r);
+  const RepeatSummary s = ApplyRepeat({M(4096, "passthrough", {120, 120, 120}), M(4096, "lane", {70, 70, 70})}, kFloor, &r);
   const Decision& d = r.decisions[0];
   EXPECT_EQ(d.winner, "lane");
   EXPECT_DOUBLE_EQ(d.time_us, 60);        // (50 + 70) / 2
   EXPECT_DOUBLE_EQ(d.mpi_time_us, 110);   // (100 + 120) / 2
-  EXPECT_DOUBLE_EQ(d.noise, 0.4);         // lane 50 -> 70
+  EXPECT_DOUBLE_EQ(d.noise, 0.4);         // lane 50 -> 70 (the band, sqrt(3) x 0.2, is less)
   EXPECT_NEAR(d.repeat_gain, 120.0 / 70, 1e-12);
   EXPECT_EQ(s.confirmed, 1);
   EXPECT_EQ(s.unmeasured, 2);  // 1M and 64M were not measured again
   EXPECT_DOUBLE_EQ(s.widest, 0.4);
+  EXPECT_NEAR(s.band, std::sqrt(3.0) * 0.2, 1e-12);
   // The bins carry the new figures to the profile's points.
   ASSERT_FALSE(r.bins.empty());
   EXPECT_DOUBLE_EQ(r.bins[0].points[0].time_us, 60);
@@ -48,7 +53,7 @@ TEST(Repeat, ConfirmedWinnerGetsTheMeanAndTheLaunchesDifferenceAsNoise) {
 TEST(Repeat, WinnerNotFasterInTheRepeatIsUndone) {
   SearchResult r = FirstLaunch();
   const RepeatSummary s = ApplyRepeat({M(64 << 20, "passthrough", {8000, 8000, 8000}),
-                                       M(64 << 20, "hier", {8100, 8100, 8100})}, &r);
+                                       M(64 << 20, "hier", {8100, 8100, 8100})}, kFloor, &r);
   const Decision& d = r.decisions[2];
   EXPECT_EQ(d.winner, "passthrough");
   EXPECT_EQ(d.undone, "hier");
@@ -63,17 +68,18 @@ TEST(Repeat, WinnerNotFasterInTheRepeatIsUndone) {
 
 TEST(Repeat, KeptSystemMpiGetsItsOwnDifference) {
   SearchResult r = FirstLaunch();
-  const RepeatSummary s = ApplyRepeat({M(1 << 20, "passthrough", {1100, 1100, 1100})}, &r);
+  const RepeatSummary s = ApplyRepeat({M(1 << 20, "passthrough", {1100, 1100, 1100})}, kFloor, &r);
   EXPECT_EQ(r.decisions[1].winner, "passthrough");
   EXPECT_DOUBLE_EQ(r.decisions[1].mpi_time_us, 1050);
-  EXPECT_NEAR(r.decisions[1].noise, 0.1, 1e-12);
+  // One size's difference (0.1) is a weak estimate: the band, sqrt(3) x 0.1.
+  EXPECT_NEAR(r.decisions[1].noise, std::sqrt(3.0) * 0.1, 1e-12);
   EXPECT_EQ(s.kept, 1);
 }
 
 TEST(Repeat, InvalidOrMissingRepeatLeavesTheDecision) {
   SearchResult r = FirstLaunch();
   const Decision before = r.decisions[0];
-  const RepeatSummary s = ApplyRepeat({M(4096, "passthrough", {200, 200, 200}), M(4096, "lane", {10}, false)}, &r);
+  const RepeatSummary s = ApplyRepeat({M(4096, "passthrough", {200, 200, 200}), M(4096, "lane", {10}, false)}, kFloor, &r);
   EXPECT_EQ(r.decisions[0].winner, "lane");
   EXPECT_DOUBLE_EQ(r.decisions[0].time_us, before.time_us);
   EXPECT_DOUBLE_EQ(r.decisions[0].noise, before.noise);
@@ -83,13 +89,40 @@ TEST(Repeat, InvalidOrMissingRepeatLeavesTheDecision) {
 
 TEST(Repeat, RatioDifferenceCountsWhenBothShiftAlike) {
   SearchResult r = FirstLaunch();
-  // Both slower by 10 %: the ratio holds, the noise is the shift.
-  ApplyRepeat({M(4096, "passthrough", {110, 110, 110}), M(4096, "lane", {55, 55, 55})}, &r);
-  EXPECT_NEAR(r.decisions[0].noise, 0.1, 1e-12);
+  // Both slower by 10 %: the ratio holds, the noise is the shift's band.
+  ApplyRepeat({M(4096, "passthrough", {110, 110, 110}), M(4096, "lane", {55, 55, 55})}, kFloor, &r);
+  EXPECT_NEAR(r.decisions[0].noise, std::sqrt(3.0) * 0.1, 1e-12);
   // The system MPI as before, lane 20 % slower: the ratio moved by 20 %.
   r = FirstLaunch();
-  ApplyRepeat({M(4096, "passthrough", {100, 100, 100}), M(4096, "lane", {60, 60, 60})}, &r);
+  ApplyRepeat({M(4096, "passthrough", {100, 100, 100}), M(4096, "lane", {60, 60, 60})}, kFloor, &r);
   EXPECT_NEAR(r.decisions[0].noise, 0.2, 1e-12);
+}
+
+TEST(Repeat, AWinnerMustBeatTheSystemMpiByTheFloorAgain) {
+  SearchResult r = FirstLaunch();
+  // 2 % faster in the repeat: within the floor, undone.
+  RepeatSummary s = ApplyRepeat({M(4096, "passthrough", {100, 100, 100}), M(4096, "lane", {98, 98, 98})}, kFloor, &r);
+  EXPECT_EQ(r.decisions[0].winner, "passthrough");
+  EXPECT_EQ(s.undone, 1);
+  // 5 % faster: confirmed.
+  r = FirstLaunch();
+  s = ApplyRepeat({M(4096, "passthrough", {100, 100, 100}), M(4096, "lane", {95, 95, 95})}, kFloor, &r);
+  EXPECT_EQ(r.decisions[0].winner, "lane");
+  EXPECT_EQ(s.confirmed, 1);
+}
+
+TEST(Repeat, TheBandPoolsTheSystemMpisDifferencesOverSizes) {
+  SearchResult r = FirstLaunch();
+  // The system MPI: 4K 10 % apart, 1M 0 %, 64M 0 %: rms = 0.1 / sqrt(3), band 0.1.
+  const RepeatSummary s = ApplyRepeat({M(4096, "passthrough", {110, 110, 110}), M(4096, "lane", {55, 55, 55}),
+                                       M(1 << 20, "passthrough", {1000, 1000, 1000}),
+                                       M(64 << 20, "passthrough", {9000, 9000, 9000}),
+                                       M(64 << 20, "hier", {6000, 6000, 6000})},
+                                      kFloor, &r);
+  EXPECT_NEAR(s.band, 0.1, 1e-12);
+  EXPECT_NEAR(r.decisions[1].noise, 0.1, 1e-12);  // 1M agreed exactly, and gets the band
+  EXPECT_NEAR(r.decisions[2].noise, 0.1, 1e-12);
+  EXPECT_NEAR(r.decisions[0].noise, 0.1, 1e-12);
 }
 
 }  // namespace
