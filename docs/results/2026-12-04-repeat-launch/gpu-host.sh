@@ -5,7 +5,7 @@
 # libcli11-dev, nlohmann-json3-dev); writes to $OUT:
 #   main/     the main job (4 ranks as 2 virtual nodes, host memory): the
 #             tune (--budget 45), then the benchmark under `multilane run`
-#             with a job report, twice (two job launches of one profile),
+#             with a job report, three times (three job launches of one profile),
 #             and `multilane report` of each in text, JSON and HTML;
 #   host8/    `multilane tune --ranks-per-gpu 4 --virtual-nodes 2 --budget 60`
 #             (8 ranks) and the benchmark of mpi, mpi-best and auto with it.
@@ -22,11 +22,11 @@ B=$PWD/$B
 { uptime; nproc; mpirun --version | head -1; nvidia-smi -L; } > $OUT/machine.txt
 
 main_job() {  # the main job's tune, then two job launches with reports
-  local D=$OUT/main; mkdir -p $D/reports1 $D/reports2
+  local D=$OUT/main; mkdir -p $D/reports1 $D/reports2 $D/reports3
   export MULTILANE_USER_DB=$D/profiles.db
   $B/launcher/multilane tune --memory host --np 4 --virtual-nodes 2 --sizes 4K:64M --budget 45 --db $D/profiles.db \
     > $D/tune.txt 2>&1; echo "tune rc=$?" >> $D/tune.txt
-  for n in 1 2; do
+  for n in 1 2 3; do
     MULTILANE_REPORT=$D/reports$n $B/launcher/multilane run --db $D/profiles.db -- mpirun -np 4 \
       -x MULTILANE_RANKS_PER_NODE=2 -x MULTILANE_REPORT -x MULTILANE_STATS=1 \
       $B/benchmarks/mlallreduce_bench -b 4K -e 16M -f 2 -a mpi,auto -J $D/main-job$n.json > $D/run$n.txt 2>&1
@@ -36,7 +36,7 @@ main_job() {  # the main job's tune, then two job launches with reports
       $B/launcher/multilane report job-report$n.json --json > report-analysis$n.json 2>&1
       $B/launcher/multilane report job-report$n.json --html report$n.html > /dev/null 2>&1 )
   done
-  rm -rf $D/reports1 $D/reports2
+  rm -rf $D/reports1 $D/reports2 $D/reports3
 }
 
 host8() {  # issue 28: auto against the system MPI's best, 8 ranks (4 per GPU)
@@ -57,5 +57,5 @@ uptime >> $OUT/machine.txt
 cat $OUT/machine.txt
 tar xzf $OUT/results.tar.gz -C /tmp && cd /tmp
 grep -h -E "repeat launch|tune rc" */tune.txt
-grep -h -E "re-tune|within" main/report[12].txt | head -12
+grep -h -E "re-tune|within" main/report[123].txt | head -12
 grep -h -E "^ +[0-9]+ .* (mpi-best|auto) " host8/bench.txt
