@@ -7,8 +7,12 @@
 #             tune (--budget 45), then the benchmark under `multilane run`
 #             with a job report, three times (three job launches of one profile),
 #             and `multilane report` of each in text, JSON and HTML;
+#             The job's sizes: every power of two (FACTOR=2, the default: most
+#             of them between the tune's sizes, priced by interpolation) or
+#             FACTOR=4 (the tune's own sizes, as scripts/main-job.sh runs it);
 #   host8/    `multilane tune --ranks-per-gpu 4 --virtual-nodes 2 --budget 60`
-#             (8 ranks) and the benchmark of mpi, mpi-best and auto with it.
+#             (8 ranks) and the benchmark of mpi, mpi-best and auto with it
+#             (SKIP_HOST8=1: not run).
 set -uo pipefail
 P=/tmp/pfx; mkdir -p $P; for d in .debs/*.deb; do dpkg -x $d $P; done
 source scripts/env.sh
@@ -29,7 +33,7 @@ main_job() {  # the main job's tune, then two job launches with reports
   for n in 1 2 3; do
     MULTILANE_REPORT=$D/reports$n $B/launcher/multilane run --db $D/profiles.db -- mpirun -np 4 \
       -x MULTILANE_RANKS_PER_NODE=2 -x MULTILANE_REPORT -x MULTILANE_STATS=1 \
-      $B/benchmarks/mlallreduce_bench -b 4K -e 16M -f 2 -a mpi,auto -J $D/main-job$n.json > $D/run$n.txt 2>&1
+      $B/benchmarks/mlallreduce_bench -b 4K -e 16M -f ${FACTOR:-2} -a mpi,auto -J $D/main-job$n.json > $D/run$n.txt 2>&1
     echo "run rc=$?" >> $D/run$n.txt
     cp $D/reports$n/multilane-report-*.json $D/job-report$n.json
     ( cd $D && $B/launcher/multilane report job-report$n.json > report$n.txt 2>&1
@@ -50,12 +54,12 @@ host8() {  # issue 28: auto against the system MPI's best, 8 ranks (4 per GPU)
 }
 
 start=$(date +%s); main_job; echo "main job: $(( $(date +%s) - start )) s" >> $OUT/machine.txt
-start=$(date +%s); host8; echo "host8: $(( $(date +%s) - start )) s" >> $OUT/machine.txt
+[ -n "${SKIP_HOST8:-}" ] || start=$(date +%s); [ -n "${SKIP_HOST8:-}" ] || host8; echo "host8: $(( $(date +%s) - start )) s" >> $OUT/machine.txt
 uptime >> $OUT/machine.txt
 # At most 8 files come back: everything in one archive.
-( cd $OUT && rm -f main/profiles.db-* host8/host.db-* && tar czf results.tar.gz main host8 && rm -rf main host8 )
+( cd $OUT && rm -f main/profiles.db-* host8/host.db-* && tar czf results.tar.gz main $([ -d host8 ] && echo host8) && rm -rf main host8 )
 cat $OUT/machine.txt
 tar xzf $OUT/results.tar.gz -C /tmp && cd /tmp
 grep -h -E "repeat launch|tune rc" */tune.txt
 grep -h -E "re-tune|within" main/report[123].txt | head -12
-grep -h -E "^ +[0-9]+ .* (mpi-best|auto) " host8/bench.txt
+[ -d host8 ] && grep -h -E "^ +[0-9]+ .* (mpi-best|auto) " host8/bench.txt
