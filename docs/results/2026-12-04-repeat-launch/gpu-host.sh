@@ -54,7 +54,7 @@ host8() {  # issue 28: auto against the system MPI's best, 8 ranks (4 per GPU)
 }
 
 start=$(date +%s); main_job; echo "main job: $(( $(date +%s) - start )) s" >> $OUT/machine.txt
-[ -n "${SKIP_HOST8:-}" ] || start=$(date +%s); [ -n "${SKIP_HOST8:-}" ] || host8; echo "host8: $(( $(date +%s) - start )) s" >> $OUT/machine.txt
+if [ -z "${SKIP_HOST8:-}" ]; then start=$(date +%s); host8; echo "host8: $(( $(date +%s) - start )) s" >> $OUT/machine.txt; fi
 uptime >> $OUT/machine.txt
 # At most 8 files come back: everything in one archive.
 ( cd $OUT && rm -f main/profiles.db-* host8/host.db-* && tar czf results.tar.gz main $([ -d host8 ] && echo host8) && rm -rf main host8 )
