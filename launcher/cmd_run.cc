@@ -1,12 +1,15 @@
 // cmd_run.cc: `multilane run [options] -- COMMAND...`: runs COMMAND with
 // libmlallreduce injected and this node type's profile in its environment.
 // It never probes: without a profile the command runs unchanged.
+#include <signal.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -20,6 +23,9 @@
 #include "vocab/outside_input.h"
 #include "db/resolve.h"
 #include "mpi_choice.h"
+#include "mps_daemon.h"
+#include "process.h"
+#include "run_mps.h"
 #include "vocab/mpi_families.h"
 
 namespace multilane {
@@ -32,15 +38,19 @@ struct RunOptions {
   bool quiet = false;
   std::string ranks_per_gpu;  // "", "auto" or a number
   std::string mpi = "auto";   // the job's MPI family: auto or a name of vocab/mpi_families.cc
+  std::string mps = "auto";   // auto, yes or no (run_mps.h)
 };
 
-int Exec(const std::vector<std::string>& command, bool dry_run) {
+// Runs `command` in place of this process; with `dry_run` prints the
+// variables it would get, the MPS it would run under (`mps`) and the command.
+int Exec(const std::vector<std::string>& command, bool dry_run, const std::string& mps = "none") {
   if (dry_run) {
     for (const char* name : {"LD_PRELOAD", "MULTILANE_PROFILE", "MULTILANE_RANKS_PER_GPU", "MULTILANE_ALL_RANKS",
                              "MULTILANE_HISTORY"}) {
       const char* v = std::getenv(name);
       std::printf("%s=%s\n", name, v ? v : "");
     }
+    std::printf("mps: %s\n", mps.c_str());
     std::string line;
     for (const std::string& a : command) line += (line.empty() ? "" : " ") + a;
     std::printf("command: %s\n", line.c_str());
@@ -53,6 +63,61 @@ int Exec(const std::vector<std::string>& command, bool dry_run) {
   execvp(argv[0], argv.data());
   return Fail("cannot run '" + mldb::Excerpt(command[0]) + "': " + std::strerror(errno) +
               "; check the command and PATH");
+}
+
+// Runs `command` while a private MPS daemon (`program`) serves it, then
+// stops the daemon and removes its folder: the command's exit status.  A
+// SIGTERM (kill, a batch system) is passed on to the command; a SIGINT is
+// not, since a terminal's Ctrl-C reaches the command by itself.  Where the
+// daemon does not start, the command runs without it, as the plan's note said.
+int RunUnderMps(const std::string& program, const std::vector<std::string>& command, bool quiet) {
+  char folder[] = "/tmp/multilane-mps.XXXXXX";
+  if (mkdtemp(folder) == nullptr) {
+    std::fprintf(stderr, "multilane: note: MPS: cannot create %s: %s; the job runs without it\n", folder,
+                 std::strerror(errno));
+    return Exec(command, false);
+  }
+  int status = 0;
+  {
+    MpsDaemon mps;  // stopped on every way out of this block
+    std::string error;
+    if (!mps.Start(program, folder, &error)) {
+      std::fprintf(stderr, "multilane: note: MPS: %s; the job runs without it\n", error.c_str());
+      std::error_code ignored;
+      std::filesystem::remove_all(folder, ignored);
+      return Exec(command, false);
+    }
+    if (!quiet)
+      std::fprintf(stderr, "multilane: MPS: a private daemon serves this job (%s/pipe) until it ends\n", folder);
+    std::fflush(nullptr);
+    InterruptGuard guard;
+    pid_t pid = 0;
+    if (const int rc = SpawnInheriting(command, &pid); rc != 0) {
+      status = Fail("cannot run '" + mldb::Excerpt(command[0]) + "': " + std::strerror(rc) +
+                    "; check the command and PATH");
+    } else {
+      status = WaitChild(pid, true);
+      if (status < 0) {
+        if (InterruptSignal() == SIGTERM) kill(pid, SIGTERM);
+        status = WaitChild(pid, false);
+      }
+    }
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(folder, ignored);
+  return status;
+}
+
+// The job's ranks per GPU: --ranks-per-gpu's (`chosen`, 0 when not given),
+// else the caller's MULTILANE_RANKS_PER_GPU, else the profile's
+// recommendation.
+int JobRanksPerGpu(int chosen, int recommended) {
+  int n = chosen;
+  if (n <= 0) {
+    const char* v = std::getenv("MULTILANE_RANKS_PER_GPU");
+    if (v == nullptr || !mla::ParseRanksPerGpu(v, &n)) n = recommended;
+  }
+  return n > 0 ? n : 1;
 }
 
 // A job with its report on (MULTILANE_REPORT) also drops the report into the
@@ -73,11 +138,55 @@ void KeepHistory(bool quiet, std::vector<std::string>* forwarded) {
   forwarded->push_back("MULTILANE_HISTORY");
 }
 
+// --ranks-per-gpu: the layout the job runs, so that the library takes the
+// profile's entries tuned at it (auto: the profile's recommendation); *n is
+// that value (0 without the option).  0, or the status of a bad value.
+int ApplyRanksPerGpu(const RunOptions& opt, const mldb::ProfileRecord& profile, std::vector<std::string>* forwarded,
+                     int* n) {
+  *n = 0;
+  if (opt.ranks_per_gpu.empty()) return 0;
+  if (opt.ranks_per_gpu == "auto") {
+    *n = profile.ranks_per_gpu > 0 ? profile.ranks_per_gpu : 1;
+  } else {
+    if (!mla::ParseRanksPerGpu(opt.ranks_per_gpu, n))
+      return Fail("--ranks-per-gpu '" + mldb::Excerpt(opt.ranks_per_gpu) + "' must be auto or " +
+                  mla::RanksPerGpuRule());
+    const std::string tuned = mla::ProfileHeaderValue(profile.profile_text, "ranks_per_gpu_tuned");
+    const std::string list = tuned.empty() ? std::to_string(profile.ranks_per_gpu) : tuned;
+    if (!mla::InRanksPerGpuList(list, *n))
+      std::fprintf(stderr,
+                   "multilane: note: the profile was tuned at %s rank(s) per GPU, not %d: this job gets the "
+                   "entries of the recommended %d\n",
+                   mldb::Excerpt(list).c_str(), *n, profile.ranks_per_gpu);
+  }
+  setenv("MULTILANE_RANKS_PER_GPU", std::to_string(*n).c_str(), 1);
+  forwarded->push_back("MULTILANE_RANKS_PER_GPU");
+  if (!opt.quiet)
+    std::fprintf(stderr, "multilane: %d rank(s) per GPU: start that many ranks on each GPU (-np = %d x GPUs)\n", *n,
+                 *n);
+  return 0;
+}
+
+// Whether the job gets a private MPS daemon (run_mps.h): the profile's
+// mps=, the job's ranks per GPU (`chosen` by --ranks-per-gpu, 0: not given)
+// and what this node has.
+RunMpsPlan PlanJobMps(RunMpsFacts* facts, const mldb::ProfileRecord& profile, int chosen, LauncherKind launcher) {
+  facts->profile_mps = mla::ProfileHeaderValue(profile.profile_text, "mps");
+  facts->ranks_per_gpu = JobRanksPerGpu(chosen, profile.ranks_per_gpu);
+  facts->ranks_here = RanksStayOnThisNode(launcher == LauncherKind::kSrun);
+  facts->daemon = ReachableMpsPipe();
+  facts->program = MpsControlProgram();
+  return PlanRunMps(*facts);
+}
+
 int Run(const RunOptions& opt, std::vector<std::string> command) {
   if (!command.empty() && command[0] == "--") command.erase(command.begin());
   const std::vector<std::string>& trailing = TrailingCommand();
   command.insert(command.end(), trailing.begin(), trailing.end());
   if (command.empty()) return Fail("no command given: write `multilane run -- mpirun -np 8 ./app`");
+  RunMpsFacts mps;
+  if (!ParseRunMpsMode(opt.mps, &mps.mode))
+    return Fail("--mps '" + mldb::Excerpt(opt.mps) + "' must be " + RunMpsModeChoices());
 
   const Installation install = FindInstallation();
   // The profile is the one tuned with the job's MPI (the front picks the
@@ -115,35 +224,13 @@ int Run(const RunOptions& opt, std::vector<std::string> command) {
       for (const std::string& n : notes) std::fprintf(stderr, "multilane:   %s\n", n.c_str());
     return Exec(command, opt.dry_run);
   }
-  // --ranks-per-gpu: the layout the job runs, so that the library takes the
-  // profile's entries tuned at it (auto: the profile's recommendation).
   // MULTILANE_ALL_RANKS: every rank gets the library, which the start-up
   // agreement needs to hear where the launcher offers no PMIx (hydra;
   // docs/all-in-or-all-out.md).
   std::vector<std::string> forwarded = {"LD_PRELOAD", "MULTILANE_PROFILE", "MULTILANE_ALL_RANKS"};
   KeepHistory(opt.quiet, &forwarded);
-  if (!opt.ranks_per_gpu.empty()) {
-    int n = 0;
-    if (opt.ranks_per_gpu == "auto") {
-      n = profile->ranks_per_gpu > 0 ? profile->ranks_per_gpu : 1;
-    } else {
-      if (!mla::ParseRanksPerGpu(opt.ranks_per_gpu, &n))
-        return Fail("--ranks-per-gpu '" + mldb::Excerpt(opt.ranks_per_gpu) + "' must be auto or " +
-                    mla::RanksPerGpuRule());
-      const std::string tuned = mla::ProfileHeaderValue(profile->profile_text, "ranks_per_gpu_tuned");
-      const std::string list = tuned.empty() ? std::to_string(profile->ranks_per_gpu) : tuned;
-      if (!mla::InRanksPerGpuList(list, n))
-        std::fprintf(stderr,
-                     "multilane: note: the profile was tuned at %s rank(s) per GPU, not %d: this job gets the "
-                     "entries of the recommended %d\n",
-                     mldb::Excerpt(list).c_str(), n, profile->ranks_per_gpu);
-    }
-    setenv("MULTILANE_RANKS_PER_GPU", std::to_string(n).c_str(), 1);
-    forwarded.push_back("MULTILANE_RANKS_PER_GPU");
-    if (!opt.quiet)
-      std::fprintf(stderr, "multilane: %d rank(s) per GPU: start that many ranks on each GPU (-np = %d x GPUs)\n", n,
-                   n);
-  }
+  int n = 0;
+  if (const int rc = ApplyRanksPerGpu(opt, *profile, &forwarded, &n); rc != 0) return rc;
   if (access(install.library.c_str(), R_OK) != 0) {
     std::fprintf(stderr, "multilane: %s not found: running the command without multilane; reinstall multilane\n",
                  install.library.c_str());
@@ -157,13 +244,22 @@ int Run(const RunOptions& opt, std::vector<std::string> command) {
   setenv("MULTILANE_PROFILE", profile->profile_text.c_str(), 1);
   setenv("MULTILANE_ALL_RANKS", "1", 1);
   unsetenv("MULTILANE_PROFILE_FILE");
+  const RunMpsPlan plan = PlanJobMps(&mps, *profile, n, launcher);
+  if (plan.start) {
+    forwarded.push_back("CUDA_MPS_PIPE_DIRECTORY");
+    forwarded.push_back("CUDA_MPS_LOG_DIRECTORY");
+  }
   if (!opt.quiet) {
     std::fprintf(stderr, "multilane: profile %lld of node type %s (tuned %s by %s%s)\n",
                  static_cast<long long>(profile->id), fp.Key().c_str(), mldb::Excerpt(profile->tuned_at).c_str(),
                  mldb::Excerpt(profile->tuned_by).c_str(),
                  profile->partition.empty() ? "" : (", partition " + mldb::Excerpt(profile->partition)).c_str());
   }
-  return Exec(ForwardVariables(launcher, command, forwarded), opt.dry_run);
+  if (!plan.note.empty() && !opt.quiet) std::fprintf(stderr, "multilane: note: %s\n", plan.note.c_str());
+  const std::vector<std::string> job = ForwardVariables(launcher, command, forwarded);
+  if (!plan.start) return Exec(job, opt.dry_run);
+  if (opt.dry_run) return Exec(job, true, "a private daemon (" + mps.program + ")");
+  return RunUnderMps(mps.program, job, opt.quiet);
 }
 
 }  // namespace
@@ -188,6 +284,10 @@ void AddRunCommand(CLI::App& app, int* status) {
                   "The job's MPI family, whose profile to use: auto (the family of the program's MPI library, else "
                   "of the launcher, else " +
                       mla::MpiFamilies().front().name + "), " + mla::MpiFamilyChoices());
+  cmd->add_option("--mps", opt->mps,
+                  "Run the job under a private MPS daemon (started here, stopped when the job ends): auto (when the "
+                  "profile's layouts of several ranks per GPU were measured under MPS and no daemon serves the job "
+                  "yet), yes (whenever none serves it) or no");
   cmd->add_flag("-q,--quiet", opt->quiet, "Say nothing when a profile is found");
   cmd->prefix_command();
   cmd->allow_extras();

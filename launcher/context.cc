@@ -89,6 +89,12 @@ bool InSlurmAllocation() {
   return job != nullptr && *job != '\0';
 }
 
+bool RanksStayOnThisNode(bool launcher_is_srun) {
+  if (launcher_is_srun) return false;
+  const char* nodes = std::getenv("SLURM_JOB_NUM_NODES");
+  return !InSlurmAllocation() || nodes == nullptr || std::atoi(nodes) <= 1;
+}
+
 std::vector<std::string> DatabasesToRead(const std::vector<std::string>& explicit_paths) {
   return explicit_paths.empty() ? mldb::DefaultDatabasePaths() : explicit_paths;
 }

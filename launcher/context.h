@@ -38,6 +38,12 @@ std::string CurrentUser();
 // True inside a Slurm allocation (SLURM_JOB_ID is set).
 bool InSlurmAllocation();
 
+// True when a job started from here keeps all its ranks on this node: its
+// launcher is not srun (`launcher_is_srun`: srun's tasks are Slurm's) and
+// no allocation of several nodes is around it.  What this process sets up
+// on this node (a private MPS daemon) serves only such a job.
+bool RanksStayOnThisNode(bool launcher_is_srun);
+
 // The databases to read, in order: `explicit_paths` when not empty, else the
 // user's then the system's (mldb::DefaultDatabasePaths).
 std::vector<std::string> DatabasesToRead(const std::vector<std::string>& explicit_paths);

@@ -898,7 +898,92 @@ def test_tune_repeat_launch(tmp):
     expect(not os.path.exists(os.path.join(small, "result-repeat.json")), "and launches the probe once")
 
 
+def test_run_mps(tmp):
+    """A profile whose layouts of several ranks per GPU were measured under
+    MPS (mps=on) gets a job of `multilane run` a private MPS daemon (a
+    stand-in for nvidia-cuda-mps-control here): every rank sees its pipe
+    folder, the daemon is told to quit and its folder is removed when the job
+    ends, whatever the job's exit status or a SIGTERM; --mps no, one rank per
+    GPU, a daemon already there, or a daemon that does not start leave the
+    job to run as it is, with a line where it loses."""
+    db = os.path.join(tmp, "t.db")
+    run([MULTILANE, "tune", "--np", "2", "--budget", "3", "--sizes", "4K:16K", "--db", db], timeout=600)
+    doc_path = os.path.join(tmp, "doc.json")
+    run([MULTILANE, "export", doc_path, "--db", db])
+    doc = json.load(open(doc_path))
+    p0 = doc["profiles"][0]
+    head, rest = p0["profile_text"].split("\n", 1)
+    p0["profile_text"] = head + " mps=on ranks_per_gpu=2 ranks_per_gpu_tuned=2\n" + rest
+    p0["ranks_per_gpu"] = 2
+    json.dump(doc, open(doc_path, "w"))
+    mdb = os.path.join(tmp, "mps.db")
+    run([MULTILANE, "import", doc_path, "--db", mdb])
+
+    log = os.path.join(tmp, "control.log")
+    control = os.path.join(tmp, "mps-control")
+    with open(control, "w") as f:
+        f.write("#!/bin/sh\n"
+                "if [ \"$1\" = -d ]; then echo \"start $CUDA_MPS_PIPE_DIRECTORY\" >> %s; exit ${FAIL_START:-0}; fi\n"
+                "read line; echo \"$line\" >> %s\n" % (log, log))
+    os.chmod(control, 0o755)
+    env = {k: v for k, v in ENV.items() if not k.startswith(("SLURM_", "CUDA_MPS_"))}
+    env["MULTILANE_MPS_CONTROL"] = control
+
+    def job(args, command, extra_env=None, check=True):
+        if os.path.exists(log):
+            os.unlink(log)
+        return run([MULTILANE, "run", "--db", mdb] + args + ["--"] + command, env=dict(env, **(extra_env or {})),
+                   check=check)
+
+    def folder_of(p):
+        m = re.search(r"MPS: a private daemon serves this job \((\S+)/pipe\)", p.stderr)
+        return m.group(1) if m else None
+
+    p = job([], ["mpirun", "-np", "2", "printenv", "CUDA_MPS_PIPE_DIRECTORY"])
+    folder = folder_of(p)
+    expect(folder is not None, "a profile measured under MPS starts a private daemon", p)
+    expect(p.stdout.split() == [folder + "/pipe"] * 2, "both ranks are pointed at its pipe folder", p)
+    expect(open(log).read() == "start %s/pipe\nget_server_list\nquit\n" % folder,
+           "the daemon is started there and told to quit when the job ends", open(log).read())
+    expect(not os.path.exists(folder), "its folder is removed after the job", folder)
+    p = job(["--dry-run"], ["mpirun", "-np", "2", "true"])
+    expect("-x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY" in p.stdout and "mps: a private daemon" in p.stdout
+           and not os.path.exists(log), "mpirun is told to pass the daemon's folders on to remote ranks", p)
+
+    p = job([], ["sh", "-c", "exit 3"], check=False)
+    expect(p.returncode == 3 and open(log).read().endswith("quit\n") and not os.path.exists(folder_of(p) or "/"),
+           "the job's own exit status comes back, and the daemon still quits", p)
+
+    proc = subprocess.Popen([MULTILANE, "run", "--db", mdb, "--", "sleep", "60"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(100):
+        if os.path.exists(log) and "get_server_list" in open(log).read():
+            break
+        time.sleep(0.1)
+    time.sleep(0.5)
+    proc.terminate()
+    out, err = proc.communicate(timeout=30)
+    expect(proc.returncode == 128 + 15 and open(log).read().endswith("quit\n"),
+           "a SIGTERM reaches the job, and the daemon quits after it", (proc.returncode, err))
+
+    p = job(["--mps", "no"], ["printenv", "CUDA_MPS_PIPE_DIRECTORY"], check=False)
+    expect(p.returncode == 1 and not os.path.exists(log) and "drop --mps no" in p.stderr,
+           "--mps no runs the job without a daemon and says what it loses", p)
+    p = job(["--ranks-per-gpu", "1"], ["printenv", "CUDA_MPS_PIPE_DIRECTORY"], check=False)
+    expect(p.returncode == 1 and not os.path.exists(log) and "MPS" not in p.stderr,
+           "one rank per GPU needs no daemon", p)
+    p = job([], ["printenv", "CUDA_MPS_PIPE_DIRECTORY"], extra_env={"CUDA_MPS_PIPE_DIRECTORY": "/run/site-mps"})
+    expect(p.stdout.strip() == "/run/site-mps" and not os.path.exists(log) and "already running" in p.stderr,
+           "a daemon the job already reaches serves it", p)
+    p = job([], ["printenv", "CUDA_MPS_PIPE_DIRECTORY"], extra_env={"FAIL_START": "1"}, check=False)
+    expect(p.returncode == 1 and "the job runs without it" in p.stderr and os.path.exists(log),
+           "a daemon that does not start leaves the job to run without it, with a line", p)
+    p = job(["--mps", "maybe"], ["true"], check=False)
+    expect(p.returncode != 0 and "--mps 'maybe' must be auto, yes or no" in p.stderr, "a bad --mps is named", p)
+
+
 TESTS = {
+    "run_mps": test_run_mps,
     "tune_repeat_launch": test_tune_repeat_launch,
     "history": test_history,
     "run_partition_profile": test_run_partition_profile,

@@ -72,6 +72,12 @@ int SpawnWithPipe(const std::vector<std::string>& argv, bool merge_stderr, pid_t
   return Spawn(argv, merge_stderr, -1, pid, read_fd);
 }
 
+int SpawnInheriting(const std::vector<std::string>& argv, pid_t* pid) {
+  if (argv.empty()) return EINVAL;
+  std::vector<char*> args = Argv(argv);
+  return posix_spawnp(pid, args[0], nullptr, nullptr, args.data(), environ);
+}
+
 int RunWithInput(const std::vector<std::string>& argv, const std::string& input, std::string* output) {
   output->clear();
   int in[2];

@@ -32,6 +32,10 @@ int RunWithInput(const std::vector<std::string>& argv, const std::string& input,
 // left open then).
 int SpawnWithPipe(const std::vector<std::string>& argv, bool merge_stderr, pid_t* pid, int* read_fd);
 
+// Starts argv (looked up on PATH) with this process's standard input,
+// output and error.  Returns 0, or the errno of the failure.
+int SpawnInheriting(const std::vector<std::string>& argv, pid_t* pid);
+
 // Waits for child `pid` and returns its exit status (ExitStatusOf).  When
 // `stop_on_interrupt` and an interrupt (InterruptSignal) arrives first,
 // returns -1 without reaping it.

@@ -516,8 +516,7 @@ int RunLaunches(const TuneOptions& opt, const TuneSetup& s, TuneFolder& folder, 
     ProbeLaunch& l = launches[i];
     MpsDaemon mps;  // stopped when this launch ends, on every way out
     const bool needs_mps = s.device && l.ranks_per_gpu > 1;
-    const char* nodes_env = std::getenv("SLURM_JOB_NUM_NODES");
-    const bool local = !InSlurmAllocation() || nodes_env == nullptr || std::atoi(nodes_env) <= 1;
+    const bool local = RanksStayOnThisNode(false);
     if (needs_mps && !mps_program.empty() && local) {
       if (mps.Start(mps_program, dir + "/mps", &error))
         l.mps = true;

@@ -1,0 +1,67 @@
+// run_mps.cc: whether a job of `multilane run` gets a private MPS daemon
+// (run_mps.h).
+#include "run_mps.h"
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+
+namespace multilane {
+namespace {
+
+// The folder a CUDA program uses when CUDA_MPS_PIPE_DIRECTORY is not set.
+constexpr char kDefaultMpsPipe[] = "/tmp/nvidia-mps";
+
+bool ExpectsMps(const RunMpsFacts& f) { return f.profile_mps == "on" && f.ranks_per_gpu > 1; }
+
+}  // namespace
+
+bool ParseRunMpsMode(const std::string& text, RunMpsMode* mode) {
+  if (text == "auto") *mode = RunMpsMode::kAuto;
+  else if (text == "yes") *mode = RunMpsMode::kYes;
+  else if (text == "no") *mode = RunMpsMode::kNo;
+  else return false;
+  return true;
+}
+
+const char* RunMpsModeChoices() { return "auto, yes or no"; }
+
+RunMpsPlan PlanRunMps(const RunMpsFacts& f) {
+  RunMpsPlan plan;
+  const std::string expected =
+      "the profile's layouts of several ranks per GPU were measured under MPS, and this job runs without it, so its "
+      "kernels are time-sliced and calls on device buffers are slower than the profile expects: ";
+  if (!f.daemon.empty()) {
+    if (f.mode != RunMpsMode::kNo && (f.mode == RunMpsMode::kYes || ExpectsMps(f)))
+      plan.note = "MPS: the job uses the daemon already running (" + f.daemon + ")";
+    return plan;
+  }
+  if (f.mode == RunMpsMode::kNo) {
+    if (ExpectsMps(f)) plan.note = expected + "drop --mps no, or run with --ranks-per-gpu 1";
+    return plan;
+  }
+  if (f.mode == RunMpsMode::kAuto && !ExpectsMps(f)) return plan;
+  if (!f.ranks_here) {
+    plan.note = "MPS: not started, since the job's ranks run on other nodes too (srun, or an allocation of several "
+                "nodes): there the Slurm plugin starts it (srun --multilane, plugstack mps=auto)";
+    return plan;
+  }
+  if (f.program.empty()) {
+    plan.note = (f.mode == RunMpsMode::kYes ? std::string("MPS: --mps yes, but this job runs without it: ") : expected) +
+                "nvidia-cuda-mps-control is not found; install NVIDIA's MPS control program or put it on PATH "
+                "(MULTILANE_MPS_CONTROL names it), or run with --ranks-per-gpu 1";
+    return plan;
+  }
+  plan.start = true;
+  return plan;
+}
+
+std::string ReachableMpsPipe() {
+  if (const char* v = std::getenv("CUDA_MPS_PIPE_DIRECTORY"); v != nullptr && *v != '\0') return v;
+  struct stat st;
+  const std::string control = std::string(kDefaultMpsPipe) + "/control";
+  if (lstat(control.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) return kDefaultMpsPipe;
+  return "";
+}
+
+}  // namespace multilane
