@@ -5,8 +5,9 @@
 # then the benchmark of the recommended layout under `multilane run`, which
 # now starts the private MPS daemon the profile was measured under (--mps
 # auto).  Columns: the system MPI's default (mpi), the best of its own
-# algorithms (mpi-best), one rank per GPU through the system MPI (mpi-1pg)
-# and through NCCL (nccl), auto and the three algorithms forced.  Run from
+# algorithms (mpi-best), auto, the library passing every call to the system
+# MPI (passthrough) and the three algorithms forced.  (mpi-1pg and nccl need
+# a GPU per virtual node: on this one-GPU host they would run on one rank.)  Run from
 # the tree's root with the Debian 12 headers the host lacks in .debs/
 # (libsqlite3-dev, libcli11-dev, nlohmann-json3-dev); writes to $OUT.
 set -uo pipefail
@@ -36,7 +37,7 @@ rec=$(sed -n 's/^recommended ranks per GPU: //p' $D/tune.txt); rec=${rec:-2}
 start=$(date +%s)
 $B/launcher/multilane run --db $D/device.db -- mpirun --oversubscribe --bind-to none -np $((2 * rec)) \
   -x MULTILANE_RANKS_PER_NODE=$rec -x MULTILANE_RANKS_PER_GPU=$rec -x MULTILANE_STATS=1 -x NCCL_NVLS_ENABLE \
-  $B/benchmarks/mlallreduce_bench -m cuda -b 4K -e 64M -f 4 -a mpi,mpi-best,mpi-1pg,nccl,auto,lane,hier,split \
+  $B/benchmarks/mlallreduce_bench -m cuda -b 4K -e 64M -f 4 -a mpi,mpi-best,auto,passthrough,lane,hier,split \
   -J $D/bench-ppg$rec.json > $D/bench-ppg$rec.txt 2>&1
 echo "bench rc=$? wall_s=$(( $(date +%s) - start ))" >> $D/bench-ppg$rec.txt
 wait; uptime >> $D/machine.txt
@@ -46,5 +47,5 @@ rm -f $D/device.db-*
 tar xzf $OUT/results.tar.gz -C /tmp && cd /tmp/device
 cat mps-pipe-folder.txt
 grep -h -E "tune rc|recommended|repeat launch" tune.txt
-grep -h -E "^ +[0-9]+ .* (mpi-best|nccl|auto) |rc=|MPS|note: auto" bench-ppg*.txt
+grep -h -E "^ +[0-9]+ .* (mpi-best|auto) |rc=|MPS|note: auto" bench-ppg*.txt
 head -3 during-bench.txt
