@@ -263,17 +263,15 @@ int RunProbePlan(const TuneOptions& opt, const Installation& install, const std:
   return ReadProbeResult(result_path, out);
 }
 
-// The plan of a launch's probe: `sizes` of `kinds`, `budget_s` of
-// measurements (after the MPI start and end are taken out of it).
+// The plan of a launch's probe: `sizes` of `kinds`, `measuring_s` seconds
+// of measurements.
 nlohmann::json ProbePlan(const std::vector<uint64_t>& sizes, const std::vector<mltuner::MemKind>& kinds,
-                         const mldb::NodeFingerprint& fp, const ProbeLaunch& l, double budget_s) {
-  const BudgetPlan budget = PlanBudget(budget_s, 0, ExpectedLaunchSeconds(l.np, InSlurmAllocation()));
-  if (!budget.warning.empty()) std::fprintf(stderr, "multilane tune: note: %s\n", budget.warning.c_str());
+                         const mldb::NodeFingerprint& fp, double measuring_s) {
   nlohmann::json memory = nlohmann::json::array();
   for (auto k : kinds) memory.push_back(mltuner::MemKindName(k));
   return {{"sizes", sizes},
           {"memory", memory},
-          {"budget_s", budget.probe_s},
+          {"budget_s", measuring_s},
           {"comment", "multilane tune of node type " + fp.Key()}};
 }
 
@@ -291,22 +289,37 @@ int RunLaunch(const TuneOptions& opt, const std::vector<uint64_t>& sizes, const 
   const RepeatPlan repeat = opt.exhaustive ? RepeatPlan{budget_s, 0, "--exhaustive measures once"}
                                            : PlanRepeat(budget_s, launch_s);
   const std::string tag = l->ranks_per_gpu > 0 && progress.count > 2 ? "-ppg" + std::to_string(l->ranks_per_gpu) : "";
+  const BudgetPlan first_plan = PlanBudget(repeat.first_s, 0, launch_s);
+  if (!first_plan.warning.empty()) std::fprintf(stderr, "multilane tune: note: %s\n", first_plan.warning.c_str());
+  const auto launch_start = std::chrono::steady_clock::now();
+  const double probe_s_before = l->probe_s;
   ProbeOutput first;
   SharedProgress step = progress;
-  if (const int rc = RunProbePlan(opt, install, dir, tag, ProbePlan(sizes, kinds, fp, *l, repeat.first_s), step, l,
+  if (const int rc = RunProbePlan(opt, install, dir, tag, ProbePlan(sizes, kinds, fp, first_plan.probe_s), step, l,
                                   folder, &first);
       rc != 0)
     return rc;
+  l->planned_measuring_s += first_plan.probe_s;
   l->measurements = first.measurements;
   l->nodes = first.nodes;
   l->measuring_s = first.measuring_s;
   l->decided = mltuner::Decide(l->measurements);
   for (const std::string& p : l->decided.problems) std::fprintf(stderr, "multilane tune: note: %s\n", p.c_str());
-  if (repeat.repeat_s <= 0) {
-    l->repeat_note = "no repeat launch: " + repeat.why_not;
+  std::string why_not = repeat.why_not;
+  // The repeat gets what the first launch left of the share, its MPI start
+  // and end counted as long as the first one's.
+  const double first_launch_s =
+      first.measuring_s >= 0 ? std::max(0.0, l->probe_s - probe_s_before - first.measuring_s) : launch_s;
+  const double repeat_measuring_s =
+      repeat.repeat_s <= 0 ? 0
+                           : RepeatMeasuringSeconds(repeat.repeat_s - launch_s, budget_s, SecondsSince(launch_start),
+                                                    first_launch_s, &why_not);
+  if (repeat_measuring_s <= 0) {
+    l->repeat_note = "no repeat launch: " + why_not;
     return 0;
   }
-  nlohmann::json plan = ProbePlan(sizes, kinds, fp, *l, repeat.repeat_s);
+  nlohmann::json plan = ProbePlan(sizes, kinds, fp, repeat_measuring_s);
+  l->planned_measuring_s += repeat_measuring_s;
   plan["candidates"] = mltuner::RepeatCandidates(l->decided.decisions);
   plan["max_rounds"] = 2;
   ++step.index;
@@ -537,6 +550,7 @@ int RunLaunches(const TuneOptions& opt, const TuneSetup& s, TuneFolder& folder, 
     const int rc = RunLaunch(opt, s.sizes, s.kinds, s.fp, s.install, dir, share, progress, &l, folder);
     if (rc != 0) return rc;
     run->times.probe_s += l.probe_s;
+    run->times.probe_budget_s += l.planned_measuring_s;
     run->times.measuring_s += std::max(0.0, l.measuring_s);
   }
   bar.Finish();
@@ -624,7 +638,7 @@ int Tune(const TuneOptions& opt) {
   std::fprintf(stderr, "multilane tune: node type %s: %s\n", s.fp.Key().c_str(), s.fp.Description().c_str());
   std::fprintf(stderr, "multilane tune: budget %.1f s in all, %zu launch(es)\n", opt.budget_s, run.launches.size());
   run.times.budget_s = opt.budget_s;
-  run.times.probe_budget_s = opt.budget_s;
+  run.times.probe_budget_s = 0;  // the launches' planned measurements, added as they run
   run.times.before_s = SecondsSince(start);
   run.times.measuring_s = 0;
   if (const int rc = RunLaunches(opt, s, folder, mps_program, start, &run); rc != 0) return rc;

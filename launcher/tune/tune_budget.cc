@@ -52,6 +52,18 @@ RepeatPlan PlanRepeat(double share_s, double launch_s) {
   return p;
 }
 
+double RepeatMeasuringSeconds(double planned_s, double share_s, double used_s, double launch_s,
+                              std::string* why_not) {
+  const double left = share_s - used_s - std::max(0.0, launch_s);
+  const double measuring = std::min(planned_s, left);
+  if (measuring >= kMinRepeatMeasuringS) return measuring;
+  *why_not = "the first launch took " + Seconds(used_s) + " of this launch's " + Seconds(share_s) +
+             " (starting and ending its MPI job " + Seconds(launch_s) + "), which leaves the repeat under " +
+             Seconds(kMinRepeatMeasuringS) + " of measurements; a larger --budget measures each winner in a "
+             "second launch too";
+  return 0;
+}
+
 std::string ExplainOverrun(const TuneTimes& t) {
   const double over = t.total_s - t.budget_s;
   if (t.budget_s <= 0 || over <= kBudgetSlack * t.budget_s) return "";

@@ -44,6 +44,16 @@ constexpr double kRepeatShare = 0.25;
 constexpr double kMinRepeatMeasuringS = 3;
 RepeatPlan PlanRepeat(double share_s, double launch_s);
 
+// The repeat's seconds of measurements once the first launch is over: what
+// is left of the launch's `share_s` after the `used_s` seconds the first
+// launch took, less one more MPI start and end as long as the first one's
+// (`launch_s`, measured), and at most `planned_s` (PlanRepeat's).  So a
+// machine slower to start MPI jobs than ExpectedLaunchSeconds says shortens
+// the repeat instead of overrunning --budget.  0 with *why_not (ending with
+// what gives one) when that is below kMinRepeatMeasuringS.
+double RepeatMeasuringSeconds(double planned_s, double share_s, double used_s, double launch_s,
+                              std::string* why_not);
+
 // Where a finished tune's time went.
 struct TuneTimes {
   double budget_s = 0;        // --budget

@@ -51,6 +51,23 @@ TEST(TuneBudget, AnOverrunNamesItsLargestCause) {
   EXPECT_NE(launch.find("starting and ending the MPI job (5.0 s)"), std::string::npos) << launch;
 }
 
+TEST(RepeatMeasuringSeconds, KeepsThePlanWhenTheFirstLaunchKeptToItsShare) {
+  std::string why;
+  // A 60 s share: the first launch planned 45 s and took them; 1 s to start.
+  EXPECT_DOUBLE_EQ(RepeatMeasuringSeconds(14, 60, 45, 1, &why), 14);
+  EXPECT_EQ(why, "");
+}
+
+TEST(RepeatMeasuringSeconds, ASlowMpiStartShortensTheRepeatInsteadOfOverrunning) {
+  std::string why;
+  // The build machine: 44 s of measurements and 3 s to start and end mpirun.
+  EXPECT_DOUBLE_EQ(RepeatMeasuringSeconds(14, 60, 47, 3, &why), 10);
+  EXPECT_EQ(why, "");
+  EXPECT_DOUBLE_EQ(RepeatMeasuringSeconds(14, 60, 56, 3, &why), 0);
+  EXPECT_NE(why.find("the first launch took 56.0 s of this launch's 60.0 s"), std::string::npos) << why;
+  EXPECT_NE(why.find("a larger --budget"), std::string::npos) << why;
+}
+
 TEST(PlanRepeat, SplitsAShareThatLeavesTimeForASecondLaunch) {
   const RepeatPlan p = PlanRepeat(40, 1);
   EXPECT_DOUBLE_EQ(p.repeat_s, 10);

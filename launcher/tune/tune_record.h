@@ -31,6 +31,7 @@ struct ProbeLaunch {
   int nodes = 1;
   double measuring_s = -1;
   double probe_s = 0;
+  double planned_measuring_s = 0;  // the seconds of measurements its probes' plans got
   std::string repeat_note;  // what the repeat launch did, or why there was none (one line)
 };
 
