@@ -41,6 +41,11 @@ struct RunOptions {
   std::string mps = "auto";   // auto, yes or no (run_mps.h)
 };
 
+// The message of a command that could not be started (errno `error`).
+int CannotRun(const std::string& program, int error) {
+  return Fail("cannot run '" + mldb::Excerpt(program) + "': " + std::strerror(error) + "; check the command and PATH");
+}
+
 // Runs `command` in place of this process; with `dry_run` prints the
 // variables it would get, the MPS it would run under (`mps`) and the command.
 int Exec(const std::vector<std::string>& command, bool dry_run, const std::string& mps = "none") {
@@ -61,8 +66,7 @@ int Exec(const std::vector<std::string>& command, bool dry_run, const std::strin
   argv.push_back(nullptr);
   std::fflush(nullptr);
   execvp(argv[0], argv.data());
-  return Fail("cannot run '" + mldb::Excerpt(command[0]) + "': " + std::strerror(errno) +
-              "; check the command and PATH");
+  return CannotRun(command[0], errno);
 }
 
 // Runs `command` while a private MPS daemon (`program`) serves it, then
@@ -93,8 +97,7 @@ int RunUnderMps(const std::string& program, const std::vector<std::string>& comm
     InterruptGuard guard;
     pid_t pid = 0;
     if (const int rc = SpawnInheriting(command, &pid); rc != 0) {
-      status = Fail("cannot run '" + mldb::Excerpt(command[0]) + "': " + std::strerror(rc) +
-                    "; check the command and PATH");
+      status = CannotRun(command[0], rc);
     } else {
       status = WaitChild(pid, true);
       if (status < 0) {
