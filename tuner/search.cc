@@ -216,19 +216,28 @@ std::string RenderProfile(const std::vector<Bin>& bins, const std::map<std::stri
 }
 
 std::string FormatDecisionTable(const std::vector<Decision>& decisions) {
-  std::ostringstream out;
-  char line[512];
-  std::snprintf(line, sizeof line, "%-6s %8s  %-32s %12s %12s %7s %7s %6s\n", "memory", "size", "winner",
-                "time_us", "mpi_time_us", "gain", "repeat", "noise");
-  out << line;
+  // The winner column is as wide as its longest label, so that the columns
+  // after it stay aligned ("passthrough (lane chunk=1M not repeated)").
+  std::vector<std::string> winners;
+  int width = 32;
   for (const Decision& d : decisions) {
     std::string w = d.winner + (d.kept_within_noise ? " (within noise)" : "");
     if (!d.undone.empty()) w = d.winner + " (" + d.undone + " not repeated)";
+    width = std::max(width, static_cast<int>(w.size()));
+    winners.push_back(w);
+  }
+  std::ostringstream out;
+  char line[1024];
+  std::snprintf(line, sizeof line, "%-6s %8s  %-*s %12s %12s %7s %7s %6s\n", "memory", "size", width, "winner",
+                "time_us", "mpi_time_us", "gain", "repeat", "noise");
+  out << line;
+  for (size_t i = 0; i < decisions.size(); ++i) {
+    const Decision& d = decisions[i];
     char repeat[32] = "-";
     if (d.repeat_gain > 0) std::snprintf(repeat, sizeof repeat, "%.2fx", d.repeat_gain);
-    std::snprintf(line, sizeof line, "%-6s %8s  %-32s %12.2f %12.2f %6.2fx %7s %5.0f%%\n", MemKindName(d.mem),
-                  FormatByteSize(d.bytes).c_str(), w.c_str(), d.time_us, d.mpi_time_us, d.gain, repeat,
-                  100 * d.noise);
+    std::snprintf(line, sizeof line, "%-6s %8s  %-*s %12.2f %12.2f %6.2fx %7s %5.0f%%\n", MemKindName(d.mem),
+                  FormatByteSize(d.bytes).c_str(), width, winners[i].c_str(), d.time_us, d.mpi_time_us, d.gain,
+                  repeat, 100 * d.noise);
     out << line;
   }
   return out.str();

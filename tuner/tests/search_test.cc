@@ -206,6 +206,25 @@ TEST(DecisionTable, HasOneRowPerSize) {
   EXPECT_EQ(std::count(t.begin(), t.end(), '\n'), 3);
 }
 
+TEST(DecisionTable, ALongWinnerLabelKeepsTheColumnsAligned) {
+  SearchResult r = Decide({M(4096, "passthrough", {100}), M(4096, "lane", {50}), M(1 << 20, "passthrough", {100}),
+                           M(1 << 20, "lane", {50})});
+  r.decisions[0].winner = "passthrough";
+  r.decisions[0].undone = "passthrough mpi=recursive_doubling";
+  const std::string t = FormatDecisionTable(r.decisions);
+  EXPECT_NE(t.find("passthrough (passthrough mpi=recursive_doubling not repeated)"), std::string::npos) << t;
+  // The header and every row are equally long: the columns line up.
+  std::vector<size_t> lengths;
+  for (size_t start = 0; start < t.size();) {
+    const size_t nl = t.find('\n', start);
+    lengths.push_back(nl - start);
+    start = nl + 1;
+  }
+  ASSERT_EQ(lengths.size(), 3u);
+  EXPECT_EQ(lengths[0], lengths[1]) << t;
+  EXPECT_EQ(lengths[1], lengths[2]) << t;
+}
+
 TEST(Halving, DropsLosersKeepsBestTwoAndMpi) {
   std::map<std::string, std::vector<double>> s = {
       {"passthrough", {300, 300}}, {"a", {100, 100}}, {"b", {105, 104}}, {"c", {200}}, {"d", {400}},
