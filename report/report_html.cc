@@ -25,9 +25,11 @@ constexpr char kStyle[] = R"(
 body { font: 15px/1.45 system-ui, sans-serif; color: #222; margin: 24px auto; max-width: 920px; padding: 0 12px; }
 h1 { font-size: 24px; } h2 { font-size: 20px; margin-top: 36px; border-bottom: 2px solid #ddd; }
 h3 { font-size: 16px; margin-top: 22px; }
-table { border-collapse: collapse; margin: 6px 0 12px; }
+table { border-collapse: collapse; margin: 6px 0 12px; display: block; max-width: 100%; overflow-x: auto; }
 td, th { padding: 3px 10px; border-bottom: 1px solid #eee; text-align: right; white-space: nowrap; }
-table.facts td { white-space: normal; }
+table.facts td { white-space: normal; overflow-wrap: anywhere; }
+table.bins td, table.bins th { padding: 3px 6px; } td.price { white-space: normal; }
+table.facts td.profile { white-space: pre-wrap; font: 12px/1.4 ui-monospace, monospace; }
 th { background: #f5f5f5; white-space: normal; } td.l, th.l { text-align: left; }
 ul.verdicts { list-style: none; padding: 0; }
 li.verdict { padding: 6px 10px; margin: 4px 0; border-left: 5px solid #999; background: #f7f7f7; }
@@ -102,7 +104,14 @@ void Facts(Page* p, const JobReport& r) {
   for (const std::string& h : r.hosts) hosts += (hosts.empty() ? "" : ", ") + h;
   row("hosts", hosts.empty() ? "-" : hosts);
   row("libmlallreduce", r.library_version + ", MULTILANE_ALGO=" + (r.settings_algo.empty() ? "auto" : r.settings_algo));
-  row("profile", r.profile_text ? *r.profile_text : "none");
+  // The profile one entry a line (its one-line form separates them by ';').
+  std::string profile = r.profile_text ? *r.profile_text : "none";
+  for (size_t at = profile.find(';'); at != std::string::npos; at = profile.find(';', at)) {
+    profile.replace(at, profile.compare(at, 2, "; ") == 0 ? 2 : 1, "\n");
+  }
+  p->Raw("<tr><th class=\"l\">profile</th><td class=\"l profile\">");
+  p->Text(profile);
+  p->Raw("</td></tr>");
   const std::string used = EntryPointsUsed(r);
   if (!used.empty()) row("entry points (rank 0)", used);
   const std::string not_served = EntryPointsNotServed(r);

@@ -18,6 +18,7 @@ import glob
 import html.parser
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -362,6 +363,26 @@ def test_html(tmp):
     verdicts = [(v["id"], v["level"], v["text"]) for job in doc["jobs"] for v in job["verdicts"]]
     verdicts += [(v["id"], v["level"], v["text"]) for s in doc["series"] for v in s["verdicts"]]
     expect(sorted(dom.verdicts) == sorted(verdicts), "the page's verdicts are the analysis' (%d)" % len(verdicts))
+
+    # Nothing is wider than a 1100-pixel window: the profile's long lines
+    # (pts=) wrap, and the tables fit.  Measured on a copy of each page with
+    # a script that puts the document's widths in its title (the pages
+    # themselves have no script).
+    points = os.path.join(tmp, "points.html")
+    expect(report(fixture("issue30_points.json"), extra=["--html", points]).returncode == 0, "a page of the points")
+    for name in (page, points):
+        with open(name, encoding="utf-8") as f:
+            probe_text = f.read().replace(
+                "</body>", "<script>document.title = 'W' + document.documentElement.scrollWidth + '/' + "
+                "document.documentElement.clientWidth;</script></body>")
+        probe = name + ".probe.html"
+        with open(probe, "w", encoding="utf-8") as f:
+            f.write(probe_text)
+        m = re.search(r"<title>W(\d+)/(\d+)</title>",
+                      chromium(["--window-size=1100,2000", "--dump-dom", "file://" + probe], tmp).stdout)
+        expect(m is not None and int(m.group(1)) <= int(m.group(2)),
+               "%s fits a 1100-pixel window (scroll width / window: %s)" %
+               (os.path.basename(name), m.group(0) if m else "not measured"))
 
     shot = os.path.join(tmp, "report.png")
     chromium(["--screenshot=" + shot, "--window-size=1280,2000", "file://" + page], tmp)
