@@ -42,8 +42,8 @@ RunMpsPlan PlanRunMps(const RunMpsFacts& f) {
   }
   if (f.mode == RunMpsMode::kAuto && !ExpectsMps(f)) return plan;
   if (!f.ranks_here) {
-    plan.note = "MPS: not started, since the job's ranks run on other nodes too (srun, or an allocation of several "
-                "nodes): there the Slurm plugin starts it (srun --multilane, plugstack mps=auto)";
+    plan.note = "MPS: not started here: the tasks of srun, or of an allocation of several nodes, get it from the "
+                "Slurm plugin on each node (srun --multilane, plugstack mps=auto)";
     return plan;
   }
   if (f.program.empty()) {

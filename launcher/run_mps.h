@@ -5,6 +5,8 @@
 // ranks on one H200 took ~4.5 ms per call from 4 KiB to 16 MiB where the tune
 // had measured 47 us to 2.2 ms.  Under Slurm the plugin starts the job's
 // daemon (mps= in plugstack.conf); this is the same for jobs started here.
+// Ranks that mpirun starts on other hosts (-H) find no daemon at the folder
+// they are given and run without MPS, as CUDA does where none answers.
 #ifndef MULTILANE_LAUNCHER_RUN_MPS_H_
 #define MULTILANE_LAUNCHER_RUN_MPS_H_
 
