@@ -2,15 +2,29 @@
 // (run_mps.h).
 #include "run_mps.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <cstdlib>
+
+#include "vocab/outside_input.h"
 
 namespace multilane {
 namespace {
 
-// The folder a CUDA program uses when CUDA_MPS_PIPE_DIRECTORY is not set.
-constexpr char kDefaultMpsPipe[] = "/tmp/nvidia-mps";
+// A control daemon serves `folder` while the process its pid file names is
+// alive: on `quit` the daemon removes the file but leaves its sockets, so
+// a socket alone may be stale.  The file is read as outside input (a FIFO
+// or a link planted there is refused, never waited on).
+bool ControlDaemonAlive(const std::string& folder) {
+  std::string text, error;
+  if (!mldb::ReadInputFile(folder + "/nvidia-cuda-mps-control.pid", &text, &error, /*refuse_links=*/true)) return false;
+  char* end = nullptr;
+  const long pid = std::strtol(text.c_str(), &end, 10);
+  if (pid <= 0 || end == text.c_str()) return false;
+  return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
 
 bool ExpectsMps(const RunMpsFacts& f) { return f.profile_mps == "on" && f.ranks_per_gpu > 1; }
 
@@ -56,11 +70,11 @@ RunMpsPlan PlanRunMps(const RunMpsFacts& f) {
   return plan;
 }
 
-std::string ReachableMpsPipe() {
+std::string ReachableMpsPipe(const std::string& site_folder) {
   if (const char* v = std::getenv("CUDA_MPS_PIPE_DIRECTORY"); v != nullptr && *v != '\0') return v;
   struct stat st;
-  const std::string control = std::string(kDefaultMpsPipe) + "/control";
-  if (lstat(control.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) return kDefaultMpsPipe;
+  const std::string control = site_folder + "/control";
+  if (lstat(control.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && ControlDaemonAlive(site_folder)) return site_folder;
   return "";
 }
 

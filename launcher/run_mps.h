@@ -47,9 +47,12 @@ struct RunMpsPlan {
 RunMpsPlan PlanRunMps(const RunMpsFacts& facts);
 
 // The pipe folder of an MPS daemon that a CUDA program started now would
-// use: CUDA_MPS_PIPE_DIRECTORY when it is set, else /tmp/nvidia-mps when a
-// control socket is there (a daemon of the site); "" when neither.
-std::string ReachableMpsPipe();
+// use: CUDA_MPS_PIPE_DIRECTORY when it is set, else `site_folder` when a
+// control socket is there and the pid file beside it names a live process
+// (a daemon of the site; a daemon that quit leaves its sockets behind); ""
+// when neither.
+// `site_folder`: where CUDA looks without the variable (tests name another).
+std::string ReachableMpsPipe(const std::string& site_folder = "/tmp/nvidia-mps");
 
 }  // namespace multilane
 

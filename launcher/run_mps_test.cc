@@ -3,8 +3,16 @@
 #include "run_mps.h"
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 
 namespace multilane {
 namespace {
@@ -97,6 +105,58 @@ TEST(RunMpsTest, YesStartsOneWhateverTheProfileSays) {
 TEST(RunMpsTest, TheJobsOwnPipeVariableNamesTheDaemonItReaches) {
   setenv("CUDA_MPS_PIPE_DIRECTORY", "/run/site-mps", 1);
   EXPECT_EQ(ReachableMpsPipe(), "/run/site-mps");
+  unsetenv("CUDA_MPS_PIPE_DIRECTORY");
+}
+
+// A site daemon's folder as nvidia-cuda-mps-control leaves it: a `control`
+// socket, and its pid file while it runs.
+class SiteFolderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    unsetenv("CUDA_MPS_PIPE_DIRECTORY");
+    char tmpl[] = "/tmp/run-mps-test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    const std::string path = dir_ + "/control";
+    std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+    fd_ = socket(AF_UNIX, SOCK_STREAM, 0);
+    ASSERT_GE(fd_, 0);
+    ASSERT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  }
+  void TearDown() override {
+    close(fd_);
+    std::filesystem::remove_all(dir_);
+  }
+  void WritePid(long pid) { std::ofstream(dir_ + "/nvidia-cuda-mps-control.pid") << pid << "\n"; }
+  std::string dir_;
+  int fd_ = -1;
+};
+
+TEST_F(SiteFolderTest, ARunningDaemonIsFound) {
+  WritePid(getpid());
+  EXPECT_EQ(ReachableMpsPipe(dir_), dir_);
+}
+
+TEST_F(SiteFolderTest, TheSocketsOfADaemonThatQuitAreNotADaemon) {
+  EXPECT_EQ(ReachableMpsPipe(dir_), "");  // quit: the pid file is gone
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  waitpid(child, nullptr, 0);
+  WritePid(child);  // killed: the file names a process that is gone
+  EXPECT_EQ(ReachableMpsPipe(dir_), "");
+}
+
+TEST_F(SiteFolderTest, APlantedFifoIsNeverWaitedOn) {
+  ASSERT_EQ(mkfifo((dir_ + "/nvidia-cuda-mps-control.pid").c_str(), 0600), 0);
+  EXPECT_EQ(ReachableMpsPipe(dir_), "");
+}
+
+TEST_F(SiteFolderTest, TheVariableWinsOverTheSiteFolder) {
+  WritePid(getpid());
+  setenv("CUDA_MPS_PIPE_DIRECTORY", "/run/mine", 1);
+  EXPECT_EQ(ReachableMpsPipe(dir_), "/run/mine");
   unsetenv("CUDA_MPS_PIPE_DIRECTORY");
 }
 

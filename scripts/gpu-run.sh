@@ -7,7 +7,7 @@
 # error, never a build without GPU tests.  The test step fails (exit 1) when a
 # GPU test fails, when one other than a NCCL case is skipped (on a GPU host
 # that means no GPU was seen; NCCL cases are skipped, visibly, where NCCL
-# cannot run: one GPU shared by the ranks), and unless exactly GPU_TESTS (21)
+# cannot run: one GPU shared by the ranks), and unless exactly GPU_TESTS (22)
 # GPU tests are registered and each passed or is such a NCCL skip; on a host
 # of one GPU exactly the NCCL_SKIPS_1GPU cases are skipped and all others
 # pass (issue 27: "ctest -L gpu" with no GPU test built passed).
@@ -41,7 +41,7 @@ if has build; then
 fi
 
 if has test; then
-  GPU_TESTS=${GPU_TESTS:-21}
+  GPU_TESTS=${GPU_TESTS:-22}
   NCCL_SKIPS_1GPU=${NCCL_SKIPS_1GPU:-"gpu_2vnodes_1pergpu_env_lane_nccl gpu_2vnodes_1pergpu_nccl gpu_2vnodes_2pergpu_nccl"}
   registered=$(ctest --test-dir $BUILD -N -L gpu 2>/dev/null | sed -n 's/^Total Tests: *//p')
   if [ "${registered:-0}" != "$GPU_TESTS" ]; then
