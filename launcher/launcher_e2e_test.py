@@ -928,6 +928,8 @@ def test_run_mps(tmp):
     os.chmod(control, 0o755)
     env = {k: v for k, v in ENV.items() if not k.startswith(("SLURM_", "CUDA_MPS_"))}
     env["MULTILANE_MPS_CONTROL"] = control
+    if os.environ.get("MULTILANE_TEST_PRELOAD"):  # the sanitizer build: its runtime before the library
+        env["LD_PRELOAD"] = os.environ["MULTILANE_TEST_PRELOAD"]
 
     def job(args, command, extra_env=None, check=True):
         if os.path.exists(log):
