@@ -83,20 +83,24 @@ int RunUnderMps(const std::string& program, const std::vector<std::string>& comm
   }
   int status = 0;
   {
+    // From before the daemon starts: a SIGINT or SIGTERM while it starts or
+    // while the job runs never leaves the daemon or its folder behind.
+    InterruptGuard guard;
     MpsDaemon mps;  // stopped on every way out of this block
     std::string error;
     if (!mps.Start(program, folder, &error)) {
       std::fprintf(stderr, "multilane: note: MPS: %s; the job runs without it\n", error.c_str());
       std::error_code ignored;
       std::filesystem::remove_all(folder, ignored);
-      return Exec(command, false);
+      return Exec(command, false);  // exec puts the signals' own actions back
     }
     if (!quiet)
       std::fprintf(stderr, "multilane: MPS: a private daemon serves this job (%s/pipe) until it ends\n", folder);
     std::fflush(nullptr);
-    InterruptGuard guard;
     pid_t pid = 0;
-    if (const int rc = SpawnInheriting(command, &pid); rc != 0) {
+    if (InterruptSignal() != 0) {
+      status = 128 + InterruptSignal();  // stopped before the job began
+    } else if (const int rc = SpawnInheriting(command, &pid); rc != 0) {
       status = CannotRun(command[0], rc);
     } else {
       status = WaitChild(pid, true);

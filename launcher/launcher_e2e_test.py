@@ -966,7 +966,8 @@ def test_run_mps(tmp):
     proc.terminate()
     out, err = proc.communicate(timeout=30)
     expect(proc.returncode == 128 + 15 and open(log).read().endswith("quit\n"),
-           "a SIGTERM reaches the job, and the daemon quits after it", (proc.returncode, err))
+           "a SIGTERM reaches the job, and the daemon quits after it (exit status %d, control log %r)\n%s"
+           % (proc.returncode, open(log).read(), err))
 
     p = job(["--mps", "no"], ["printenv", "CUDA_MPS_PIPE_DIRECTORY"], check=False)
     expect(p.returncode == 1 and not os.path.exists(log) and "drop --mps no" in p.stderr,
