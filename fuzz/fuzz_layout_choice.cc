@@ -5,7 +5,8 @@
 // run's wall, computation and allreduce taken from the input's bytes.  Never
 // throws, and always chooses a value it had a reason for: the
 // recommendation, a tuned value measured in a run it may use (never a
-// foreign one), or a tuned value not measured.
+// foreign one, nor one whose histogram is unreadable), or a tuned value not
+// measured in such a run.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -40,10 +41,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<int> tuned = {1, 2, 4};
   const multilane::LayoutChoice c = multilane::ChooseRanksPerGpu(runs, profile, tuned, 2);
   // A run the choice may use: at a tuned value, of the profile's node type.
-  const bool foreign_type = profile.metadata().count("node_type") > 0;
+  const auto type = profile.metadata().find("node_type");
+  const std::string profile_type = type == profile.metadata().end() ? "" : type->second;
   auto usable_at = [&](int ppg) {
     return std::any_of(runs.begin(), runs.end(), [&](const multilane::RunSummary& r) {
-      return r.ranks_per_gpu == ppg && !(foreign_type && r.node_type == "other") && r.wall_s > 0;
+      std::vector<mla::BinCalls> calls;
+      const bool foreign = !profile_type.empty() && !r.node_type.empty() && r.node_type != profile_type;
+      return r.ranks_per_gpu == ppg && !foreign && r.wall_s > 0 &&
+             multilane::RunCalls(r, &calls);
     });
   };
   const bool is_tuned = std::find(tuned.begin(), tuned.end(), c.ranks_per_gpu) != tuned.end();

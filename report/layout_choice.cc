@@ -19,30 +19,6 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// The run's calls, from its histogram ([[memory, from, calls, bytes,
-// time_s], ...]), host and device alike: both change with the ranks per GPU.
-// False when the histogram is not such a list (a damaged history entry).
-bool RunCalls(const RunSummary& run, std::vector<mla::BinCalls>* out) {
-  const nlohmann::json h = nlohmann::json::parse(run.histogram_json, nullptr, false);
-  if (!h.is_array()) return false;
-  for (const nlohmann::json& b : h) {
-    if (!b.is_array() || b.size() < 4 || !b[0].is_string() || !b[1].is_number_unsigned() || !b[2].is_number() ||
-        !b[3].is_number())
-      return false;
-    const double calls = b[2].get<double>();
-    if (calls <= 0) continue;
-    mla::MemKind kind;
-    if (b[0] == "device") {
-      kind = mla::MemKind::kDevice;
-    } else if (b[0] == "host") {
-      kind = mla::MemKind::kHost;
-    } else {
-      return false;
-    }
-    out->push_back({kind, b[1].get<uint64_t>(), calls, b[3].get<double>() / calls});
-  }
-  return true;
-}
 
 // The profile's price of `calls` at ranks per GPU `ppg` (its ppg=N entries of
 // either memory kind), or -1 when some bin has no price there.
@@ -160,6 +136,28 @@ std::string ComputeBasis(double exponent, size_t measured_values) {
 std::string Margin() { return std::to_string(static_cast<int>(kTryUntriedMargin * 100 + 0.5)) + " %"; }
 
 }  // namespace
+
+bool RunCalls(const RunSummary& run, std::vector<mla::BinCalls>* out) {
+  const nlohmann::json h = nlohmann::json::parse(run.histogram_json, nullptr, false);
+  if (!h.is_array()) return false;
+  for (const nlohmann::json& b : h) {
+    if (!b.is_array() || b.size() < 4 || !b[0].is_string() || !b[1].is_number_unsigned() || !b[2].is_number() ||
+        !b[3].is_number())
+      return false;
+    const double calls = b[2].get<double>();
+    if (calls <= 0) continue;
+    mla::MemKind kind;
+    if (b[0] == "device") {
+      kind = mla::MemKind::kDevice;
+    } else if (b[0] == "host") {
+      kind = mla::MemKind::kHost;
+    } else {
+      return false;
+    }
+    out->push_back({kind, b[1].get<uint64_t>(), calls, b[3].get<double>() / calls});
+  }
+  return true;
+}
 
 LayoutChoice ChooseRanksPerGpu(const std::vector<RunSummary>& all_runs, const mla::Profile& profile,
                                const std::vector<int>& tuned, int recommended) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "report_history.h"
+#include "vocab/price.h"
 #include "vocab/profile.h"
 
 namespace multilane {
@@ -19,6 +20,12 @@ namespace multilane {
 // measured wall time by more than this fraction (the prediction's own
 // uncertainty: the computation is assumed unchanged across ranks per GPU).
 inline constexpr double kTryUntriedMargin = 0.10;
+
+// Appends the run's calls from its size histogram ([[memory, from, calls,
+// bytes, time_s], ...]), host and device alike (both change with the ranks
+// per GPU), to *out.  False when the histogram is not such a list: a damaged
+// history entry, which ChooseRanksPerGpu does not use.
+bool RunCalls(const RunSummary& run, std::vector<mla::BinCalls>* out);
 
 struct LayoutChoice {
   int ranks_per_gpu = 1;
