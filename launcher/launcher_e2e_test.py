@@ -881,6 +881,18 @@ def test_tune_repeat_launch(tmp):
             t1, t2 = first[(mem, size, algo)], again[(mem, size, algo)]
             expect(abs(t / ((t1 + t2) / 2) - 1) < 1e-4, "%s %d: %s's time is the launches' mean" % (mem, size, algo))
     expect(checked >= 2, "the repeat measured the system MPI at two sizes or more (%d)" % checked, p)
+    # The repeat measures at each size the system MPI and that size's winner
+    # only (plan-repeat.json's size_candidates), nothing else.
+    with open(os.path.join(keep, "result-repeat.json")) as f:
+        for size in json.load(f)["sizes"]:
+            words = sorted(c["candidate"] for c in size["candidates"])
+            winners = [a for m, a, b, _, _, _ in points if (m, b) == (size["memory"], size["bytes"])]
+            expect(words[0] == "passthrough" and len(words) <= 2,
+                   "%s %d: the repeat measured the system MPI and one winner at most: %s" %
+                   (size["memory"], size["bytes"], words), p)
+            if winners and winners[0] != "passthrough":
+                expect(words[1:] == winners, "%s %d: the repeat measured the winner %s, nothing else: %s" %
+                       (size["memory"], size["bytes"], winners[0], words), p)
     # The launch band: sqrt(3) x the rms of the system MPI's differences over
     # the sizes, given to every size the repeat measured.
     band = float(re.search(r"launch band (\d+)%", p.stdout).group(1)) / 100

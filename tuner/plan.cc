@@ -13,6 +13,12 @@ int Plan::IterationsFor(uint64_t bytes) const {
   return static_cast<int>(it);
 }
 
+bool Plan::MeasuresAt(MemKind mem_kind, uint64_t bytes, const Candidate& c) const {
+  if (c == Passthrough()) return true;
+  const auto it = size_candidates.find({mem_kind, bytes});
+  return it == size_candidates.end() || std::find(it->second.begin(), it->second.end(), c) != it->second.end();
+}
+
 namespace {
 
 bool GetSize(const nlohmann::json& v, uint64_t* out) {
@@ -49,13 +55,58 @@ bool GetNumber(const nlohmann::json& j, const char* key, T lo, T hi, T* out, std
   return true;
 }
 
+// "size_candidates": [{"memory": "host", "size": "64M", "candidates": [...]}],
+// read into p->size_candidates once p's sizes, memories and candidates are.
+bool ParseSizeCandidates(const nlohmann::json& j, Plan* p, std::string* error) {
+  if (!j.contains("size_candidates")) return true;
+  const nlohmann::json& list = j["size_candidates"];
+  if (!list.is_array() || !p->has_candidates) {
+    *error = "size_candidates must be an array of {memory, size, candidates} and needs a candidates list";
+    return false;
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    const nlohmann::json& e = list[i];
+    const std::string where = "size_candidates[" + std::to_string(i) + "]";
+    MemKind mem = p->mem;
+    uint64_t bytes = 0;
+    if (!e.is_object() || !e.contains("size") || !GetSize(e["size"], &bytes) || !e.contains("candidates") ||
+        !e["candidates"].is_array() ||
+        (e.contains("memory") && (!e["memory"].is_string() || !MemKindFromName(e["memory"].get<std::string>(), &mem)))) {
+      *error = where + " must be {\"memory\": \"host\" or \"device\", \"size\": BYTES, \"candidates\": [WORDS]}";
+      return false;
+    }
+    if (std::find(p->memories.begin(), p->memories.end(), mem) == p->memories.end() ||
+        std::find(p->sizes.begin(), p->sizes.end(), bytes) == p->sizes.end()) {
+      *error = where + ": " + MemKindName(mem) + " " + FormatByteSize(bytes) +
+               " is not a planned size of a planned memory kind; add it to sizes and memory";
+      return false;
+    }
+    std::vector<Candidate>& at = p->size_candidates[{mem, bytes}];
+    for (const auto& v : e["candidates"]) {
+      Candidate c;
+      std::string why;
+      if (!v.is_string() || !ParseCandidate(p->space, v.get<std::string>(), &c, &why)) {
+        *error = where + ".candidates: " + v.dump() + ": " + (why.empty() ? "not a string" : why);
+        return false;
+      }
+      if (c == Passthrough()) continue;  // always measured anyway
+      if (std::find(p->candidates.begin(), p->candidates.end(), c) == p->candidates.end()) {
+        *error = where + ".candidates: '" + c.Render() + "' is not in candidates; list it there too";
+        return false;
+      }
+      if (std::find(at.begin(), at.end(), c) == at.end()) at.push_back(c);
+    }
+  }
+  return true;
+}
+
 bool ParsePlanFields(const nlohmann::json& j, Plan* plan, std::string* error) {
   Plan p;
   if (!j.is_object()) {
     *error = "the plan must be a JSON object";
     return false;
   }
-  static const char* kKnown[] = {"sizes", "memory", "datatype", "op", "candidates", "space", "budget_s",
+  static const char* kKnown[] = {"sizes", "memory", "datatype", "op", "candidates", "size_candidates", "space", "budget_s",
                                  "reps_per_round", "max_rounds", "noise_floor", "margin", "warmup",
                                  "iterations", "rep_stat", "comment"};
   for (const auto& kv : j.items()) {
@@ -143,6 +194,7 @@ bool ParsePlanFields(const nlohmann::json& j, Plan* plan, std::string* error) {
       if (std::find(p.candidates.begin(), p.candidates.end(), c) == p.candidates.end()) p.candidates.push_back(c);
     }
   }
+  if (!ParseSizeCandidates(j, &p, error)) return false;
   if (!GetNumber(j, "budget_s", 0.0, 1e7, &p.budget_s, error) ||
       !GetNumber(j, "reps_per_round", 1, 1000, &p.reps_per_round, error) ||
       !GetNumber(j, "max_rounds", 1, 100, &p.max_rounds, error) ||

@@ -5,7 +5,9 @@
 #define MLTUNER_PLAN_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +26,10 @@ struct Plan {
   // Either explicit candidates (profile words) or the space to expand.
   bool has_candidates = false;
   std::vector<Candidate> candidates;
+  // "size_candidates": at a listed (memory kind, size) only these of
+  // `candidates` are measured beside the system MPI (a repeat launch measures
+  // each size's winner only); the sizes not listed measure them all.
+  std::map<std::pair<MemKind, uint64_t>, std::vector<Candidate>> size_candidates;
   Space space = DefaultSpace();
   double budget_s = 60;         // for all sizes together (budgeted mode)
   int reps_per_round = 3;       // samples added to every survivor per round
@@ -40,6 +46,11 @@ struct Plan {
   std::string rep_stat = "loop";
 
   int IterationsFor(uint64_t bytes) const;
+
+  // Whether candidate `c` is measured at `bytes` of `mem`: the system MPI
+  // always; another where size_candidates does not list the size, or lists
+  // it among the size's.
+  bool MeasuresAt(MemKind mem, uint64_t bytes, const Candidate& c) const;
 };
 
 // Reads a plan; false with *error naming the field on anything wrong.  Never

@@ -79,15 +79,17 @@ Step StartStep(const ProbeRun& run, size_t si, MemKind mem, uint64_t bytes, Buff
   return s;
 }
 
-// The entries of the size: one per candidate not redundant at this size
-// and, for the system's own algorithms, right for it (the others are listed
-// in *skipped); a candidate the library cannot express, or a system
-// algorithm the MPI refused, is invalid from the start.
+// The entries of the size: one per candidate the plan measures at this size
+// (Plan::MeasuresAt), not redundant there and, for the system's own
+// algorithms, right for it (the others are listed in *skipped); a candidate
+// the library cannot express, or a system algorithm the MPI refused, is
+// invalid from the start.
 std::vector<Entry> MakeEntries(const ProbeRun& run, const std::vector<Candidate>& cands, const Step& step,
                                std::vector<std::string>* skipped) {
   const Plan& plan = *run.plan;
   std::vector<Entry> entries;
   for (const Candidate& c : cands) {
+    if (!plan.MeasuresAt(step.mem, step.bytes, c)) continue;  // not asked for at this size
     if ((!c.IsPassthrough() && RedundantAtSize(plan.space, c, step.bytes)) ||
         (run.system != nullptr && !run.system->Applies(c, step.count, run.nranks))) {
       skipped->push_back(c.Render());

@@ -27,7 +27,63 @@ std::map<Key, double> RepeatMedians(const std::vector<Measurement>& repeat) {
 // |b / a - 1|: how far a second measurement is from the first, relatively.
 double Apart(double a, double b) { return a > 0 ? std::fabs(b / a - 1) : 0; }
 
+// Seconds per call of `words` at (mem, bytes), the first launch's median;
+// 0 unmeasured.
+double CallSeconds(const std::map<Key, double>& medians, MemKind mem, uint64_t bytes, const std::string& words) {
+  const auto it = medians.find({static_cast<int>(mem), bytes, words});
+  return it == medians.end() ? 0 : it->second * 1e-6;
+}
+
+// The repeat's sizes before any is left out: each decided size with its
+// memory kinds' winners and its predicted seconds.
+std::vector<RepeatSize> RepeatSizes(const std::vector<Decision>& decisions, const std::map<Key, double>& medians,
+                                    const Plan& plan) {
+  std::map<uint64_t, RepeatSize> by_size;
+  for (const Decision& d : decisions) {
+    RepeatSize& r = by_size[d.bytes];
+    r.bytes = d.bytes;
+    r.winners.emplace_back(d.mem, d.winner);
+    const int calls = 1 + plan.reps_per_round * (plan.warmup + plan.IterationsFor(d.bytes));
+    const double mpi = CallSeconds(medians, d.mem, d.bytes, "passthrough");
+    r.predicted_s += mpi * (1 + calls);  // the reference call, then its own
+    if (d.winner != "passthrough") r.predicted_s += calls * CallSeconds(medians, d.mem, d.bytes, d.winner);
+  }
+  std::vector<RepeatSize> out;
+  for (auto& kv : by_size) out.push_back(kv.second);
+  return out;
+}
+
 }  // namespace
+
+RepeatScope ScopeRepeat(const std::vector<Decision>& decisions, const std::vector<Measurement>& first,
+                        const Plan& plan, double measuring_s) {
+  RepeatScope scope;
+  scope.sizes = RepeatSizes(decisions, RepeatMedians(first), plan);
+  for (const RepeatSize& r : scope.sizes) scope.predicted_s += r.predicted_s;
+  while (!scope.sizes.empty() && scope.predicted_s > measuring_s) {
+    auto dearest = std::max_element(scope.sizes.begin(), scope.sizes.end(), [](const RepeatSize& a, const RepeatSize& b) {
+      return a.predicted_s < b.predicted_s;
+    });
+    scope.predicted_s -= dearest->predicted_s;
+    scope.left_out.push_back(*dearest);
+    scope.sizes.erase(dearest);
+  }
+  if (scope.sizes.empty()) scope.predicted_s = 0;
+  return scope;
+}
+
+std::string DescribeLeftOut(const RepeatScope& scope) {
+  std::string sizes;
+  double seconds = 0;
+  for (const RepeatSize& r : scope.left_out) {
+    sizes += (sizes.empty() ? "" : ", ") + FormatByteSize(r.bytes);
+    seconds += r.predicted_s;
+  }
+  if (sizes.empty()) return "";
+  char tail[64];
+  std::snprintf(tail, sizeof tail, " (%.1f s predicted)", seconds);
+  return sizes + tail;
+}
 
 std::vector<std::string> RepeatCandidates(const std::vector<Decision>& decisions) {
   std::vector<std::string> out;
@@ -78,10 +134,11 @@ RepeatSummary ApplyRepeat(const std::vector<Measurement>& repeat, double noise_f
     band[kv.first] = std::sqrt(3.0 * squares / static_cast<double>(kv.second.size()));
     s.band = std::max(s.band, band[kv.first]);
   }
-  for (Decision* d : measured) {
-    d->noise = std::max(d->noise, band[static_cast<int>(d->mem)]);
-    s.widest = std::max(s.widest, d->noise);
+  for (Decision& d : decided->decisions) {  // the band is what every size of the kind gets, measured again or not
+    const auto b = band.find(static_cast<int>(d.mem));
+    if (b != band.end()) d.noise = std::max(d.noise, b->second);
   }
+  for (Decision* d : measured) s.widest = std::max(s.widest, d->noise);
   decided->bins = MakeBins(decided->decisions);
   return s;
 }

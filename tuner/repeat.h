@@ -9,9 +9,12 @@
 #ifndef MLTUNER_REPEAT_H_
 #define MLTUNER_REPEAT_H_
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "plan.h"
 #include "search.h"
 
 namespace mltuner {
@@ -20,6 +23,36 @@ namespace mltuner {
 // every probe measures): each distinct winner of `decisions` that is not
 // "passthrough", in the order of first appearance.
 std::vector<std::string> RepeatCandidates(const std::vector<Decision>& decisions);
+
+// One size of the repeat launch.
+struct RepeatSize {
+  uint64_t bytes = 0;
+  std::vector<std::pair<MemKind, std::string>> winners;  // each memory kind's winner at the size
+  double predicted_s = 0;  // its validation and first round, from the first launch's medians
+};
+
+// What the repeat launch measures: the sizes, and at each the system MPI and
+// the winner only (Plan::size_candidates).
+struct RepeatScope {
+  std::vector<RepeatSize> sizes;     // ascending
+  std::vector<RepeatSize> left_out;  // would overrun `measuring_s`, the most expensive first
+  double predicted_s = 0;            // of `sizes`, together
+};
+
+// The probe measures a size's validation and first round whatever its
+// budget says (probe_sizes.cc), so a repeat of every size could overrun the
+// tune's --budget where one call takes long (the system MPI's default at
+// 64M, oversubscribed, took 0.3 s a call).  The first launch measured every
+// call the repeat would make: per size, a reference call, then for the
+// system MPI and the winner one validation call and `plan`'s
+// reps_per_round x (warmup + IterationsFor) calls at their `first` medians.
+// Sizes are left out, the most expensive first, until the rest fit
+// `measuring_s`; a left-out size keeps its first decision (ApplyRepeat).
+RepeatScope ScopeRepeat(const std::vector<Decision>& decisions, const std::vector<Measurement>& first,
+                        const Plan& plan, double measuring_s);
+
+// "4M, 64M (5.1 s predicted)": the sizes a scope left out; "" when none.
+std::string DescribeLeftOut(const RepeatScope& scope);
 
 // What ApplyRepeat did, for the tune's summary line.
 struct RepeatSummary {
@@ -48,7 +81,8 @@ struct RepeatSummary {
 // sqrt(3) x rms(d).  One size's difference alone says little (two launches
 // may agree at a size by chance); the band is what every size gets.
 // Decision::repeat_gain is set where the repeat measured the size.  Sizes the
-// repeat did not measure keep their first decision.  The bins are made again.
+// repeat did not measure keep their first decision, their noise widened to
+// their memory kind's band.  The bins are made again.
 RepeatSummary ApplyRepeat(const std::vector<Measurement>& repeat, double noise_floor, SearchResult* decided);
 
 // "repeat launch: 5 of 6 winners confirmed, 1 undone (4K), ..."; one line.

@@ -275,6 +275,34 @@ nlohmann::json ProbePlan(const std::vector<uint64_t>& sizes, const std::vector<m
           {"comment", "multilane tune of node type " + fp.Key()}};
 }
 
+// The repeat launch's plan (tuner/repeat.h): each size's winner and the
+// system MPI again, in `measuring_s` seconds of measurements; the sizes the
+// first launch's medians say would not fit are left out (*scope says which).
+// Null when no size fits.
+nlohmann::json RepeatProbePlan(const std::vector<uint64_t>& sizes, const std::vector<mltuner::MemKind>& kinds,
+                               const mldb::NodeFingerprint& fp, double measuring_s, const ProbeLaunch& l,
+                               mltuner::RepeatScope* scope) {
+  nlohmann::json plan = ProbePlan(sizes, kinds, fp, measuring_s);
+  plan["candidates"] = mltuner::RepeatCandidates(l.decided.decisions);
+  plan["max_rounds"] = 2;
+  mltuner::Plan costs;  // the repeat's repetitions and iterations, as the probe reads them
+  std::string error;
+  if (!mltuner::ParsePlan(plan, &costs, &error)) return nullptr;
+  *scope = mltuner::ScopeRepeat(l.decided.decisions, l.measurements, costs, measuring_s);
+  if (scope->sizes.empty()) return nullptr;
+  plan["sizes"] = nlohmann::json::array();
+  plan["size_candidates"] = nlohmann::json::array();
+  for (const mltuner::RepeatSize& r : scope->sizes) {
+    plan["sizes"].push_back(r.bytes);
+    for (const auto& [mem, winner] : r.winners)
+      plan["size_candidates"].push_back({{"memory", mltuner::MemKindName(mem)},
+                                         {"size", r.bytes},
+                                         {"candidates", winner == "passthrough" ? nlohmann::json::array()
+                                                                                : nlohmann::json::array({winner})}});
+  }
+  return plan;
+}
+
 // Runs the probe of one launch and reads its result, then (when its share
 // leaves time for it, tune_budget.h: PlanRepeat) launches it again to
 // measure each size's winner and the system MPI a second time, which
@@ -318,10 +346,16 @@ int RunLaunch(const TuneOptions& opt, const std::vector<uint64_t>& sizes, const 
     l->repeat_note = "no repeat launch: " + why_not;
     return 0;
   }
-  nlohmann::json plan = ProbePlan(sizes, kinds, fp, repeat_measuring_s);
+  mltuner::RepeatScope scope;
+  const nlohmann::json plan = RepeatProbePlan(sizes, kinds, fp, repeat_measuring_s, *l, &scope);
+  if (plan.is_null()) {
+    l->repeat_note = "no repeat launch: measuring any size's winner and the system MPI again would take longer than "
+                     "the " + std::to_string(static_cast<int>(repeat_measuring_s)) +
+                     " s of measurements this launch's share leaves; a larger --budget measures each winner in a "
+                     "second launch too";
+    return 0;
+  }
   l->planned_measuring_s += repeat_measuring_s;
-  plan["candidates"] = mltuner::RepeatCandidates(l->decided.decisions);
-  plan["max_rounds"] = 2;
   ++step.index;
   ProbeOutput again;
   if (const int rc = RunProbePlan(opt, install, dir, tag + "-repeat", plan, step, l, folder, &again); rc != 0)
@@ -329,6 +363,8 @@ int RunLaunch(const TuneOptions& opt, const std::vector<uint64_t>& sizes, const 
   l->measuring_s += std::max(0.0, again.measuring_s);
   const mltuner::RepeatSummary summary = mltuner::ApplyRepeat(again.measurements, mltuner::SearchOptions{}.noise_floor, &l->decided);
   l->repeat_note = mltuner::DescribeRepeat(summary, l->decided);
+  if (!scope.left_out.empty())
+    l->repeat_note += "; left out of the repeat to keep to --budget: " + mltuner::DescribeLeftOut(scope);
   return 0;
 }
 

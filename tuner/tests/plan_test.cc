@@ -69,6 +69,47 @@ TEST(Plan, WrongTypesAndHugeNumbersAreErrors) {
   }
 }
 
+// A repeat launch measures each size's winner only (tuner/repeat.h).
+TEST(Plan, SizeCandidatesLimitASizeToItsOwn) {
+  Plan p;
+  std::string error;
+  ASSERT_TRUE(ParsePlan(json::parse(R"({"sizes": ["4K", "64K", "1M"], "memory": ["host", "device"],
+      "candidates": ["lane", "hier"],
+      "size_candidates": [{"memory": "host", "size": "4K", "candidates": ["hier", "passthrough"]},
+                          {"memory": "device", "size": 65536, "candidates": []}]})"),
+                        &p, &error))
+      << error;
+  Candidate lane, hier;
+  ASSERT_TRUE(ParseCandidate(p.space, "lane", &lane, &error) && ParseCandidate(p.space, "hier", &hier, &error));
+  EXPECT_TRUE(p.MeasuresAt(MemKind::kHost, 4096, hier));
+  EXPECT_FALSE(p.MeasuresAt(MemKind::kHost, 4096, lane));
+  EXPECT_TRUE(p.MeasuresAt(MemKind::kHost, 4096, Passthrough()));  // always
+  EXPECT_TRUE(p.MeasuresAt(MemKind::kDevice, 4096, lane));           // not listed: all of them
+  EXPECT_FALSE(p.MeasuresAt(MemKind::kDevice, 65536, lane));
+  EXPECT_FALSE(p.MeasuresAt(MemKind::kDevice, 65536, hier));
+  EXPECT_TRUE(p.MeasuresAt(MemKind::kDevice, 65536, Passthrough()));
+  EXPECT_TRUE(p.MeasuresAt(MemKind::kHost, 1 << 20, lane));
+}
+
+TEST(Plan, SizeCandidatesRejectsWhatTheProbeWouldNotMeasure) {
+  Plan p;
+  std::string error;
+  const std::string base = R"("sizes": ["4K"], "candidates": ["lane"])";
+  for (const std::string& bad :
+       {std::string(R"({"sizes": ["4K"], "size_candidates": []})"),  // no candidates list
+        R"({)" + base + R"(, "size_candidates": {}})",
+        R"({)" + base + R"(, "size_candidates": [{"size": "4K"}]})",
+        R"({)" + base + R"(, "size_candidates": [{"size": "8K", "candidates": []}]})",
+        R"({)" + base + R"(, "size_candidates": [{"memory": "device", "size": "4K", "candidates": []}]})",
+        R"({)" + base + R"(, "size_candidates": [{"memory": 1, "size": "4K", "candidates": []}]})",
+        R"({)" + base + R"(, "size_candidates": [{"size": "4K", "candidates": ["hier"]}]})",
+        R"({)" + base + R"(, "size_candidates": [{"size": "4K", "candidates": ["ring"]}]})"}) {
+    error.clear();
+    EXPECT_FALSE(ParsePlan(json::parse(bad), &p, &error)) << bad;
+    EXPECT_NE(error.find("size_candidates"), std::string::npos) << bad << ": " << error;
+  }
+}
+
 TEST(Result, MalformedResultsAreErrors) {
   for (const char* bad : {R"([1])", R"({"sizes": 3})", R"({"sizes": [{"bytes": "x", "candidates": []}]})",
                           R"({"sizes": [{"bytes": 4096}]})",

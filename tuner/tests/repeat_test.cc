@@ -125,5 +125,47 @@ TEST(Repeat, TheBandPoolsTheSystemMpisDifferencesOverSizes) {
   EXPECT_NEAR(r.decisions[0].noise, 0.1, 1e-12);
 }
 
+TEST(Repeat, SizesTheRepeatLeftOutGetTheBandToo) {
+  SearchResult r = FirstLaunch();
+  ApplyRepeat({M(4096, "passthrough", {110, 110, 110}), M(4096, "lane", {55, 55, 55})}, kFloor, &r);
+  EXPECT_NEAR(r.decisions[2].noise, std::sqrt(3.0) * 0.1, 1e-12);  // 64M was not measured again
+  EXPECT_EQ(r.decisions[2].winner, "hier");                        // and keeps its decision
+}
+
+// The first launch's medians price the repeat: per size a reference call
+// and, for the system MPI and the winner, 1 + reps x (warmup + iterations).
+TEST(Repeat, ScopeLeavesOutTheDearestSizesUntilTheRestFit) {
+  const SearchResult r = FirstLaunch();
+  const std::vector<Measurement> first = {
+      M(4096, "passthrough", {100, 100, 100}), M(4096, "lane", {50, 50, 50}),
+      M(1 << 20, "passthrough", {1000, 1000, 1000}), M(1 << 20, "lane", {990, 990, 990}),
+      M(64 << 20, "passthrough", {9000, 9000, 9000}), M(64 << 20, "hier", {6000, 6000, 6000})};
+  Plan plan;  // reps 3, warmup 1; iterations 50 at 4K, 16 at 1M, 2 at 64M
+  const double s4k = (1 + 1 + 3 * 51) * 100e-6 + (1 + 3 * 51) * 50e-6;
+  const double s1m = (1 + 1 + 3 * 17) * 1000e-6;  // kept the system MPI: only it
+  const double s64m = (1 + 1 + 3 * 3) * 9000e-6 + (1 + 3 * 3) * 6000e-6;
+  RepeatScope all = ScopeRepeat(r.decisions, first, plan, 100);
+  ASSERT_EQ(all.sizes.size(), 3u);
+  EXPECT_TRUE(all.left_out.empty());
+  EXPECT_NEAR(all.sizes[0].predicted_s, s4k, 1e-9);
+  EXPECT_NEAR(all.sizes[1].predicted_s, s1m, 1e-9);
+  EXPECT_NEAR(all.sizes[2].predicted_s, s64m, 1e-9);
+  EXPECT_NEAR(all.predicted_s, s4k + s1m + s64m, 1e-9);
+  ASSERT_EQ(all.sizes[1].winners.size(), 1u);
+  EXPECT_EQ(all.sizes[1].winners[0].second, "passthrough");
+  EXPECT_EQ(all.sizes[2].winners[0].second, "hier");
+  EXPECT_EQ(DescribeLeftOut(all), "");
+
+  const RepeatScope tight = ScopeRepeat(r.decisions, first, plan, s4k + s1m + 1e-6);
+  ASSERT_EQ(tight.sizes.size(), 2u);
+  EXPECT_EQ(tight.sizes[1].bytes, 1u << 20);
+  ASSERT_EQ(tight.left_out.size(), 1u);
+  EXPECT_EQ(tight.left_out[0].bytes, 64u << 20);
+  EXPECT_NE(DescribeLeftOut(tight).find("64M"), std::string::npos) << DescribeLeftOut(tight);
+
+  EXPECT_TRUE(ScopeRepeat(r.decisions, first, plan, s4k / 2).sizes.empty());
+  EXPECT_EQ(ScopeRepeat(r.decisions, first, plan, s4k / 2).left_out.size(), 3u);
+}
+
 }  // namespace
 }  // namespace mltuner
