@@ -13,14 +13,8 @@
 #               virtual nodes (4K-64M, --budget 240), then the benchmark of the
 #               recommended layout with that profile.
 set -uo pipefail
-P=/tmp/pfx; mkdir -p $P; for d in .debs/*.deb; do dpkg -x $d $P; done
-source scripts/env.sh
-export NCCL_NVLS_ENABLE=0 PATH=$PATH:/usr/local/cuda/bin OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-B=build/e
-cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DMULTILANE_SPANK=OFF -DCMAKE_PREFIX_PATH=$P/usr \
-  -DSQLite3_INCLUDE_DIR=$P/usr/include -DSQLite3_LIBRARY=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0 > $OUT/cfg.log 2>&1 || { tail -30 $OUT/cfg.log; exit 1; }
-cmake --build $B -j 16 --target multilane mlprobe mlallreduce_bench mlallreduce mlallreduce_front coll_base_counter \
-  profile_choice_app > $OUT/build.log 2>&1 || { tail -30 $OUT/build.log; exit 1; }
+source docs/results/gpu-host-build.sh
+gpu_host_build multilane mlprobe mlallreduce_bench mlallreduce mlallreduce_front coll_base_counter profile_choice_app
 { uptime; nproc; mpirun --version | head -1; nvidia-smi -L; } > $OUT/machine-$MODE.txt
 run_bench() {  # run_bench NAME NP MEMORY DB [mpirun flags...]
   local name=$1 np=$2 mem=$3 db=$4; shift 4

@@ -6,13 +6,8 @@
 # virtual nodes, 2 ranks per GPU).  Run from the tree's root with the
 # Debian 12 headers it lacks unpacked from .debs/; writes to $OUT.
 set -uo pipefail
-P=/tmp/pfx; mkdir -p $P; for d in .debs/*.deb; do dpkg -x $d $P; done
-source scripts/env.sh
-export NCCL_NVLS_ENABLE=0 PATH=$PATH:/usr/local/cuda/bin
-B=build/e
-cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DMULTILANE_SPANK=OFF -DCMAKE_PREFIX_PATH=$P/usr \
-  -DSQLite3_INCLUDE_DIR=$P/usr/include -DSQLite3_LIBRARY=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0 > $OUT/cfg.log 2>&1 || { tail -30 $OUT/cfg.log; exit 1; }
-cmake --build $B -j 16 --target mlallreduce_bench coll_base_counter > $OUT/build.log 2>&1 || { tail -30 $OUT/build.log; exit 1; }
+source docs/results/gpu-host-build.sh
+gpu_host_build mlallreduce_bench coll_base_counter
 { uptime; nproc; mpirun --version | head -1; nvidia-smi -L; } > $OUT/machine.txt
 ( cd $B && ctest -R bench_system_algorithms_observed --output-on-failure > $OUT/observed.txt 2>&1; echo "rc=$?" >> $OUT/observed.txt )
 mpirun --oversubscribe -np 4 -x MULTILANE_RANKS_PER_NODE=2 $B/benchmarks/mlallreduce_bench -b 4K -e 64M -f 4 \

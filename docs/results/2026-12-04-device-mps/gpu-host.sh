@@ -11,15 +11,9 @@
 # the tree's root with the Debian 12 headers the host lacks in .debs/
 # (libsqlite3-dev, libcli11-dev, nlohmann-json3-dev); writes to $OUT.
 set -uo pipefail
-P=/tmp/pfx; mkdir -p $P; for d in .debs/*.deb; do dpkg -x $d $P; done
-source scripts/env.sh
-export NCCL_NVLS_ENABLE=0 PATH=$PATH:/usr/local/cuda/bin OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-B=build/e
-cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DMULTILANE_SPANK=OFF -DCMAKE_PREFIX_PATH=$P/usr \
-  -DSQLite3_INCLUDE_DIR=$P/usr/include -DSQLite3_LIBRARY=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0 > $OUT/cfg.log 2>&1 || { tail -30 $OUT/cfg.log; exit 1; }
-cmake --build $B -j 16 --target multilane mlprobe mlallreduce_bench mlallreduce mlallreduce_front \
-  > $OUT/build.log 2>&1 || { tail -30 $OUT/build.log; exit 1; }
-B=$PWD/$B; D=$OUT/device; mkdir -p $D
+source docs/results/gpu-host-build.sh
+gpu_host_build multilane mlprobe mlallreduce_bench mlallreduce mlallreduce_front
+D=$OUT/device; mkdir -p $D
 { uptime; nproc; mpirun --version | head -1; nvidia-smi -L; command -v nvidia-cuda-mps-control; } > $D/machine.txt
 # What an MPS control daemon leaves in its pipe folder (run_mps.cc looks for
 # the control socket of a site's daemon in /tmp/nvidia-mps).
