@@ -19,6 +19,13 @@ the one file multilane-report-*.json in that directory
     this rank's (one host, one clock); it includes ranks made late by a
     loaded host, which the report's barriers see as waiting too.
 
+The shares are timings of a job that shares the host with whatever else
+runs: a loaded host slows the ranks inside the collective, which the report's
+sampling barriers count as waiting and the program's truth does not (CI saw
+the wait share 6.5 points off once, with the job's allreduce 60 % slower than
+on an idle host).  So when the shares are the only failures, the job runs
+once more and the second run decides; a report that is wrong fails both.
+
 Always: the bins' time plus time.setup_s (the library's one-time setup
 inside calls, which no bin counts) is time.allreduce_s.  --setup: an
 algorithm ran (MULTILANE_ALGO), so the first call built its communicator's
@@ -40,6 +47,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from e2e import run_shown, verdict  # noqa: E402  (tests/e2e.py, the scripts' shared helpers)
 
 TOLERANCE_PP = 5.0  # absolute percentage points of the wall time
+SHARE_FAILURE = "timing: "  # the prefix of a share's failure (the one kind a second run may clear)
 
 
 def check_report(doc, truth, failures, setup=False):
@@ -81,7 +89,7 @@ def check_report(doc, truth, failures, setup=False):
         print("check_job_report.py: %-9s share: report %5.1f %%, truth %5.1f %%, difference %+.1f points"
               % (name, 100 * report, 100 * true, diff))
         expect(abs(diff) <= TOLERANCE_PP,
-               "%s share %.1f %% is %.1f points from the truth %.1f %% (tolerance %.0f points)"
+               SHARE_FAILURE + "%s share %.1f %% is %.1f points from the truth %.1f %% (tolerance %.0f points)"
                % (name, 100 * report, abs(diff), 100 * true, TOLERANCE_PP))
     expect(t["wait_sampled_calls"] > 0, "no call was sampled for waiting")
     expect(t["wall_s"]["min"] <= wall <= t["wall_s"]["max"], "wall_s min/mean/max out of order")
@@ -117,6 +125,16 @@ def main():
     if not cmd:
         sys.exit("check_job_report.py: missing -- COMMAND")
 
+    failures = run_once(cmd, no_report, setup, timeout)
+    if failures and all(f.startswith(SHARE_FAILURE) for f in failures):
+        print("check_job_report.py: only the shares are off (%s); running the job once more, which decides"
+              % "; ".join(failures))
+        failures = run_once(cmd, no_report, setup, timeout)
+    return verdict("check_job_report.py", failures)
+
+
+def run_once(cmd, no_report, setup, timeout):
+    """Runs the job once in a fresh folder; returns what failed."""
     tmp = tempfile.mkdtemp(prefix="mla-report-test-")
     failures = []
     try:
@@ -154,7 +172,7 @@ def main():
         failures.append("timed out after %s s (hang?)" % timeout)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return verdict("check_job_report.py", failures)
+    return failures
 
 
 if __name__ == "__main__":
