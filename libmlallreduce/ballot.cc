@@ -9,7 +9,16 @@ namespace {
 
 constexpr char kTag[] = "mla1";
 constexpr char kOffForAll[] = "multilane is off for the whole job and every rank runs unchanged";
-constexpr uint64_t kMagic = 0x6d6c61310a0b0c0dull;  // "mla1" and a pattern no other protocol sends
+// The collective form's words (BallotToWords): every value below 2^63, so
+// that MPI_MAX gives the same words whether the MPI compares them as unsigned
+// or, as MPICH 4.0 does for MPI_UNSIGNED_LONG_LONG, as signed.
+constexpr uint64_t kMask = 0x7fffffffffffffffull;
+// Word 0 of this protocol ("mla2"): below the first protocol's word 0
+// (0x6d6c61310a0b0c0d), which wins the maximum when both are in one job, so
+// that this side sees another protocol; word 7 is this protocol's tag, where
+// the first protocol sends 0 and requires 0 back, so that it sees one too.
+constexpr uint64_t kMagic = 0x2d6c61320a0b0c0dull;
+constexpr uint64_t kWordsTag = 0x6d6c6132ull;
 
 uint64_t Hash(const std::string& s) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a, 64 bit: the same in every process
@@ -136,23 +145,24 @@ Verdict Decide(const std::vector<std::optional<std::string>>& published) {
   return v;
 }
 
-// Words: [0] magic, [1] ~magic, [2] version, [3] ~version, [4] settings,
-// [5] ~settings (maximum and complement of the minimum of each: all equal
-// when max == ~(~min)), [6] the lowest off-voting rank as UINT64_MAX - rank
-// (0: none), [7] reserved (0).
+// Words: [0] magic, [1] its complement, [2] version, [3] its complement,
+// [4] settings, [5] its complement (each value and complement taken in 63
+// bits: the maximum of the values and the complement of the minimum, all
+// equal when max == kMask - (kMask - min)), [6] the lowest off-voting rank as
+// kMask - rank (0: none), [7] the protocol's tag.
 void BallotToWords(const Ballot& ballot, int rank, uint64_t words[kBallotWords]) {
-  const uint64_t values[3] = {kMagic, Hash(ballot.version), ballot.settings};
+  const uint64_t values[3] = {kMagic, Hash(ballot.version) & kMask, ballot.settings & kMask};
   for (int i = 0; i < 3; ++i) {
     words[2 * i] = values[i];
-    words[2 * i + 1] = ~values[i];
+    words[2 * i + 1] = kMask - values[i];
   }
-  words[6] = ballot.on ? 0 : UINT64_MAX - static_cast<uint64_t>(rank);
-  words[7] = 0;
+  words[6] = ballot.on ? 0 : kMask - static_cast<uint64_t>(rank);
+  words[7] = kWordsTag;
 }
 
 Verdict DecideFromWords(const uint64_t words[kBallotWords], const Ballot& mine, int rank) {
-  auto same = [&](int i) { return words[2 * i] == ~words[2 * i + 1]; };
-  if (!same(0) || words[0] != kMagic || words[7] != 0) {
+  auto same = [&](int i) { return words[2 * i] <= kMask && words[2 * i] == kMask - words[2 * i + 1]; };
+  if (!same(0) || words[0] != kMagic || words[7] != kWordsTag) {
     return Off(0, std::string("some ranks run a multilane version with another start-up protocol; ") + kOffForAll +
                       "; install one multilane version on every node");
   }
@@ -164,7 +174,7 @@ Verdict DecideFromWords(const uint64_t words[kBallotWords], const Ballot& mine, 
   v.consistent = same(2);
   if (words[6] != 0) {
     // Only the lowest off-voting rank knows its reason, and it reports.
-    v.reporter = static_cast<int>(UINT64_MAX - words[6]);
+    v.reporter = static_cast<int>(kMask - words[6]);
     if (v.reporter == rank) {
       v.line = v.consistent ? mine.reason
                             : std::string(kOffForAll) + ": rank " + std::to_string(rank) + ": " + mine.reason;

@@ -59,8 +59,11 @@ Verdict Decide(const std::vector<std::optional<std::string>>& published);
 
 // The collective form, for jobs certified to carry multilane on every rank
 // (MULTILANE_ALL_RANKS): kBallotWords 64-bit words that one in-place
-// MPI_Allreduce with MPI_MAX over MPI_COMM_WORLD combines.  This call is
-// frozen: every version issues exactly it, once, right after MPI_Init.
+// MPI_Allreduce of MPI_UNSIGNED_LONG_LONG with MPI_MAX over MPI_COMM_WORLD
+// combines.  This call is frozen: every version issues exactly it, once,
+// right after MPI_Init.  Its words never rely on the MPI comparing them as
+// unsigned (MPICH 4.0 compares them as signed), and a job mixing this
+// encoding with the first one's is seen as another protocol on every rank.
 constexpr int kBallotWords = 8;
 
 // Fills `words` with this rank's ballot.

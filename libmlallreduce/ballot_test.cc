@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+
 namespace mla {
 namespace {
 
@@ -111,15 +114,67 @@ TEST(Decide, SettingsThatDiffer) {
   EXPECT_NE(v.line.find("differ between ranks"), std::string::npos);
 }
 
+// MPI_MAX of two words as an MPI compares them: unsigned, as the standard
+// says, or signed, as MPICH 4.0 does for MPI_UNSIGNED_LONG_LONG.
+uint64_t Max(uint64_t a, uint64_t b, bool as_signed) {
+  if (!as_signed) return std::max(a, b);
+  return static_cast<int64_t>(a) > static_cast<int64_t>(b) ? a : b;
+}
+
+void CombineInto(uint64_t all[kBallotWords], const uint64_t w[kBallotWords], bool as_signed) {
+  for (int i = 0; i < kBallotWords; ++i) all[i] = Max(all[i], w[i], as_signed);
+}
+
 // The collective form: combine the words of every rank as MPI_MAX would.
-Verdict Combine(const std::vector<Ballot>& ballots, int self) {
+Verdict Combine(const std::vector<Ballot>& ballots, int self, bool as_signed = false) {
   uint64_t all[kBallotWords] = {};
   for (size_t r = 0; r < ballots.size(); ++r) {
     uint64_t w[kBallotWords];
     BallotToWords(ballots[r], static_cast<int>(r), w);
-    for (int i = 0; i < kBallotWords; ++i) all[i] = std::max(all[i], w[i]);
+    if (r == 0) std::copy(w, w + kBallotWords, all);
+    else CombineInto(all, w, as_signed);
   }
   return DecideFromWords(all, ballots[static_cast<size_t>(self)], self);
+}
+
+// MPICH 4.0 compares MPI_UNSIGNED_LONG_LONG as signed: the decision is the
+// same (an off vote with the same settings is not lost, nor its reporter).
+TEST(DecideFromWords, TheSameUnderASignedMaximum) {
+  for (bool as_signed : {false, true}) {
+    SCOPED_TRACE(as_signed ? "signed" : "unsigned");
+    EXPECT_TRUE(Combine({On(0xfedcba9876543210ull), On(0xfedcba9876543210ull)}, 0, as_signed).on);
+    const std::vector<Ballot> one_off = {On(0xfedcba9876543210ull), Off("bad", 0xfedcba9876543210ull),
+                                         On(0xfedcba9876543210ull)};
+    for (int self = 0; self < 3; ++self) {
+      const Verdict v = Combine(one_off, self, as_signed);
+      EXPECT_FALSE(v.on);
+      EXPECT_TRUE(v.consistent);
+      EXPECT_EQ(v.reporter, 1);
+    }
+    EXPECT_EQ(Combine(one_off, 1, as_signed).line, "bad");
+    const Verdict differ = Combine({On(0x8000000000000001ull), On(0x0000000000000002ull)}, 0, as_signed);
+    EXPECT_FALSE(differ.consistent);
+    const Verdict versions = Combine({On(7, "0.1.0"), On(7, "0.2.0"), On(7, "0.1.0")}, 2, as_signed);
+    EXPECT_NE(versions.line.find("different multilane versions"), std::string::npos);
+  }
+}
+
+// A rank of the first protocol (magic 0x6d6c61310a0b0c0d and its bitwise
+// complement, word 7 zero) in the job: another protocol, under either maximum.
+TEST(DecideFromWords, TheFirstProtocolIsAnotherProtocol) {
+  const uint64_t magic1 = 0x6d6c61310a0b0c0dull;
+  const uint64_t first[kBallotWords] = {magic1, ~magic1, 5, ~5ull, 7, ~7ull, 0, 0};
+  for (bool as_signed : {false, true}) {
+    uint64_t all[kBallotWords];
+    BallotToWords(On(), 0, all);
+    CombineInto(all, first, as_signed);
+    const Verdict v = DecideFromWords(all, On(), 0);
+    EXPECT_FALSE(v.on);
+    EXPECT_NE(v.line.find("another start-up protocol"), std::string::npos) << (as_signed ? "signed" : "unsigned");
+    // What the first protocol checks: its magic pair intact and word 7 zero.
+    const bool first_sees_itself = all[0] == ~all[1] && all[0] == magic1 && all[7] == 0;
+    EXPECT_FALSE(first_sees_itself);
+  }
 }
 
 TEST(DecideFromWords, MatchesDecide) {

@@ -2,10 +2,15 @@
 
 namespace mla {
 
+bool InvalidArguments(MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return comm == MPI_COMM_NULL || datatype == MPI_DATATYPE_NULL || op == MPI_OP_NULL || op == MPI_REPLACE ||
+         op == MPI_NO_OP;
+}
+
 const char* UnsupportedReason(MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) return "null communicator";
   if (datatype == MPI_DATATYPE_NULL) return "null datatype";
-  if (op == MPI_OP_NULL || op == MPI_REPLACE || op == MPI_NO_OP) return "op not valid for allreduce";
+  if (InvalidArguments(datatype, op, comm)) return "op not valid for allreduce";
 
   int inter = 0;
   if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return "intercommunicator";

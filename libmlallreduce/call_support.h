@@ -12,6 +12,13 @@ namespace mla {
 // datatypes that are not contiguous go to PMPI_Allreduce.
 const char* UnsupportedReason(MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 
+// True when the system MPI refuses an allreduce with these arguments whatever
+// its buffers: a null communicator, datatype or op, or an op that is not for
+// reductions (MPI_REPLACE, MPI_NO_OP).  Such a call goes to PMPI_Allreduce
+// before the library touches its arguments, so that the MPI raises its own
+// error on the communicator's handler.  Local: no MPI call.
+bool InvalidArguments(MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+
 }  // namespace mla
 
 #endif  // MLA_CALL_SUPPORT_H_

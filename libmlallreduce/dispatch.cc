@@ -6,6 +6,7 @@
 #include "algorithms.h"
 #include "buffer_kinds.h"
 #include "call_support.h"
+#include "comm_scope.h"
 #include "cuda_presence.h"
 #include "device_loader.h"
 #include "job_report.h"
@@ -88,8 +89,11 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
   out->bytes = bytes;
   // count, datatype, op and comm are equal on every rank (MPI's rule), and so
   // are the buffer kinds for any program a CUDA-aware MPI would run, so every
-  // branch below is taken alike on every rank.
-  if (count <= 0) return Passthrough(sendbuf, recvbuf, count, datatype, op, comm, bytes);
+  // branch below is taken alike on every rank.  Arguments the system MPI
+  // refuses reach it before anything else looks at them: it raises its own
+  // error (MPI_ERR_OP, MPI_ERR_COMM, ...) under the caller's handler.
+  if (count <= 0 || InvalidArguments(datatype, op, comm))
+    return Passthrough(sendbuf, recvbuf, count, datatype, op, comm, bytes);
 
   const DeviceModule* device = nullptr;
   const int kinds = ClassifyCallBuffers(sendbuf, recvbuf, &device);
@@ -118,7 +122,10 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
     return rc;
   };
   auto system_mpi = [&]() { return system_mpi_on(comm); };
-  if (kinds == kBuffersMixed || (forced == nullptr && !Enabled()) || !SettingsConsistent()) return system_mpi();
+  // Served only where the start-up agreement speaks for every process of
+  // comm (comm_scope.h): never a communicator that reaches another world.
+  if (kinds == kBuffersMixed || (forced == nullptr && !Enabled()) || !SettingsConsistent() || !WithinWorld(comm))
+    return system_mpi();
 
   mla_choice choice{MLA_ALGO_PASSTHROUGH, 0, 0, MLA_TRANSPORT_AUTO};
   const std::string* system_algorithm = nullptr;  // the entry's mpi=NAME
@@ -237,6 +244,7 @@ int mla_comm_layout(MPI_Comm comm, mla_layout* layout) {
   if (!mla::SettingsConsistent()) return MPI_ERR_OTHER;
   int inter = 0;
   if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return MPI_ERR_COMM;
+  if (!mla::WithinWorld(comm)) return MPI_ERR_OTHER;
   const mla::Topology* topo = nullptr;
   int rc = mla::GetTopology(comm, &topo);
   if (rc != MPI_SUCCESS) return rc;

@@ -20,6 +20,7 @@
 #include <set>
 
 #include "atomic_file.h"
+#include "comm_scope.h"
 #include "cuda_presence.h"
 #include "gpu_sampler.h"
 #include "vocab/json_text.h"
@@ -127,7 +128,9 @@ CommCounter* CounterOf(MPI_Comm comm) {
   auto* c = new CommCounter();
   int inter = 0;
   if (PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter && PMPI_Comm_size(comm, &c->size) == MPI_SUCCESS) {
-    c->sampleable = c->size > 1;
+    // The sampling barriers are the library's own calls: never on a
+    // communicator that reaches another world (comm_scope.h).
+    c->sampleable = c->size > 1 && WithinWorld(comm);
   }
   if (PMPI_Comm_set_attr(comm, g_counter_key, c) != MPI_SUCCESS) {
     delete c;

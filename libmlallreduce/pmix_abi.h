@@ -49,6 +49,10 @@ using FinalizeFn = int (*)(const Info* info, size_t ninfo);
 using PutFn = int (*)(uint8_t scope, const char key[], Value* value);
 using CommitFn = int (*)();
 using GetFn = int (*)(const Proc* proc, const char key[], const Info info[], size_t ninfo, Value** value);
+// pmix_value_cbfunc_t: the answer of a PMIx_Get_nb; `value` stays PMIx's.
+using ValueCbFn = void (*)(int status, Value* value, void* cbdata);
+using GetNbFn = int (*)(const Proc* proc, const char key[], const Info info[], size_t ninfo, ValueCbFn cbfunc,
+                        void* cbdata);
 
 }  // namespace mla::pmix
 

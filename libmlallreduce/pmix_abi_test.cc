@@ -5,6 +5,7 @@
 #include <pmix_common.h>
 
 #include <cstring>
+#include <type_traits>
 
 namespace mla {
 namespace {
@@ -31,6 +32,13 @@ TEST(PmixAbi, LayoutsMatchTheStandard) {
   EXPECT_EQ(sizeof(pmix::Info), sizeof(pmix_info_t));
   EXPECT_EQ(offsetof(pmix::Info, flags), offsetof(pmix_info_t, flags));
   EXPECT_EQ(offsetof(pmix::Info, value), offsetof(pmix_info_t, value));
+}
+
+TEST(PmixAbi, CallbackTypesMatchTheStandard) {
+  // The non-blocking get and its callback, as pmix_channel.cc calls them.
+  EXPECT_TRUE((std::is_same_v<decltype(pmix::ValueCbFn{}(0, nullptr, nullptr)), void>));
+  EXPECT_EQ(sizeof(pmix_status_t), sizeof(int));
+  EXPECT_EQ(sizeof(pmix_value_cbfunc_t), sizeof(pmix::ValueCbFn));
 }
 
 }  // namespace

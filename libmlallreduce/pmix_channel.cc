@@ -3,11 +3,9 @@
 
 #include <dlfcn.h>
 
-#include <cstddef>
 #include <cstdlib>
-#include <cstring>
-#include <iterator>
 
+#include "ballot_reader.h"
 #include "loaded_symbol.h"
 #include "pmix_abi.h"
 
@@ -22,6 +20,7 @@ struct Pmix {
   pmix::PutFn put = nullptr;
   pmix::CommitFn commit = nullptr;
   pmix::GetFn get = nullptr;
+  pmix::GetNbFn get_nb = nullptr;  // optional: without it, a missing ballot is read from the local store only
   pmix::Proc self{};
   bool connected = false;
 };
@@ -44,54 +43,12 @@ bool Open(Pmix* p, std::string* why) {
   p->put = reinterpret_cast<pmix::PutFn>(dlsym(lib, "PMIx_Put"));
   p->commit = reinterpret_cast<pmix::CommitFn>(dlsym(lib, "PMIx_Commit"));
   p->get = reinterpret_cast<pmix::GetFn>(dlsym(lib, "PMIx_Get"));
+  p->get_nb = reinterpret_cast<pmix::GetNbFn>(dlsym(lib, "PMIx_Get_nb"));
   if (!p->init || !p->finalize || !p->put || !p->commit || !p->get) {
     *why = "libpmix.so.2 lacks a PMIx client function";
     return false;
   }
   return true;
-}
-
-// A PMIX_TIMEOUT entry: the operation gives up after `seconds`.
-pmix::Info Timeout(int seconds) {
-  pmix::Info info{};
-  std::strncpy(info.key, pmix::kTimeout, pmix::kMaxKeyLen);
-  info.value.type = pmix::kTypeInt;
-  info.value.data.integer = seconds;
-  return info;
-}
-
-// A boolean entry `key` set to true (PMIX_OPTIONAL).
-pmix::Info Flag(const char* key) {
-  pmix::Info info{};
-  std::strncpy(info.key, key, pmix::kMaxKeyLen);
-  info.value.type = pmix::kTypeBool;
-  info.value.data.flag = true;
-  return info;
-}
-
-// Reads one rank's ballot: first from the local store (`local_only`,
-// PMIX_OPTIONAL: what MPI_Init's exchange collected: Open MPI 4 collects
-// every rank's data), then, where it is not there, from the rank's own node
-// (`direct`, the direct modex: Open MPI 5 collects none); both bounded by
-// PMIX_TIMEOUT.  Every rank has committed its data in MPI_Init by now, so a
-// rank without multilane answers "not found" at once.
-std::optional<std::string> Read(const Pmix& p, uint32_t rank) {
-  pmix::Proc peer{};
-  std::memcpy(peer.nspace, p.self.nspace, sizeof peer.nspace);
-  peer.rank = rank;
-  const pmix::Info local_only[] = {Timeout(2), Flag(pmix::kOptional)};
-  const pmix::Info direct[] = {Timeout(2)};
-  pmix::Value* value = nullptr;
-  if (p.get(&peer, kKey, local_only, std::size(local_only), &value) != pmix::kSuccess || value == nullptr) {
-    value = nullptr;
-    if (p.get(&peer, kKey, direct, std::size(direct), &value) != pmix::kSuccess || value == nullptr)
-      return std::nullopt;
-  }
-  std::optional<std::string> text;
-  if (value->type == pmix::kTypeString && value->data.string != nullptr) text = value->data.string;
-  if (value->type == pmix::kTypeString) std::free(value->data.string);  // what PMIX_VALUE_RELEASE does
-  std::free(value);
-  return text;
 }
 
 }  // namespace
@@ -128,10 +85,10 @@ bool PmixPublish(const std::string& ballot, std::string* why) {
 std::optional<std::vector<std::optional<std::string>>> PmixCollect(int size) {
   Pmix& p = State();
   if (!p.connected) return std::nullopt;
-  std::vector<std::optional<std::string>> ballots;
-  ballots.reserve(static_cast<size_t>(size));
-  for (int r = 0; r < size; ++r) ballots.push_back(Read(p, static_cast<uint32_t>(r)));
-  p.finalize(nullptr, 0);
+  bool complete = true;
+  std::vector<std::optional<std::string>> ballots = ReadBallots({p.get, p.get_nb, p.self}, kKey, size, &complete);
+  // A read still in PMIx's hands keeps this connection: its answer may come.
+  if (complete) p.finalize(nullptr, 0);
   p.connected = false;
   return ballots;
 }

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <mutex>
 
+#include "comm_scope.h"
 #include "job_report.h"
 #include "log.h"
 #include "startup.h"
@@ -20,6 +21,9 @@ const Config* g_config = nullptr;
 std::atomic<bool> g_enabled{false};
 std::atomic<bool> g_consistent{false};
 std::atomic<int> g_host_rank{-1};
+// Whether OnMpiInitialized ran: a program that calls MPI_Finalize without
+// MPI_Init (an error the MPI reports) gets no line of the library's.
+std::atomic<bool> g_initialized{false};
 
 // This rank's vote: the settings' hash, and off when a variable is bad or the
 // launcher said so (MULTILANE_OFF).
@@ -93,6 +97,7 @@ void OnMpiInitialized() {
   int rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   SetWorldRank(rank);
+  g_initialized.store(true);
   const Config& config = CurrentConfig();
   const Verdict verdict = CountBallots(MyBallot(config), WorldCalls());
   if (verdict.reporter == rank && !verdict.line.empty()) WarnHere(verdict.line);
@@ -115,11 +120,13 @@ void OnMpiInitialized() {
 }
 
 void OnMpiFinalizing() {
+  if (!g_initialized.load()) return;  // MPI_Finalize without MPI_Init: the MPI says so
   const Config& config = CurrentConfig();
   if (ReportOn()) FinishJobReport(config);
   if (config.stats) Info("stats: rank " + std::to_string(WorldRank()) + ": " + StatsLine(StatsSnapshot(), EntryStatsSnapshot()));
   ReleaseSystemAlgorithms();
   ReleaseTopologyCache();
+  ReleaseCommScope();
 }
 
 }  // namespace mla

@@ -4,10 +4,12 @@
 set(MLA_LIBRARY_SOURCES
   atomic_file.cc
   ballot.cc
+  ballot_reader.cc
   buffer_kinds.cc
   config.cc
   profile_file.cc
   call_support.cc
+  comm_scope.cc
   cuda_presence.cc
   device_loader.cc
   dispatch.cc
@@ -37,6 +39,6 @@ list(TRANSFORM MLA_LIBRARY_SOURCES PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
 
 # The front libmlallreduce.so (front/), with what it shares with the family
 # builds; also built as another version's front by tests/all_in/.
-set(MLA_FRONT_SOURCES front/front.cc front/front_entries.cc mpi_family.cc startup.cc ballot.cc pmix_channel.cc
+set(MLA_FRONT_SOURCES front/front.cc front/front_entries.cc mpi_family.cc startup.cc ballot.cc ballot_reader.cc pmix_channel.cc
   loaded_symbol.cc)
 list(TRANSFORM MLA_FRONT_SOURCES PREPEND ${CMAKE_CURRENT_LIST_DIR}/)

@@ -63,24 +63,36 @@ std::string Description(int index) {
   return std::string(desc);
 }
 
-// The first coll_tuned_ setting of the user's, named, or "": a variable
-// OMPI_MCA_coll_tuned_* in the environment, or a coll_tuned_ line in the MCA
-// parameter files Open MPI reads (the user's, and Debian's and $OPAL_PREFIX's
-// system file).
-std::string UsersTunedSetting() {
-  static const char kPrefix[] = "OMPI_MCA_coll_tuned_";
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e)
-    if (std::strncmp(*e, kPrefix, sizeof kPrefix - 1) == 0)
-      return std::string("you set ") + std::string(*e).substr(0, std::string(*e).find('='));
+// Whether an Open MPI parameter name (without OMPI_MCA_) decides tuned's
+// allreduce once its dynamic rules are on: the forced algorithm and its
+// parameters, or a rules file.
+bool DecidesAllreduce(const std::string& name) {
+  return name.rfind("coll_tuned_allreduce_", 0) == 0 || name == "coll_tuned_dynamic_rules_filename";
+}
+
+// The first coll_tuned_ setting of the user's that `counts` (a parameter name
+// without OMPI_MCA_), named, or "": a variable OMPI_MCA_coll_tuned_* in the
+// environment, or a coll_tuned_ line in the MCA parameter files Open MPI
+// reads (the user's, and Debian's and $OPAL_PREFIX's system file).
+std::string UsersTunedSetting(bool (*counts)(const std::string& name)) {
+  static const char kPrefix[] = "OMPI_MCA_";
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string entry(*e);
+    if (entry.rfind(std::string(kPrefix) + "coll_tuned_", 0) != 0) continue;
+    const std::string name = entry.substr(0, entry.find('='));
+    if (counts(name.substr(sizeof kPrefix - 1))) return "you set " + name;
+  }
   std::vector<std::string> files = {"/etc/openmpi/openmpi-mca-params.conf"};
   if (const char* home = std::getenv("HOME")) files.push_back(std::string(home) + "/.openmpi/mca-params.conf");
   if (const char* prefix = std::getenv("OPAL_PREFIX")) files.push_back(std::string(prefix) + "/etc/openmpi-mca-params.conf");
   for (const std::string& path : files) {
     std::ifstream in(path);
     std::string line;
-    while (std::getline(in, line)) {
+    for (int lines = 0; lines < 10000 && std::getline(in, line); ++lines) {
       const size_t start = line.find_first_not_of(" \t");
-      if (start != std::string::npos && line[start] != '#' && line.find("coll_tuned_", start) != std::string::npos)
+      if (start == std::string::npos || line[start] == '#' || line.compare(start, 11, "coll_tuned_") != 0) continue;
+      const size_t end = line.find_first_of(" \t=", start);
+      if (counts(line.substr(start, end == std::string::npos ? std::string::npos : end - start)))
         return "coll/tuned is set in " + path;
     }
   }
@@ -109,11 +121,16 @@ int LargestPowerOfTwoAtMost(int n) {
 }  // namespace
 
 std::string PrepareBeforeInit() {
-  if (const char* on = std::getenv("OMPI_MCA_coll_tuned_use_dynamic_rules"))
-    return std::strcmp(on, "1") == 0 || std::strcmp(on, "true") == 0
-               ? ""
-               : std::string("you set OMPI_MCA_coll_tuned_use_dynamic_rules=") + on;
-  if (std::string why = UsersTunedSetting(); !why.empty()) return why;
+  if (const char* on = std::getenv("OMPI_MCA_coll_tuned_use_dynamic_rules")) {
+    if (std::strcmp(on, "1") != 0 && std::strcmp(on, "true") != 0)
+      return std::string("you set OMPI_MCA_coll_tuned_use_dynamic_rules=") + on;
+    // The user turned the rules on: their own allreduce choice (a forced
+    // algorithm, its parameters, a rules file) is in force and wins.
+    return UsersTunedSetting(DecidesAllreduce);
+  }
+  // The rules off: turning them on would put any coll_tuned_ setting of the
+  // user's in force, not only the allreduce's.
+  if (std::string why = UsersTunedSetting([](const std::string&) { return true; }); !why.empty()) return why;
   setenv("OMPI_MCA_coll_tuned_use_dynamic_rules", "1", 0);
   return "";
 }

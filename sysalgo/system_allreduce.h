@@ -42,11 +42,14 @@ namespace mlsys {
 // Before MPI_Init: turns on Open MPI coll/tuned's dynamic rules for this
 // process (OMPI_MCA_coll_tuned_use_dynamic_rules=1), which with nothing
 // forced and no rules file decide exactly as the fixed rules do.  Returns ""
-// when they are on (turned on here, or by the user), else why they are left
-// off: the user set them, a rules file, or another coll_tuned_ variable (in
-// the environment or an MCA parameter file) that the rules would put in force
-// (a forced algorithm of the user's is inert until they are on).  Harmless
-// under other MPIs.
+// when a chosen algorithm may run (the rules turned on here, or by the user
+// with no allreduce choice of their own), else why not: the user turned the
+// rules off; the user turned them on and chose the allreduce's algorithm, its
+// parameters or a rules file (their choice wins); or the rules are off and
+// any coll_tuned_ setting of the user's (in the environment or an MCA
+// parameter file) would come into force with them.  Decided by each process
+// alone from its own environment and files: a caller that acts on it in a
+// collective agrees with the other ranks first.  Harmless under other MPIs.
 std::string PrepareBeforeInit();
 
 class SystemAllreduce {

@@ -1,0 +1,86 @@
+// comm_scope.cc: which communicators the start-up agreement speaks for
+// (comm_scope.h).
+#include "comm_scope.h"
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <numeric>
+#include <vector>
+
+#include "log.h"
+
+namespace mla {
+namespace {
+
+int g_keyval = MPI_KEYVAL_INVALID;
+std::once_flag g_keyval_once;
+std::atomic<bool> g_said{false};
+
+// The cached answers, as attribute values (no memory of their own, so a
+// duplicate of a communicator, which has its group, takes its answer along).
+constexpr std::intptr_t kWithin = 1;
+constexpr std::intptr_t kBeyond = 2;
+
+// The lowest rank of comm's group in this process's world, or -1 when some
+// member is outside it.  *first_of_world: the lowest rank of comm whose
+// process is in this world (the one that speaks for it).
+int Translate(MPI_Comm comm, int* first_of_world) {
+  MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+  int size = 0, outside = 0;
+  *first_of_world = -1;
+  if (PMPI_Comm_group(comm, &group) != MPI_SUCCESS || PMPI_Comm_group(MPI_COMM_WORLD, &world) != MPI_SUCCESS ||
+      PMPI_Group_size(group, &size) != MPI_SUCCESS) {
+    outside = 1;
+  } else {
+    std::vector<int> ranks(static_cast<size_t>(size)), in_world(static_cast<size_t>(size), MPI_UNDEFINED);
+    std::iota(ranks.begin(), ranks.end(), 0);
+    if (PMPI_Group_translate_ranks(group, size, ranks.data(), world, in_world.data()) != MPI_SUCCESS) outside = 1;
+    for (int r = 0; r < size; ++r) {
+      if (in_world[static_cast<size_t>(r)] == MPI_UNDEFINED) ++outside;
+      else if (*first_of_world < 0) *first_of_world = r;
+    }
+  }
+  if (group != MPI_GROUP_NULL) PMPI_Group_free(&group);
+  if (world != MPI_GROUP_NULL) PMPI_Group_free(&world);
+  return outside;
+}
+
+bool Compute(MPI_Comm comm) {
+  int inter = 0;
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return false;
+  int first_of_world = -1, rank = -1;
+  if (Translate(comm, &first_of_world) == 0) return true;
+  PMPI_Comm_rank(comm, &rank);
+  if (rank == first_of_world && !g_said.exchange(true)) {
+    WarnHere(
+        "a communicator reaches processes of another MPI world (MPI_Comm_spawn, MPI_Comm_connect/accept or "
+        "MPI_Comm_join, then a merge): the start-up agreement did not count their library and settings, so its "
+        "calls, and those of any communicator made from it that reaches another world, run the system MPI; "
+        "communicators within one world are served as before");
+  }
+  return false;
+}
+
+}  // namespace
+
+bool WithinWorld(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) return false;
+  if (comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF) return true;
+  std::call_once(g_keyval_once,
+                 [] { PMPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, &g_keyval, nullptr); });
+  void* value = nullptr;
+  int found = 0;
+  if (g_keyval != MPI_KEYVAL_INVALID && PMPI_Comm_get_attr(comm, g_keyval, &value, &found) == MPI_SUCCESS && found)
+    return reinterpret_cast<std::intptr_t>(value) == kWithin;
+  const bool within = Compute(comm);
+  if (g_keyval != MPI_KEYVAL_INVALID)
+    PMPI_Comm_set_attr(comm, g_keyval, reinterpret_cast<void*>(within ? kWithin : kBeyond));
+  return within;
+}
+
+void ReleaseCommScope() {
+  if (g_keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&g_keyval);
+}
+
+}  // namespace mla
