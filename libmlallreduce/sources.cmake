@@ -23,6 +23,7 @@ set(MLA_LIBRARY_SOURCES
   loaded_symbol.cc
   log.cc
   mpi_family.cc
+  one_program.cc
   partition.cc
   pmix_channel.cc
   stats.cc

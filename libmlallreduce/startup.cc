@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "one_program.h"
 #include "pmix_channel.h"
 #include "vocab/mpi_families.h"
 
@@ -21,6 +22,13 @@ Channel g_channel = Channel::kNone;
 std::string g_pmix_error;
 
 constexpr char kOffForAll[] = "multilane is off for the whole job and every rank runs unchanged";
+
+// Why this rank may make the frozen collective without PMIx.
+enum class Certificate {
+  kNone,        // nothing says that every rank makes it
+  kLinkedOnly,  // this program is linked with the family build, but the other ranks may run another one
+  kEveryRank,   // the launcher said so, or every rank runs this linked program
+};
 
 #ifndef MLA_SIMULATION
 #ifdef MLA_MPI_FAMILY
@@ -55,18 +63,23 @@ bool ProgramNeeds(const std::string& soname) {
 // Without PMIx, the frozen collective runs only where every rank is known to
 // call it: the launcher said so (MULTILANE_ALL_RANKS=1: multilane run and
 // srun --multilane give it to every rank with the library), or the program
-// itself is linked with this family build.
-bool Certified() {
+// itself is linked with this family build and every rank runs this program.
+// The link alone says nothing of the other ranks: in an MPMD job they run
+// other programs, and no PMI-1/2 launcher tells a rank so (one_program.h).
+Certificate Certified(int world_size) {
   const char* v = std::getenv("MULTILANE_ALL_RANKS");
-  if (v != nullptr && std::strcmp(v, "1") == 0) return true;
+  if (v != nullptr && std::strcmp(v, "1") == 0) return Certificate::kEveryRank;
 #ifdef MLA_MPI_FAMILY
-  return ProgramNeeds(FamilyLibraryFile(MLA_MPI_FAMILY).c_str());
+  if (!ProgramNeeds(FamilyLibraryFile(MLA_MPI_FAMILY).c_str())) return Certificate::kNone;
+  return EveryRankRunsThisProgram(world_size) ? Certificate::kEveryRank : Certificate::kLinkedOnly;
 #else
-  return false;  // the front: never linked into a program
+  (void)world_size;
+  return Certificate::kNone;  // the front: never linked into a program
 #endif
 }
 #else
-bool Certified() { return true; }  // an SMPI program: SimGrid runs the same program on every rank
+// An SMPI program: SimGrid runs the same program on every rank.
+Certificate Certified(int) { return Certificate::kEveryRank; }
 #endif
 
 // A world-rank-0 decision to stay off, said by rank 0.
@@ -109,15 +122,23 @@ Verdict CountBallots(const Ballot& mine, const StartupMpi& mpi) {
                              "; the admin checks the MPI's PMIx (multilane doctor)");
   }
   if (size <= 1) return Decide({EncodeBallot(mine)});
-  if (Certified()) return Collective(mine, mpi, rank);
+  const Certificate certificate = Certified(size);
+  if (certificate == Certificate::kEveryRank) return Collective(mine, mpi, rank);
   // Every rank ends here alike (nothing was exchanged); rank 0 says why, its
   // own reason first when it has one.
   if (!mine.on) return OffSaidByRankZero(mine.reason);
+  const char* fix =
+      "; start it with multilane run or srun --multilane, or set MULTILANE_ALL_RANKS=1 for every rank when each "
+      "one gets the library";
+  if (certificate == Certificate::kLinkedOnly) {
+    return OffSaidByRankZero(std::string("this program is linked with multilane, but its launcher offers no PMIx and "
+                                         "does not show that every rank runs it (an MPMD job, ranks on several "
+                                         "nodes, or a wrapper between the launcher and the program); ") +
+                             kOffForAll + fix);
+  }
   return OffSaidByRankZero(std::string("this job's launcher offers no PMIx and does not certify that every rank "
                                        "carries multilane; ") +
-                           kOffForAll +
-                           "; start it with multilane run or srun --multilane, or set MULTILANE_ALL_RANKS=1 for "
-                           "every rank when each one gets the library");
+                           kOffForAll + fix);
 }
 
 void ReleaseBallotChannel() {

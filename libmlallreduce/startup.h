@@ -30,8 +30,10 @@ void CastBallot(const Ballot& mine);
 // After MPI_Init succeeded: gathers every rank's ballot and returns the
 // decision all ranks take alike.  Makes no MPI call of its own unless every
 // rank is known to make the same one: with PMIx it only reads; without, the
-// frozen collective runs only in a job of one rank, or where the launcher
-// certified with MULTILANE_ALL_RANKS=1 that every rank carries multilane.
+// frozen collective runs only in a job of one rank, where the launcher
+// certified with MULTILANE_ALL_RANKS=1 that every rank carries multilane, or
+// where the program is linked with the family build and every rank runs it
+// (one_program.h: not in an MPMD job).
 Verdict CountBallots(const Ballot& mine, const StartupMpi& mpi);
 
 // Releases what CastBallot opened, for a rank that cannot count (its MPI is
