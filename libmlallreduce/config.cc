@@ -107,7 +107,10 @@ Config LoadConfig(const EnvLookup& env) {
   };
   auto problem = [&](const std::string& msg) { c.problems.push_back(msg + kOff); };
 
-  c.launcher_off = get("MULTILANE_OFF");
+  // The launcher's reason, which the library repeats in its one line: whole
+  // as the Slurm plugin writes it, an excerpt when something else set more
+  // (the settings hash still covers every byte).
+  c.launcher_off = Excerpt(get("MULTILANE_OFF"), kRelayedReasonBytes);
   const std::string algo = get("MULTILANE_ALGO");
   const std::string lanes = get("MULTILANE_LANES");
   const std::string chunk = get("MULTILANE_CHUNK");

@@ -163,6 +163,24 @@ TEST(Config, ReportIntervalIsAPlainDecimal) {
   }
 }
 
+// Issue 41 item 10: a 100 KB MULTILANE_OFF was repeated whole in the
+// library's warning.  The plugin's reasons (at most kRelayedReasonBytes)
+// stay whole; anything longer is an excerpt; the settings hash still covers
+// every byte.
+TEST(Config, LauncherOffIsRepeatedAsABoundedExcerpt) {
+  const std::string plugin =
+      "node7: no profile for node type x86 with libmlallreduce 1; this step runs without multilane";
+  EXPECT_EQ(Load({{"MULTILANE_OFF", plugin}}).launcher_off, plugin);
+  const std::string whole(kRelayedReasonBytes, 'r');
+  EXPECT_EQ(Load({{"MULTILANE_OFF", whole}}).launcher_off, whole);
+  const std::string huge = "node7: " + std::string(100000, 'x');
+  const Config c = Load({{"MULTILANE_OFF", huge}});
+  EXPECT_LT(c.launcher_off.size(), kRelayedReasonBytes + 40);
+  EXPECT_EQ(c.launcher_off.substr(0, 7), "node7: ");
+  EXPECT_NE(c.launcher_off.find("(100007 bytes)"), std::string::npos) << c.launcher_off.substr(0, 100);
+  EXPECT_NE(c.fingerprint, Load({{"MULTILANE_OFF", huge + "y"}}).fingerprint) << "the hash covers the whole value";
+}
+
 // Issue 15 item 9: MULTILANE_VERBOSE=2 passed silently; only 0 and 1 exist.
 TEST(Config, VerboseAboveOneIsAWarning) {
   Config c = Load({{"MULTILANE_VERBOSE", "2"}});

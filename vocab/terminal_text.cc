@@ -73,9 +73,9 @@ std::string EscapeControlBytes(std::string_view text) {
   return out;
 }
 
-std::string Excerpt(std::string_view value) {
-  if (value.size() <= kExcerptBytes) return std::string(value);
-  size_t cut = kExcerptBytes;
+std::string Excerpt(std::string_view value, size_t max_bytes) {
+  if (value.size() <= max_bytes) return std::string(value);
+  size_t cut = max_bytes;
   // Back up over continuation bytes so that no UTF-8 character is split.
   while (cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xc0) == 0x80) --cut;
   return std::string(value.substr(0, cut)) + "\u2026 (" + std::to_string(value.size()) + " bytes)";

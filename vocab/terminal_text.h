@@ -21,11 +21,16 @@ std::string EscapeControlBytes(std::string_view text);
 // The most bytes of one outside value a message quotes.
 inline constexpr size_t kExcerptBytes = 80;
 
-// Returns `value` whole when it holds at most kExcerptBytes bytes, else its
+// The most bytes of a reason one part of multilane hands another to repeat
+// (MULTILANE_OFF: the Slurm plugin's one-line reason, which the library
+// prints): long enough for a node name and a reason that ends with its fix.
+inline constexpr size_t kRelayedReasonBytes = 1024;
+
+// Returns `value` whole when it holds at most `max_bytes` bytes, else its
 // first bytes (cut before a partial UTF-8 character) followed by
 // "… (N bytes)": a message that echoes a variable, a path or a profile line
 // stays one short line however long the value is.
-std::string Excerpt(std::string_view value);
+std::string Excerpt(std::string_view value, size_t max_bytes = kExcerptBytes);
 
 // Excerpt(value) in single quotes: how messages quote outside values.
 std::string Quoted(std::string_view value);

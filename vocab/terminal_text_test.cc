@@ -42,6 +42,14 @@ TEST(TerminalText, ExcerptKeepsShortValuesAndCutsLongOnes) {
   EXPECT_EQ(Quoted("x"), "'x'");
 }
 
+// Issue 41 item 10: MULTILANE_OFF, the plugin's reason of up to
+// kRelayedReasonBytes, is repeated whole; a longer value is cut there.
+TEST(TerminalText, ExcerptTakesALargerBoundForRelayedReasons) {
+  const std::string reason(kRelayedReasonBytes, 'r');
+  EXPECT_EQ(Excerpt(reason, kRelayedReasonBytes), reason);
+  EXPECT_EQ(Excerpt(std::string(100000, 'r'), kRelayedReasonBytes), reason + "\u2026 (100000 bytes)");
+}
+
 TEST(TerminalText, ExcerptNeverSplitsAUtf8Character) {
   // 'e' then 2-byte characters: byte kExcerptBytes falls inside one of them.
   const std::string text = "e" + [] {
