@@ -7,6 +7,7 @@
 #include "vocab/job_key.h"
 #include "vocab/ranks_per_gpu.h"
 #include "vocab/terminal_text.h"
+#include "vocab/verbose_level.h"
 
 namespace mla {
 namespace {
@@ -162,7 +163,9 @@ Config LoadConfig(const EnvLookup& env) {
   else if (!stats.empty() && stats != "0" && stats != "no" && stats != "off")
     problem("MULTILANE_STATS=" + Quoted(stats) + " must be 1 or 0");
   const std::string verbose = get("MULTILANE_VERBOSE");
-  if (!verbose.empty() && !(verbose == "0" || ParsePositive(verbose, &c.verbose))) {
+  c.verbose = VerboseLevel(verbose);
+  if (c.verbose < 0) {
+    c.verbose = 0;
     problem("MULTILANE_VERBOSE=" + Quoted(verbose) + " must be 0 or 1");
   } else if (c.verbose > 1) {
     // Only 0 and 1 exist; a larger level prints what 1 prints.

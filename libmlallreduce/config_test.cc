@@ -191,6 +191,17 @@ TEST(Config, VerboseAboveOneIsAWarning) {
   EXPECT_TRUE(Load({{"MULTILANE_VERBOSE", "1"}}).warnings.empty());
 }
 
+// Issue 41 item 10: a bad MULTILANE_VERBOSE is one problem, and the level
+// stays 0 (the front reads the variable through the same VerboseLevel).
+TEST(Config, BadVerboseIsOneProblemAndSilent) {
+  Config c = Load({{"MULTILANE_VERBOSE", "loud"}});
+  EXPECT_FALSE(c.enabled);
+  EXPECT_EQ(c.verbose, 0);
+  ASSERT_EQ(c.problems.size(), 1u);
+  EXPECT_EQ(c.problems[0].rfind("MULTILANE_VERBOSE='loud' must be 0 or 1; multilane is off", 0), 0u) << c.problems[0];
+  EXPECT_TRUE(c.warnings.empty());
+}
+
 // Issue 15 item 3: /dev/zero was read until the OOM killer struck, a FIFO
 // hung MPI_Init, and a folder was called "empty".
 TEST(Config, ProfileFileMustBeARegularFileBelowTheCap) {
