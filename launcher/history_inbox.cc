@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "report_analysis.h"
+#include "vocab/terminal_text.h"
 
 namespace multilane {
 namespace {
@@ -56,19 +57,23 @@ mldb::JobRunRow RunOfReport(const JobReport& r) {
 }
 
 RunSummary SummaryOfRow(const mldb::JobRunRow& row) {
+  // The database's text, shown by the report's renderers, escaped as the
+  // report reader escapes a file's (report_reader.h); the key and the run id
+  // stay as stored, for matching.
+  const auto shown = [](const std::string& text) { return mla::EscapeControlBytes(text); };
   RunSummary s;
   s.job_key = row.job_key;
   s.run_id = row.run_id;
-  s.job_name = row.job_name;
-  s.job_id = row.job_id;
-  s.started_utc = row.started_utc;
-  s.node_type = row.node_type;
+  s.job_name = shown(row.job_name);
+  s.job_id = shown(row.job_id);
+  s.started_utc = shown(row.started_utc);
+  s.node_type = shown(row.node_type);
   s.profile_digest = row.profile_digest;
   s.nodes = row.nodes;
   s.ranks = row.ranks;
   s.gpus = row.gpus;
   s.ranks_per_gpu = row.ranks_per_gpu;
-  s.algorithms = row.algorithms;
+  s.algorithms = shown(row.algorithms);
   s.wall_s = row.wall_s;
   s.compute_s = row.compute_s;
   s.allreduce_s = row.allreduce_s;

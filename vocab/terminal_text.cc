@@ -41,7 +41,7 @@ size_t Utf8Length(std::string_view text, size_t i, unsigned* code) {
 
 }  // namespace
 
-std::string EscapeControlBytes(std::string_view text) {
+std::string EscapeControlBytes(std::string_view text, bool keep_line_breaks) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
@@ -52,7 +52,7 @@ std::string EscapeControlBytes(std::string_view text) {
     } else if (b == '\t') {
       out += "\\t", ++i;
     } else if (b == '\n') {
-      out += "\\n", ++i;
+      out += keep_line_breaks ? "\n" : "\\n", ++i;
     } else if (b == '\r') {
       out += "\\r", ++i;
     } else if (b < 0x80) {

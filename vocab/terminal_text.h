@@ -13,10 +13,14 @@
 namespace mla {
 
 // Returns `text` with every byte a terminal could act on written out: C0
-// controls and DEL as \t, \n, \r or \xNN, the C1 controls U+0080..U+009F as
-// \u0080..\u009f, and bytes that are not valid UTF-8 as \xNN.  Printable
-// ASCII and valid UTF-8 pass unchanged, so ordinary text is not altered.
-std::string EscapeControlBytes(std::string_view text);
+// controls (NUL included) and DEL as \t, \n, \r or \xNN, the C1 controls
+// U+0080..U+009F as \u0080..\u009f, and bytes that are not valid UTF-8 as
+// \xNN.  Printable ASCII and valid UTF-8 pass unchanged, so ordinary text is
+// not altered, and escaping the result again changes nothing.  With
+// `keep_line_breaks`, '\n' passes unchanged: a text of several lines (a
+// report's summary) keeps its lines.  The one rule for outside text shown on a
+// terminal, in a JSON document or in an HTML page.
+std::string EscapeControlBytes(std::string_view text, bool keep_line_breaks = false);
 
 // The most bytes of one outside value a message quotes.
 inline constexpr size_t kExcerptBytes = 80;
