@@ -36,9 +36,13 @@ struct ReportOptions {
 
 // Each job beside its earlier runs in the job history of `database` (read
 // only; docs/history.md), with the runs still waiting in its inbox.  No
-// database or one that cannot be read: the report says so and goes on.
+// database or one that cannot be read: the report says so and goes on.  An
+// entry of the inbox moved aside while it was read (history_inbox.h) is named
+// here, once.
 void AddHistories(const std::string& database, ReportSet* set) {
   const HistoryReader history(database);
+  if (!history.InboxNote().empty())
+    std::fprintf(stderr, "multilane: history: %s\n", mla::EscapeControlBytes(history.InboxNote()).c_str());
   for (size_t i = 0; i < set->jobs.size(); ++i) {
     const RunSummary me = SummarizeRun(set->reports[i], set->jobs[i]);
     std::string note;

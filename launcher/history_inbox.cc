@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "report_analysis.h"
+#include "vocab/outside_input.h"
 #include "vocab/terminal_text.h"
 
 namespace multilane {
@@ -28,6 +29,18 @@ std::vector<std::string> ReportFiles(const std::string& inbox) {
   closedir(d);
   std::sort(names.begin(), names.end());
   return names;
+}
+
+// Moves the inbox entry `path` aside to PATH.ignored, which is no report's
+// name, so that it is named once and not on every later run; rename(2) acts
+// on the name only (it never follows a link nor opens a FIFO).  Returns the
+// note: `why`, then what became of the entry.
+std::string SetAside(const std::string& path, const std::string& why) {
+  const std::string name = path.substr(path.rfind('/') + 1);
+  if (rename(path.c_str(), (path + ".ignored").c_str()) == 0)
+    return why + "; left out of the history (renamed to " + name + ".ignored)";
+  return why + "; left out of the history (it cannot be renamed to " + name + ".ignored: " + std::strerror(errno) +
+         "; move it out of the inbox)";
 }
 
 }  // namespace
@@ -110,11 +123,13 @@ std::vector<std::string> PendingReports(const std::string& inbox, std::vector<st
     const std::string path = inbox + "/" + name;
     struct stat st;
     if (lstat(path.c_str(), &st) != 0) continue;
-    if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-      if (notes) notes->push_back(path + ": not a file of yours (a link, or another user's); left out of the history");
+    if (S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
+      paths.push_back(path);
       continue;
     }
-    paths.push_back(path);
+    const std::string what = S_ISREG(st.st_mode) ? "another user's file" : mldb::FileKind(st.st_mode);
+    const std::string note = SetAside(path, path + ": " + what + ", not a job report file of yours");
+    if (notes) notes->push_back(note);
   }
   return paths;
 }
@@ -138,10 +153,7 @@ bool RecordInbox(const std::string& inbox, mldb::ProfileStore* store, InboxResul
       usable = why.empty();
     }
     if (!usable) {
-      const bool moved = rename(path.c_str(), (path + ".ignored").c_str()) == 0;
-      const std::string name = path.substr(path.rfind('/') + 1);
-      result->notes.push_back(why + (moved ? "; left out of the history (renamed to " + name + ".ignored)"
-                                           : "; left out of the history"));
+      result->notes.push_back(SetAside(path, why));
       continue;
     }
     bool added = false;
@@ -159,8 +171,10 @@ std::vector<RunSummary> PendingRuns(const std::string& inbox, std::vector<std::s
     std::string why;
     if (ReadJobReport(path, &report, &why)) {
       runs.push_back(SummarizeRun(report, AnalyzeJob(report)));
-    } else if (notes != nullptr) {
-      notes->push_back(why.rfind(path, 0) == 0 ? why : path + ": " + why);
+    } else {
+      // Set aside as `multilane history` would: named by this run only.
+      const std::string note = SetAside(path, why.rfind(path, 0) == 0 ? why : path + ": " + why);
+      if (notes != nullptr) notes->push_back(note);
     }
   }
   return runs;
