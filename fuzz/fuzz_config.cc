@@ -9,6 +9,7 @@
 #include <string>
 
 #include "config.h"
+#include "vocab/terminal_text.h"
 
 namespace {
 const char* const kVariables[] = {
@@ -16,7 +17,9 @@ const char* const kVariables[] = {
     "MULTILANE_RANKS_PER_NODE", "MULTILANE_RANKS_PER_GPU",   "MULTILANE_STATS",        "MULTILANE_VERBOSE",
     "MULTILANE_REPORT",         "MULTILANE_REPORT_SAMPLE",   "MULTILANE_REPORT_INTERVAL", "MULTILANE_PROFILE",
     "MULTILANE_HISTORY",        "MULTILANE_JOB_KEY",
-    "MULTILANE_DEVICE_SYNC",    "MULTILANE_DEVICE_FLAG_MAX"};
+    "MULTILANE_DEVICE_SYNC",    "MULTILANE_DEVICE_FLAG_MAX",
+    // Last, so that the seeds written before it keep their meaning.
+    "MULTILANE_OFF"};
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -39,6 +42,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::abort();
   if (!(c.report_interval_s == 0 || (c.report_interval_s >= 0.01 && c.report_interval_s <= 3600))) std::abort();
   if (c.has_forced && c.forced.lanes < 0) std::abort();
+  // The launcher's reason is repeated as an excerpt: bounded, set exactly
+  // when the variable is.
+  if (c.launcher_off.size() > mla::kRelayedReasonBytes + 32 ||
+      c.launcher_off.empty() != (env.find("MULTILANE_OFF") == env.end()))
+    std::abort();
   // The device settings: the stream rule only when asked for by name; the
   // flag path's limit within its bound whenever multilane is on, and the
   // default when unset.

@@ -7,6 +7,15 @@
 
 #include "report_reader.h"
 #include "vocab/job_key.h"
+#include "vocab/terminal_text.h"
+
+namespace {
+// The file's text reaches the renderers escaped (report_reader.h): escaping
+// it again changes nothing.
+void CheckShown(const std::string& text) {
+  if (mla::EscapeControlBytes(text) != text) std::abort();
+}
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
@@ -19,10 +28,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (r.ranks < 1 || r.nodes < 1 || r.path != "fuzz.json") std::abort();
   if (!r.job_key.empty() && !mla::ValidJobKey(r.job_key)) std::abort();  // the history's key rule
+  for (const std::string* s : {&r.library_version, &r.job_id, &r.job_name, &r.started_utc, &r.settings_algo})
+    CheckShown(*s);
+  for (const std::string& h : r.hosts) CheckShown(h);
+  for (const multilane::ReportGpu& g : r.gpus_sampled)
+    for (const std::string* s : {&g.host, &g.uuid, &g.name}) CheckShown(*s);
+  for (const multilane::ReportEntry& e : r.entries) CheckShown(e.name);
   for (const multilane::ReportBin& b : r.bins) {
     if (b.calls < 0 || (b.memory != "host" && b.memory != "device") || (b.to && *b.to <= b.from)) std::abort();
-    for (const auto& kv : b.algos)
+    for (const auto& kv : b.algos) {
       if (kv.second < 0) std::abort();
+      CheckShown(kv.first);
+    }
   }
   return 0;
 }

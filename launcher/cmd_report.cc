@@ -34,27 +34,15 @@ struct ReportOptions {
   bool no_history = false;
 };
 
-// The summary with the control bytes of report fields (job names, hosts)
-// escaped; its own line breaks stay.
-std::string TerminalSafe(const std::string& text) {
-  std::string out;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    const size_t nl = text.find('\n', pos);
-    const size_t end = nl == std::string::npos ? text.size() : nl;
-    out += mla::EscapeControlBytes(std::string_view(text).substr(pos, end - pos));
-    if (nl == std::string::npos) break;
-    out += '\n';
-    pos = nl + 1;
-  }
-  return out;
-}
-
 // Each job beside its earlier runs in the job history of `database` (read
 // only; docs/history.md), with the runs still waiting in its inbox.  No
-// database or one that cannot be read: the report says so and goes on.
+// database or one that cannot be read: the report says so and goes on.  An
+// entry of the inbox moved aside while it was read (history_inbox.h) is named
+// here, once.
 void AddHistories(const std::string& database, ReportSet* set) {
   const HistoryReader history(database);
+  if (!history.InboxNote().empty())
+    std::fprintf(stderr, "multilane: history: %s\n", mla::EscapeControlBytes(history.InboxNote()).c_str());
   for (size_t i = 0; i < set->jobs.size(); ++i) {
     const RunSummary me = SummarizeRun(set->reports[i], set->jobs[i]);
     std::string note;
@@ -83,9 +71,12 @@ int Report(const ReportOptions& opt) {
   ReportSet set = AnalyzeReports(std::move(reports));
   if (!opt.no_history) AddHistories(opt.history_db.empty() ? mldb::UserDatabasePath() : opt.history_db, &set);
   if (opt.json) {
-    std::printf("%s\n", AnalysisJson(set).dump(2).c_str());
+    std::printf("%s\n", AnalysisJson(set).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
-    std::fputs(TerminalSafe(FormatReportText(set)).c_str(), stdout);
+    // The report's fields are escaped as read; this is the last guard, which
+    // keeps the summary's own line breaks.
+    const std::string text = mla::EscapeControlBytes(FormatReportText(set), true);
+    std::fwrite(text.data(), 1, text.size(), stdout);
   }
   if (!opt.html.empty()) {
     std::string error;
@@ -93,7 +84,7 @@ int Report(const ReportOptions& opt) {
       std::fprintf(stderr, "multilane: error: %s\n", mla::EscapeControlBytes(error).c_str());
       return 1;
     }
-    if (!opt.json) std::printf("\nwrote %s\n", opt.html.c_str());
+    if (!opt.json) std::printf("\nwrote %s\n", mla::EscapeControlBytes(opt.html).c_str());
   }
   return 0;
 }

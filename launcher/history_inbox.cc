@@ -11,6 +11,8 @@
 #include <cstring>
 
 #include "report_analysis.h"
+#include "vocab/outside_input.h"
+#include "vocab/terminal_text.h"
 
 namespace multilane {
 namespace {
@@ -27,6 +29,18 @@ std::vector<std::string> ReportFiles(const std::string& inbox) {
   closedir(d);
   std::sort(names.begin(), names.end());
   return names;
+}
+
+// Moves the inbox entry `path` aside to PATH.ignored, which is no report's
+// name, so that it is named once and not on every later run; rename(2) acts
+// on the name only (it never follows a link nor opens a FIFO).  Returns the
+// note: `why`, then what became of the entry.
+std::string SetAside(const std::string& path, const std::string& why) {
+  const std::string name = path.substr(path.rfind('/') + 1);
+  if (rename(path.c_str(), (path + ".ignored").c_str()) == 0)
+    return why + "; left out of the history (renamed to " + name + ".ignored)";
+  return why + "; left out of the history (it cannot be renamed to " + name + ".ignored: " + std::strerror(errno) +
+         "; move it out of the inbox)";
 }
 
 }  // namespace
@@ -56,19 +70,23 @@ mldb::JobRunRow RunOfReport(const JobReport& r) {
 }
 
 RunSummary SummaryOfRow(const mldb::JobRunRow& row) {
+  // The database's text, shown by the report's renderers, escaped as the
+  // report reader escapes a file's (report_reader.h); the key and the run id
+  // stay as stored, for matching.
+  const auto shown = [](const std::string& text) { return mla::EscapeControlBytes(text); };
   RunSummary s;
   s.job_key = row.job_key;
   s.run_id = row.run_id;
-  s.job_name = row.job_name;
-  s.job_id = row.job_id;
-  s.started_utc = row.started_utc;
-  s.node_type = row.node_type;
+  s.job_name = shown(row.job_name);
+  s.job_id = shown(row.job_id);
+  s.started_utc = shown(row.started_utc);
+  s.node_type = shown(row.node_type);
   s.profile_digest = row.profile_digest;
   s.nodes = row.nodes;
   s.ranks = row.ranks;
   s.gpus = row.gpus;
   s.ranks_per_gpu = row.ranks_per_gpu;
-  s.algorithms = row.algorithms;
+  s.algorithms = shown(row.algorithms);
   s.wall_s = row.wall_s;
   s.compute_s = row.compute_s;
   s.allreduce_s = row.allreduce_s;
@@ -105,11 +123,13 @@ std::vector<std::string> PendingReports(const std::string& inbox, std::vector<st
     const std::string path = inbox + "/" + name;
     struct stat st;
     if (lstat(path.c_str(), &st) != 0) continue;
-    if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-      if (notes) notes->push_back(path + ": not a file of yours (a link, or another user's); left out of the history");
+    if (S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
+      paths.push_back(path);
       continue;
     }
-    paths.push_back(path);
+    const std::string what = S_ISREG(st.st_mode) ? "another user's file" : mldb::FileKind(st.st_mode);
+    const std::string note = SetAside(path, path + ": " + what + ", not a job report file of yours");
+    if (notes) notes->push_back(note);
   }
   return paths;
 }
@@ -133,10 +153,7 @@ bool RecordInbox(const std::string& inbox, mldb::ProfileStore* store, InboxResul
       usable = why.empty();
     }
     if (!usable) {
-      const bool moved = rename(path.c_str(), (path + ".ignored").c_str()) == 0;
-      const std::string name = path.substr(path.rfind('/') + 1);
-      result->notes.push_back(why + (moved ? "; left out of the history (renamed to " + name + ".ignored)"
-                                           : "; left out of the history"));
+      result->notes.push_back(SetAside(path, why));
       continue;
     }
     bool added = false;
@@ -154,8 +171,10 @@ std::vector<RunSummary> PendingRuns(const std::string& inbox, std::vector<std::s
     std::string why;
     if (ReadJobReport(path, &report, &why)) {
       runs.push_back(SummarizeRun(report, AnalyzeJob(report)));
-    } else if (notes != nullptr) {
-      notes->push_back(why.rfind(path, 0) == 0 ? why : path + ": " + why);
+    } else {
+      // Set aside as `multilane history` would: named by this run only.
+      const std::string note = SetAside(path, why.rfind(path, 0) == 0 ? why : path + ": " + why);
+      if (notes != nullptr) notes->push_back(note);
     }
   }
   return runs;

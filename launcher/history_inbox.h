@@ -33,12 +33,16 @@ std::string MakeInbox(const std::string& inbox);
 std::string CheckInbox(const std::string& inbox);
 
 // The job report files waiting in `inbox` (CheckInbox passed), sorted by
-// name: regular files of this user's only; each other entry adds a note.
+// name: regular files of this user's only.  Any other entry with a report's
+// name (a link, a FIFO, a folder, another user's file) is never followed or
+// opened: it is renamed to NAME.ignored, so that it is named once, in one
+// note, and not again on later runs (the inbox is the user's own, 0700).
 std::vector<std::string> PendingReports(const std::string& inbox, std::vector<std::string>* notes);
 
-// The runs waiting in `inbox`, read only (not recorded): what `multilane
-// report` adds to the database's runs.  Files it cannot read are left out,
-// each with a line in `notes` (when not null).
+// The runs waiting in `inbox`, not recorded: what `multilane report` adds to
+// the database's runs.  Files it cannot read are left out, each with a line
+// in `notes` (when not null), and renamed to NAME.ignored as RecordInbox
+// does, so that the next run does not name them again.
 std::vector<RunSummary> PendingRuns(const std::string& inbox, std::vector<std::string>* notes = nullptr);
 
 // What RecordInbox did.

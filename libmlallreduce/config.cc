@@ -7,6 +7,7 @@
 #include "vocab/job_key.h"
 #include "vocab/ranks_per_gpu.h"
 #include "vocab/terminal_text.h"
+#include "vocab/verbose_level.h"
 
 namespace mla {
 namespace {
@@ -107,7 +108,10 @@ Config LoadConfig(const EnvLookup& env) {
   };
   auto problem = [&](const std::string& msg) { c.problems.push_back(msg + kOff); };
 
-  c.launcher_off = get("MULTILANE_OFF");
+  // The launcher's reason, which the library repeats in its one line: whole
+  // as the Slurm plugin writes it, an excerpt when something else set more
+  // (the settings hash still covers every byte).
+  c.launcher_off = Excerpt(get("MULTILANE_OFF"), kRelayedReasonBytes);
   const std::string algo = get("MULTILANE_ALGO");
   const std::string lanes = get("MULTILANE_LANES");
   const std::string chunk = get("MULTILANE_CHUNK");
@@ -159,7 +163,9 @@ Config LoadConfig(const EnvLookup& env) {
   else if (!stats.empty() && stats != "0" && stats != "no" && stats != "off")
     problem("MULTILANE_STATS=" + Quoted(stats) + " must be 1 or 0");
   const std::string verbose = get("MULTILANE_VERBOSE");
-  if (!verbose.empty() && !(verbose == "0" || ParsePositive(verbose, &c.verbose))) {
+  c.verbose = VerboseLevel(verbose);
+  if (c.verbose < 0) {
+    c.verbose = 0;
     problem("MULTILANE_VERBOSE=" + Quoted(verbose) + " must be 0 or 1");
   } else if (c.verbose > 1) {
     // Only 0 and 1 exist; a larger level prints what 1 prints.

@@ -60,7 +60,8 @@ struct Config {
   double report_interval_s = 1.0;
   // MULTILANE_OFF: the launcher found no usable profile for this rank's node
   // and says why; the rank votes off in the start-up agreement, so the whole
-  // job runs unchanged (docs/all-in-or-all-out.md).  Empty: not set.
+  // job runs unchanged (docs/all-in-or-all-out.md).  Empty: not set.  At
+  // most kRelayedReasonBytes of it (vocab/terminal_text.h Excerpt).
   std::string launcher_off;
   // One message per bad variable, naming it, its value and the fix.
   std::vector<std::string> problems;

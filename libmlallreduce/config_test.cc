@@ -163,6 +163,24 @@ TEST(Config, ReportIntervalIsAPlainDecimal) {
   }
 }
 
+// Issue 41 item 10: a 100 KB MULTILANE_OFF was repeated whole in the
+// library's warning.  The plugin's reasons (at most kRelayedReasonBytes)
+// stay whole; anything longer is an excerpt; the settings hash still covers
+// every byte.
+TEST(Config, LauncherOffIsRepeatedAsABoundedExcerpt) {
+  const std::string plugin =
+      "node7: no profile for node type x86 with libmlallreduce 1; this step runs without multilane";
+  EXPECT_EQ(Load({{"MULTILANE_OFF", plugin}}).launcher_off, plugin);
+  const std::string whole(kRelayedReasonBytes, 'r');
+  EXPECT_EQ(Load({{"MULTILANE_OFF", whole}}).launcher_off, whole);
+  const std::string huge = "node7: " + std::string(100000, 'x');
+  const Config c = Load({{"MULTILANE_OFF", huge}});
+  EXPECT_LT(c.launcher_off.size(), kRelayedReasonBytes + 40);
+  EXPECT_EQ(c.launcher_off.substr(0, 7), "node7: ");
+  EXPECT_NE(c.launcher_off.find("(100007 bytes)"), std::string::npos) << c.launcher_off.substr(0, 100);
+  EXPECT_NE(c.fingerprint, Load({{"MULTILANE_OFF", huge + "y"}}).fingerprint) << "the hash covers the whole value";
+}
+
 // Issue 15 item 9: MULTILANE_VERBOSE=2 passed silently; only 0 and 1 exist.
 TEST(Config, VerboseAboveOneIsAWarning) {
   Config c = Load({{"MULTILANE_VERBOSE", "2"}});
@@ -171,6 +189,17 @@ TEST(Config, VerboseAboveOneIsAWarning) {
   ASSERT_EQ(c.warnings.size(), 1u);
   EXPECT_NE(c.warnings[0].find("MULTILANE_VERBOSE='2': only 0 and 1 exist; using 1"), std::string::npos);
   EXPECT_TRUE(Load({{"MULTILANE_VERBOSE", "1"}}).warnings.empty());
+}
+
+// Issue 41 item 10: a bad MULTILANE_VERBOSE is one problem, and the level
+// stays 0 (the front reads the variable through the same VerboseLevel).
+TEST(Config, BadVerboseIsOneProblemAndSilent) {
+  Config c = Load({{"MULTILANE_VERBOSE", "loud"}});
+  EXPECT_FALSE(c.enabled);
+  EXPECT_EQ(c.verbose, 0);
+  ASSERT_EQ(c.problems.size(), 1u);
+  EXPECT_EQ(c.problems[0].rfind("MULTILANE_VERBOSE='loud' must be 0 or 1; multilane is off", 0), 0u) << c.problems[0];
+  EXPECT_TRUE(c.warnings.empty());
 }
 
 // Issue 15 item 3: /dev/zero was read until the OOM killer struck, a FIFO

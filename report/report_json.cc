@@ -5,6 +5,8 @@
 
 #include <optional>
 
+#include "vocab/terminal_text.h"
+
 namespace multilane {
 namespace {
 
@@ -23,7 +25,7 @@ json Verdicts(const std::vector<Verdict>& verdicts) {
 
 json JobJson(const JobReport& r, const JobAnalysis& a) {
   json j;
-  j["file"] = r.path;
+  j["file"] = mla::EscapeControlBytes(r.path);  // the command line's: the reader escapes the file's own text
   j["job"] = {{"name", r.job_name}, {"id", r.job_id},     {"started_utc", r.started_utc},
               {"ranks", r.ranks},   {"nodes", r.nodes},   {"ranks_per_gpu", r.ranks_per_gpu},
               {"gpus", r.gpus},     {"hosts", r.hosts},   {"library_version", r.library_version},
@@ -142,7 +144,7 @@ json AnalysisJson(const ReportSet& set) {
   for (const ScalingSeries& s : set.series) {
     json points = json::array();
     for (const SeriesPoint& p : s.points)
-      points.push_back({{"file", set.reports[p.file].path},
+      points.push_back({{"file", mla::EscapeControlBytes(set.reports[p.file].path)},
                         {"index", p.file},
                         {"scale", p.scale},
                         {"wall_s", p.wall_s},

@@ -12,6 +12,7 @@
 
 #include "vocab/job_key.h"
 #include "vocab/outside_input.h"
+#include "vocab/terminal_text.h"
 
 namespace multilane {
 namespace {
@@ -88,11 +89,16 @@ int IntField(const json& obj, const std::string& where, const std::string& key, 
   return v ? static_cast<int>(Integer(*v, Join(where, key), INT_MAX)) : fallback;
 }
 
+// A text field as every renderer shows it: its control bytes (a NUL, an
+// ESC) written out (vocab/terminal_text.h), so that no renderer meets a raw
+// one and none stops at a NUL.
+std::string Shown(const std::string& text) { return mla::EscapeControlBytes(text); }
+
 std::string String(const json& obj, const std::string& where, const std::string& key, bool required = true) {
   const json* v = Member(obj, where, key, required);
   if (!v) return "";
   if (!v->is_string()) throw FieldError("field '" + Join(where, key) + "' must be a string, not " + TypeName(*v));
-  return v->get<std::string>();
+  return Shown(v->get<std::string>());
 }
 
 MinMeanMax Spread(const json& obj, const std::string& where, const std::string& key) {
@@ -135,13 +141,13 @@ ReportBin ParseBin(const json& b, const std::string& where) {
   if (const json* algos = Member(b, where, "algos", false)) {
     if (!algos->is_object()) throw FieldError("field '" + Join(where, "algos") + "' must be an object");
     for (auto it = algos->begin(); it != algos->end(); ++it)
-      bin.algos[it.key()] = Integer(it.value(), Join(Join(where, "algos"), mldb::Excerpt(it.key())));
+      bin.algos[Shown(it.key())] = Integer(it.value(), Join(Join(where, "algos"), mldb::Excerpt(it.key())));
   }
   // Device bins of reports written since the transport counters (optional).
   if (const json* paths = Member(b, where, "transports", false)) {
     if (!paths->is_object()) throw FieldError("field '" + Join(where, "transports") + "' must be an object");
     for (auto it = paths->begin(); it != paths->end(); ++it)
-      bin.transports[it.key()] = Integer(it.value(), Join(Join(where, "transports"), mldb::Excerpt(it.key())));
+      bin.transports[Shown(it.key())] = Integer(it.value(), Join(Join(where, "transports"), mldb::Excerpt(it.key())));
   }
   bin.nccl_fallbacks = IntegerField(b, where, "nccl_fallbacks", false, 0);
   if (const json* p = Member(b, where, "profile", false)) {
@@ -181,7 +187,7 @@ void ParseEntries(const json& entries, std::vector<ReportEntry>* out) {
     const std::string where = "entries." + mldb::Excerpt(it.key());
     if (!it->is_object()) throw FieldError("field '" + where + "' must be an object");
     ReportEntry e;
-    e.name = it.key();
+    e.name = Shown(it.key());
     e.calls = IntegerField(*it, where, "calls");
     e.not_served = IntegerField(*it, where, "not_served", false, 0);
     if (e.not_served > e.calls) throw FieldError("field '" + where + ".not_served' is larger than its calls");
@@ -209,7 +215,7 @@ void ParseFields(const json& doc, JobReport* r) {
   if (const json* hosts = Member(job, "job", "hosts", false)) {
     if (!hosts->is_array()) throw FieldError("field 'job.hosts' must be an array");
     for (const json& h : *hosts)
-      if (h.is_string()) r->hosts.push_back(h.get<std::string>());
+      if (h.is_string()) r->hosts.push_back(Shown(h.get<std::string>()));
   }
   if (const json* regular = Member(job, "job", "regular", false)) {
     if (!regular->is_boolean()) throw FieldError("field 'job.regular' must be true or false");

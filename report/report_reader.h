@@ -72,7 +72,12 @@ struct ReportEntry {
   int64_t not_served = 0;
 };
 
-// The whole file, as far as `multilane report` uses it.
+// The whole file, as far as `multilane report` uses it.  Every text read
+// from the file but profile_text (names, ids, hosts, GPUs, algorithm and
+// entry point names) holds its control bytes written out by
+// mla::EscapeControlBytes (vocab/terminal_text.h): a NUL or an ESC in a host
+// name is "\x00" or "\x1b" in the text, JSON and HTML output alike, never
+// raw and never the end of a line.
 struct JobReport {
   std::string path;  // where it was read from
   std::string library_version;

@@ -4,7 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
+
+#include "report_analysis.h"
+#include "report_html.h"
+#include "report_json.h"
+#include "report_text.h"
 
 namespace multilane {
 namespace {
@@ -275,6 +282,51 @@ TEST(JobReportFile, FifosAndDevicesAreRefusedWithoutBlocking) {
   std::string error;
   ASSERT_FALSE(ReadJobReport("/dev/zero", &r, &error));
   EXPECT_EQ(error, "/dev/zero: cannot read: it is a character device, not a regular file: give a regular file");
+}
+
+// Issue 41 item 10: `multilane report` stopped its summary line at a NUL in
+// a host name, and its page kept raw NUL and ESC bytes.  The reader writes
+// the control bytes of the file's text out, so every renderer shows them
+// escaped and whole.
+bool HasControlByte(const std::string& text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\n') || c == 0x7f) return true;
+    if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0xa0) return true;  // C1
+  }
+  return false;
+}
+
+TEST(JobReportFile, ControlBytesInTheFilesTextAreShownEscapedByEveryRenderer) {
+  std::ifstream in(Fixture("known_job.json"));
+  std::stringstream whole;
+  whole << in.rdbuf();
+  std::string text = whole.str();
+  const auto swap = [&](const std::string& from, const std::string& to) {
+    const size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  };
+  swap("\"node01\"", "\"node\\u0000one\"");
+  swap("\"node02\"", "\"node\\u001b[31mtwo\\u009b\"");
+  swap("\"train_model\"", "\"train\\u0007model\"");
+  JobReport r;
+  std::string error;
+  ASSERT_TRUE(ParseJobReport(text, "hostile.json", &r, &error)) << error;
+  ASSERT_EQ(r.hosts.size(), 2u);
+  EXPECT_EQ(r.hosts[0], "node\\x00one");
+  EXPECT_EQ(r.hosts[1], "node\\x1b[31mtwo\\u009b");
+  EXPECT_EQ(r.job_name, "train\\x07model");
+  const ReportSet set = AnalyzeReports({r});
+  const std::string summary = FormatReportText(set);
+  EXPECT_NE(summary.find("  hosts: node\\x00one, node\\x1b[31mtwo\\u009b\n"), std::string::npos) << summary;
+  EXPECT_FALSE(HasControlByte(summary)) << summary;
+  const std::string page = RenderReportHtml(set);
+  EXPECT_NE(page.find("node\\x00one, node\\x1b[31mtwo\\u009b"), std::string::npos);
+  EXPECT_FALSE(HasControlByte(page));
+  const std::string json = AnalysisJson(set).dump();
+  EXPECT_NE(json.find("\"node\\\\x00one\""), std::string::npos) << json.substr(0, 400);
+  EXPECT_FALSE(HasControlByte(json));
 }
 
 }  // namespace

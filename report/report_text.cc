@@ -11,13 +11,21 @@ namespace multilane {
 namespace {
 
 void Line(std::string* out, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+// Appends one formatted line, however long (a line of 16 long host names is
+// not cut).  Its %s arguments hold no NUL: the reader escapes the report's
+// text (report_reader.h).
 void Line(std::string* out, const char* fmt, ...) {
-  char buf[1024];
-  va_list ap;
+  va_list ap, again;
   va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_copy(again, ap);
+  const int n = std::vsnprintf(nullptr, 0, fmt, ap);
   va_end(ap);
-  *out += buf;
+  if (n > 0) {
+    std::string buf(static_cast<size_t>(n) + 1, '\0');
+    std::vsnprintf(buf.data(), buf.size(), fmt, again);
+    out->append(buf.data(), static_cast<size_t>(n));
+  }
+  va_end(again);
   *out += '\n';
 }
 

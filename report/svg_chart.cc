@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "vocab/terminal_text.h"
+
 namespace multilane {
 namespace {
 
@@ -80,7 +82,7 @@ double YAxis(double top_value, const std::string& y_label, std::string* out) {
 std::string HtmlEscape(const std::string& text) {
   std::string out;
   out.reserve(text.size());
-  for (char c : text) {
+  for (char c : mla::EscapeControlBytes(text)) {
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;

@@ -9,7 +9,9 @@
 
 namespace multilane {
 
-// Escapes text for HTML/SVG content and attribute values (& < > " ').
+// Escapes text for HTML/SVG content and attribute values (& < > " '), its
+// control bytes first written out by mla::EscapeControlBytes: the page never
+// holds a raw NUL or ESC.
 std::string HtmlEscape(const std::string& text);
 
 // One coloured part of a whole.

@@ -17,6 +17,11 @@ TEST(SvgChart, EscapesText) {
   EXPECT_EQ(HtmlEscape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&#39;");
 }
 
+// Issue 41 item 10: the page kept raw NUL and ESC bytes of a report's text.
+TEST(SvgChart, EscapesControlBytes) {
+  EXPECT_EQ(HtmlEscape(std::string("a\0b\x1b[1m<c>\xc2\x9b\x7f", 13)), "a\\x00b\\x1b[1m&lt;c&gt;\\u009b\\x7f");
+}
+
 TEST(SvgChart, StackedBarHasOneRectPerSegmentAndALegend) {
   const std::string svg = StackedBarSvg("t", {{"a", 0.5, "#111111"}, {"b", 0.5, "#222222"}});
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);

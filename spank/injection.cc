@@ -6,11 +6,14 @@
 #include <cstdio>
 #include <cstring>
 
+#include "vocab/terminal_text.h"
+
 namespace multilane_spank {
 namespace {
 
 constexpr const char* kWithout = "; this step runs without multilane";
-constexpr size_t kMaxOffReason = 1024;
+// MULTILANE_OFF: what the library repeats whole (vocab/terminal_text.h).
+constexpr size_t kMaxOffReason = mla::kRelayedReasonBytes;
 
 Injection Make(Injection::Kind kind, const std::string& line) {
   Injection i;

@@ -10,10 +10,9 @@
 #include <cstring>
 
 namespace mldb {
-namespace {
 
-// What fstat says a file that is not a regular one is, for the message.
-const char* KindOf(mode_t mode) {
+const char* FileKind(mode_t mode) {
+  if (S_ISLNK(mode)) return "a link";
   if (S_ISDIR(mode)) return "a folder";
   if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
   if (S_ISCHR(mode)) return "a character device";
@@ -21,6 +20,8 @@ const char* KindOf(mode_t mode) {
   if (S_ISSOCK(mode)) return "a socket";
   return "not a plain file";
 }
+
+namespace {
 
 class Fd {
  public:
@@ -76,7 +77,7 @@ FileRead ReadFileBounded(const std::string& path, size_t max_bytes, bool refuse_
   if (fstat(fd.get(), &st) != 0) return Ended(FileRead::Outcome::kCannotOpen, errno);
   if (!S_ISREG(st.st_mode)) {
     FileRead r = Ended(FileRead::Outcome::kNotRegular);
-    r.kind = KindOf(st.st_mode);
+    r.kind = FileKind(st.st_mode);
     r.is_folder = S_ISDIR(st.st_mode);
     return r;
   }

@@ -31,6 +31,11 @@ struct FileRead {
   uint64_t size = 0;       // kTooLarge: its size as fstat saw it (0 when it grew while read)
 };
 
+// What a file that is not a regular one is, for a message, from its stat
+// mode: "a link" (lstat), "a folder", "a FIFO (named pipe)", "a character
+// device", "a block device", "a socket", else "not a plain file".
+const char* FileKind(mode_t mode);
+
 // The one bounded read of a file: reads the whole regular file at `path` (a
 // link to one is followed unless `refuse_links`) into *text when it holds at
 // most `max_bytes`.  Never blocks on a FIFO (opened O_NONBLOCK and checked

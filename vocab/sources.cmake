@@ -13,6 +13,7 @@ set(MLA_VOCAB_SOURCES
   ranks_per_gpu.cc
   terminal_text.cc
   utc_time.cc
+  verbose_level.cc
   user_options.cc
 )
 list(TRANSFORM MLA_VOCAB_SOURCES PREPEND ${CMAKE_CURRENT_LIST_DIR}/)

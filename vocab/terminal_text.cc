@@ -41,7 +41,7 @@ size_t Utf8Length(std::string_view text, size_t i, unsigned* code) {
 
 }  // namespace
 
-std::string EscapeControlBytes(std::string_view text) {
+std::string EscapeControlBytes(std::string_view text, bool keep_line_breaks) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
@@ -52,7 +52,7 @@ std::string EscapeControlBytes(std::string_view text) {
     } else if (b == '\t') {
       out += "\\t", ++i;
     } else if (b == '\n') {
-      out += "\\n", ++i;
+      out += keep_line_breaks ? "\n" : "\\n", ++i;
     } else if (b == '\r') {
       out += "\\r", ++i;
     } else if (b < 0x80) {
@@ -73,9 +73,9 @@ std::string EscapeControlBytes(std::string_view text) {
   return out;
 }
 
-std::string Excerpt(std::string_view value) {
-  if (value.size() <= kExcerptBytes) return std::string(value);
-  size_t cut = kExcerptBytes;
+std::string Excerpt(std::string_view value, size_t max_bytes) {
+  if (value.size() <= max_bytes) return std::string(value);
+  size_t cut = max_bytes;
   // Back up over continuation bytes so that no UTF-8 character is split.
   while (cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xc0) == 0x80) --cut;
   return std::string(value.substr(0, cut)) + "\u2026 (" + std::to_string(value.size()) + " bytes)";

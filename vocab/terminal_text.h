@@ -13,19 +13,28 @@
 namespace mla {
 
 // Returns `text` with every byte a terminal could act on written out: C0
-// controls and DEL as \t, \n, \r or \xNN, the C1 controls U+0080..U+009F as
-// \u0080..\u009f, and bytes that are not valid UTF-8 as \xNN.  Printable
-// ASCII and valid UTF-8 pass unchanged, so ordinary text is not altered.
-std::string EscapeControlBytes(std::string_view text);
+// controls (NUL included) and DEL as \t, \n, \r or \xNN, the C1 controls
+// U+0080..U+009F as \u0080..\u009f, and bytes that are not valid UTF-8 as
+// \xNN.  Printable ASCII and valid UTF-8 pass unchanged, so ordinary text is
+// not altered, and escaping the result again changes nothing.  With
+// `keep_line_breaks`, '\n' passes unchanged: a text of several lines (a
+// report's summary) keeps its lines.  The one rule for outside text shown on a
+// terminal, in a JSON document or in an HTML page.
+std::string EscapeControlBytes(std::string_view text, bool keep_line_breaks = false);
 
 // The most bytes of one outside value a message quotes.
 inline constexpr size_t kExcerptBytes = 80;
 
-// Returns `value` whole when it holds at most kExcerptBytes bytes, else its
+// The most bytes of a reason one part of multilane hands another to repeat
+// (MULTILANE_OFF: the Slurm plugin's one-line reason, which the library
+// prints): long enough for a node name and a reason that ends with its fix.
+inline constexpr size_t kRelayedReasonBytes = 1024;
+
+// Returns `value` whole when it holds at most `max_bytes` bytes, else its
 // first bytes (cut before a partial UTF-8 character) followed by
 // "… (N bytes)": a message that echoes a variable, a path or a profile line
 // stays one short line however long the value is.
-std::string Excerpt(std::string_view value);
+std::string Excerpt(std::string_view value, size_t max_bytes = kExcerptBytes);
 
 // Excerpt(value) in single quotes: how messages quote outside values.
 std::string Quoted(std::string_view value);

@@ -42,6 +42,24 @@ TEST(TerminalText, ExcerptKeepsShortValuesAndCutsLongOnes) {
   EXPECT_EQ(Quoted("x"), "'x'");
 }
 
+// Issue 41 item 10: MULTILANE_OFF, the plugin's reason of up to
+// kRelayedReasonBytes, is repeated whole; a longer value is cut there.
+TEST(TerminalText, ExcerptTakesALargerBoundForRelayedReasons) {
+  const std::string reason(kRelayedReasonBytes, 'r');
+  EXPECT_EQ(Excerpt(reason, kRelayedReasonBytes), reason);
+  EXPECT_EQ(Excerpt(std::string(100000, 'r'), kRelayedReasonBytes), reason + "\u2026 (100000 bytes)");
+}
+
+// Issue 41 item 10: `multilane report`'s summary keeps its own lines; a NUL
+// is written out, never the end of the text; escaping again changes nothing.
+TEST(TerminalText, EscapeCanKeepLineBreaks) {
+  const std::string text("host a\0b\x1b[2J\nnext line\n", 23);
+  const std::string kept = EscapeControlBytes(text, true);
+  EXPECT_EQ(kept, "host a\\x00b\\x1b[2J\nnext line\n");
+  EXPECT_EQ(EscapeControlBytes(kept, true), kept);
+  EXPECT_EQ(EscapeControlBytes(text), "host a\\x00b\\x1b[2J\\nnext line\\n");
+}
+
 TEST(TerminalText, ExcerptNeverSplitsAUtf8Character) {
   // 'e' then 2-byte characters: byte kExcerptBytes falls inside one of them.
   const std::string text = "e" + [] {

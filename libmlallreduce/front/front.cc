@@ -33,6 +33,7 @@
 #include "pmix_channel.h"
 #include "startup.h"
 #include "vocab/terminal_text.h"
+#include "vocab/verbose_level.h"
 
 #if !defined(__x86_64__) && !defined(__aarch64__)
 #error "the front forwards MPI handles in integer registers: x86-64 and AArch64 only"
@@ -86,9 +87,11 @@ std::string OwnDirectory() {
   return dir;
 }
 
+// MULTILANE_VERBOSE read as the settings read it: a value they refuse is
+// their one warning line, never a line of the front's as well.
 bool Verbose() {
   const char* v = std::getenv("MULTILANE_VERBOSE");
-  return v != nullptr && v[0] != '\0' && std::string(v) != "0";
+  return v != nullptr && mla::VerboseLevel(v) > 0;
 }
 
 void Say(const std::string& line) {

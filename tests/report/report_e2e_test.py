@@ -170,6 +170,40 @@ def test_fixtures(tmp):
     expect(p.returncode == 2 and "profile.txt: not a JSON file" in p.stderr, "a text file is not JSON", p)
     p = report()
     expect(p.returncode != 0 and "files" in p.stderr, "no file: a usage error", p)
+    hostile_text(tmp, known)
+
+
+CONTROL_BYTES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")  # any C0 (but \t \n), DEL or C1
+
+
+def hostile_text(tmp, known):
+    """Issue 41 item 10: the text summary stopped at a NUL in a host name and
+    the page kept raw NUL and ESC bytes.  Text from the file is shown escaped
+    (\\x00, \\x1b) by every renderer, never raw, and nothing after it is
+    lost."""
+    with open(known) as f:
+        doc = json.load(f)
+    doc["job"]["hosts"] = ["node\u0000one", "node\u001b[31mtwo", "node\u009bthree"]
+    doc["job"]["name"] = "train\u001b]0;owned\u0007model"
+    path = os.path.join(tmp, "hostile.json")
+    with open(path, "w") as f:
+        json.dump(doc, f)  # ensure_ascii: the control characters as \u escapes, as the library writes them
+    page = os.path.join(tmp, "hostile.html")
+    p = report(path, extra=["--html", page])
+    expect(p.returncode == 0, "report on a file with control bytes in its text exits 0", p)
+    expect("hosts: node\\x00one, node\\x1b[31mtwo, node\\u009bthree\n" in p.stdout,
+           "the hosts line is whole, each control byte escaped", p)
+    expect("job train\\x1b]0;owned\\x07model (id 4242)" in p.stdout, "the job name is escaped", p)
+    expect(not CONTROL_BYTES.search(p.stdout), "no raw control byte in the summary: %r" % CONTROL_BYTES.findall(p.stdout), p)
+    with open(page, encoding="utf-8") as f:
+        html_text = f.read()
+    expect(not CONTROL_BYTES.search(html_text), "no raw control byte in the page: %r" % CONTROL_BYTES.findall(html_text))
+    expect("node\\x00one, node\\x1b[31mtwo, node\\u009bthree" in html_text, "the page shows the hosts escaped")
+    p = report(path, extra=["--json"])
+    expect(p.returncode == 0 and not CONTROL_BYTES.search(p.stdout), "no raw control byte in --json", p)
+    job = json.loads(p.stdout)["jobs"][0]["job"]
+    expect(job["hosts"] == ["node\\x00one", "node\\x1b[31mtwo", "node\\u009bthree"] and
+           job["name"] == "train\\x1b]0;owned\\x07model", "--json shows the text escaped as the summary does: %s" % job)
 
 
 # ---------------------------------------------------------------- html
