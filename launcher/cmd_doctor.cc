@@ -25,6 +25,10 @@
 #include "db/snapshot.h"
 #include "doctor_slurm.h"
 #include "mpi_choice.h"
+#include "mps_daemon.h"
+#include "mps_leftover.h"
+#include "run_mps.h"
+#include "vocab/outside_input.h"
 #include "vocab/mpi_families.h"
 #include "install_defaults.h"  // generated: kBuildLibrary (a build tree's library)
 #include "plugin_config.h"     // spank/: the plugin's own parser of its plugstack arguments
@@ -460,6 +464,22 @@ void CheckLaunchers(Doctor* d, const std::string& mpi) {
   }
 }
 
+// MPS on this node: what a `multilane run` killed with SIGKILL left is
+// stopped and removed (mps_leftover.h), and a daemon in /tmp/nvidia-mps
+// is named, or why a job does not use it (run_mps.h).
+void CheckMps(Doctor* d) {
+  std::printf("MPS\n");
+  const std::vector<std::string> leftovers = StopLeftoverMps(MpsControlProgram(), /*name_unrecorded=*/true);
+  for (const std::string& line : leftovers) d->Note(line);
+  std::string refused;
+  const std::string daemon = ReachableMpsPipe("/tmp/nvidia-mps", &refused);
+  if (!daemon.empty())
+    d->Ok("MPS daemon at " + mla::TerminalExcerpt(daemon) + ": jobs use it");
+  else if (!refused.empty())
+    d->Note(refused);
+  if (leftovers.empty()) d->Ok("no MPS daemon or folder left by a `multilane run` of yours");
+}
+
 int RunDoctor(const DoctorOptions& opt) {
   if (!opt.load_check.empty()) return LoadCheck(opt.load_check, opt.lazy);
   Doctor d;
@@ -486,6 +506,7 @@ int RunDoctor(const DoctorOptions& opt) {
     d.Note("no GPU seen through NVML: host-memory profiles only");
   else
     d.Ok(std::to_string(fp.gpus.size()) + " GPU(s), CUDA driver " + fp.cuda_driver_version);
+  CheckMps(&d);
 
   std::printf("databases\n");
   std::vector<std::string> databases = opt.databases;

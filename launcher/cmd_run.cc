@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "db/resolve.h"
 #include "mpi_choice.h"
 #include "mps_daemon.h"
+#include "mps_leftover.h"
 #include "process.h"
 #include "run_mps.h"
 #include "vocab/mpi_families.h"
@@ -69,33 +71,54 @@ int Exec(const std::vector<std::string>& command, bool dry_run, const std::strin
   return CannotRun(command[0], errno);
 }
 
+// Waits for the job `pid` that a private MPS daemon serves: a signal that
+// would end multilane (InterruptGuard) is passed on to the job where
+// PassesSignalOn says so, and the wait goes on until the job has ended, so
+// that the daemon outlives none of its clients.  The job's exit status.
+int WaitForJob(pid_t pid) {
+  int status = WaitChild(pid, true);
+  if (status < 0) {
+    if (PassesSignalOn(InterruptSignal())) kill(pid, InterruptSignal());
+    status = WaitChild(pid, false);
+  }
+  return status;
+}
+
 // Runs `command` while a private MPS daemon (`program`) serves it, then
-// stops the daemon and removes its folder: the command's exit status.  A
-// SIGTERM (kill, a batch system) is passed on to the command; a SIGINT is
-// not, since a terminal's Ctrl-C reaches the command by itself.  Where the
-// daemon does not start, the command runs without it, as the plan's note said.
+// stops the daemon and removes its folder: the command's exit status.  Every
+// signal that can be caught (SIGHUP of a closed terminal, SIGINT, SIGQUIT,
+// SIGTERM, ...; process.h) waits for the job to end and then cleans up;
+// SIGKILL leaves the folder's record (mps_leftover.h) for the next run or
+// doctor.  Where the daemon does not start, the command runs without it, as
+// the plan's note said.
 int RunUnderMps(const std::string& program, const std::vector<std::string>& command, bool quiet) {
-  char folder[] = "/tmp/multilane-mps.XXXXXX";
-  if (mkdtemp(folder) == nullptr) {
-    std::fprintf(stderr, "multilane: note: MPS: cannot create %s: %s; the job runs without it\n", folder,
+  // From before the folder is made: a signal while the daemon starts or
+  // while the job runs never leaves the daemon or its folder behind.
+  std::optional<InterruptGuard> guard(std::in_place);
+  std::string folder = std::string(kRunMpsParent) + "/" + kRunMpsPrefix + "XXXXXX";
+  if (mkdtemp(folder.data()) == nullptr) {
+    std::fprintf(stderr, "multilane: note: MPS: cannot create %s: %s; the job runs without it\n", folder.c_str(),
                  std::strerror(errno));
+    guard.reset();
     return Exec(command, false);
   }
   int status = 0;
   {
-    // From before the daemon starts: a SIGINT or SIGTERM while it starts or
-    // while the job runs never leaves the daemon or its folder behind.
-    InterruptGuard guard;
     MpsDaemon mps;  // stopped on every way out of this block
-    std::string error;
-    if (!mps.Start(program, folder, &error)) {
-      std::fprintf(stderr, "multilane: note: MPS: %s; the job runs without it\n", error.c_str());
+    MpsOwnerRecord record = ThisRunRecord();
+    std::string error = WriteMpsOwnerRecord(folder, record);
+    if (error.empty() && InterruptSignal() == 0) mps.Start(program, folder, &error);
+    if (!mps.running()) {
       std::error_code ignored;
       std::filesystem::remove_all(folder, ignored);
+      if (InterruptSignal() != 0) return 128 + InterruptSignal();  // stopped before the job began
+      std::fprintf(stderr, "multilane: note: MPS: %s; the job runs without it\n", error.c_str());
+      guard.reset();
       return Exec(command, false);  // exec puts the signals' own actions back
     }
     if (!quiet)
-      std::fprintf(stderr, "multilane: MPS: a private daemon serves this job (%s/pipe) until it ends\n", folder);
+      std::fprintf(stderr, "multilane: MPS: a private daemon serves this job (%s/pipe) until it ends\n",
+                   folder.c_str());
     std::fflush(nullptr);
     pid_t pid = 0;
     if (InterruptSignal() != 0) {
@@ -103,11 +126,13 @@ int RunUnderMps(const std::string& program, const std::vector<std::string>& comm
     } else if (const int rc = SpawnInheriting(command, &pid); rc != 0) {
       status = CannotRun(command[0], rc);
     } else {
-      status = WaitChild(pid, true);
-      if (status < 0) {
-        if (InterruptSignal() == SIGTERM) kill(pid, SIGTERM);
-        status = WaitChild(pid, false);
-      }
+      // The job too, so that a later run leaves the daemon to a job that
+      // outlives a killed run.
+      ProcessStat job;
+      record.job_pid = pid;
+      if (ReadProcessStat(pid, &job)) record.job_start = job.start;
+      WriteMpsOwnerRecord(folder, record);
+      status = WaitForJob(pid);
     }
   }
   std::error_code ignored;
@@ -181,9 +206,13 @@ RunMpsPlan PlanJobMps(RunMpsFacts* facts, const mldb::ProfileRecord& profile, in
   facts->profile_mps = mla::ProfileHeaderValue(profile.profile_text, "mps");
   facts->ranks_per_gpu = JobRanksPerGpu(chosen, profile.ranks_per_gpu);
   facts->ranks_here = RanksStayOnThisNode(launcher == LauncherKind::kSrun);
-  facts->daemon = ReachableMpsPipe();
+  std::string refused;
+  facts->daemon = ReachableMpsPipe("/tmp/nvidia-mps", &refused);
   facts->program = MpsControlProgram();
-  return PlanRunMps(*facts);
+  RunMpsPlan plan = PlanRunMps(*facts);
+  if (!refused.empty() && (plan.start || !plan.note.empty()))
+    plan.note = refused + (plan.note.empty() ? "" : "; " + plan.note);
+  return plan;
 }
 
 int Run(const RunOptions& opt, std::vector<std::string> command) {
@@ -194,6 +223,12 @@ int Run(const RunOptions& opt, std::vector<std::string> command) {
   RunMpsFacts mps;
   if (!ParseRunMpsMode(opt.mps, &mps.mode))
     return Fail("--mps '" + mldb::Excerpt(opt.mps) + "' must be " + RunMpsModeChoices());
+
+  // What a run killed with SIGKILL left: its daemon is stopped and its
+  // folder removed once its job has ended too (mps_leftover.h).
+  if (!opt.dry_run)
+    for (const std::string& line : StopLeftoverMps(MpsControlProgram(), /*name_unrecorded=*/false))
+      if (!opt.quiet) std::fprintf(stderr, "multilane: note: %s\n", line.c_str());
 
   const Installation install = FindInstallation();
   // The profile is the one tuned with the job's MPI (the front picks the
@@ -265,7 +300,7 @@ int Run(const RunOptions& opt, std::vector<std::string> command) {
   if (!plan.note.empty() && !opt.quiet) std::fprintf(stderr, "multilane: note: %s\n", plan.note.c_str());
   const std::vector<std::string> job = ForwardVariables(launcher, command, forwarded);
   if (!plan.start) return Exec(job, opt.dry_run);
-  if (opt.dry_run) return Exec(job, true, "a private daemon (" + mps.program + ")");
+  if (opt.dry_run) return Exec(job, true, "a private daemon (" + mla::TerminalExcerpt(mps.program) + ")");
   return RunUnderMps(mps.program, job, opt.quiet);
 }
 

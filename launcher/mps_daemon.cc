@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "process.h"
+#include "vocab/outside_input.h"
 
 namespace multilane {
 
@@ -37,7 +38,8 @@ bool MpsDaemon::Start(const std::string& program, const std::string& dir, std::s
   const std::string pipe = dir + "/pipe", log = dir + "/log";
   for (const std::string& d : {dir, pipe, log}) {
     if (mkdir(d.c_str(), 0700) != 0 && errno != EEXIST) {
-      *error = "cannot create " + d + ": " + std::strerror(errno);
+      *error =
+          "cannot create " + mla::TerminalExcerpt(d) + ": " + std::strerror(errno) + "; check that its folder is yours";
       return false;
     }
     chmod(d.c_str(), 0700);
@@ -48,7 +50,10 @@ bool MpsDaemon::Start(const std::string& program, const std::string& dir, std::s
   std::string output;
   const int rc = RunAndCapture({program, "-d"}, &output);
   if (rc != 0) {
-    *error = program + " -d failed (exit status " + std::to_string(rc) + "): " + output;
+    // Its output is outside text (a driver's message, or anything a stand-in
+    // prints): echoed as an excerpt, never with its control bytes.
+    *error = mla::TerminalExcerpt(program) + " -d failed (exit status " + std::to_string(rc) +
+             "): " + mla::TerminalExcerpt(output) + "; see " + mla::TerminalExcerpt(log + "/control.log");
     unsetenv("CUDA_MPS_PIPE_DIRECTORY");
     unsetenv("CUDA_MPS_LOG_DIRECTORY");
     return false;
@@ -59,7 +64,7 @@ bool MpsDaemon::Start(const std::string& program, const std::string& dir, std::s
     if (RunWithInput({program}, "get_server_list\n", &output) == 0) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  *error = "the MPS control daemon did not answer within 5 s; see " + log + "/control.log";
+  *error = "the MPS control daemon did not answer within 5 s; see " + mla::TerminalExcerpt(log + "/control.log");
   Stop();
   return false;
 }

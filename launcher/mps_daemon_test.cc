@@ -34,8 +34,13 @@ class MpsDaemonTest : public ::testing::Test {
     // -d: "start" (records the pipe directory it was given); stdin commands
     // are logged; get_server_list fails until started when FAIL_UP is set.
     out << "#!/bin/sh\n"
-           "if [ \"$1\" = -d ]; then echo \"start $CUDA_MPS_PIPE_DIRECTORY\" >> " << log_ << "; exit 0; fi\n"
-           "read cmd; echo \"$cmd\" >> " << log_ << "\n"
+           "if [ \"$1\" = -d ] && [ -n \"$FAIL_START\" ]; then printf '\\033[2J\\033]0;owned\\007boom\\n'; exit 1; fi\n"
+           "if [ \"$1\" = -d ]; then echo \"start $CUDA_MPS_PIPE_DIRECTORY\" >> "
+        << log_
+        << "; exit 0; fi\n"
+           "read cmd; echo \"$cmd\" >> "
+        << log_
+        << "\n"
            "if [ \"$cmd\" = get_server_list ] && [ -n \"$FAIL_UP\" ]; then exit 1; fi\n"
            "exit 0\n";
     out.close();
@@ -43,6 +48,7 @@ class MpsDaemonTest : public ::testing::Test {
   }
   void TearDown() override {
     unsetenv("FAIL_UP");
+    unsetenv("FAIL_START");
     std::filesystem::remove_all(dir_);
   }
   std::string dir_, log_, stand_in_;
@@ -75,6 +81,17 @@ TEST_F(MpsDaemonTest, ADaemonThatNeverAnswersIsStoppedAndNamed) {
   EXPECT_NE(error.find(dir_ + "/mps/log"), std::string::npos) << error;
   const std::string log = ReadAll(log_);
   EXPECT_EQ(log.substr(log.size() - 5), "quit\n") << log;  // nothing left running
+  EXPECT_EQ(std::getenv("CUDA_MPS_PIPE_DIRECTORY"), nullptr);
+}
+
+TEST_F(MpsDaemonTest, WhatTheProgramPrintsIsEchoedWithoutItsControlBytes) {
+  setenv("FAIL_START", "1", 1);
+  MpsDaemon d;
+  std::string error;
+  EXPECT_FALSE(d.Start(stand_in_, dir_ + "/mps", &error));
+  EXPECT_EQ(error.find('\x1b'), std::string::npos) << error;
+  EXPECT_EQ(error.find('\x07'), std::string::npos) << error;
+  EXPECT_NE(error.find("\\x1b[2J\\x1b]0;owned\\x07boom"), std::string::npos) << error;
   EXPECT_EQ(std::getenv("CUDA_MPS_PIPE_DIRECTORY"), nullptr);
 }
 

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 
 #include "vocab/outside_input.h"
@@ -22,7 +23,24 @@ namespace {
 constexpr size_t kMaxChildOutputBytes = size_t{64} << 20;
 
 volatile sig_atomic_t g_signal = 0;
-struct sigaction g_old_int, g_old_term;
+
+// The signals InterruptGuard catches: every one whose default action ends
+// the process and that comes from outside it (a key, a closed terminal or
+// ssh session, kill, a batch system, a write to a closed pipe) rather than
+// from a fault of its own code (SEGV, BUS, ...), plus the real-time ones.
+// SIGKILL and SIGSTOP cannot be caught.
+std::vector<int> EndingSignals() {
+  std::vector<int> sigs = {SIGHUP,  SIGINT,    SIGQUIT, SIGPIPE, SIGALRM, SIGTERM, SIGUSR1,
+                           SIGUSR2, SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ, SIGPOLL, SIGPWR};
+#ifdef SIGSTKFLT
+  sigs.push_back(SIGSTKFLT);
+#endif
+  for (int s = SIGRTMIN; s <= SIGRTMAX; ++s) sigs.push_back(s);
+  return sigs;
+}
+
+// The actions InterruptGuard replaced, per signal (NSIG entries).
+struct sigaction g_old[NSIG];
 
 void OnSignal(int sig) { g_signal = sig; }
 
@@ -133,6 +151,81 @@ int RunAndCapture(const std::vector<std::string>& argv, std::string* output) {
   return WaitChild(pid, false);
 }
 
+bool ParseProcessStat(std::string_view text, ProcessStat* out) {
+  // "PID (COMM) STATE PPID ..." : COMM may hold ") ", so the last ')' ends it.
+  const size_t close = text.rfind(')');
+  if (close == std::string_view::npos) return false;
+  std::string_view rest = text.substr(close + 1);
+  // Fields from 3 (state) on, separated by single spaces; starttime is 22.
+  ProcessStat got;
+  int field = 2;
+  while (!rest.empty()) {
+    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+    size_t end = rest.find_first_of(" \n");
+    if (end == std::string_view::npos) end = rest.size();
+    const std::string_view word = rest.substr(0, end);
+    rest.remove_prefix(end);
+    if (word.empty()) break;
+    ++field;
+    if (field == 3) {
+      if (word.size() != 1) return false;
+      got.state = word[0];
+    } else if (field == 22) {
+      uint64_t v = 0;
+      for (const char c : word) {
+        if (c < '0' || c > '9' || v > (UINT64_MAX - 9) / 10) return false;
+        v = v * 10 + static_cast<uint64_t>(c - '0');
+      }
+      got.start = v;
+      *out = got;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool ReadProcessStat(pid_t pid, ProcessStat* out) {
+  if (pid <= 0) return false;
+  std::string text;
+  const mldb::FileRead r =
+      mldb::ReadFileBounded("/proc/" + std::to_string(pid) + "/stat", 4096, /*refuse_links=*/true, &text);
+  return r.outcome == mldb::FileRead::Outcome::kRead && ParseProcessStat(text, out);
+}
+
+bool ProcessRuns(pid_t pid, uint64_t start) {
+  if (pid <= 0) return false;
+  ProcessStat st;
+  if (ReadProcessStat(pid, &st)) return st.state != 'Z' && st.state != 'X' && (start == 0 || st.start == start);
+  if (access("/proc/self/stat", R_OK) == 0) return false;  // /proc is there: no such process
+  return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+bool ParseProcessUid(std::string_view status, uid_t* uid) {
+  // "Uid:\tREAL\tEFFECTIVE\tSAVED\tFS\n": the second number.
+  const size_t at = status.find("\nUid:");
+  if (at == std::string_view::npos) return false;
+  std::string_view rest = status.substr(at + 5);
+  for (int field = 0; field < 2; ++field) {
+    while (!rest.empty() && (rest.front() == '\t' || rest.front() == ' ')) rest.remove_prefix(1);
+    uint64_t v = 0;
+    size_t n = 0;
+    while (n < rest.size() && rest[n] >= '0' && rest[n] <= '9' && n < 10) v = v * 10 + (rest[n++] - '0');
+    if (n == 0 || v > 0xffffffffu) return false;
+    rest.remove_prefix(n);
+    if (field == 1) *uid = static_cast<uid_t>(v);
+  }
+  return true;
+}
+
+bool ProcessOwner(pid_t pid, uid_t* uid) {
+  std::string text;
+  if (pid <= 0 ||
+      mldb::ReadFileBounded("/proc/" + std::to_string(pid) + "/status", 64 << 10, /*refuse_links=*/true, &text)
+              .outcome != mldb::FileRead::Outcome::kRead)
+    return false;
+  return ParseProcessUid(text, uid);
+}
+
 std::string SelfPath() {
   char buf[PATH_MAX];
   const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
@@ -147,13 +240,17 @@ InterruptGuard::InterruptGuard() {
   sa.sa_handler = OnSignal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = 0;  // no SA_RESTART: blocking reads and waits return EINTR
-  sigaction(SIGINT, &sa, &g_old_int);
-  sigaction(SIGTERM, &sa, &g_old_term);
+  for (const int sig : EndingSignals()) {
+    if (sigaction(sig, nullptr, &g_old[sig]) != 0) continue;
+    // A signal this process was started with ignored (nohup, a shell's
+    // background job) stays ignored, and so it does for the children.
+    if (g_old[sig].sa_handler == SIG_IGN && !(g_old[sig].sa_flags & SA_SIGINFO)) continue;
+    sigaction(sig, &sa, nullptr);
+  }
 }
 
 InterruptGuard::~InterruptGuard() {
-  sigaction(SIGINT, &g_old_int, nullptr);
-  sigaction(SIGTERM, &g_old_term, nullptr);
+  for (const int sig : EndingSignals()) sigaction(sig, &g_old[sig], nullptr);
 }
 
 int InterruptSignal() { return g_signal; }

@@ -1,12 +1,15 @@
 // process.h: running other programs from the launcher without a shell
-// (posix_spawn only), and noticing SIGINT/SIGTERM so that a command can clean
-// up (cancel its Slurm jobs, remove its folders) before it ends.
+// (posix_spawn only), and noticing the signals that would end it (SIGINT,
+// SIGTERM, SIGHUP, ...) so that a command can clean up (cancel its Slurm
+// jobs, stop its MPS daemon, remove its folders) before it ends.
 #ifndef MULTILANE_LAUNCHER_PROCESS_H_
 #define MULTILANE_LAUNCHER_PROCESS_H_
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace multilane {
@@ -41,14 +44,49 @@ int SpawnInheriting(const std::vector<std::string>& argv, pid_t* pid);
 // returns -1 without reaping it.
 int WaitChild(pid_t pid, bool stop_on_interrupt);
 
+// What /proc/PID/stat says of a process: its state letter and its start
+// time (clock ticks after boot), which with the pid names one process even
+// after the pid is reused.
+struct ProcessStat {
+  char state = '?';    // R, S, D, Z (a zombie: it has ended), ...
+  uint64_t start = 0;  // field 22, starttime
+};
+
+// Pure: parses the text of /proc/PID/stat (the command name in parentheses
+// may hold spaces and parentheses); false when it does not have the fields.
+bool ParseProcessStat(std::string_view text, ProcessStat* out);
+
+// Reads /proc/`pid`/stat (bounded); false when there is no such process (or
+// no /proc).
+bool ReadProcessStat(pid_t pid, ProcessStat* out);
+
+// Whether the process `pid` that started at `start` (ProcessStat::start; 0:
+// any) still runs: a zombie has ended, and a pid reused by a later process
+// is not the same process.  Without /proc, kill(pid, 0) decides.
+bool ProcessRuns(pid_t pid, uint64_t start);
+
+// Pure: the effective uid in the text of /proc/PID/status (its "Uid:"
+// line); false when there is none.
+bool ParseProcessUid(std::string_view status, uid_t* uid);
+
+// The effective uid of process `pid` (/proc/PID/status: the owner of
+// /proc/PID is root for a process that changed its uid); false when there
+// is no such process (or no /proc).
+bool ProcessOwner(pid_t pid, uid_t* uid);
+
 // The path of the running executable (/proc/self/exe); "multilane" when
 // unknown.
 std::string SelfPath();
 
-// While one exists, SIGINT and SIGTERM do not end the process: they are
-// recorded (InterruptSignal) and interrupt blocking calls (no SA_RESTART),
-// so that the command can clean up and then end with 128 + the signal.  The
-// previous handlers come back when it is destroyed.
+// While one exists, no signal that can be caught ends the process: SIGHUP
+// (a closed terminal, a dropped ssh session), SIGINT, SIGQUIT, SIGTERM,
+// SIGPIPE, SIGUSR1/2, SIGALRM, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGPOLL,
+// SIGPWR and the real-time signals are recorded (InterruptSignal) and
+// interrupt blocking calls (no SA_RESTART), so that the command can clean up
+// and then end with 128 + the signal.  A signal the process was started with
+// ignored (nohup) stays ignored.  The previous actions come back when it is
+// destroyed.  (SIGKILL cannot be caught: what it leaves, the next run finds;
+// mps_leftover.h.)
 class InterruptGuard {
  public:
   InterruptGuard();

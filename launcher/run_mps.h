@@ -47,12 +47,29 @@ struct RunMpsPlan {
 RunMpsPlan PlanRunMps(const RunMpsFacts& facts);
 
 // The pipe folder of an MPS daemon that a CUDA program started now would
-// use: CUDA_MPS_PIPE_DIRECTORY when it is set, else `site_folder` when a
-// control socket is there and the pid file beside it names a live process
-// (a daemon of the site; a daemon that quit leaves its sockets behind); ""
-// when neither.
+// use: CUDA_MPS_PIPE_DIRECTORY when it is set (the user's own choice), else
+// `site_folder` when a daemon of this user or of the site serves it, else "".
+// A daemon of the site is one that root runs (an administrator's, or a
+// service's: nvidia-cuda-mps-control -d as root); one of this user is one
+// they started themselves.  So `site_folder` serves only when the folder
+// (a real one, not a link, writable by its owner alone), its `control`
+// socket and its pid file (a regular file, not a link) are all owned by
+// this user or root, and the pid file names a live process (not a zombie)
+// that this user or root owns: a daemon that quit leaves its sockets, and
+// another user's folder there (made first in the shared /tmp) is theirs,
+// never the job's.  When such a folder is there but refused, *refused (if
+// given) says why in one line; else it is cleared.
 // `site_folder`: where CUDA looks without the variable (tests name another).
-std::string ReachableMpsPipe(const std::string& site_folder = "/tmp/nvidia-mps");
+std::string ReachableMpsPipe(const std::string& site_folder = "/tmp/nvidia-mps", std::string* refused = nullptr);
+
+// Whether `multilane run` passes signal `sig` on to the job it waits for.
+// Not SIGINT and SIGQUIT (a terminal's keys) nor SIGHUP (a terminal that
+// closes, a dropped ssh session, a shell that ends): those reach the whole
+// job by themselves, and mpirun takes a second SIGINT as "abort at once";
+// not SIGPIPE (a write of multilane's own); every other one (SIGTERM of
+// kill or a batch system, SIGUSR1, ...) is passed on.  Either way the daemon
+// is stopped once the job has ended.
+bool PassesSignalOn(int sig);
 
 }  // namespace multilane
 

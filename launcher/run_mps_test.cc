@@ -3,6 +3,7 @@
 #include "run_mps.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -102,6 +103,19 @@ TEST(RunMpsTest, YesStartsOneWhateverTheProfileSays) {
   EXPECT_NE(p.note.find("--mps yes"), std::string::npos) << p.note;
 }
 
+TEST(RunMpsTest, TheDaemonsFolderIsEchoedWithoutItsControlBytes) {
+  RunMpsFacts f = Measured(4);
+  f.daemon = "/run/\x1b]0;owned\x07mps";
+  const RunMpsPlan p = PlanRunMps(f);
+  EXPECT_EQ(p.note.find('\x1b'), std::string::npos) << p.note;
+  EXPECT_NE(p.note.find("/run/\\x1b]0;owned\\x07mps"), std::string::npos) << p.note;
+}
+
+TEST(RunMpsTest, TerminalSignalsReachTheJobByThemselvesOthersArePassedOn) {
+  for (const int sig : {SIGINT, SIGQUIT, SIGHUP, SIGPIPE}) EXPECT_FALSE(PassesSignalOn(sig)) << sig;
+  for (const int sig : {SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGXCPU}) EXPECT_TRUE(PassesSignalOn(sig)) << sig;
+}
+
 TEST(RunMpsTest, TheJobsOwnPipeVariableNamesTheDaemonItReaches) {
   setenv("CUDA_MPS_PIPE_DIRECTORY", "/run/site-mps", 1);
   EXPECT_EQ(ReachableMpsPipe(), "/run/site-mps");
@@ -151,6 +165,59 @@ TEST_F(SiteFolderTest, TheSocketsOfADaemonThatQuitAreNotADaemon) {
 TEST_F(SiteFolderTest, APlantedFifoIsNeverWaitedOn) {
   ASSERT_EQ(mkfifo((dir_ + "/nvidia-cuda-mps-control.pid").c_str(), 0600), 0);
   EXPECT_EQ(ReachableMpsPipe(dir_), "");
+}
+
+// Another user's folder, socket or pid file there, or a pid file naming
+// another user's process, is never taken for a daemon of the site (which
+// is root's) or of this user: the job gets its own where it needs one.
+TEST_F(SiteFolderTest, AnotherUsersDaemonIsNotTheJobs) {
+  if (getuid() != 0) GTEST_SKIP() << "needs root to give the files to another user";
+  const std::string pid_file = dir_ + "/nvidia-cuda-mps-control.pid";
+  WritePid(getpid());
+  std::string refused;
+  ASSERT_EQ(ReachableMpsPipe(dir_, &refused), dir_);  // root's: a daemon of the site
+  EXPECT_EQ(refused, "");
+  for (const std::string& path : {dir_, dir_ + "/control", pid_file}) {
+    ASSERT_EQ(lchown(path.c_str(), 65534, 65534), 0);
+    EXPECT_EQ(ReachableMpsPipe(dir_, &refused), "") << path;
+    EXPECT_NE(refused.find("uid 65534's, not yours or root's"), std::string::npos) << refused;
+    ASSERT_EQ(lchown(path.c_str(), 0, 0), 0);
+  }
+  ASSERT_EQ(chmod(dir_.c_str(), 0777), 0);  // anyone could have planted what is in it
+  EXPECT_EQ(ReachableMpsPipe(dir_, &refused), "");
+  EXPECT_NE(refused.find("others may write"), std::string::npos) << refused;
+  ASSERT_EQ(chmod(dir_.c_str(), 0755), 0);
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t theirs = fork();  // a live process of uid 65534
+  if (theirs == 0) {
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(1);
+    close(ready[0]);
+    close(ready[1]);
+    pause();
+    _exit(0);
+  }
+  close(ready[1]);
+  char byte;
+  EXPECT_EQ(read(ready[0], &byte, 1), 0);  // the child closed its end: it is uid 65534 now
+  close(ready[0]);
+  WritePid(theirs);
+  EXPECT_EQ(ReachableMpsPipe(dir_, &refused), "");
+  EXPECT_NE(refused.find("(" + std::to_string(theirs) + ") is uid 65534's"), std::string::npos) << refused;
+  kill(theirs, SIGKILL);
+  waitpid(theirs, nullptr, 0);
+}
+
+TEST_F(SiteFolderTest, AFolderNameWithControlBytesIsEchoedEscaped) {
+  if (getuid() != 0) GTEST_SKIP() << "needs root to give the folder to another user";
+  const std::string odd = dir_ + "/\x1b[31mmps";
+  ASSERT_EQ(mkdir(odd.c_str(), 0755), 0);
+  std::filesystem::rename(dir_ + "/control", odd + "/control");
+  ASSERT_EQ(lchown(odd.c_str(), 65534, 65534), 0);
+  std::string refused;
+  EXPECT_EQ(ReachableMpsPipe(odd, &refused), "");
+  EXPECT_EQ(refused.find('\x1b'), std::string::npos) << refused;
+  EXPECT_NE(refused.find("\\x1b[31mmps"), std::string::npos) << refused;
 }
 
 TEST_F(SiteFolderTest, TheVariableWinsOverTheSiteFolder) {

@@ -83,6 +83,8 @@ std::string Excerpt(std::string_view value, size_t max_bytes) {
 
 std::string Quoted(std::string_view value) { return "'" + Excerpt(value) + "'"; }
 
+std::string TerminalExcerpt(std::string_view value) { return EscapeControlBytes(Excerpt(value)); }
+
 bool PrintLine(std::string_view text, int fd) {
   const std::string line = "multilane: " + EscapeControlBytes(text) + "\n";
   size_t done = 0;

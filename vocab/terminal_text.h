@@ -39,6 +39,10 @@ std::string Excerpt(std::string_view value, size_t max_bytes = kExcerptBytes);
 // Excerpt(value) in single quotes: how messages quote outside values.
 std::string Quoted(std::string_view value);
 
+// EscapeControlBytes(Excerpt(value)): an outside value (a path, a program's
+// output) in a message printed as it is, not through PrintLine.
+std::string TerminalExcerpt(std::string_view value);
+
 // Writes "multilane: " + EscapeControlBytes(text) + "\n" to file descriptor
 // `fd` (stderr by default) with one write(2) where the kernel takes it whole
 // (a pipe takes up to PIPE_BUF bytes at once), retrying only the rest of a

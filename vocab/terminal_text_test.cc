@@ -60,6 +60,17 @@ TEST(TerminalText, EscapeCanKeepLineBreaks) {
   EXPECT_EQ(EscapeControlBytes(text), "host a\\x00b\\x1b[2J\\nnext line\\n");
 }
 
+// Issue 41 item 10: an MPS control program's output reached stderr with its
+// ESC bytes.
+TEST(TerminalText, TerminalExcerptCutsAndEscapes) {
+  EXPECT_EQ(TerminalExcerpt("\x1b[2Jboom\n"), "\\x1b[2Jboom\\n");
+  EXPECT_EQ(TerminalExcerpt(std::string(100, '\x07')), [] {
+    std::string s;
+    for (size_t i = 0; i < kExcerptBytes; ++i) s += "\\x07";
+    return s;
+  }() + "\u2026 (100 bytes)");
+}
+
 TEST(TerminalText, ExcerptNeverSplitsAUtf8Character) {
   // 'e' then 2-byte characters: byte kExcerptBytes falls inside one of them.
   const std::string text = "e" + [] {
