@@ -22,3 +22,15 @@ fi
 # MULTILANE_DEBUG_INFO): enough for backtraces and sanitizer reports, a third
 # less compile time.
 MLA_TEST_BUILD_ARGS=(-DMULTILANE_DEBUG_INFO=lines)
+# mla_test_home DIR: the test command's own home (issue 41): HOME and the XDG
+# folders multilane and the MPIs read made empty under DIR, and none of the
+# variables that move multilane's files; the invoking user's are left alone
+# (scripts/outside_files.py checks that they are).  Each CTest test gets one
+# more of its own (cmake/MultilaneTestHomes.cmake).
+mla_test_home() {
+  rm -rf "$1"
+  export HOME=$1
+  export XDG_STATE_HOME=$1/.local/state XDG_CONFIG_HOME=$1/.config XDG_CACHE_HOME=$1/.cache XDG_DATA_HOME=$1/.local/share
+  mkdir -p "$XDG_STATE_HOME" "$XDG_CONFIG_HOME" "$XDG_CACHE_HOME" "$XDG_DATA_HOME"
+  unset MULTILANE_USER_DB MULTILANE_SYSTEM_DB MULTILANE_SYSTEM_WORK_DB MULTILANE_HISTORY MULTILANE_REPORT MULTILANE_JOB_KEY
+}
