@@ -7,6 +7,16 @@ export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # (vocab/mpi_families.cc, the launcher generations).
 export OMPI_MCA_rmaps_base_oversubscribe=1
 export PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
+# Waiting ranks: Open MPI 4.1 yields (sched_yield in its progress loop) by
+# itself when mpirun counts more ranks than cores (strace, 3 ranks in a
+# barrier on 2 cores: 25,000 yields; 2 ranks: none), so mpi_yield_when_idle
+# is left to it.  Forced off, 3 ranks spin: mpi_allreduce_np3 took 546 s
+# instead of 7.  Forced on for 2 ranks beside two busy loops, each yield
+# hands a core to a loop for a time slice: 10-30 s instead of 1-2.4 s.  Where
+# nothing tells Open MPI the cores are shared (srun on the test cluster's
+# nodes, which claim 8 CPUs), the tests set it (tests/slurm).  MPICH 4.0.2
+# (ch4:ucx) never yields: MPIR_CVAR_POLLS_BEFORE_YIELD changes nothing there.
+unset OMPI_MCA_mpi_yield_when_idle
 # Keep Open MPI quiet about missing high-speed interconnects on a plain host.
 export OMPI_MCA_btl_base_warn_component_unused=0
 # The default and the package builds compile the same files: where ccache is
