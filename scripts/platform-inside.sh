@@ -30,6 +30,11 @@ if [ "$step" = build ]; then
   cpack --preset package >/dev/null
   exit 0
 fi
+# As on the first platform: the root's own multilane files are left as they
+# were (scripts/outside_files.py), the tests run in a home of their own.
+outside=/tmp/platform-outside-files.json
+python3 scripts/outside_files.py snapshot "$outside"
+mla_test_home /tmp/platform-test-home
 log=/tmp/platform-ctest.log
 rc=0
 ctest --preset default -j "$JOBS" -LE '^app$' -E '^(report_html|slurm_valgrind_slurmstepd|CudaDriverLoaded\..*)$' 2>&1 | tee "$log" || rc=$?
@@ -45,3 +50,4 @@ fi
 ls -l build/package/packages/*.deb
 lintian --fail-on error,warning build/package/packages/*.deb
 bash tests/install/deb_e2e.sh build/package/packages
+python3 scripts/outside_files.py compare "$outside"

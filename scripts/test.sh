@@ -9,6 +9,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 source scripts/env.sh
+# Files outside the tree: the invoking user's multilane folders and the
+# system's, recorded now and compared at the end (scripts/outside_files.py);
+# a run that changed any fails, naming what changed.  The run itself gets a
+# home of its own (scripts/env.sh: mla_test_home).
+mkdir -p build
+outside=build/outside-files.json
+python3 scripts/outside_files.py snapshot "$outside"
+mla_test_home "$PWD/build/test-command-home"
 JOBS=$(nproc)
 # stage TEXT: the stage's heading, with the time spent so far and how much
 # of it the cores sat idle (core-seconds, from /proc/stat: room left for the
@@ -34,7 +42,6 @@ stage() {
 # background job's status when one of its later children is given the same
 # PID (with pid_max 32768 a 40-minute run wraps PIDs many times), and `wait`
 # then answers 127 for a build that passed.
-mkdir -p build
 platform_log=build/platform-background.log
 platform_rc=build/platform-background.rc
 rm -f build/platform-go "$platform_rc"
@@ -46,7 +53,13 @@ chrt --idle 0 ionice -c 3 bash -c 'rc=0
          fi
          echo "$rc" > "$1"' bash "$platform_rc" > "$platform_log" 2>&1 &
 platform_background=$!
-trap 'kill "$platform_background" 2>/dev/null && bash scripts/platform-stage.sh stop || true' EXIT
+# On the way out, also after a failed stage: what the run changed outside
+# the tree is shown (the end of the run checks it and fails on it).
+on_exit() {
+  kill "$platform_background" 2>/dev/null && bash scripts/platform-stage.sh stop || true
+  [ -n "${outside_checked:-}" ] || python3 scripts/outside_files.py compare "$outside" || true
+}
+trap on_exit EXIT
 
 for preset in default asan; do
   stage "build and test, preset '$preset'"
@@ -96,4 +109,9 @@ cat "$platform_log"
 rc=$(cat "$platform_rc" 2>/dev/null || echo "unknown: the background stage left no $platform_rc")
 [ "$rc" = 0 ] || { echo "platform-stage: making or building the Debian 13 root failed (exit $rc); its output is above" >&2; exit 1; }
 bash scripts/platform-stage.sh test
+# After the package stages, which install into /var/lib/multilane and
+# /etc/slurm and must remove what they made (tests/install/deb_e2e.sh).
+stage "files outside the tree: as they were before the run (scripts/outside_files.py)"
+outside_checked=1
+python3 scripts/outside_files.py compare "$outside"
 stage "done"

@@ -20,6 +20,15 @@ OVERSUBSCRIBE_FLAGS = ["--map-by", ":OVERSUBSCRIBE"]
 OPENMPI_TEST_ENV = dict(OVERSUBSCRIBE_ENV, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
 
+def home_variables(home):
+    """HOME and the XDG folders under HOME, for a test's commands: multilane
+    finds the user's database and job history through them (db/paths.cc: an
+    absolute XDG_STATE_HOME outranks HOME), so a test that sets only HOME
+    can still write into the caller's XDG_STATE_HOME."""
+    return {"HOME": home, "XDG_STATE_HOME": home + "/.local/state", "XDG_CONFIG_HOME": home + "/.config",
+            "XDG_CACHE_HOME": home + "/.cache", "XDG_DATA_HOME": home + "/.local/share"}
+
+
 def log(msg):
     """Prints a line at once (CTest keeps the order of output and failure)."""
     print(msg, flush=True)

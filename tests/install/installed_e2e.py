@@ -45,7 +45,7 @@ import sys
 # tests/e2e.py: deb_e2e.sh copies it beside this script (the tree is hidden
 # while it runs); from the tree it is one folder up.
 sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from e2e import OPENMPI_TEST_ENV, check, log, run as e2e_run  # noqa: E402
+from e2e import OPENMPI_TEST_ENV, check, home_variables, log, run as e2e_run  # noqa: E402
 
 ARGS = None
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
@@ -56,8 +56,10 @@ PLUGSTACK = "/etc/slurm/plugstack.conf.d/multilane.conf"
 def env_base():
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("MULTILANE_") and k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")}
+    # The work folder is the home: an XDG_STATE_HOME of the caller's would
+    # outrank HOME and take the history and user database elsewhere (db/paths.cc).
     env.update(OPENMPI_TEST_ENV, OMPI_MCA_btl_base_warn_component_unused="0",
-               PATH="/usr/sbin:/usr/bin:/sbin:/bin", HOME=ARGS.work)
+               PATH="/usr/sbin:/usr/bin:/sbin:/bin", **home_variables(ARGS.work))
     return env
 
 

@@ -27,7 +27,7 @@ TEST_USER = "mltest"
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from e2e import check, log, run  # noqa: E402  (tests/e2e.py, the scripts' shared helpers)
+from e2e import check, home_variables, log, run  # noqa: E402  (tests/e2e.py, the scripts' shared helpers)
 
 
 class Slurm:
@@ -67,6 +67,15 @@ class Slurm:
         for k in list(self.env):
             if k.startswith("MULTILANE_") or k.startswith("SLURM_SPANK") or k == "LD_PRELOAD":
                 del self.env[k]
+        # The case's own home: jobs get the submitter's HOME and XDG_*
+        # (sbatch and srun --export=ALL; with --export=NONE slurmd would give
+        # them the user's home from the password file, the real one), and
+        # with them the user's database and job history (db/paths.cc).  A
+        # job report of two_nodes_sbatch_multilane went into the real
+        # ~/.local/state/multilane/history without it (issue 41).
+        home = os.path.join(root, "home")
+        os.makedirs(home, exist_ok=True)
+        self.env.update(home_variables(home))
         # Open MPI ranks yield when idle: the test nodes claim 8 CPUs on a
         # 2-core machine, and under srun (unlike mpirun --oversubscribe)
         # nothing tells Open MPI so; a spinning rank starves the others.
@@ -1007,6 +1016,9 @@ kill "$(cat "$CUDA_MPS_PIPE_DIRECTORY/daemon.pid")"
     s = Slurm(root, {"mps": "yes", "mps_control": stand_in, "mps_dir": mps_parent + "/%h"}, nodes=2)
     try:
         publish_profile(s.db, ["host 0 inf lane"], 1, " ranks_per_gpu=1")
+        # The job history: the report goes to the inbox beside the user's
+        # database, which the job's own variables name (as in report_mode).
+        s.env["MULTILANE_USER_DB"] = os.path.join(root, "state", "user.db")
         body = ("echo batch ntasks=$SLURM_NTASKS nodes=$SLURM_JOB_NUM_NODES\n"
                 + PROBE_JOB.format(probe=ARGS.probe)
                 + "srun bash -c 'echo task $SLURM_PROCID host=$(hostname) pipe=$CUDA_MPS_PIPE_DIRECTORY'\n")
@@ -1049,6 +1061,10 @@ kill "$(cat "$CUDA_MPS_PIPE_DIRECTORY/daemon.pid")"
               f"the job report's job: {doc['job']}")
         r = run([ARGS.multilane, "report", os.path.join(reports, files[0])])
         check("node1" in r.stdout and "node2" in r.stdout, f"multilane report does not name both hosts:\n{r.stdout}")
+        inbox = os.path.join(root, "state", "history")
+        check(os.path.isdir(inbox) and os.listdir(inbox) == files,
+              f"the job's report is not in the history inbox {inbox} of the job's MULTILANE_USER_DB: "
+              f"{os.listdir(inbox) if os.path.isdir(inbox) else 'no such folder'}")
     finally:
         s.stop()
 
