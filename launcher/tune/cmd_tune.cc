@@ -149,7 +149,12 @@ int GpusPerNode(const mldb::NodeFingerprint& fp) {
 // family's launcher, forwarding the layout's variables (set here).
 std::vector<std::string> ProbeCommand(const TuneOptions& opt, const Installation& install, const ProbeLaunch& l,
                                       const std::string& plan_path, const std::string& result_path) {
-  std::vector<std::string> forward;
+  // Every rank of a probe launch runs the probe, linked with the family build:
+  // the launch certifies it (docs/all-in-or-all-out.md), as multilane run does,
+  // so that the start-up agreement runs without PMIx across nodes too (srun
+  // --mpi=pmi2 shows no rank that its siblings on other nodes run it).
+  setenv("MULTILANE_ALL_RANKS", "1", 1);
+  std::vector<std::string> forward = {"MULTILANE_ALL_RANKS"};
   if (opt.virtual_nodes > 0) {
     setenv("MULTILANE_RANKS_PER_NODE", std::to_string(l.np / opt.virtual_nodes).c_str(), 1);
     forward.push_back("MULTILANE_RANKS_PER_NODE");

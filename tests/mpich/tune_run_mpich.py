@@ -40,7 +40,7 @@ def lines(text, start):
 out = run([multilane, "tune", "--mpi", "mpich", "--np", "2", "--virtual-nodes", "2", "--sizes", "64K:256K",
            "--budget", "30", "--db", db])
 check("MPI MPICH Version: " in out, "the fingerprint does not name MPICH")
-check("multilane tune: mpiexec.mpich -genv MULTILANE_RANKS_PER_NODE 1 -n 2 " in out and "mlprobe-mpich" in out,
+check("multilane tune: mpiexec.mpich -genv MULTILANE_ALL_RANKS 1 -genv MULTILANE_RANKS_PER_NODE 1 -n 2 " in out and "mlprobe-mpich" in out,
       "the tune did not probe with MPICH (hydra's -genv, its -n)")
 check(lines(out, "profile 1 stored in"), "no profile stored")
 
