@@ -76,7 +76,8 @@ int FakeGetNb(const pmix::Proc* proc, const char*, const pmix::Info info[], size
 // that a reader that waits for each answer in turn is not stuck forever:
 // then one at a time), from this thread, as PMIx's progress thread does.
 void Answer() {
-  for (size_t answered = 0; answered < kExpected;) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (size_t answered = 0; answered < kExpected && std::chrono::steady_clock::now() < give_up;) {
     std::vector<Fake::Asked> batch;
     {
       std::unique_lock<std::mutex> lock(g_fake->mutex);
