@@ -17,8 +17,9 @@ namespace mla {
 
 // True when every process of `comm` belongs to this process's MPI_COMM_WORLD
 // (an intracommunicator whose group is a subset of the world's group), so
-// that the world's agreement covers it.  False for intercommunicators, null
-// and freed handles, and communicators that reach another world: then, the
+// that the world's agreement covers it; also for intercommunicators, which
+// are never served anyway (call_support.h counts them).  False for a null
+// handle and for communicators that reach another world: then, the
 // first time on this process, the lowest rank of `comm` among this world's
 // members prints one line saying that its calls go to the system MPI.  Local
 // (no communication); the answer is cached on `comm` and computed once per

@@ -2,7 +2,8 @@
  * mpi=NAME (profile_choice_observed.py): SUM_CALLS sums of 2 MiB of doubles
  * (MPI_SUM, commutative) and ORDER_CALLS of a non-commutative op ("the left
  * operand": the result is rank 0's value, in rank order, as the standard
- * requires), each checked exactly.  Prints "profile-choice-app: ok" on every
+ * requires), each checked exactly, then one MPI_OP_NULL call that must return
+ * MPI_ERR_OP.  Prints "profile-choice-app: ok" on every
  * rank, or exits 1. */
 #include <mpi.h>
 #include <stdio.h>
@@ -38,6 +39,18 @@ int main(int argc, char **argv) {
       if (y[i] != 1) bad++;
   }
   MPI_Op_free(&left);
+  /* MPI_OP_NULL on a communicator that returns errors (MPI_COMM_WORLD's stay fatal): the MPI's own
+   * MPI_ERR_OP comes back, whatever the profile names (issue 41 item 4). */
+  MPI_Comm returns;
+  MPI_Comm_dup(MPI_COMM_WORLD, &returns);
+  MPI_Comm_set_errhandler(returns, MPI_ERRORS_RETURN);
+  int rc = MPI_Allreduce(a, b, COUNT, MPI_DOUBLE, MPI_OP_NULL, returns), cls = MPI_SUCCESS;
+  if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
+  if (cls != MPI_ERR_OP) {
+    fprintf(stderr, "profile-choice-app: rank %d: MPI_OP_NULL returned class %d, not MPI_ERR_OP\n", rank, cls);
+    bad++;
+  }
+  MPI_Comm_free(&returns);
   if (bad) fprintf(stderr, "profile-choice-app: rank %d: %d wrong elements\n", rank, bad);
   else printf("profile-choice-app: ok\n");
   free(a), free(b), free(x), free(y);
