@@ -3,55 +3,37 @@
 // driver here.
 #include "mps_daemon.h"
 
+#include "mps_stand_in_test_support.h"
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace multilane {
 namespace {
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+// -d: "start" (records the pipe directory it was given); stdin commands
+// are logged; get_server_list fails until started when FAIL_UP is set.
+const char kStandIn[] =
+    "if [ \"$1\" = -d ] && [ -n \"$FAIL_START\" ]; then printf '\\033[2J\\033]0;owned\\007boom\\n'; exit 1; fi\n"
+    "if [ \"$1\" = -d ]; then echo \"start $CUDA_MPS_PIPE_DIRECTORY\" >> @LOG@; exit 0; fi\n"
+    "read cmd; echo \"$cmd\" >> @LOG@\n"
+    "if [ \"$cmd\" = get_server_list ] && [ -n \"$FAIL_UP\" ]; then exit 1; fi\n"
+    "exit 0\n";
 
 class MpsDaemonTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/mps-test.XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    log_ = dir_ + "/calls.log";
-    stand_in_ = dir_ + "/mps-control";
-    std::ofstream out(stand_in_);
-    // -d: "start" (records the pipe directory it was given); stdin commands
-    // are logged; get_server_list fails until started when FAIL_UP is set.
-    out << "#!/bin/sh\n"
-           "if [ \"$1\" = -d ] && [ -n \"$FAIL_START\" ]; then printf '\\033[2J\\033]0;owned\\007boom\\n'; exit 1; fi\n"
-           "if [ \"$1\" = -d ]; then echo \"start $CUDA_MPS_PIPE_DIRECTORY\" >> "
-        << log_
-        << "; exit 0; fi\n"
-           "read cmd; echo \"$cmd\" >> "
-        << log_
-        << "\n"
-           "if [ \"$cmd\" = get_server_list ] && [ -n \"$FAIL_UP\" ]; then exit 1; fi\n"
-           "exit 0\n";
-    out.close();
-    chmod(stand_in_.c_str(), 0755);
-  }
   void TearDown() override {
     unsetenv("FAIL_UP");
     unsetenv("FAIL_START");
-    std::filesystem::remove_all(dir_);
   }
-  std::string dir_, log_, stand_in_;
+  MpsStandIn stand_in{"mps-test", kStandIn};
+  const std::string dir_ = stand_in.dir();
+  const std::string stand_in_ = stand_in.control();
+  std::string ReadLog() const { return stand_in.LogText(); }
 };
 
 TEST_F(MpsDaemonTest, StartsWithPrivateFoldersAndQuitsOnDestruction) {
@@ -66,7 +48,7 @@ TEST_F(MpsDaemonTest, StartsWithPrivateFoldersAndQuitsOnDestruction) {
     ASSERT_EQ(stat((dir_ + "/mps/pipe").c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0700u);
   }
-  EXPECT_EQ(ReadAll(log_), "start " + dir_ + "/mps/pipe\nget_server_list\nquit\n");
+  EXPECT_EQ(ReadLog(), "start " + dir_ + "/mps/pipe\nget_server_list\nquit\n");
   EXPECT_EQ(std::getenv("CUDA_MPS_PIPE_DIRECTORY"), nullptr);
   EXPECT_EQ(std::getenv("CUDA_MPS_LOG_DIRECTORY"), nullptr);
 }
@@ -79,7 +61,7 @@ TEST_F(MpsDaemonTest, ADaemonThatNeverAnswersIsStoppedAndNamed) {
   EXPECT_FALSE(d.running());
   EXPECT_NE(error.find("did not answer"), std::string::npos) << error;
   EXPECT_NE(error.find(dir_ + "/mps/log"), std::string::npos) << error;
-  const std::string log = ReadAll(log_);
+  const std::string log = ReadLog();
   EXPECT_EQ(log.substr(log.size() - 5), "quit\n") << log;  // nothing left running
   EXPECT_EQ(std::getenv("CUDA_MPS_PIPE_DIRECTORY"), nullptr);
 }

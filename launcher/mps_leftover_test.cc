@@ -12,19 +12,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
+#include "mps_stand_in_test_support.h"
 #include "process.h"
 
 namespace multilane {
 namespace {
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // A pid that named a process a moment ago and names none now.
 pid_t EndedPid() {
@@ -90,23 +83,10 @@ TEST(ProcessStatTest, APidNamesTheProcessThatStartedThenOnly) {
 
 class LeftoverTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/mps-leftover-test.XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    parent_ = tmpl;
-    log_ = parent_ + "/calls.log";
-    control_ = parent_ + "/mps-control";
-    std::ofstream out(control_);
-    out << "#!/bin/sh\nread cmd; echo \"$cmd $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY\" >> " << log_
-        << "\nexit ${FAIL_QUIT:-0}\n";
-    out.close();
-    chmod(control_.c_str(), 0755);
-    setenv("CUDA_MPS_PIPE_DIRECTORY", "/run/the-users-own", 1);
-  }
+  void SetUp() override { setenv("CUDA_MPS_PIPE_DIRECTORY", "/run/the-users-own", 1); }
   void TearDown() override {
     unsetenv("FAIL_QUIT");
     unsetenv("CUDA_MPS_PIPE_DIRECTORY");
-    std::filesystem::remove_all(parent_);
   }
   // A folder as `run` makes it, with `record` in it.
   std::string Folder(const std::string& name, const MpsOwnerRecord& record) {
@@ -121,7 +101,12 @@ class LeftoverTest : public ::testing::Test {
     r.run_pid = EndedPid();
     return r;
   }
-  std::string parent_, log_, control_;
+  MpsStandIn stand_in{"mps-leftover-test",
+                      "read cmd; echo \"$cmd $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY\" >> @LOG@\n"
+                      "exit ${FAIL_QUIT:-0}\n"};
+  const std::string parent_ = stand_in.dir();
+  const std::string control_ = stand_in.control();
+  std::string ReadLog() const { return stand_in.LogText(); }
 };
 
 TEST_F(LeftoverTest, TheDaemonOfAKilledRunIsToldToQuitAndItsFolderGoes) {
@@ -132,7 +117,7 @@ TEST_F(LeftoverTest, TheDaemonOfAKilledRunIsToldToQuitAndItsFolderGoes) {
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_NE(lines[0].find("stopped the daemon in " + f), std::string::npos) << lines[0];
   EXPECT_NE(lines[0].find("pid " + std::to_string(r.run_pid)), std::string::npos) << lines[0];
-  EXPECT_EQ(ReadAll(log_), "quit " + f + "/pipe " + f + "/log\n");
+  EXPECT_EQ(ReadLog(), "quit " + f + "/pipe " + f + "/log\n");
   EXPECT_FALSE(std::filesystem::exists(f));
   EXPECT_STREQ(std::getenv("CUDA_MPS_PIPE_DIRECTORY"), "/run/the-users-own");  // put back
   EXPECT_EQ(StopLeftoverMps(control_, false, parent_).size(), 0u);
@@ -147,7 +132,7 @@ TEST_F(LeftoverTest, AFolderInUseIsLeftAlone) {
   job.job_start = self.start;
   const std::string serving = Folder("multilane-mps.job001", job);
   EXPECT_EQ(StopLeftoverMps(control_, true, parent_).size(), 0u);
-  EXPECT_FALSE(std::filesystem::exists(log_));
+  EXPECT_FALSE(std::filesystem::exists(stand_in.log()));
   EXPECT_TRUE(std::filesystem::exists(running));
   EXPECT_TRUE(std::filesystem::exists(serving));
 }
@@ -173,7 +158,7 @@ TEST_F(LeftoverTest, OnlyThisUsersOwnRealFoldersAreTouched) {
     ASSERT_EQ(chown(theirs.c_str(), 65534, 65534), 0);
   }
   EXPECT_EQ(StopLeftoverMps(control_, true, parent_).size(), 0u);
-  EXPECT_FALSE(std::filesystem::exists(log_));
+  EXPECT_FALSE(std::filesystem::exists(stand_in.log()));
   EXPECT_TRUE(std::filesystem::exists(target + "/owner"));
   EXPECT_TRUE(std::filesystem::exists(open + "/owner"));
   if (!theirs.empty()) {
@@ -204,7 +189,7 @@ TEST_F(LeftoverTest, AFolderWithoutARecordIsNamedByDoctorOnly) {
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_NE(lines[0].find("rm -r " + f), std::string::npos) << lines[0];
   EXPECT_TRUE(std::filesystem::exists(f));
-  EXPECT_FALSE(std::filesystem::exists(log_));
+  EXPECT_FALSE(std::filesystem::exists(stand_in.log()));
 }
 
 TEST_F(LeftoverTest, ANameWithControlBytesIsEchoedEscaped) {
