@@ -316,25 +316,25 @@ void CheckVersions(Doctor* d, const std::vector<std::string>& databases, const I
   }
 }
 
-void CheckSlurm(Doctor* d, const Installation& in) {
-  SlurmConf conf;
-  if (!ReadSlurmConf(SlurmConfPath(), &conf)) {
-    std::printf("Slurm\n");
-    d->Note("no " + SlurmConfPath() + ": not a Slurm node (or SLURM_CONF names another file)");
-    return;
-  }
-  std::printf("Slurm (%s)\n", conf.path.c_str());
-  unsigned installed = 0;
+// This node's Slurm version (0 when no Slurm command says it).
+unsigned InstalledSlurmVersion() {
   for (const std::vector<std::string>& argv :
        std::vector<std::vector<std::string>>{{"slurmd", "-V"}, {"sinfo", "--version"}, {"srun", "--version"}}) {
     std::string out;
-    if (RunAndCapture(argv, &out) == 0 && (installed = ParseSlurmVersion(out)) != 0) break;
+    unsigned v = 0;
+    if (RunAndCapture(argv, &out) == 0 && (v = ParseSlurmVersion(out)) != 0) return v;
   }
-  std::vector<std::string> problems;
+  return 0;
+}
+
+// The plugstack line that names spank_multilane.so (the first, when several
+// do: an error), or false with a note where none does.
+bool FindOurPlugstackLine(Doctor* d, const SlurmConf& conf, PlugstackLine* line) {
   if (access(conf.plugstack.c_str(), R_OK) != 0) {
     d->Note("no plugstack file " + conf.plugstack + " (PlugStackConfig): --multilane is not enabled here");
-    return;
+    return false;
   }
+  std::vector<std::string> problems;
   std::vector<PlugstackLine> lines = ReadPlugstack(conf.plugstack, &problems);
   for (const std::string& p : problems)
     d->Error("plugstack line not understood: " + p, "fix or remove it (Slurm refuses the whole file)");
@@ -344,7 +344,7 @@ void CheckSlurm(Doctor* d, const Installation& in) {
   if (ours.empty()) {
     d->Note("no plugstack line names spank_multilane.so (read " + conf.plugstack +
             " and its includes): --multilane is not enabled here");
-    return;
+    return false;
   }
   if (ours.size() > 1) {
     std::string where;
@@ -352,35 +352,34 @@ void CheckSlurm(Doctor* d, const Installation& in) {
     d->Error("spank_multilane.so is named " + std::to_string(ours.size()) + " times:" + where,
              "keep one line (Slurm would load the plugin twice)");
   }
-  const PlugstackLine& line = ours.front();
-  const std::string at = line.file + ":" + std::to_string(line.line);
-  std::vector<char*> argv;
-  std::vector<std::string> args = line.args;
-  for (std::string& a : args) argv.push_back(a.data());
-  multilane_spank::PluginConfig config;
-  std::string error;
-  if (!multilane_spank::ParsePluginConfig(static_cast<int>(argv.size()), argv.data(), &config, &error)) {
-    d->Error(at + ": " + error, "correct the line (docs/admin.md lists the keys)");
-    return;
-  }
-  d->Ok(at + ": " + line.kind + " " + line.plugin + " (keys valid)");
+  *line = ours.front();
+  return true;
+}
+
+// The plugin of `line` loads, and was built for this node's Slurm.
+void CheckPluginLoads(Doctor* d, const PlugstackLine& line, unsigned installed) {
   const Loaded plugin = LoadInChild(line.plugin, true);
   if (!plugin.ok) {
     d->Error("the plugin " + line.plugin + " does not load: " + plugin.why,
              "install slurm-spank-multilane built for this Slurm (or fix the path on the plugstack line)");
-  } else {
-    const unsigned built = static_cast<unsigned>(std::strtoul(plugin.Get("plugin_version").c_str(), nullptr, 10));
-    if (installed == 0) {
-      d->Note("the plugin loads (built for Slurm " + FormatSlurmVersion(built) +
-              "); this node's Slurm version is unknown (no slurmd -V, sinfo --version)");
-    } else if ((built >> 8) != (installed >> 8)) {
-      d->Error("the plugin was built for Slurm " + FormatSlurmVersion(built) + ", this node runs " +
-                   FormatSlurmVersion(installed) + ": Slurm refuses to load it",
-               "install the plugin built against this Slurm version");
-    } else {
-      d->Ok("the plugin loads and matches Slurm " + FormatSlurmVersion(installed));
-    }
+    return;
   }
+  const unsigned built = static_cast<unsigned>(std::strtoul(plugin.Get("plugin_version").c_str(), nullptr, 10));
+  if (installed == 0) {
+    d->Note("the plugin loads (built for Slurm " + FormatSlurmVersion(built) +
+            "); this node's Slurm version is unknown (no slurmd -V, sinfo --version)");
+  } else if ((built >> 8) != (installed >> 8)) {
+    d->Error("the plugin was built for Slurm " + FormatSlurmVersion(built) + ", this node runs " +
+                 FormatSlurmVersion(installed) + ": Slurm refuses to load it",
+             "install the plugin built against this Slurm version");
+  } else {
+    d->Ok("the plugin loads and matches Slurm " + FormatSlurmVersion(installed));
+  }
+}
+
+// The command and the library the plugstack line names start and load, in
+// this command's version.
+void CheckWhatTheLineNames(Doctor* d, const multilane_spank::PluginConfig& config, const Installation& in) {
   if (access(config.multilane.c_str(), X_OK) != 0) {
     d->Error("multilane=" + config.multilane + " is missing or not executable: jobs run without multilane",
              "install multilane on this node, or point multilane= at it");
@@ -406,8 +405,11 @@ void CheckSlurm(Doctor* d, const Installation& in) {
   else
     d->Ok("library=" + config.library + " (loads, " + LibraryVersion() + ")");
   CheckDatabase(d, "plugstack database=", config.database, "the admin creates it with `multilane tune --system`");
+}
 
-  // The cli_filter: the tuned layout at submission.
+// The cli_filter (the tuned layout at submission) is multilane's, with the
+// plugstack line's settings.
+void CheckCliFilter(Doctor* d, const SlurmConf& conf, const multilane_spank::PluginConfig& config) {
   if (conf.cli_filter.find("lua") == std::string::npos) {
     d->Note("CliFilterPlugins has no cli_filter/lua: --multilane jobs do not get the tuned tasks per GPU");
     return;
@@ -428,6 +430,33 @@ void CheckSlurm(Doctor* d, const Installation& in) {
              "set the three values at the top of " + lua + " as on the plugstack line");
   else
     d->Ok("cli_filter " + lua + " (settings match the plugstack line)");
+}
+
+void CheckSlurm(Doctor* d, const Installation& in) {
+  SlurmConf conf;
+  if (!ReadSlurmConf(SlurmConfPath(), &conf)) {
+    std::printf("Slurm\n");
+    d->Note("no " + SlurmConfPath() + ": not a Slurm node (or SLURM_CONF names another file)");
+    return;
+  }
+  std::printf("Slurm (%s)\n", conf.path.c_str());
+  const unsigned installed = InstalledSlurmVersion();
+  PlugstackLine line;
+  if (!FindOurPlugstackLine(d, conf, &line)) return;
+  const std::string at = line.file + ":" + std::to_string(line.line);
+  std::vector<char*> argv;
+  std::vector<std::string> args = line.args;
+  for (std::string& a : args) argv.push_back(a.data());
+  multilane_spank::PluginConfig config;
+  std::string error;
+  if (!multilane_spank::ParsePluginConfig(static_cast<int>(argv.size()), argv.data(), &config, &error)) {
+    d->Error(at + ": " + error, "correct the line (docs/admin.md lists the keys)");
+    return;
+  }
+  d->Ok(at + ": " + line.kind + " " + line.plugin + " (keys valid)");
+  CheckPluginLoads(d, line, installed);
+  CheckWhatTheLineNames(d, config, in);
+  CheckCliFilter(d, conf, config);
 }
 
 // Each family's launcher outside Slurm: its generation (Open MPI 4 with ORTE,
