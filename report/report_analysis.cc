@@ -258,7 +258,8 @@ void RetuneVerdict(JobAnalysis* a) {
             " of the allreduce time");
 }
 
-void JobVerdicts(const JobReport& r, JobAnalysis* a) {
+// Whether more GPUs would pay: the scaling prediction.
+void ScalingVerdict(JobAnalysis* a) {
   std::vector<Verdict>* v = &a->verdicts;
   const TimeSplit& t = a->split;
   const std::string unit = a->scale_unit;
@@ -283,6 +284,12 @@ void JobVerdicts(const JobReport& r, JobAnalysis* a) {
   } else {
     Add(v, "scaling", VerdictLevel::kNote, "no scaling prediction: " + a->prediction_note);
   }
+}
+
+// Where the wall time goes: communication-bound, waiting for the slowest rank.
+void TimeSplitVerdicts(const JobReport& r, JobAnalysis* a) {
+  std::vector<Verdict>* v = &a->verdicts;
+  const TimeSplit& t = a->split;
   if (t.allreduce_share >= kCommunicationBoundShare)
     Add(v, "communication-bound", VerdictLevel::kWarn,
         "communication-bound: allreduce transfers take " + Percent(t.allreduce_share) +
@@ -298,6 +305,11 @@ void JobVerdicts(const JobReport& r, JobAnalysis* a) {
         "no call was sampled for waiting (MULTILANE_REPORT_SAMPLE): the allreduce share includes any waiting");
   }
 
+}
+
+// What multilane saved against the system MPI, or why that is not known.
+void SavingsVerdict(const JobReport& r, JobAnalysis* a) {
+  std::vector<Verdict>* v = &a->verdicts;
   const Savings& s = a->savings;
   if (s.known) {
     if (s.share_of_wall >= kSavingsNoticeableShare) {
@@ -330,7 +342,11 @@ void JobVerdicts(const JobReport& r, JobAnalysis* a) {
     Add(v, "savings", VerdictLevel::kNote,
         "the profile records no system MPI times for these sizes: what multilane saved is unknown");
   }
+}
 
+// Whether another number of ranks per GPU would have been faster.
+void RanksPerGpuVerdict(JobAnalysis* a) {
+  std::vector<Verdict>* v = &a->verdicts;
   const LayoutAdvice& l = a->layout;
   if (l.known && l.best_ppg != l.job_ppg && l.ratio < 1) {
     Add(v, "ranks-per-gpu", VerdictLevel::kNote,
@@ -342,7 +358,12 @@ void JobVerdicts(const JobReport& r, JobAnalysis* a) {
         "the job ran " + std::to_string(l.job_ppg) + " rank(s) per GPU, the fastest the profile knows for its "
             "device allreduces" + (l.note.empty() ? "" : "; " + l.note));
   }
+}
 
+// Per size bin priced from a profile entry: below the expected bandwidth,
+// slower than the system MPI.
+void BinVerdicts(JobAnalysis* a) {
+  std::vector<Verdict>* v = &a->verdicts;
   for (const BinAnalysis& b : a->bins) {
     if (b.transfer_share < kBinMinTimeShare) continue;
     if (b.price_basis != "entry") continue;  // priced from points: RetuneVerdict
@@ -360,7 +381,12 @@ void JobVerdicts(const JobReport& r, JobAnalysis* a) {
                 Seconds(mpi_us * 1e-6) + ": re-tune this node type");
     }
   }
-  RetuneVerdict(a);
+}
+
+// Small messages, idle GPUs, and a split that had to be clamped.
+void OtherVerdicts(JobAnalysis* a) {
+  std::vector<Verdict>* v = &a->verdicts;
+  const TimeSplit& t = a->split;
   double small = 0;
   for (const BinAnalysis& b : a->bins)
     if (b.to && *b.to <= kSmallMessageBytes) small += b.transfer_share;
@@ -379,6 +405,16 @@ void JobVerdicts(const JobReport& r, JobAnalysis* a) {
     Add(v, "inconsistent", VerdictLevel::kNote,
         "the time inside MPI_Allreduce exceeds the wall time (calls from several threads at once each count), or "
         "the waiting exceeds it: the split is clamped to the wall time and is only indicative");
+}
+
+void JobVerdicts(const JobReport& r, JobAnalysis* a) {
+  ScalingVerdict(a);
+  TimeSplitVerdicts(r, a);
+  SavingsVerdict(r, a);
+  RanksPerGpuVerdict(a);
+  BinVerdicts(a);
+  RetuneVerdict(a);
+  OtherVerdicts(a);
 }
 
 }  // namespace
