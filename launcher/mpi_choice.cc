@@ -45,11 +45,6 @@ std::string ResolveProgram(const std::string& word) {
 
 using Family = mla::MpiFamilyInfo;
 
-const Family& FamilyNamed(const std::string& name) {
-  const Family* f = mla::FindMpiFamily(name);
-  return f != nullptr ? *f : mla::MpiFamilies().front();  // Open MPI: the default MPI
-}
-
 bool HasWord(const std::string& text, const std::vector<std::string>& words) {
   for (const std::string& w : words)
     if (text.find(w) != std::string::npos) return true;
@@ -179,20 +174,6 @@ std::string FamilyOfCommand(const std::vector<std::string>& command, LauncherKin
 
 std::string ProbeOfFamily(const std::string& probe, const std::string& family) {
   return (fs::path(probe).parent_path() / mla::FamilyProbeFile(family)).string();
-}
-
-std::string LauncherOfFamily(const std::string& family) { return FamilyNamed(family).launcher; }
-
-LauncherKind LauncherKindOfFamily(const std::string& family) { return FamilyNamed(family).launcher_kind; }
-
-std::vector<std::string> OversubscribeFlags(const std::string& family) {
-  return FamilyNamed(family).oversubscribe_flags;
-}
-
-std::string RanksFlag(LauncherKind kind) {
-  for (const Family& f : mla::MpiFamilies())
-    if (f.launcher_kind == kind) return f.ranks_flag;
-  return "-n";
 }
 
 std::string MpiVersionOfFamily(const std::string& family, const std::string& probe, std::string* error) {

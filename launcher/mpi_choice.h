@@ -56,19 +56,6 @@ std::string FamilyOfCommand(const std::vector<std::string>& command, LauncherKin
 // The probe program of `family` beside `probe` (mla::FamilyProbeFile).
 std::string ProbeOfFamily(const std::string& probe, const std::string& family);
 
-// The MPI launcher for probes of `family` outside Slurm: mpirun (Open MPI, the
-// default MPI) or mpiexec.mpich.
-std::string LauncherOfFamily(const std::string& family);
-
-// The kind of LauncherOfFamily(family): kHydra for mpich, else kOpenMpi.
-LauncherKind LauncherKindOfFamily(const std::string& family);
-
-// The flags of LauncherOfFamily(family) that start more ranks than a host
-// has cores (mla::MpiFamilyInfo::oversubscribe_flags).
-std::vector<std::string> OversubscribeFlags(const std::string& family);
-
-// The launcher's flag for the number of ranks: -np (Open MPI) or -n (hydra).
-std::string RanksFlag(LauncherKind kind);
 
 // The first line of `family`'s MPI version: this command's own MPI for
 // openmpi, else what `PROBE --mpi-version` prints.  "" with *error set when

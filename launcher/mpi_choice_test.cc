@@ -147,12 +147,13 @@ TEST(ForwardVariables, LeavesSrunAndPlainCommandsAlone) {
 TEST(MpiChoice, ProbeAndLauncherOfFamily) {
   EXPECT_EQ(ProbeOfFamily("/usr/libexec/multilane/mlprobe", "openmpi"), "/usr/libexec/multilane/mlprobe");
   EXPECT_EQ(ProbeOfFamily("/usr/libexec/multilane/mlprobe", "mpich"), "/usr/libexec/multilane/mlprobe-mpich");
-  EXPECT_EQ(LauncherOfFamily("mpich"), "mpiexec.mpich");
-  EXPECT_EQ(LauncherOfFamily("openmpi"), "mpirun");
-  EXPECT_EQ(LauncherKindOfFamily("mpich"), LauncherKind::kHydra);
-  EXPECT_EQ(LauncherKindOfFamily("openmpi"), LauncherKind::kOpenMpi);
-  EXPECT_EQ(RanksFlag(LauncherKind::kHydra), "-n");
-  EXPECT_EQ(RanksFlag(LauncherKind::kOpenMpi), "-np");
+  // The probe's launcher outside Slurm: the family row's (tune/probe_launch.cc).
+  EXPECT_EQ(mla::FindMpiFamily("mpich")->launcher, "mpiexec.mpich");
+  EXPECT_EQ(mla::FindMpiFamily("openmpi")->launcher, "mpirun");
+  EXPECT_EQ(mla::FindMpiFamily("mpich")->launcher_kind, LauncherKind::kHydra);
+  EXPECT_EQ(mla::FindMpiFamily("openmpi")->launcher_kind, LauncherKind::kOpenMpi);
+  EXPECT_EQ(mla::FindMpiFamily("mpich")->ranks_flag, "-n");
+  EXPECT_EQ(mla::FindMpiFamily("openmpi")->ranks_flag, "-np");
 }
 
 TEST(MpiChoice, VersionOfAMissingProbeIsAnError) {

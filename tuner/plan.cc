@@ -227,6 +227,8 @@ bool ParsePlanFields(const nlohmann::json& j, Plan* plan, std::string* error) {
     }
     p.rep_stat = j["rep_stat"].get<std::string>();
   }
+  if (j.contains("comment"))
+    p.comment = j["comment"].is_string() ? j["comment"].get<std::string>() : j["comment"].dump();
   *plan = p;
   return true;
 }
@@ -242,6 +244,57 @@ bool ParsePlan(const nlohmann::json& j, Plan* plan, std::string* error) {
   }
 }
 
+namespace {
+
+// The plan's "space": the algorithms and the dimensions that differ from
+// DefaultSpace()'s (null when none does).
+nlohmann::json SpaceToJson(const Space& space) {
+  nlohmann::json out = nlohmann::json::object();
+  const Space all = DefaultSpace();
+  std::vector<std::string> algos, all_algos;
+  for (const Algorithm& a : space.algorithms) algos.push_back(a.name);
+  for (const Algorithm& a : all.algorithms) all_algos.push_back(a.name);
+  if (algos != all_algos) out["algo"] = algos;
+  for (const Dimension& d : space.dimensions)
+    if (d.restricted) out[d.name] = d.values;
+  return out.empty() ? nlohmann::json() : out;
+}
+
+// Each memory kind's candidates at a size (ParseSizeCandidates's form).
+nlohmann::json SizeCandidatesToJson(const Plan& plan) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [at, candidates] : plan.size_candidates) {
+    nlohmann::json words = nlohmann::json::array();
+    for (const Candidate& c : candidates) words.push_back(c.Render());
+    out.push_back({{"memory", MemKindName(at.first)}, {"size", at.second}, {"candidates", words}});
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json PlanToJson(const Plan& plan) {
+  const Plan d;
+  nlohmann::json j = {{"sizes", plan.sizes}, {"budget_s", plan.budget_s}};
+  j["memory"] = nlohmann::json::array();
+  for (MemKind k : plan.memories) j["memory"].push_back(MemKindName(k));
+  if (!plan.comment.empty()) j["comment"] = plan.comment;
+  if (plan.has_candidates) {
+    j["candidates"] = nlohmann::json::array();
+    for (const Candidate& c : plan.candidates) j["candidates"].push_back(c.Render());
+  }
+  if (!plan.size_candidates.empty()) j["size_candidates"] = SizeCandidatesToJson(plan);
+  if (const nlohmann::json space = SpaceToJson(plan.space); !space.is_null()) j["space"] = space;
+  if (plan.reps_per_round != d.reps_per_round) j["reps_per_round"] = plan.reps_per_round;
+  if (plan.max_rounds != d.max_rounds) j["max_rounds"] = plan.max_rounds;
+  if (plan.noise_floor != d.noise_floor) j["noise_floor"] = plan.noise_floor;
+  if (plan.margin != d.margin) j["margin"] = plan.margin;
+  if (plan.warmup != d.warmup) j["warmup"] = plan.warmup;
+  if (plan.iter_bytes != d.iter_bytes || plan.min_iters != d.min_iters || plan.max_iters != d.max_iters)
+    j["iterations"] = {{"bytes", plan.iter_bytes}, {"min", plan.min_iters}, {"max", plan.max_iters}};
+  if (plan.rep_stat != d.rep_stat) j["rep_stat"] = plan.rep_stat;
+  return j;
+}
 
 bool ReadMeasurements(const nlohmann::json& result, std::vector<Measurement>* measurements, std::string* error) {
   std::vector<Measurement> out;
@@ -285,6 +338,28 @@ std::vector<Measurement> MeasurementsFromResult(const nlohmann::json& result) {
   std::string error;
   if (!ReadMeasurements(result, &out, &error)) return {};
   return out;
+}
+
+bool ReadProbeResult(const nlohmann::json& result, ProbeResult* out, std::string* error) {
+  if (!ReadMeasurements(result, &out->measurements, error)) return false;
+  try {
+    for (const auto& size : result.value("sizes", nlohmann::json::array())) {
+      for (const auto& c : size.value("candidates", nlohmann::json::array())) {
+        if (!c.value("fell_back", false)) continue;
+        for (Measurement& m : out->measurements)
+          if (m.bytes == size.value("bytes", uint64_t{0}) &&
+              MemKindName(m.mem) == size.value("memory", std::string("host")) &&
+              m.candidate == c.value("candidate", std::string()))
+            m.valid = false;
+      }
+    }
+    if (result.contains("layout")) out->nodes = result["layout"].value("nodes", 1);
+    out->wall_s = result.value("wall_s", -1.0);
+  } catch (const std::exception& e) {  // every nlohmann exception too
+    *error = e.what();
+    return false;
+  }
+  return true;
 }
 
 }  // namespace mltuner

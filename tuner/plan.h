@@ -1,6 +1,7 @@
-// plan.h: the probe's plan (what mlprobe measures) and the reading of its
-// result file back into search measurements.  Pure C++ with nlohmann::json,
-// no MPI.  The formats are described in tuner/README.md.
+// plan.h: the probe's plan (what mlprobe measures), written (the tune) and
+// read (the probe) here alone, and the reading of its result file back into
+// search measurements.  Pure C++ with nlohmann::json, no MPI.  The formats
+// are described in tuner/README.md.
 #ifndef MLTUNER_PLAN_H_
 #define MLTUNER_PLAN_H_
 
@@ -44,6 +45,7 @@ struct Plan {
   // slowest rank's time per call of the timed calls back to back; "median"
   // or "mean" of each call's maximum over the ranks.
   std::string rep_stat = "loop";
+  std::string comment;  // free text for the reader of the file (the tune names its node type)
 
   int IterationsFor(uint64_t bytes) const;
 
@@ -57,6 +59,11 @@ struct Plan {
 // throws: every nlohmann exception becomes an error.
 bool ParsePlan(const nlohmann::json& j, Plan* plan, std::string* error);
 
+// The plan as its file holds it: sizes, memory and budget_s always, every
+// other field only where it differs from a default Plan's, so that ParsePlan
+// reads back the same plan.
+nlohmann::json PlanToJson(const Plan& plan);
+
 // The measurements of a result file written by mlprobe (all sizes, all
 // candidates, invalid ones marked so), for Decide().  Returns false and sets
 // *error (naming the field) on a result that is not of that form; never
@@ -65,6 +72,19 @@ bool ReadMeasurements(const nlohmann::json& result, std::vector<Measurement>* me
 
 // ReadMeasurements, with no measurements for a malformed result.
 std::vector<Measurement> MeasurementsFromResult(const nlohmann::json& result);
+
+// What one probe launch measured, as the tune reads its result file.
+struct ProbeResult {
+  std::vector<Measurement> measurements;  // a candidate that "fell_back" is marked invalid
+  int nodes = 1;                          // "layout": "nodes"
+  double wall_s = -1;                     // the probe's measuring time; -1 unknown
+};
+
+// ReadMeasurements, with every candidate the library passed to the system
+// MPI ("fell_back": it measured the system MPI, and must not win under its
+// own name) marked invalid, and the layout's nodes and the wall time.  False
+// with *error on a result not of that form; never throws.
+bool ReadProbeResult(const nlohmann::json& result, ProbeResult* out, std::string* error);
 
 }  // namespace mltuner
 

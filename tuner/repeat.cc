@@ -93,6 +93,39 @@ std::vector<std::string> RepeatCandidates(const std::vector<Decision>& decisions
   return out;
 }
 
+bool PlanRepeatLaunch(const Plan& first, const SearchResult& decided, const std::vector<Measurement>& measurements,
+                      double measuring_s, Plan* repeat, RepeatScope* scope) {
+  Plan p = first;
+  p.budget_s = measuring_s;
+  p.max_rounds = 2;
+  p.has_candidates = true;
+  p.candidates.clear();
+  p.size_candidates.clear();
+  std::map<std::string, Candidate> parsed;  // each winner's word, read once
+  for (const std::string& word : RepeatCandidates(decided.decisions)) {
+    Candidate c;
+    std::string error;
+    if (!ParseCandidate(p.space, word, &c, &error)) return false;
+    parsed[word] = c;
+    if (!(c == Passthrough()) && std::find(p.candidates.begin(), p.candidates.end(), c) == p.candidates.end())
+      p.candidates.push_back(c);
+  }
+  *scope = ScopeRepeat(decided.decisions, measurements, p, measuring_s);
+  if (scope->sizes.empty()) return false;
+  p.sizes.clear();
+  for (const RepeatSize& r : scope->sizes) {
+    p.sizes.push_back(r.bytes);
+    for (const auto& [mem, winner] : r.winners) {
+      std::vector<Candidate>& at = p.size_candidates[{mem, r.bytes}];  // passthrough: the system MPI alone
+      const auto c = parsed.find(winner);
+      if (c != parsed.end() && !(c->second == Passthrough()) && std::find(at.begin(), at.end(), c->second) == at.end())
+        at.push_back(c->second);
+    }
+  }
+  *repeat = p;
+  return true;
+}
+
 RepeatSummary ApplyRepeat(const std::vector<Measurement>& repeat, double noise_floor, SearchResult* decided) {
   RepeatSummary s;
   const std::map<Key, double> medians = RepeatMedians(repeat);

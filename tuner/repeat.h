@@ -51,6 +51,15 @@ struct RepeatScope {
 RepeatScope ScopeRepeat(const std::vector<Decision>& decisions, const std::vector<Measurement>& first,
                         const Plan& plan, double measuring_s);
 
+// The repeat launch's plan, from the first launch's plan `first`, its
+// decisions and measurements: RepeatCandidates beside the system MPI, at
+// most 2 rounds, `measuring_s` seconds of measurements, at each size of
+// ScopeRepeat (*scope says which were left out) only that size's winner
+// (Plan::size_candidates).  False when no size fits or a winner is not a
+// candidate of the plan's space: the layout launches once.
+bool PlanRepeatLaunch(const Plan& first, const SearchResult& decided, const std::vector<Measurement>& measurements,
+                      double measuring_s, Plan* repeat, RepeatScope* scope);
+
 // "4M, 64M (5.1 s predicted)": the sizes a scope left out; "" when none.
 std::string DescribeLeftOut(const RepeatScope& scope);
 

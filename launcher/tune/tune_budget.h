@@ -4,9 +4,15 @@
 #ifndef MULTILANE_LAUNCHER_TUNE_BUDGET_H_
 #define MULTILANE_LAUNCHER_TUNE_BUDGET_H_
 
+#include <chrono>
 #include <string>
 
 namespace multilane {
+
+// The seconds from `t` to now.
+inline double SecondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
 
 // A tune's overrun beyond this fraction of --budget is reported.
 constexpr double kBudgetSlack = 0.05;

@@ -8,31 +8,21 @@
 #include <set>
 #include <sstream>
 
-#include "vocab/outside_input.h"
-
 namespace multilane {
 
 using mltuner::MemKind;
 
-bool ResolveTuneMemory(const std::string& memory, int gpus, std::vector<MemKind>* kinds, std::string* error) {
+bool ResolveTuneMemory(TuneMemory memory, int gpus, std::vector<MemKind>* kinds, std::string* error) {
   kinds->clear();
-  if (memory == "host") {
-    *kinds = {MemKind::kHost};
-  } else if (memory == "device" || memory == "all") {
-    if (gpus <= 0) {
-      *error = "--memory " + memory +
-               ": this node has no GPU that NVML reports (or no NVIDIA driver), so there is no device memory to "
-               "measure; tune --memory host here, and device memory on a GPU node";
-      return false;
-    }
-    *kinds = memory == "all" ? std::vector<MemKind>{MemKind::kHost, MemKind::kDevice}
-                             : std::vector<MemKind>{MemKind::kDevice};
-  } else if (memory == "auto") {
-    *kinds = gpus > 0 ? std::vector<MemKind>{MemKind::kHost, MemKind::kDevice} : std::vector<MemKind>{MemKind::kHost};
-  } else {
-    *error = "--memory must be host, device, all or auto, not '" + mldb::Excerpt(memory) + "'";
+  if ((memory == TuneMemory::kDevice || memory == TuneMemory::kAll) && gpus <= 0) {
+    *error = std::string("--memory ") + TuneMemoryName(memory) +
+             ": this node has no GPU that NVML reports (or no NVIDIA driver), so there is no device memory to "
+             "measure; tune --memory host here, and device memory on a GPU node";
     return false;
   }
+  if (memory != TuneMemory::kDevice) kinds->push_back(MemKind::kHost);
+  if (memory == TuneMemory::kDevice || memory == TuneMemory::kAll || (memory == TuneMemory::kAuto && gpus > 0))
+    kinds->push_back(MemKind::kDevice);
   return true;
 }
 

@@ -11,18 +11,17 @@
 #include <utility>
 #include <vector>
 
+#include "tune_request.h"
 #include "tuner/candidates.h"
 #include "tuner/search.h"
 #include "vocab/price.h"
 
 namespace multilane {
 
-// The memory kinds of `--memory` ("host", "device", "all", or "auto": all
-// where the node has GPUs, else host).  `gpus` is the node's GPU count.  False
-// with *error (naming the option and the fix) for device memory without GPUs
-// or an unknown word.
-bool ResolveTuneMemory(const std::string& memory, int gpus, std::vector<mltuner::MemKind>* kinds,
-                       std::string* error);
+// The memory kinds of `--memory` (kAuto: all where the node has GPUs, else
+// host).  `gpus` is the node's GPU count.  False with *error (naming the
+// option and the fix) for device memory without GPUs.
+bool ResolveTuneMemory(TuneMemory memory, int gpus, std::vector<mltuner::MemKind>* kinds, std::string* error);
 
 // A --ranks-per-gpu list: mla::ParseRanksPerGpuList (vocab/ranks_per_gpu.h).
 

@@ -1,5 +1,5 @@
 // tune_partition.cc: `multilane tune --partition NAME` outside an allocation
-// (tune_options.h).  One batch job per node type of the partition, all at
+// (tune_partition.h).  One batch job per node type of the partition, all at
 // once, each running `multilane tune` again inside its allocation on one node
 // of that type into its own database file in the jobs' folder; this command
 // then stores their profiles into the target database (publishing the system
@@ -28,7 +28,8 @@
 #include "store_target.h"
 #include "tune_budget.h"
 #include "tune_folder.h"
-#include "tune_options.h"
+#include "tune_partition.h"
+#include "vocab/byte_size.h"
 
 namespace multilane {
 namespace {
@@ -61,6 +62,7 @@ class ProbeJobs {
   ~ProbeJobs() { CancelRunning(); }
 
   std::vector<Job>& jobs() { return jobs_; }
+  const std::vector<Job>& jobs() const { return jobs_; }
 
   // Cancels every job not yet finished (by job id) and reaps their sbatch.
   void CancelRunning() {
@@ -115,6 +117,38 @@ int TimeLimitMinutes(double inner_budget_s) {
   return static_cast<int>(std::ceil((2 * inner_budget_s + 60) / 60));
 }
 
+// The inner tune of a probe job: the request's options again, with the
+// job's own database `db`, budget and `np` (0: its GPU node type lays its
+// launches out per GPU itself), into the system database when `publish`.
+std::vector<std::string> InnerTune(const TuneRequest& r, const std::string& db, const std::string& budget, int np,
+                                   bool virtual_nodes, bool publish) {
+  std::vector<std::string> inner = {
+      SelfPath(),    "tune",
+      "--partition", r.partition,
+      "--db",        db,
+      "--budget",    budget,
+      "--sizes",     mla::FormatByteSize(r.sizes.from) + ":" + mla::FormatByteSize(r.sizes.to),
+      "--step",      std::to_string(r.sizes.step),
+      "--memory",    TuneMemoryName(r.memory)};
+  if (np > 0) inner.insert(inner.end(), {"--np", std::to_string(np)});
+  if (virtual_nodes) inner.insert(inner.end(), {"--virtual-nodes", std::to_string(r.virtual_nodes)});
+  if (!r.ranks_per_gpu.empty()) {
+    std::string list;
+    for (int v : r.ranks_per_gpu) list += (list.empty() ? "" : ",") + std::to_string(v);
+    inner.insert(inner.end(), {"--ranks-per-gpu", list});
+  }
+  // The family to tune, and the job report whose sizes weight the choice
+  // of ranks per GPU (a path the nodes read: made absolute here).
+  inner.insert(inner.end(), {"--mpi", r.family->name});
+  if (r.weights) inner.insert(inner.end(), {"--weights", std::filesystem::absolute(r.weights->path).string()});
+  if (r.exhaustive) inner.push_back("--exhaustive");
+  if (publish)
+    inner.push_back("--for-system");
+  else if (r.allow_oversubscribed)
+    inner.push_back("--allow-oversubscribed");
+  return inner;
+}
+
 int Interrupted(ProbeJobs* jobs) {
   jobs->CancelRunning();
   const int sig = InterruptSignal();
@@ -122,28 +156,145 @@ int Interrupted(ProbeJobs* jobs) {
   return 128 + sig;
 }
 
-}  // namespace
-
-int TunePartition(const TuneOptions& opt, std::chrono::steady_clock::time_point start) {
-  InterruptGuard interrupts;
-  std::string sinfo;
-  const int status = RunAndCapture(SinfoNodeArguments(opt.partition), &sinfo);
-  if (status != 0)
-    return Fail("sinfo failed for partition '" + mldb::Excerpt(opt.partition) + "' (" +
-                mldb::Excerpt(sinfo.substr(0, sinfo.find('\n'))) +
-                "); check the partition name and that Slurm's commands are on PATH");
-  const std::vector<SlurmNodeGroup> groups = ParseSinfoNodeGroups(sinfo);
-  if (groups.empty())
-    return Fail("partition '" + mldb::Excerpt(opt.partition) + "' has no nodes (sinfo -p " +
-                mldb::Excerpt(opt.partition) + "): give a partition that sinfo lists");
-
-  // The target: --db, else the system database (published as a snapshot).
-  std::string database = opt.database;
+// The target: --db `database` (made absolute), else the system database
+// (published as a snapshot).
+StoreTarget PartitionTarget(std::string database) {
   if (!database.empty() && database[0] != '/') {
     char cwd[4096];
     if (getcwd(cwd, sizeof cwd) != nullptr) database = std::string(cwd) + "/" + database;
   }
-  const StoreTarget target = ChooseStoreTarget(database, database.empty());
+  return ChooseStoreTarget(database, database.empty());
+}
+
+// Waits for every probe job, printing each one's output.  0, or the exit
+// status of the tune with the message printed (the jobs cancelled when
+// interrupted).
+int WaitForJobs(ProbeJobs* probe_jobs) {
+  int failed = 0;
+  for (ProbeJobs::Job& j : probe_jobs->jobs()) {
+    const int st = WaitChild(j.sbatch, true);
+    if (st == -1) return Interrupted(probe_jobs);
+    j.sbatch = -1;
+    j.status = st;
+    close(j.fd);
+    j.fd = -1;
+    const bool ok = st == 0;
+    if (!ok) ++failed;
+    std::fprintf(
+        stderr, "multilane tune: node type of %s: %s\n", j.node.c_str(),
+        ok ? "tuned"
+           : ("the probe job " + j.job_id + " failed (sbatch exit status " + std::to_string(st) + ")").c_str());
+    // The job's own report (the decision table and the profile).
+    std::fputs(ReadJobOutput(j.output).c_str(), ok ? stdout : stderr);
+  }
+  if (failed > 0)
+    return Fail(std::to_string(failed) + " of " + std::to_string(probe_jobs->jobs().size()) +
+                " probe jobs failed (their output is above); nothing was stored");
+  return 0;
+}
+
+// Imports the profile of every job's own database into `store`; *added
+// counts them.  False with *error on the first that fails.
+bool ImportJobProfiles(const ProbeJobs& probe_jobs, mldb::ProfileStore* store, int* added, std::string* error) {
+  for (const ProbeJobs::Job& j : probe_jobs.jobs()) {
+    auto job_db = mldb::ProfileStore::Open(j.db, mldb::ProfileStore::Access::kReadOnly, error);
+    if (!job_db) {
+      *error = "the probe job for " + j.node + " stored no profile: " + *error;
+      return false;
+    }
+    const nlohmann::json doc = mldb::ExportProfiles(*job_db, error);
+    if (doc.is_null()) return false;
+    int imported = 0;
+    if (!mldb::ImportProfiles(*store, doc, &imported, error)) return false;
+    *added += imported;
+  }
+  return true;
+}
+
+// What every probe job of a partition's tune shares.
+struct JobSettings {
+  std::string dir;          // the jobs' folder
+  std::string budget_text;  // the inner tune's --budget
+  int minutes = 0;          // sbatch --time
+  bool publish = false;     // the target is the system database
+};
+
+// Submits the probe job of node type `g` (sbatch --wait, its standard output
+// read for the job id) and adds it to *probe_jobs.  0, or the exit status
+// of the tune with the message printed.
+int SubmitProbeJob(const TuneRequest& request, const SlurmNodeGroup& g, const JobSettings& settings,
+                   ProbeJobs* probe_jobs) {
+  ProbeJobs::Job job;
+  job.node = g.nodes.front();
+  job.db = settings.dir + "/tune-" + job.node + ".db";
+  // A node type with two nodes or more is measured on two of them, so the
+  // step between nodes is measured over the real network; a one-node type
+  // keeps what it was given (--virtual-nodes).
+  const int job_nodes = g.nodes.size() >= 2 ? 2 : 1;
+  std::string nodelist = job.node;
+  if (job_nodes == 2) nodelist += "," + g.nodes[1];
+  const int np_per_node = request.np > 0 ? request.np : std::max(1, std::atoi(g.cpus.c_str()));
+  const int np = np_per_node * job_nodes;
+  // A GPU node type's tune lays its launches out per GPU itself (unless
+  // told otherwise).
+  const bool np_given = request.np > 0 || g.gpus == 0 || request.memory == TuneMemory::kHost;
+  const std::vector<std::string> inner = InnerTune(request, job.db, settings.budget_text, np_given ? np : 0,
+                                                   request.virtual_nodes > 0 && job_nodes == 1, settings.publish);
+  // sbatch runs the inner command itself (a batch script is a file: the
+  // arguments go after it, never through a shell's parser).
+  const std::string script = settings.dir + "/tune-" + job.node + ".sh";
+  if (std::string error; !WriteOutputFile(script, "#!/bin/sh\nexec \"$@\"\n", &error)) return Fail(error);
+  job.output = settings.dir + "/tune-" + job.node + "-%j.out";
+  std::vector<std::string> argv = {"sbatch", "--wait", "--parsable", "--job-name=multilane-tune", "--partition",
+                                   request.partition, "--nodes=" + std::to_string(job_nodes), "--nodelist=" + nodelist,
+                                   "--ntasks=" + std::to_string(np),
+                                   // the same number on each node: Slurm would place 3 + 1
+                                   "--ntasks-per-node=" + std::to_string(np_per_node),
+                                   "--time=" + std::to_string(settings.minutes), "--output=" + job.output};
+  if (g.gpus > 0) argv.push_back("--gpus-per-node=" + std::to_string(g.gpus));
+  argv.push_back(script);
+  argv.insert(argv.end(), inner.begin(), inner.end());
+  const int rc = SpawnWithPipe(argv, false, &job.sbatch, &job.fd);
+  if (rc != 0) return Fail(std::string("cannot run sbatch (") + std::strerror(rc) + "): is Slurm's client on PATH?");
+  job.job_id = ReadJobId(job.fd);
+  probe_jobs->jobs().push_back(job);
+  if (InterruptSignal() != 0) return Interrupted(probe_jobs);
+  if (job.job_id.empty()) {
+    ProbeJobs::Job& j = probe_jobs->jobs().back();
+    j.status = WaitChild(j.sbatch, false);
+    j.sbatch = -1;
+    return Fail("sbatch did not submit the probe job for node " + job.node + " (exit status " +
+                std::to_string(j.status) + "; its message is above)");
+  }
+  probe_jobs->jobs().back().output = settings.dir + "/tune-" + job.node + "-" + job.job_id + ".out";
+  std::fprintf(stderr,
+               "multilane tune: node type of %s (%s CPUs, gres %s, %zu node(s)): submitted batch job %s on %s "
+               "(time limit %d min, budget %s s)\n",
+               job.node.c_str(), g.cpus.c_str(), g.gres.c_str(), g.nodes.size(), job.job_id.c_str(),
+               job_nodes == 2 ? ("2 of its nodes, " + nodelist).c_str()
+               : request.virtual_nodes > 0
+                   ? ("its one node, as " + std::to_string(request.virtual_nodes) + " virtual nodes").c_str()
+                   : "its one node",
+               settings.minutes, settings.budget_text.c_str());
+  return 0;
+}
+
+}  // namespace
+
+int TunePartition(const TuneRequest& request, std::chrono::steady_clock::time_point start) {
+  InterruptGuard interrupts;
+  std::string sinfo;
+  const int status = RunAndCapture(SinfoNodeArguments(request.partition), &sinfo);
+  if (status != 0)
+    return Fail("sinfo failed for partition '" + mldb::Excerpt(request.partition) + "' (" +
+                mldb::Excerpt(sinfo.substr(0, sinfo.find('\n'))) +
+                "); check the partition name and that Slurm's commands are on PATH");
+  const std::vector<SlurmNodeGroup> groups = ParseSinfoNodeGroups(sinfo);
+  if (groups.empty())
+    return Fail("partition '" + mldb::Excerpt(request.partition) + "' has no nodes (sinfo -p " +
+                mldb::Excerpt(request.partition) + "): give a partition that sinfo lists");
+
+  const StoreTarget target = PartitionTarget(request.database);
   std::string error;
   auto store = OpenStoreTarget(target, &error);  // a broken database fails before any job is submitted
   if (!store) return Fail(error);
@@ -154,123 +305,32 @@ int TunePartition(const TuneOptions& opt, std::chrono::steady_clock::time_point 
   char cwd[4096];
   if (getcwd(cwd, sizeof cwd) == nullptr) return Fail("cannot read the current directory; give --keep DIR");
   TuneFolder folder;
-  if (!folder.Make(opt.keep, cwd, &error)) return Fail(error);
-  const std::string dir = folder.path();
+  if (!folder.Make(request.keep, cwd, &error)) return Fail(error);
 
-  const double inner_budget = std::max(1.0, opt.budget_s - kSubmitReserveS);
-  const int minutes = TimeLimitMinutes(inner_budget);
+  const double inner_budget = std::max(1.0, request.budget_s - kSubmitReserveS);
   char budget_text[32];
   std::snprintf(budget_text, sizeof budget_text, "%.1f", inner_budget);
+  const JobSettings settings{folder.path(), budget_text, TimeLimitMinutes(inner_budget), target.publish};
   ProbeJobs probe_jobs;  // cancelled on every way out until all have ended
-  for (const SlurmNodeGroup& g : groups) {
-    ProbeJobs::Job job;
-    job.node = g.nodes.front();
-    job.db = dir + "/tune-" + job.node + ".db";
-    // A node type with two nodes or more is measured on two of them, so the
-    // step between nodes is measured over the real network; a one-node type
-    // keeps what it was given (--virtual-nodes).
-    const int job_nodes = g.nodes.size() >= 2 ? 2 : 1;
-    std::string nodelist = job.node;
-    if (job_nodes == 2) nodelist += "," + g.nodes[1];
-    const int np_per_node = opt.np > 0 ? opt.np : std::max(1, std::atoi(g.cpus.c_str()));
-    const int np = np_per_node * job_nodes;
-    std::vector<std::string> inner = {SelfPath(), "tune", "--partition", opt.partition, "--db", job.db,
-                                      "--budget", budget_text, "--sizes", opt.sizes,
-                                      "--step", std::to_string(opt.step), "--memory", opt.memory};
-    // A GPU node type's tune lays its launches out per GPU itself (unless
-    // told otherwise).
-    if (opt.np > 0 || g.gpus == 0 || opt.memory == "host") inner.insert(inner.end(), {"--np", std::to_string(np)});
-    if (opt.virtual_nodes > 0 && job_nodes == 1)
-      inner.insert(inner.end(), {"--virtual-nodes", std::to_string(opt.virtual_nodes)});
-    if (!opt.ranks_per_gpu.empty()) inner.insert(inner.end(), {"--ranks-per-gpu", opt.ranks_per_gpu});
-    // The family to tune, and the job report whose sizes weight the choice
-    // of ranks per GPU (a path the nodes read: made absolute here).
-    inner.insert(inner.end(), {"--mpi", opt.mpi});
-    if (!opt.weights.empty())
-      inner.insert(inner.end(), {"--weights", std::filesystem::absolute(opt.weights).string()});
-    if (opt.exhaustive) inner.push_back("--exhaustive");
-    if (target.publish) inner.push_back("--for-system");
-    else if (opt.allow_oversubscribed) inner.push_back("--allow-oversubscribed");
-    // sbatch runs the inner command itself (a batch script is a file: the
-    // arguments go after it, never through a shell's parser).
-    const std::string script = dir + "/tune-" + job.node + ".sh";
-    if (!WriteOutputFile(script, "#!/bin/sh\nexec \"$@\"\n", &error)) return Fail(error);
-    job.output = dir + "/tune-" + job.node + "-%j.out";
-    std::vector<std::string> argv = {"sbatch", "--wait", "--parsable", "--job-name=multilane-tune",
-                                     "--partition", opt.partition, "--nodes=" + std::to_string(job_nodes),
-                                     "--nodelist=" + nodelist,
-                                     "--ntasks=" + std::to_string(np),
-                                     // the same number on each node: Slurm would place 3 + 1
-                                     "--ntasks-per-node=" + std::to_string(np_per_node),
-                                     "--time=" + std::to_string(minutes),
-                                     "--output=" + job.output};
-    if (g.gpus > 0) argv.push_back("--gpus-per-node=" + std::to_string(g.gpus));
-    argv.push_back(script);
-    argv.insert(argv.end(), inner.begin(), inner.end());
-    const int rc = SpawnWithPipe(argv, false, &job.sbatch, &job.fd);
-    if (rc != 0) return Fail(std::string("cannot run sbatch (") + std::strerror(rc) + "): is Slurm's client on PATH?");
-    job.job_id = ReadJobId(job.fd);
-    probe_jobs.jobs().push_back(job);
-    if (InterruptSignal() != 0) return Interrupted(&probe_jobs);
-    if (job.job_id.empty()) {
-      ProbeJobs::Job& j = probe_jobs.jobs().back();
-      j.status = WaitChild(j.sbatch, false);
-      j.sbatch = -1;
-      return Fail("sbatch did not submit the probe job for node " + job.node + " (exit status " +
-                  std::to_string(j.status) + "; its message is above)");
-    }
-    probe_jobs.jobs().back().output = dir + "/tune-" + job.node + "-" + job.job_id + ".out";
-    std::fprintf(stderr,
-                 "multilane tune: node type of %s (%s CPUs, gres %s, %zu node(s)): submitted batch job %s on %s "
-                 "(time limit %d min, budget %s s)\n",
-                 job.node.c_str(), g.cpus.c_str(), g.gres.c_str(), g.nodes.size(), job.job_id.c_str(),
-                 job_nodes == 2 ? ("2 of its nodes, " + nodelist).c_str()
-                 : opt.virtual_nodes > 0 ? ("its one node, as " + std::to_string(opt.virtual_nodes) + " virtual nodes").c_str()
-                                         : "its one node",
-                 minutes, budget_text);
-  }
+  for (const SlurmNodeGroup& g : groups)
+    if (const int rc = SubmitProbeJob(request, g, settings, &probe_jobs); rc != 0) return rc;
 
-  int failed = 0;
-  for (ProbeJobs::Job& j : probe_jobs.jobs()) {
-    const int st = WaitChild(j.sbatch, true);
-    if (st == -1) return Interrupted(&probe_jobs);
-    j.sbatch = -1;
-    j.status = st;
-    close(j.fd);
-    j.fd = -1;
-    const bool ok = st == 0;
-    if (!ok) ++failed;
-    std::fprintf(stderr, "multilane tune: node type of %s: %s\n", j.node.c_str(),
-                 ok ? "tuned" : ("the probe job " + j.job_id + " failed (sbatch exit status " + std::to_string(st) +
-                                 ")").c_str());
-    // The job's own report (the decision table and the profile).
-    std::fputs(ReadJobOutput(j.output).c_str(), ok ? stdout : stderr);
-  }
-  if (failed > 0)
-    return Fail(std::to_string(failed) + " of " + std::to_string(probe_jobs.jobs().size()) +
-                " probe jobs failed (their output is above); nothing was stored");
-
+  if (const int rc = WaitForJobs(&probe_jobs); rc != 0) return rc;
   // Store every job's profile here, then publish once.
   int added = 0;
-  for (const ProbeJobs::Job& j : probe_jobs.jobs()) {
-    auto job_db = mldb::ProfileStore::Open(j.db, mldb::ProfileStore::Access::kReadOnly, &error);
-    if (!job_db) return Fail("the probe job for " + j.node + " stored no profile: " + error);
-    const nlohmann::json doc = mldb::ExportProfiles(*job_db, &error);
-    if (doc.is_null()) return Fail(error);
-    int imported = 0;
-    if (!mldb::ImportProfiles(*store, doc, &imported, &error)) return Fail(error);
-    added += imported;
-  }
+  if (!ImportJobProfiles(probe_jobs, store.get(), &added, &error)) return Fail(error);
   if (!FinishStoreTarget(store.get(), target, &error)) return Fail(error);
   const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("multilane tune: partition %s: %zu node type(s), %d profile(s) stored in %s%s (%.1f s of a %.1f s "
-              "budget)\n",
-              opt.partition.c_str(), probe_jobs.jobs().size(), added, target.path.c_str(),
-              target.publish ? " (published)" : "", total, opt.budget_s);
-  if (total > opt.budget_s * (1 + kBudgetSlack))
-    std::printf("note: the tune took %.1f s, %.1f s (%.0f%%) over its --budget: the rest went to Slurm (waiting in "
-                "the queue, starting the jobs); each job's own time is in its output above\n",
-                total, total - opt.budget_s, 100 * (total - opt.budget_s) / opt.budget_s);
+  std::printf(
+      "multilane tune: partition %s: %zu node type(s), %d profile(s) stored in %s%s (%.1f s of a %.1f s "
+      "budget)\n",
+      request.partition.c_str(), probe_jobs.jobs().size(), added, target.path.c_str(),
+      target.publish ? " (published)" : "", total, request.budget_s);
+  if (total > request.budget_s * (1 + kBudgetSlack))
+    std::printf(
+        "note: the tune took %.1f s, %.1f s (%.0f%%) over its --budget: the rest went to Slurm (waiting in "
+        "the queue, starting the jobs); each job's own time is in its output above\n",
+        total, total - request.budget_s, 100 * (total - request.budget_s) / request.budget_s);
   return 0;
 }
 

@@ -46,7 +46,7 @@ mldb::ProfileEntryRow EntryFromBin(const mltuner::Space& space, const mltuner::B
 
 // The profile's metadata lines (docs/profile-format.md): what `show` and
 // `resolve` say about how the profile was tuned.
-std::map<std::string, std::string> TuneMetadata(const TuneOptions& opt, const std::vector<ProbeLaunch>& launches,
+std::map<std::string, std::string> TuneMetadata(const TuneRequest& request, const std::vector<ProbeLaunch>& launches,
                                                 const TuneOutcome& outcome, const std::string& node_type_key,
                                                 const std::string& tuned_at) {
   const ProbeLaunch* best = outcome.best;
@@ -56,8 +56,8 @@ std::map<std::string, std::string> TuneMetadata(const TuneOptions& opt, const st
                                                  {"ranks", std::to_string(best->np)}};
   // Whether those nodes were virtual (MULTILANE_RANKS_PER_NODE on one
   // machine) or real ones of a Slurm allocation: `show` and `resolve` say it.
-  metadata["nodes_virtual"] = opt.virtual_nodes > 0 && best->nodes > 1 ? "yes" : "no";
-  if (!opt.partition.empty()) metadata["partition"] = opt.partition;
+  metadata["nodes_virtual"] = request.virtual_nodes > 0 && best->nodes > 1 ? "yes" : "no";
+  if (!request.partition.empty()) metadata["partition"] = request.partition;
   if (outcome.oversubscribed)
     metadata["oversubscribed"] =
         OversubscribedMark(launches.size() > 1 || outcome.per_gpu_launches ? best->np : best->per_node, outcome.cores);
@@ -74,19 +74,19 @@ std::map<std::string, std::string> TuneMetadata(const TuneOptions& opt, const st
     metadata["ranks_per_gpu"] = std::to_string(outcome.recommended);
     metadata["ranks_per_gpu_tuned"] = tuned;
     metadata["mps"] = !any_shared ? "none" : all_mps ? "on" : "off";
-    if (!opt.weights.empty()) metadata["weights"] = "job-report";
+    if (request.weights) metadata["weights"] = "job-report";
   }
   return metadata;
 }
 
 }  // namespace
 
-mldb::ProfileRecord BuildTuneRecord(const TuneOptions& opt, const std::vector<ProbeLaunch>& launches,
+mldb::ProfileRecord BuildTuneRecord(const TuneRequest& request, const std::vector<ProbeLaunch>& launches,
                                     const TuneOutcome& outcome, const std::string& mpi_version,
                                     const std::string& node_type_key, double duration_s) {
   const ProbeLaunch* best = outcome.best;
   mldb::ProfileRecord record;
-  record.partition = opt.partition;
+  record.partition = request.partition;
   record.nodes = best->nodes;
   record.ranks_per_gpu = best->ranks_per_gpu > 0 ? best->ranks_per_gpu : 1;
   record.library_version = LibraryVersion();
@@ -94,7 +94,7 @@ mldb::ProfileRecord BuildTuneRecord(const TuneOptions& opt, const std::vector<Pr
   record.tuned_by = CurrentUser();
   record.tuned_at = mla::UtcNow();
   record.duration_s = duration_s;
-  const auto metadata = TuneMetadata(opt, launches, outcome, node_type_key, record.tuned_at);
+  const auto metadata = TuneMetadata(request, launches, outcome, node_type_key, record.tuned_at);
   // Entries: each value's own (ppg=N) when several were tuned, and the
   // recommended value's again without ppg, for jobs of any other layout.
   std::vector<mltuner::Bin> bins;

@@ -9,31 +9,15 @@
 #include <vector>
 
 #include "db/profile_store.h"
+#include "probe_launch.h"
 #include "store_target.h"
-#include "tune_options.h"
-#include "tuner/search.h"
+#include "tune_request.h"
 
 namespace mldb {
 struct NodeFingerprint;
 }
 
 namespace multilane {
-
-// One probe launch as a tune runs it.
-struct ProbeLaunch {
-  int ranks_per_gpu = 0;  // 0: not set (a host tune without --ranks-per-gpu)
-  int np = 0;
-  int per_node = 0;
-  bool mps = false;  // ran under a private MPS daemon
-  // Filled from the probe's result:
-  std::vector<mltuner::Measurement> measurements;
-  mltuner::SearchResult decided;
-  int nodes = 1;
-  double measuring_s = -1;
-  double probe_s = 0;
-  double planned_measuring_s = 0;  // the seconds of measurements its probes' plans got
-  std::string repeat_note;  // what the repeat launch did, or why there was none (one line)
-};
 
 // How the tune ended, besides its launches.
 struct TuneOutcome {
@@ -51,7 +35,7 @@ struct TuneOutcome {
 // profile text (metadata and bins) and its entries: with several launches
 // each value's own bins (ppg=N), then the best launch's without ppg, for
 // jobs of any other layout.
-mldb::ProfileRecord BuildTuneRecord(const TuneOptions& opt, const std::vector<ProbeLaunch>& launches,
+mldb::ProfileRecord BuildTuneRecord(const TuneRequest& request, const std::vector<ProbeLaunch>& launches,
                                     const TuneOutcome& outcome, const std::string& mpi_version,
                                     const std::string& node_type_key, double duration_s);
 

@@ -135,5 +135,54 @@ TEST(Result, MeasurementsFromResult) {
   EXPECT_FALSE(m[1].valid);
 }
 
+TEST(Plan, WrittenAndReadBackTheSame) {
+  Plan p;
+  std::string error;
+  ASSERT_TRUE(ParsePlan(json::parse(R"({
+      "sizes": ["4K", "1M"], "memory": ["host", "device"],
+      "candidates": ["lane", "hier chunk=1M"],
+      "size_candidates": [{"memory": "device", "size": "1M", "candidates": ["hier chunk=1M"]}],
+      "space": {"algo": ["lane", "hier"], "chunk": ["0", "1M"]},
+      "budget_s": 3, "reps_per_round": 2, "max_rounds": 3, "noise_floor": 0.05, "margin": 0.2,
+      "warmup": 0, "iterations": {"bytes": "1M", "min": 1, "max": 8}, "rep_stat": "mean",
+      "comment": "node type x"})"),
+                        &p, &error))
+      << error;
+  const json j = PlanToJson(p);
+  Plan q;
+  ASSERT_TRUE(ParsePlan(j, &q, &error)) << error << "\n" << j.dump();
+  EXPECT_EQ(PlanToJson(q), j);
+  EXPECT_EQ(q.sizes, p.sizes);
+  EXPECT_EQ(q.memories, p.memories);
+  EXPECT_EQ(q.candidates, p.candidates);
+  EXPECT_EQ(q.size_candidates, p.size_candidates);
+  EXPECT_EQ(q.space.algorithms.size(), 2u);
+  EXPECT_EQ(q.space.Find("chunk")->values, (std::vector<std::string>{"0", "1M"}));
+  EXPECT_EQ(q.max_rounds, 3);
+  EXPECT_EQ(q.IterationsFor(4096), 8);
+  EXPECT_EQ(q.rep_stat, "mean");
+  EXPECT_EQ(q.comment, "node type x");
+  // A default plan writes its sizes, memory and budget only.
+  Plan d;
+  d.sizes = {4096};
+  EXPECT_EQ(PlanToJson(d), json::parse(R"({"sizes": [4096], "memory": ["host"], "budget_s": 60})"));
+}
+
+TEST(Result, TheTuneTakesNoCandidateThatFellBack) {
+  const json r = json::parse(R"({"layout": {"nodes": 2}, "wall_s": 1.5, "sizes": [
+      {"bytes": 4096, "memory": "device", "candidates": [
+        {"candidate": "passthrough", "samples_us": [10, 11]},
+        {"candidate": "lane", "samples_us": [5], "fell_back": true}]}]})");
+  ProbeResult out;
+  std::string error;
+  ASSERT_TRUE(ReadProbeResult(r, &out, &error)) << error;
+  ASSERT_EQ(out.measurements.size(), 2u);
+  EXPECT_TRUE(out.measurements[0].valid);
+  EXPECT_FALSE(out.measurements[1].valid);
+  EXPECT_EQ(out.nodes, 2);
+  EXPECT_DOUBLE_EQ(out.wall_s, 1.5);
+  EXPECT_FALSE(ReadProbeResult(json::parse(R"({"sizes": 3})"), &out, &error));
+}
+
 }  // namespace
 }  // namespace mltuner

@@ -20,11 +20,13 @@ Measurement M(uint64_t bytes, const std::string& cand, std::vector<double> sampl
 
 // First launch: lane wins 4K (100 -> 50), 1M keeps the system MPI, hier
 // wins 64M.
-SearchResult FirstLaunch() {
-  return Decide({M(4096, "passthrough", {100, 100, 100}), M(4096, "lane", {50, 50, 50}),
-                 M(1 << 20, "passthrough", {1000, 1000, 1000}), M(1 << 20, "lane", {990, 990, 990}),
-                 M(64 << 20, "passthrough", {9000, 9000, 9000}), M(64 << 20, "hier", {6000, 6000, 6000})});
+std::vector<Measurement> FirstMeasurements() {
+  return {M(4096, "passthrough", {100, 100, 100}),        M(4096, "lane", {50, 50, 50}),
+          M(1 << 20, "passthrough", {1000, 1000, 1000}),  M(1 << 20, "lane", {990, 990, 990}),
+          M(64 << 20, "passthrough", {9000, 9000, 9000}), M(64 << 20, "hier", {6000, 6000, 6000})};
 }
+
+SearchResult FirstLaunch() { return Decide(FirstMeasurements()); }
 
 TEST(Repeat, CandidatesAreTheDistinctWinners) {
   const SearchResult r = FirstLaunch();
@@ -136,10 +138,7 @@ TEST(Repeat, SizesTheRepeatLeftOutGetTheBandToo) {
 // and, for the system MPI and the winner, 1 + reps x (warmup + iterations).
 TEST(Repeat, ScopeLeavesOutTheDearestSizesUntilTheRestFit) {
   const SearchResult r = FirstLaunch();
-  const std::vector<Measurement> first = {
-      M(4096, "passthrough", {100, 100, 100}), M(4096, "lane", {50, 50, 50}),
-      M(1 << 20, "passthrough", {1000, 1000, 1000}), M(1 << 20, "lane", {990, 990, 990}),
-      M(64 << 20, "passthrough", {9000, 9000, 9000}), M(64 << 20, "hier", {6000, 6000, 6000})};
+  const std::vector<Measurement> first = FirstMeasurements();
   Plan plan;  // reps 3, warmup 1; iterations 50 at 4K, 16 at 1M, 2 at 64M
   const double s4k = (1 + 1 + 3 * 51) * 100e-6 + (1 + 3 * 51) * 50e-6;
   const double s1m = (1 + 1 + 3 * 17) * 1000e-6;  // kept the system MPI: only it
@@ -165,6 +164,42 @@ TEST(Repeat, ScopeLeavesOutTheDearestSizesUntilTheRestFit) {
 
   EXPECT_TRUE(ScopeRepeat(r.decisions, first, plan, s4k / 2).sizes.empty());
   EXPECT_EQ(ScopeRepeat(r.decisions, first, plan, s4k / 2).left_out.size(), 3u);
+}
+
+TEST(Repeat, LaunchPlanMeasuresEachSizesWinnerBesideTheSystemMpi) {
+  const SearchResult r = FirstLaunch();
+  const std::vector<Measurement> first = FirstMeasurements();
+  Plan plan;
+  plan.sizes = {4096, 1 << 20, 64 << 20};
+  plan.comment = "first";
+  Plan repeat;
+  RepeatScope scope;
+  ASSERT_TRUE(PlanRepeatLaunch(plan, r, first, 100, &repeat, &scope));
+  EXPECT_EQ(repeat.sizes, plan.sizes);
+  EXPECT_TRUE(scope.left_out.empty());
+  EXPECT_DOUBLE_EQ(repeat.budget_s, 100);
+  EXPECT_EQ(repeat.max_rounds, 2);
+  EXPECT_EQ(repeat.comment, "first");
+  ASSERT_TRUE(repeat.has_candidates);
+  ASSERT_EQ(repeat.candidates.size(), 2u);
+  EXPECT_EQ(repeat.candidates[0].Render(), "lane");
+  EXPECT_EQ(repeat.candidates[1].Render(), "hier");
+  ASSERT_EQ(repeat.size_candidates.size(), 3u);
+  EXPECT_EQ(repeat.size_candidates.at({MemKind::kHost, 4096}).size(), 1u);
+  EXPECT_TRUE(repeat.size_candidates.at({MemKind::kHost, 1 << 20}).empty());  // the system MPI alone
+  EXPECT_TRUE(repeat.MeasuresAt(MemKind::kHost, 64 << 20, repeat.candidates[1]));
+  EXPECT_FALSE(repeat.MeasuresAt(MemKind::kHost, 64 << 20, repeat.candidates[0]));
+  // What the probe reads from the file is the same plan.
+  Plan read;
+  std::string error;
+  ASSERT_TRUE(ParsePlan(PlanToJson(repeat), &read, &error)) << error;
+  EXPECT_EQ(read.sizes, repeat.sizes);
+  EXPECT_EQ(read.size_candidates, repeat.size_candidates);
+  EXPECT_EQ(read.max_rounds, 2);
+
+  // A budget no size fits: no repeat.
+  EXPECT_FALSE(PlanRepeatLaunch(plan, r, first, 1e-6, &repeat, &scope));
+  EXPECT_EQ(scope.left_out.size(), 3u);
 }
 
 }  // namespace
