@@ -773,8 +773,8 @@ TEST(ProfileStoreTest, SchemaOneIsReadAndMigrated) {
   EXPECT_EQ(found->entries[0].system_algorithm, "ring");
 }
 
-JobRunRow MakeRun(const std::string& key, const std::string& started, double wall = 10) {
-  JobRunRow r;
+mla::JobRun MakeRun(const std::string& key, const std::string& started, double wall = 10) {
+  mla::JobRun r;
   r.job_key = key;
   r.run_id = "multilane-report-local-" + started;
   r.job_name = "train";
@@ -800,13 +800,13 @@ TEST(ProfileStoreTest, JobHistoryRecordsListsBoundsAndForgets) {
   auto store = OpenOrDie(NewTempDir() + "/h.db");
   std::string error;
   bool added = false;
-  JobRunRow a = MakeRun("train:0123456789ab", "2026-12-01T10:00:00Z", 100);
+  mla::JobRun a = MakeRun("train:0123456789ab", "2026-12-01T10:00:00Z", 100);
   a.energy_j.reset();
   ASSERT_TRUE(store->RecordJobRun(a, &added, &error)) << error;
   EXPECT_TRUE(added);
   ASSERT_TRUE(store->RecordJobRun(a, &added, &error)) << error;
   EXPECT_FALSE(added);  // the same run again: nothing new
-  std::vector<JobRunRow> runs = store->JobRuns("", &error);
+  std::vector<mla::JobRun> runs = store->JobRuns("", &error);
   ASSERT_EQ(runs.size(), 1u) << error;
   EXPECT_EQ(runs[0].job_key, a.job_key);
   EXPECT_EQ(runs[0].histogram_json, a.histogram_json);
@@ -863,7 +863,7 @@ TEST(ProfileStoreTest, JobHistoryRefusesBadRunsAndReadOnlyStores) {
   auto store = OpenOrDie(path);
   std::string error;
   bool added = true;
-  JobRunRow bad = MakeRun("two words", "2026-12-01T10:00:00Z");
+  mla::JobRun bad = MakeRun("two words", "2026-12-01T10:00:00Z");
   EXPECT_FALSE(store->RecordJobRun(bad, &added, &error));
   EXPECT_NE(error.find("job_key must be"), std::string::npos) << error;
   EXPECT_FALSE(added);
