@@ -81,6 +81,12 @@ struct ProfileRecord {
   double duration_s = 0;              // tuning time
   std::string profile_text;           // docs/profile-format.md: what the library gets
   std::vector<ProfileEntryRow> entries;
+  // Read back only: why profile_text and entries disagree (CheckProfileText,
+  // db/profile_check.h), "" when they agree.  Publish and import refuse a
+  // record whose text and entries disagree, so only an older database or
+  // one changed by hand holds such a profile; readers show this, never
+  // check again.
+  std::string disagreement;
 };
 
 struct NodeTypeRow {

@@ -741,6 +741,32 @@ TEST(ProfileStoreTest, SystemAlgorithmRoundTripsAndIsChecked) {
   EXPECT_NE(error.find("only with algo"), std::string::npos) << error;
 }
 
+// The store is the one place that checks a profile's text against its rows:
+// every record read back says whether they disagree, so that `show` and
+// `doctor` only report it.
+TEST(ProfileStoreTest, ReadBackSaysWhetherTextAndEntriesDisagree) {
+  const std::string path = NewTempDir() + "/edited.db";
+  std::string error;
+  {
+    auto store = OpenOrDie(path);
+    ASSERT_NE(store, nullptr);
+    PublishOne(store.get(), "edited");
+    const std::vector<ProfileRecord> listed = store->List(&error);
+    ASSERT_EQ(listed.size(), 1u) << error;
+    EXPECT_EQ(listed[0].disagreement, "");
+  }
+  RawExec(path, "UPDATE profile_entries SET algo = 'hier' WHERE algo = 'lane'");
+  auto store = OpenOrDie(path, Access::kReadOnly);
+  ASSERT_NE(store, nullptr);
+  const std::vector<ProfileRecord> listed = store->List(&error);
+  ASSERT_EQ(listed.size(), 1u) << error;
+  EXPECT_NE(listed[0].disagreement.find("the text and the entries disagree"), std::string::npos)
+      << listed[0].disagreement;
+  auto found = store->Find(TestFingerprint().Key(), "", "0.1.0", "Open MPI 4.1.5", &error);
+  ASSERT_TRUE(found.has_value()) << error;
+  EXPECT_EQ(found->disagreement, listed[0].disagreement);
+}
+
 // A database of schema 1 (before mpi=NAME), as an older multilane left it:
 // read-only it still serves its profiles (a user's job never migrates the
 // system database); read-write it is brought to the current schema.
