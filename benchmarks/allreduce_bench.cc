@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,7 +20,8 @@
 #include <utility>
 #include <vector>
 
-#include "json_writer.h"
+#include <nlohmann/json.hpp>
+
 #include "memkind.h"
 #include "mlallreduce.h"
 #include "options.h"
@@ -713,130 +715,81 @@ void print_summary(const Options &opt, const Bench &bench, uint64_t total_wrong,
   fflush(stdout);
 }
 
+using Json = nlohmann::ordered_json;  // members in the order written
+
+// The run: who, where, with which settings (docs/mlallreduce_bench.md "JSON").
+Json run_json(const Options &opt, const RunInfo &info) {
+  Json j = {{"benchmark", "mlallreduce_bench"},  {"library_version", info.library_version},
+            {"library_enabled", info.library_enabled}, {"date", info.date},
+            {"hostname", info.hostname},        {"command_line", info.command_line},
+            {"argv", info.argv},                {"mpi_version", info.mpi_version},
+            {"ranks", info.nranks},             {"hosts", info.hosts},
+            {"host_ranks", info.host_ranges}};
+  j["layout"] = nullptr;
+  if (info.layout_ok)
+    j["layout"] = {{"size", info.layout.size},     {"nodes", info.layout.nodes},
+                   {"ranks_per_node", info.layout.ranks_per_node}, {"ranks_per_gpu", info.layout.ranks_per_gpu},
+                   {"regular", info.layout.regular != 0}};
+  j["variables"] = Json::object();
+  for (const auto &v : info.variables) j["variables"][v.first] = v.second;
+  j["variables_consistent"] = info.variables_consistent;
+  Json algos = Json::array();
+  for (const AlgoSpec &a : opt.algos) algos.push_back(a.name);
+  j["parameters"] = {{"min_bytes", opt.min_bytes}, {"max_bytes", opt.max_bytes}, {"factor", opt.factor},
+                     {"type", type_name(opt.type)}, {"redop", op_name(opt.op)}, {"algos", algos},
+                     {"lanes", opt.lanes}, {"chunk_bytes", opt.chunk_bytes},
+                     {"warmup", opt.warmup >= 0 ? Json(opt.warmup) : Json(nullptr)},
+                     {"iters", opt.iters > 0 ? Json(opt.iters) : Json(nullptr)}, {"check", opt.check},
+                     {"memory", opt.memory}, {"system_algorithms", info.system_algorithms},
+                     {"multilane_supported", info.supported}};
+  return j;
+}
+
+// A measured figure to 9 significant digits (what the timers resolve), null
+// when not finite.
+Json figure(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", v);
+  return std::strtod(text, nullptr);
+}
+
+// One row of the table; what was not measured is null.
+Json row_json(const Options &opt, const Row &r) {
+  const auto known = [](bool has, double v) { return has ? figure(v) : Json(nullptr); };
+  return {{"size", r.bytes},  {"count", r.count},
+          {"type", type_name(opt.type)}, {"redop", op_name(opt.op)},
+          {"algo", r.algo},   {"time_us", figure(r.time_us)},
+          {"algbw", figure(r.algbw)}, {"busbw", figure(r.busbw)},
+          {"wrong", r.checked ? Json(r.wrong) : Json(nullptr)},
+          {"vs_mpi", known(r.has_vs_mpi, r.vs_mpi)}, {"vs_best", known(r.has_vs_best, r.vs_best)},
+          {"iters", r.iters}, {"warmup", r.warmup}, {"ran_as", r.ran_as}};
+}
+
+// Writes the run, its rows and its summary to f: one member of the document
+// a line, and the elements of its arrays one a line.
 bool write_json(FILE *f, const Options &opt, const RunInfo &info, const Bench &bench, uint64_t total_wrong) {
-  JsonWriter j(f);
-  j.begin_object();
-  j.kv("benchmark", "mlallreduce_bench");
-  j.kv("library_version", info.library_version);
-  j.key("library_enabled");
-  j.boolean(info.library_enabled);
-  j.kv("date", info.date);
-  j.kv("hostname", info.hostname);
-  j.kv("command_line", info.command_line);
-  j.key("argv");
-  j.begin_array(true);
-  for (const std::string &a : info.argv) j.str(a);
-  j.end_array();
-  j.kv("mpi_version", info.mpi_version);
-  j.key("ranks");
-  j.integer(info.nranks);
-  j.key("hosts");
-  j.integer(info.hosts);
-  j.kv("host_ranks", info.host_ranges);
-  j.key("layout");
-  if (info.layout_ok) {
-    j.begin_object(true);
-    j.key("size");
-    j.integer(info.layout.size);
-    j.key("nodes");
-    j.integer(info.layout.nodes);
-    j.key("ranks_per_node");
-    j.integer(info.layout.ranks_per_node);
-    j.key("ranks_per_gpu");
-    j.integer(info.layout.ranks_per_gpu);
-    j.key("regular");
-    j.boolean(info.layout.regular != 0);
-    j.end_object();
-  } else {
-    j.null();
+  Json doc = run_json(opt, info);
+  doc["results"] = Json::array();
+  for (const Row &r : bench.rows()) doc["results"].push_back(row_json(opt, r));
+  Json busbw = Json::object();
+  for (const AlgoSpec &a : opt.algos) busbw[a.name] = figure(average_busbw(bench, a.name));
+  doc["summary"] = {{"out_of_bounds", opt.check ? Json(total_wrong) : Json(nullptr)},
+                    {"avg_busbw", busbw},
+                    {"notes", bench.notes()}};
+  std::string text = "{";
+  for (auto m = doc.begin(); m != doc.end(); ++m) {
+    text += std::string(m == doc.begin() ? "" : ",") + "\n  " + Json(m.key()).dump() + ": ";
+    if (!m->is_array() || m->empty()) {
+      text += m->dump(-1, ' ', false, Json::error_handler_t::replace);
+      continue;
+    }
+    for (size_t i = 0; i < m->size(); ++i)
+      text += std::string(i == 0 ? "[" : ",") + "\n    " + (*m)[i].dump(-1, ' ', false, Json::error_handler_t::replace);
+    text += "\n  ]";
   }
-  j.key("variables");
-  j.begin_object();
-  for (const auto &v : info.variables) j.kv(v.first.c_str(), v.second);
-  j.end_object();
-  j.key("variables_consistent");
-  j.boolean(info.variables_consistent);
-
-  j.key("parameters");
-  j.begin_object();
-  j.key("min_bytes");
-  j.uinteger(opt.min_bytes);
-  j.key("max_bytes");
-  j.uinteger(opt.max_bytes);
-  j.key("factor");
-  j.uinteger(opt.factor);
-  j.kv("type", type_name(opt.type));
-  j.kv("redop", op_name(opt.op));
-  j.key("algos");
-  j.begin_array(true);
-  for (const AlgoSpec &a : opt.algos) j.str(a.name);
-  j.end_array();
-  j.key("lanes");
-  j.integer(opt.lanes);
-  j.key("chunk_bytes");
-  j.uinteger(opt.chunk_bytes);
-  j.key("warmup");
-  if (opt.warmup >= 0) j.integer(opt.warmup); else j.null();
-  j.key("iters");
-  if (opt.iters > 0) j.integer(opt.iters); else j.null();
-  j.key("check");
-  j.boolean(opt.check);
-  j.kv("memory", opt.memory);
-  j.kv("system_algorithms", info.system_algorithms);
-  j.key("multilane_supported");
-  j.boolean(info.supported);
-  j.end_object();
-
-  j.key("results");
-  j.begin_array();
-  for (const Row &r : bench.rows()) {
-    j.begin_object(true);
-    j.key("size");
-    j.uinteger(r.bytes);
-    j.key("count");
-    j.uinteger(r.count);
-    j.kv("type", type_name(opt.type));
-    j.kv("redop", op_name(opt.op));
-    j.kv("algo", r.algo);
-    j.key("time_us");
-    j.num(r.time_us);
-    j.key("algbw");
-    j.num(r.algbw);
-    j.key("busbw");
-    j.num(r.busbw);
-    j.key("wrong");
-    if (r.checked) j.uinteger(r.wrong); else j.null();
-    j.key("vs_mpi");
-    if (r.has_vs_mpi) j.num(r.vs_mpi); else j.null();
-    j.key("vs_best");
-    if (r.has_vs_best) j.num(r.vs_best); else j.null();
-    j.key("iters");
-    j.integer(r.iters);
-    j.key("warmup");
-    j.integer(r.warmup);
-    j.kv("ran_as", r.ran_as);
-    j.end_object();
-  }
-  j.end_array();
-
-  j.key("summary");
-  j.begin_object();
-  j.key("out_of_bounds");
-  if (opt.check) j.uinteger(total_wrong); else j.null();
-  j.key("avg_busbw");
-  j.begin_object(true);
-  for (const AlgoSpec &a : opt.algos) {
-    j.key(a.name.c_str());
-    j.num(average_busbw(bench, a.name));
-  }
-  j.end_object();
-  j.key("notes");
-  j.begin_array();
-  for (const std::string &n : bench.notes()) j.str(n);
-  j.end_array();
-  j.end_object();
-  j.end_object();
-  return !ferror(f);
+  text += "\n}\n";
+  return fputs(text.c_str(), f) >= 0 && !ferror(f);
 }
 
 // Ends the run everywhere with status; rank 0 prints message to stderr first.

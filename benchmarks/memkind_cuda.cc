@@ -9,6 +9,7 @@
 #include <string>
 
 #include "memkind.h"
+#include "vocab/ranks_per_gpu.h"
 
 namespace mlabench {
 namespace {
@@ -122,12 +123,12 @@ std::unique_ptr<MemKind> make_cuda_memkind(int local_rank, int local_size, std::
     *why = "no CUDA device is visible on this host; use -m host";
     return nullptr;
   }
-  int per_gpu = (local_size + count - 1) / count;
-  if (const char *v = std::getenv("MULTILANE_RANKS_PER_GPU")) {
-    int n = std::atoi(v);
-    if (n > 0) per_gpu = n;
-  }
-  const int device = (local_rank / per_gpu) % count;
+  // MULTILANE_RANKS_PER_GPU, as the library reads it (unset: the host's ranks
+  // spread evenly, as the Slurm plugin places tasks).
+  const char *variable = std::getenv("MULTILANE_RANKS_PER_GPU");
+  int per_gpu = 0;
+  if (!mla::ParseRanksPerGpuVariable(variable ? variable : "", &per_gpu, why)) return nullptr;
+  const int device = mla::GpuOfRank(local_rank, local_size, per_gpu, count);
   if (cudaSetDevice(device) != cudaSuccess) {
     *why = "cudaSetDevice(" + std::to_string(device) + ") failed";
     return nullptr;

@@ -1,13 +1,21 @@
 // options.cc: parsing of mlallreduce_bench's command line.
 #include "options.h"
 
+// The simulation build's smpicxx makes exit() a macro (smpi_helpers.h);
+// CLI11 has a member of that name.
+#pragma push_macro("exit")
+#undef exit
+#include <CLI/CLI.hpp>
+#pragma pop_macro("exit")
 #include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 
 #include "memkind.h"
+#include "vocab/byte_size.h"
 
 namespace mlabench {
 
@@ -16,32 +24,14 @@ const char kDefaultDeviceAlgos[] = "mpi,mpi-best,mpi-1pg,nccl,lane,hier,split,la
 
 namespace {
 
-// One option: short letter, long name (nccl-tests spelling where there is one).
-struct OptDef {
-  char letter;
-  const char *long_name;
-  bool takes_value;
+// The options: short letter and long name (nccl-tests spelling where there
+// is one), as CLI11 is given them; every one takes a value.
+const std::pair<char, const char *> kOptNames[] = {
+    {'b', "-b,--minbytes"},     {'e', "-e,--maxbytes"}, {'f', "-f,--stepfactor"}, {'t', "-t,--datatype"},
+    {'o', "-o,--op"},           {'a', "-a,--algos"},    {'l', "-l,--lanes"},      {'c', "-c,--chunk"},
+    {'w', "-w,--warmup_iters"}, {'n', "-n,--iters"},    {'z', "-z,--check"},      {'J', "-J,--json"},
+    {'m', "-m,--memory"},       {'T', "-T,--batch_seconds"},
 };
-
-const OptDef kOptDefs[] = {
-    {'b', "minbytes", true}, {'e', "maxbytes", true},     {'f', "stepfactor", true},
-    {'t', "datatype", true}, {'o', "op", true},           {'a', "algos", true},
-    {'l', "lanes", true},    {'c', "chunk", true},        {'w', "warmup_iters", true},
-    {'n', "iters", true},    {'z', "check", true},        {'J', "json", true},
-    {'m', "memory", true},   {'T', "batch_seconds", true}, {'h', "help", false},
-};
-
-const OptDef *find_short(char c) {
-  for (const OptDef &d : kOptDefs)
-    if (d.letter == c) return &d;
-  return nullptr;
-}
-
-const OptDef *find_long(const std::string &name) {
-  for (const OptDef &d : kOptDefs)
-    if (name == d.long_name) return &d;
-  return nullptr;
-}
 
 bool parse_int(const std::string &text, long long lo, long long hi, long long *out) {
   if (text.empty()) return false;
@@ -135,28 +125,6 @@ bool parse_algos(const std::string &list, std::vector<AlgoSpec> *out, std::strin
 
 }  // namespace
 
-bool parse_size(const std::string &text, uint64_t *bytes) {
-  size_t i = 0;
-  while (i < text.size() && isdigit(static_cast<unsigned char>(text[i]))) ++i;
-  if (i == 0 || i > 19) return false;
-  unsigned long long v = strtoull(text.substr(0, i).c_str(), nullptr, 10);
-  int shift = 0;
-  if (i < text.size()) {
-    switch (toupper(static_cast<unsigned char>(text[i]))) {
-      case 'K': shift = 10; ++i; break;
-      case 'M': shift = 20; ++i; break;
-      case 'G': shift = 30; ++i; break;
-      default: break;
-    }
-  }
-  std::string rest = text.substr(i);
-  if (!(rest.empty() || rest == "B" || rest == "b" || (shift && (rest == "iB" || rest == "ib"))))
-    return false;
-  if (shift && v > (ULLONG_MAX >> shift)) return false;
-  *bytes = static_cast<uint64_t>(v) << shift;
-  return true;
-}
-
 const char *type_name(DataType t) {
   switch (t) {
     case DataType::kFloat: return "float";
@@ -199,7 +167,7 @@ std::string usage_text(const char *argv0) {
        "  -b, --minbytes SIZE      smallest message (default 4K)\n"
        "  -e, --maxbytes SIZE      largest message (default 64M)\n"
        "  -f, --stepfactor N       multiply the size by N (>= 2) between steps (default 2)\n"
-       "                           SIZE: bytes, optional K, M or G suffix (powers of 1024)\n"
+       "                           SIZE: bytes, optional K, M, G or T suffix (powers of 1024)\n"
        "  -t, --datatype TYPE      float, double, int32 or int64 (default float)\n"
        "  -o, --op OP              sum, prod, min or max (default sum)\n"
        "  -a, --algos LIST         comma list of algorithms (default ";
@@ -246,174 +214,136 @@ std::string usage_text(const char *argv0) {
   return s;
 }
 
-ParseStatus parse_options(int argc, char **argv, Options *opt, std::string *error) {
-  std::string algos_text;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    const OptDef *def = nullptr;
-    std::string value;
-    bool have_value = false;
-    std::string shown;  // the option as the user wrote it, for messages
-    if (arg.size() > 2 && arg.compare(0, 2, "--") == 0) {
-      std::string name = arg.substr(2);
-      size_t eq = name.find('=');
-      if (eq != std::string::npos) {
-        value = name.substr(eq + 1);
-        have_value = true;
-        name = name.substr(0, eq);
-      }
-      def = find_long(name);
-      shown = "--" + name;
-      if (!def) {
-        *error = "unknown option '" + shown + "'";
-        return ParseStatus::kError;
-      }
-      if (!def->takes_value && have_value) {
-        *error = shown + " takes no value; write it alone";
-        return ParseStatus::kError;
-      }
-    } else if (arg.size() >= 2 && arg[0] == '-' && arg[1] != '-') {
-      def = find_short(arg[1]);
-      shown = arg.substr(0, 2);
-      if (!def) {
-        *error = "unknown option '" + shown + "'";
-        return ParseStatus::kError;
-      }
-      if (arg.size() > 2) {
-        if (!def->takes_value) {
-          *error = "unknown option '" + arg + "'; " + shown + " takes no value";
-          return ParseStatus::kError;
-        }
-        value = arg.substr(2);
-        have_value = true;
-      }
-    } else {
-      *error = "unexpected argument '" + arg + "'; options start with '-'";
-      return ParseStatus::kError;
-    }
-    if (def->takes_value && !have_value) {
-      if (i + 1 >= argc) {
-        *error = shown + " needs a value; e.g. " + shown + " " +
-                 (strchr("becJ", def->letter) ? (def->letter == 'J' ? "out.json" : "4K") : "1");
-        return ParseStatus::kError;
-      }
-      value = argv[++i];
-    }
+namespace {
 
-    long long n = 0;
-    uint64_t bytes = 0;
-    switch (def->letter) {
-      case 'h':
-        return ParseStatus::kHelp;
-      case 'b':
-      case 'e':
-      case 'c':
-        if (!parse_size(value, &bytes)) {
-          *error = shown + ": '" + value +
-                   "' is not a size; write bytes as an integer with an optional K, M or G suffix "
-                   "(powers of 1024), e.g. " + shown + " 4K";
-          return ParseStatus::kError;
-        }
-        if (def->letter == 'c') {
-          opt->chunk_bytes = bytes;
-        } else if (bytes == 0) {
-          *error = shown + ": the size must be at least one element, not 0; e.g. " + shown + " 4K";
-          return ParseStatus::kError;
-        } else {
-          (def->letter == 'b' ? opt->min_bytes : opt->max_bytes) = bytes;
-        }
-        break;
-      case 'f':
-        if (!parse_int(value, 2, 1 << 20, &n)) {
-          *error = shown + ": '" + value + "' is not a step factor; give an integer >= 2, e.g. " + shown + " 2";
-          return ParseStatus::kError;
-        }
-        opt->factor = static_cast<uint64_t>(n);
-        break;
-      case 't':
-        if (value == "float") opt->type = DataType::kFloat;
-        else if (value == "double") opt->type = DataType::kDouble;
-        else if (value == "int32") opt->type = DataType::kInt32;
-        else if (value == "int64") opt->type = DataType::kInt64;
-        else {
-          *error = shown + ": unknown type '" + value + "'; use one of float, double, int32, int64";
-          return ParseStatus::kError;
-        }
-        break;
-      case 'o':
-        if (value == "sum") opt->op = RedOp::kSum;
-        else if (value == "prod") opt->op = RedOp::kProd;
-        else if (value == "min") opt->op = RedOp::kMin;
-        else if (value == "max") opt->op = RedOp::kMax;
-        else {
-          *error = shown + ": unknown reduction '" + value + "'; use one of sum, prod, min, max";
-          return ParseStatus::kError;
-        }
-        break;
-      case 'a':
-        algos_text = value;
-        break;
-      case 'l':
-        if (!parse_int(value, 0, INT_MAX, &n)) {
-          *error = shown + ": '" + value + "' is not a lane count; give an integer >= 0 (0 = all), e.g. " + shown + " 2";
-          return ParseStatus::kError;
-        }
-        opt->lanes = static_cast<int>(n);
-        break;
-      case 'w':
-        if (!parse_int(value, 0, INT_MAX, &n)) {
-          *error = shown + ": '" + value + "' is not an iteration count; give an integer >= 0, e.g. " + shown + " 10";
-          return ParseStatus::kError;
-        }
-        opt->warmup = static_cast<int>(n);
-        break;
-      case 'n':
-        if (!parse_int(value, 1, INT_MAX, &n)) {
-          *error = shown + ": '" + value + "' is not an iteration count; give an integer >= 1, e.g. " + shown + " 100";
-          return ParseStatus::kError;
-        }
-        opt->iters = static_cast<int>(n);
-        break;
-      case 'z':
-        if (value == "0" || value == "1") {
-          opt->check = value == "1";
-        } else {
-          *error = shown + ": '" + value + "' is not 0 or 1; use " + shown + " 1 to check the results, " + shown + " 0 not to";
-          return ParseStatus::kError;
-        }
-        break;
-      case 'J':
-        if (value.empty()) {
-          *error = shown + ": empty file name; give the JSON file to write, e.g. " + shown + " out.json";
-          return ParseStatus::kError;
-        }
-        opt->json_path = value;
-        break;
-      case 'T': {
-        char *end = nullptr;
-        errno = 0;
-        double v = strtod(value.c_str(), &end);
-        if (value.empty() || *end != '\0' || errno != 0 || !(v > 0) || v > 3600) {
-          *error = shown + ": '" + value + "' is not a number of seconds; give e.g. " + shown + " 0.5";
-          return ParseStatus::kError;
-        }
-        opt->batch_seconds = v;
-        break;
+// Reads argv with CLI11 ("-b 4K", "-b4K", "--minbytes 4K", "--minbytes=4K";
+// an option given twice: the last) into *given, the text of each option
+// given by its letter, and *help.  On a bad command line sets *error.
+bool read_command_line(int argc, char **argv, std::map<char, std::string> *given, bool *help,
+                       std::string *error) {
+  CLI::App app{"mlallreduce_bench"};
+  app.set_help_flag();  // -h prints usage_text, not CLI11's own
+  app.add_flag("-h,--help", *help);
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  std::map<char, CLI::Option *> options;
+  for (const auto &[letter, names] : kOptNames) options[letter] = app.add_option(names, (*given)[letter]);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    *error = e.what();  // the caller adds the fix: run with -h
+    return false;
+  }
+  for (const auto &[letter, option] : options)
+    if (option->count() == 0) given->erase(letter);
+  return true;
+}
+
+// -b, -e, -c: a byte size (vocab/byte_size.h, the grammar of every part).
+bool apply_size(char letter, const std::string &value, Options *opt, std::string *error) {
+  const std::string shown = std::string("-") + letter;
+  uint64_t bytes = 0;
+  if (!mla::ParseByteSize(value, &bytes)) {
+    *error = shown + ": '" + value +
+             "' is not a size; write bytes as an integer with an optional K, M, G or T suffix "
+             "(powers of 1024), e.g. " + shown + " 4K";
+    return false;
+  }
+  if (letter == 'c') {
+    opt->chunk_bytes = bytes;
+  } else if (bytes == 0) {
+    *error = shown + ": the size must be at least one element, not 0; e.g. " + shown + " 4K";
+    return false;
+  } else {
+    (letter == 'b' ? opt->min_bytes : opt->max_bytes) = bytes;
+  }
+  return true;
+}
+
+// -f, -l, -w, -n, -T: numbers.
+bool apply_number(char letter, const std::string &value, Options *opt, std::string *error) {
+  const std::string shown = std::string("-") + letter;
+  long long n = 0;
+  switch (letter) {
+    case 'f':
+      if (!parse_int(value, 2, 1 << 20, &n)) {
+        *error = shown + ": '" + value + "' is not a step factor; give an integer >= 2, e.g. " + shown + " 2";
+        return false;
       }
-      case 'm': {
-        std::string why;
-        if (!memkind_known(value, &why)) {
-          *error = shown + ": " + why;
-          return ParseStatus::kError;
-        }
-        opt->memory = value;
-        break;
+      opt->factor = static_cast<uint64_t>(n);
+      return true;
+    case 'l':
+      if (!parse_int(value, 0, INT_MAX, &n)) {
+        *error = shown + ": '" + value + "' is not a lane count; give an integer >= 0 (0 = all), e.g. " + shown + " 2";
+        return false;
       }
-      default:
-        break;
+      opt->lanes = static_cast<int>(n);
+      return true;
+    case 'w':
+    case 'n':
+      if (!parse_int(value, letter == 'n' ? 1 : 0, INT_MAX, &n)) {
+        *error = shown + ": '" + value + "' is not an iteration count; give an integer >= " + (letter == 'n' ? "1" : "0") +
+                 ", e.g. " + shown + (letter == 'n' ? " 100" : " 10");
+        return false;
+      }
+      (letter == 'n' ? opt->iters : opt->warmup) = static_cast<int>(n);
+      return true;
+    default: {  // 'T'
+      char *end = nullptr;
+      errno = 0;
+      const double v = strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0' || errno != 0 || !(v > 0) || v > 3600) {
+        *error = shown + ": '" + value + "' is not a number of seconds; give e.g. " + shown + " 0.5";
+        return false;
+      }
+      opt->batch_seconds = v;
+      return true;
     }
   }
+}
 
+// -t, -o, -z, -J, -m: words.
+bool apply_word(char letter, const std::string &value, Options *opt, std::string *error) {
+  const std::string shown = std::string("-") + letter;
+  std::string why;
+  if (letter == 't') {
+    const std::map<std::string, DataType> types = {
+        {"float", DataType::kFloat}, {"double", DataType::kDouble}, {"int32", DataType::kInt32}, {"int64", DataType::kInt64}};
+    if (types.count(value) != 0) opt->type = types.at(value);
+    else why = "unknown type '" + value + "'; use one of float, double, int32, int64";
+  } else if (letter == 'o') {
+    const std::map<std::string, RedOp> ops = {
+        {"sum", RedOp::kSum}, {"prod", RedOp::kProd}, {"min", RedOp::kMin}, {"max", RedOp::kMax}};
+    if (ops.count(value) != 0) opt->op = ops.at(value);
+    else why = "unknown reduction '" + value + "'; use one of sum, prod, min, max";
+  } else if (letter == 'z') {
+    if (value == "0" || value == "1") opt->check = value == "1";
+    else why = "'" + value + "' is not 0 or 1; use " + shown + " 1 to check the results, " + shown + " 0 not to";
+  } else if (letter == 'J') {
+    if (!value.empty()) opt->json_path = value;
+    else why = "empty file name; give the JSON file to write, e.g. " + shown + " out.json";
+  } else if (letter == 'm' && memkind_known(value, &why)) {
+    opt->memory = value;
+  }
+  if (why.empty()) return true;
+  *error = shown + ": " + why;
+  return false;
+}
+
+}  // namespace
+
+ParseStatus parse_options(int argc, char **argv, Options *opt, std::string *error) {
+  std::map<char, std::string> given;
+  bool help = false;
+  if (!read_command_line(argc, argv, &given, &help, error)) return ParseStatus::kError;
+  if (help) return ParseStatus::kHelp;
+  for (const auto &[letter, value] : given) {
+    const bool ok = letter == 'a'                  ? true
+                    : std::strchr("bec", letter)   ? apply_size(letter, value, opt, error)
+                    : std::strchr("flwnT", letter) ? apply_number(letter, value, opt, error)
+                                                   : apply_word(letter, value, opt, error);
+    if (!ok) return ParseStatus::kError;
+  }
+  std::string algos_text = given.count('a') != 0 ? given['a'] : "";
   opt->algos_default = algos_text.empty();
   if (algos_text.empty()) algos_text = opt->memory == "host" ? kDefaultAlgos : kDefaultDeviceAlgos;
   if (!parse_algos(algos_text, &opt->algos, error)) return ParseStatus::kError;

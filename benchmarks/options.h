@@ -1,4 +1,5 @@
-// options.h: command-line options of mlallreduce_bench.
+// options.h: command-line options of mlallreduce_bench, read with CLI11;
+// sizes in the grammar of every part (vocab/byte_size.h).
 //
 // Every rank parses the same argv; only rank 0 prints the error or the help
 // text (the caller decides who prints).
@@ -64,9 +65,6 @@ ParseStatus parse_options(int argc, char **argv, Options *opt, std::string *erro
 
 // The text printed for -h.
 std::string usage_text(const char *argv0);
-
-// "4K" -> 4096 (K, M, G are binary; an optional trailing B or iB is accepted).
-bool parse_size(const std::string &text, uint64_t *bytes);
 
 // Names used in the output and accepted by -t / -o.
 const char *type_name(DataType t);

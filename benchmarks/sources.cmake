@@ -2,7 +2,6 @@
 # (benchmarks/CMakeLists.txt) and the SMPI simulation build (simulation/).
 set(MLA_BENCH_SOURCES
   allreduce_bench.cc
-  json_writer.cc
   memkind.cc
   options.cc
   validate.cc

@@ -23,8 +23,8 @@ const char kRunColumns[] =
     "SELECT id, job_key, run_id, job_name, job_id, started_utc, recorded_utc, node_type, profile_digest, nodes, ranks, gpus,"
     " ranks_per_gpu, algorithms, wall_s, compute_s, allreduce_s, wait_s, energy_j, histogram_json FROM job_history";
 
-JobRunRow ReadRun(Stmt& s) {
-  JobRunRow r;
+mla::JobRun ReadRun(Stmt& s) {
+  mla::JobRun r;
   r.id = s.Int(0);
   r.job_key = s.Text(1);
   r.run_id = s.Text(2);
@@ -48,7 +48,7 @@ JobRunRow ReadRun(Stmt& s) {
   return r;
 }
 
-int InsertRun(sqlite3* db, const JobRunRow& r, bool* added) {
+int InsertRun(sqlite3* db, const mla::JobRun& r, bool* added) {
   Stmt s(db,
          "INSERT OR IGNORE INTO job_history(job_key, run_id, job_name, job_id, started_utc, recorded_utc, node_type,"
          " profile_digest, nodes, ranks, gpus, ranks_per_gpu, algorithms, wall_s, compute_s, allreduce_s, wait_s,"
@@ -104,7 +104,7 @@ bool Finite(double v) { return std::isfinite(v) && v >= 0; }
 
 }  // namespace
 
-std::string InvalidJobRun(const JobRunRow& r) {
+std::string InvalidJobRun(const mla::JobRun& r) {
   if (!mla::ValidJobKey(r.job_key)) return "job_key must be " + mla::JobKeyRule();
   if (r.started_utc.empty()) return "started_utc is empty";
   if (r.run_id.empty()) return "run_id is empty";
@@ -116,7 +116,7 @@ std::string InvalidJobRun(const JobRunRow& r) {
   return "";
 }
 
-bool ProfileStore::RecordJobRun(const JobRunRow& run, bool* added, std::string* error) {
+bool ProfileStore::RecordJobRun(const mla::JobRun& run, bool* added, std::string* error) {
   std::lock_guard<std::mutex> lock(mu_);
   ClearError(error);
   *added = false;
@@ -128,7 +128,7 @@ bool ProfileStore::RecordJobRun(const JobRunRow& run, bool* added, std::string* 
     SetError(error, Prefix(path_) + "cannot record an invalid job run: " + invalid);
     return false;
   }
-  JobRunRow copy = run;
+  mla::JobRun copy = run;
   if (copy.recorded_utc.empty()) copy.recorded_utc = mla::UtcNow();
   return sql::WriteTransaction(
       db_, path_, "recording a job run",
@@ -148,10 +148,10 @@ bool ProfileStore::RecordJobRun(const JobRunRow& run, bool* added, std::string* 
       error);
 }
 
-std::vector<JobRunRow> ProfileStore::JobRuns(const std::string& job_key, std::string* error) {
+std::vector<mla::JobRun> ProfileStore::JobRuns(const std::string& job_key, std::string* error) {
   std::lock_guard<std::mutex> lock(mu_);
   ClearError(error);
-  std::vector<JobRunRow> out;
+  std::vector<mla::JobRun> out;
   {  // a database of schema 2 or older (opened read-only) has no history yet
     Stmt t(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'job_history'");
     if (t.prepare_rc() == SQLITE_OK && t.Step() == SQLITE_DONE) return out;

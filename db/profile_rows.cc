@@ -3,6 +3,8 @@
 
 #include <utility>
 
+#include "db/profile_check.h"
+
 namespace mldb {
 namespace sql {
 
@@ -154,7 +156,10 @@ int LoadEntries(sqlite3* db, ProfileRecord* r) {
     e.system_algorithm = s.IsNull(10) ? "" : s.Text(10);
     r->entries.push_back(std::move(e));
   }
-  return rc == SQLITE_DONE ? SQLITE_OK : rc;
+  if (rc != SQLITE_DONE) return rc;
+  std::string why;
+  if (!CheckProfileText(r->profile_text, r->entries, &why)) r->disagreement = why;
+  return SQLITE_OK;
 }
 
 int QueryAllProfiles(sqlite3* db, std::vector<ProfileRecord>* out) {

@@ -29,7 +29,8 @@ extern const char kProfileColumns[];
 // starts with kProfileColumns.
 ProfileRecord ReadProfileRow(Stmt& s);
 
-// Fills r->entries from the table, in the order the profile lists them.
+// Fills r->entries from the table, in the order the profile lists them, and
+// r->disagreement (CheckProfileText: "" when the text says what they say).
 int LoadEntries(sqlite3* db, ProfileRecord* r);
 
 // Runs the profile query `sql` (starting with kProfileColumns) whose

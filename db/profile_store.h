@@ -25,12 +25,13 @@
 #include <string>
 #include <vector>
 
+#include "vocab/job_run.h"
+
 struct sqlite3;
 
 namespace mldb {
 
 struct NodeFingerprint;  // db/node_type.h
-struct JobRunRow;        // db/job_history.h
 
 // The schema version this code writes and reads (PRAGMA user_version).
 constexpr int kSchemaVersion = 3;
@@ -80,6 +81,12 @@ struct ProfileRecord {
   double duration_s = 0;              // tuning time
   std::string profile_text;           // docs/profile-format.md: what the library gets
   std::vector<ProfileEntryRow> entries;
+  // Read back only: why profile_text and entries disagree (CheckProfileText,
+  // db/profile_check.h), "" when they agree.  Publish and import refuse a
+  // record whose text and entries disagree, so only an older database or
+  // one changed by hand holds such a profile; readers show this, never
+  // check again.
+  std::string disagreement;
 };
 
 struct NodeTypeRow {
@@ -196,10 +203,10 @@ class ProfileStore {
   // already (then *added = false and nothing changes); then drops the oldest
   // runs beyond kHistoryRunsPerKey of its key and kHistoryRunsInAll in all.
   // Fails on a read-only store or an invalid run (InvalidJobRun).
-  bool RecordJobRun(const JobRunRow& run, bool* added, std::string* error);
+  bool RecordJobRun(const mla::JobRun& run, bool* added, std::string* error);
   // The runs of `job_key` ("" every key), oldest first by key.  On failure
   // returns {} and sets *error (cleared on success).
-  std::vector<JobRunRow> JobRuns(const std::string& job_key, std::string* error);
+  std::vector<mla::JobRun> JobRuns(const std::string& job_key, std::string* error);
   // Forgets the runs of `job_key` ("" every run); *forgotten = how many.
   bool ForgetJobRuns(const std::string& job_key, int* forgotten, std::string* error);
 

@@ -741,6 +741,32 @@ TEST(ProfileStoreTest, SystemAlgorithmRoundTripsAndIsChecked) {
   EXPECT_NE(error.find("only with algo"), std::string::npos) << error;
 }
 
+// The store is the one place that checks a profile's text against its rows:
+// every record read back says whether they disagree, so that `show` and
+// `doctor` only report it.
+TEST(ProfileStoreTest, ReadBackSaysWhetherTextAndEntriesDisagree) {
+  const std::string path = NewTempDir() + "/edited.db";
+  std::string error;
+  {
+    auto store = OpenOrDie(path);
+    ASSERT_NE(store, nullptr);
+    PublishOne(store.get(), "edited");
+    const std::vector<ProfileRecord> listed = store->List(&error);
+    ASSERT_EQ(listed.size(), 1u) << error;
+    EXPECT_EQ(listed[0].disagreement, "");
+  }
+  RawExec(path, "UPDATE profile_entries SET algo = 'hier' WHERE algo = 'lane'");
+  auto store = OpenOrDie(path, Access::kReadOnly);
+  ASSERT_NE(store, nullptr);
+  const std::vector<ProfileRecord> listed = store->List(&error);
+  ASSERT_EQ(listed.size(), 1u) << error;
+  EXPECT_NE(listed[0].disagreement.find("the text and the entries disagree"), std::string::npos)
+      << listed[0].disagreement;
+  auto found = store->Find(TestFingerprint().Key(), "", "0.1.0", "Open MPI 4.1.5", &error);
+  ASSERT_TRUE(found.has_value()) << error;
+  EXPECT_EQ(found->disagreement, listed[0].disagreement);
+}
+
 // A database of schema 1 (before mpi=NAME), as an older multilane left it:
 // read-only it still serves its profiles (a user's job never migrates the
 // system database); read-write it is brought to the current schema.
@@ -773,8 +799,8 @@ TEST(ProfileStoreTest, SchemaOneIsReadAndMigrated) {
   EXPECT_EQ(found->entries[0].system_algorithm, "ring");
 }
 
-JobRunRow MakeRun(const std::string& key, const std::string& started, double wall = 10) {
-  JobRunRow r;
+mla::JobRun MakeRun(const std::string& key, const std::string& started, double wall = 10) {
+  mla::JobRun r;
   r.job_key = key;
   r.run_id = "multilane-report-local-" + started;
   r.job_name = "train";
@@ -800,13 +826,13 @@ TEST(ProfileStoreTest, JobHistoryRecordsListsBoundsAndForgets) {
   auto store = OpenOrDie(NewTempDir() + "/h.db");
   std::string error;
   bool added = false;
-  JobRunRow a = MakeRun("train:0123456789ab", "2026-12-01T10:00:00Z", 100);
+  mla::JobRun a = MakeRun("train:0123456789ab", "2026-12-01T10:00:00Z", 100);
   a.energy_j.reset();
   ASSERT_TRUE(store->RecordJobRun(a, &added, &error)) << error;
   EXPECT_TRUE(added);
   ASSERT_TRUE(store->RecordJobRun(a, &added, &error)) << error;
   EXPECT_FALSE(added);  // the same run again: nothing new
-  std::vector<JobRunRow> runs = store->JobRuns("", &error);
+  std::vector<mla::JobRun> runs = store->JobRuns("", &error);
   ASSERT_EQ(runs.size(), 1u) << error;
   EXPECT_EQ(runs[0].job_key, a.job_key);
   EXPECT_EQ(runs[0].histogram_json, a.histogram_json);
@@ -863,7 +889,7 @@ TEST(ProfileStoreTest, JobHistoryRefusesBadRunsAndReadOnlyStores) {
   auto store = OpenOrDie(path);
   std::string error;
   bool added = true;
-  JobRunRow bad = MakeRun("two words", "2026-12-01T10:00:00Z");
+  mla::JobRun bad = MakeRun("two words", "2026-12-01T10:00:00Z");
   EXPECT_FALSE(store->RecordJobRun(bad, &added, &error));
   EXPECT_NE(error.find("job_key must be"), std::string::npos) << error;
   EXPECT_FALSE(added);

@@ -22,11 +22,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   mla::Profile profile;
   std::string error;
   if (!profile.Parse(text.substr(0, nul), &error)) profile = mla::Profile();
-  std::vector<multilane::RunSummary> runs;
+  std::vector<mla::JobRun> runs;
   size_t pos = nul + 1;
   while (pos < text.size() && runs.size() < 64) {
     const size_t end = std::min(text.find('\n', pos), text.size());
-    multilane::RunSummary r;
+    mla::JobRun r;
     const unsigned char a = static_cast<unsigned char>(text[pos]);
     r.ranks_per_gpu = a % 9;  // 0: a run without a layout
     r.compute_s = (a >> 4) * 0.5;
@@ -44,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto type = profile.metadata().find("node_type");
   const std::string profile_type = type == profile.metadata().end() ? "" : type->second;
   auto usable_at = [&](int ppg) {
-    return std::any_of(runs.begin(), runs.end(), [&](const multilane::RunSummary& r) {
+    return std::any_of(runs.begin(), runs.end(), [&](const mla::JobRun& r) {
       std::vector<mla::BinCalls> calls;
       const bool foreign = !profile_type.empty() && !r.node_type.empty() && r.node_type != profile_type;
       return r.ranks_per_gpu == ppg && !foreign && r.wall_s > 0 &&

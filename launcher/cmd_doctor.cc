@@ -33,7 +33,6 @@
 #include "install_defaults.h"  // generated: kBuildLibrary (a build tree's library)
 #include "plugin_config.h"     // spank/: the plugin's own parser of its plugstack arguments
 #include "process.h"
-#include "db/profile_check.h"
 #include "slurm_partition.h"
 
 namespace multilane {
@@ -171,9 +170,9 @@ void CheckDatabase(Doctor* d, const std::string& label, const std::string& path,
     // What jobs get is the profile text, read by the library's own parser:
     // a profile it rejects (or whose rows say otherwise) is a problem here,
     // not a warning in every job.
-    std::string bad;
-    if (!mldb::CheckProfileText(p.profile_text, p.entries, &bad)) {
-      d->Error(label + " database " + path + ": profile " + std::to_string(p.id) + " is not what jobs can use: " + bad,
+    if (!p.disagreement.empty()) {
+      d->Error(label + " database " + path + ": profile " + std::to_string(p.id) +
+                   " is not what jobs can use: " + p.disagreement,
                "tune that node type again (or import a corrected profile)");
       d->unusable.insert(p.profile_text);
     }

@@ -31,7 +31,7 @@ struct HistoryOptions {
   bool make_inbox = false;
 };
 
-nlohmann::json RunJson(const mldb::JobRunRow& r) {
+nlohmann::json RunJson(const mla::JobRun& r) {
   nlohmann::json histogram = nlohmann::json::parse(r.histogram_json, nullptr, false);
   return {{"key", r.job_key},
           {"run_id", r.run_id},
@@ -57,7 +57,7 @@ nlohmann::json RunJson(const mldb::JobRunRow& r) {
 std::string Shown(const std::string& outside) { return mla::EscapeControlBytes(mldb::Excerpt(outside)); }
 
 // One line per run of one key; one line per key otherwise.
-void PrintRuns(const std::vector<mldb::JobRunRow>& runs, bool per_run) {
+void PrintRuns(const std::vector<mla::JobRun>& runs, bool per_run) {
   if (runs.empty()) {
     std::printf("no job history yet: run a job with its report on (MULTILANE_REPORT=DIR multilane run -- ...)\n");
     return;
@@ -65,7 +65,7 @@ void PrintRuns(const std::vector<mldb::JobRunRow>& runs, bool per_run) {
   if (per_run) {
     std::printf("%-20s  %-10s  %5s  %5s  %4s  %10s  %7s  %9s  %6s  %s\n", "started (UTC)", "job id", "nodes", "ranks",
                 "ppg", "wall s", "compute", "allreduce", "wait", "algorithms");
-    for (const mldb::JobRunRow& r : runs) {
+    for (const mla::JobRun& r : runs) {
       const double w = r.wall_s > 0 ? r.wall_s : 1;
       std::printf("%-20s  %-10s  %5d  %5d  %4d  %10.3f  %6.0f%%  %8.0f%%  %5.0f%%  %s\n", Shown(r.started_utc).c_str(),
                   Shown(r.job_id).c_str(), r.nodes, r.ranks, r.ranks_per_gpu, r.wall_s, 100 * r.compute_s / w,
@@ -73,13 +73,13 @@ void PrintRuns(const std::vector<mldb::JobRunRow>& runs, bool per_run) {
     }
     return;
   }
-  std::map<std::string, std::vector<const mldb::JobRunRow*>> by_key;
-  for (const mldb::JobRunRow& r : runs) by_key[r.job_key].push_back(&r);
+  std::map<std::string, std::vector<const mla::JobRun*>> by_key;
+  for (const mla::JobRun& r : runs) by_key[r.job_key].push_back(&r);
   std::printf("%-40s  %4s  %-20s  %10s  %10s  %s\n", "job key", "runs", "last run (UTC)", "last wall s", "best wall s",
               "best at ranks/GPU");
   for (const auto& [key, list] : by_key) {
-    const mldb::JobRunRow* best = list.front();
-    for (const mldb::JobRunRow* r : list)
+    const mla::JobRun* best = list.front();
+    for (const mla::JobRun* r : list)
       if (r->wall_s < best->wall_s) best = r;
     std::printf("%-40s  %4zu  %-20s  %10.3f  %10.3f  %d\n", Shown(key).c_str(), list.size(),
                 Shown(list.back()->started_utc).c_str(), list.back()->wall_s, best->wall_s, best->ranks_per_gpu);
@@ -125,11 +125,11 @@ int History(const HistoryOptions& opt) {
     std::printf("forgot %d run(s)%s\n", forgotten, opt.forget.empty() ? "" : (" of " + Shown(opt.forget)).c_str());
     return 0;
   }
-  const std::vector<mldb::JobRunRow> runs = store->JobRuns(opt.key, &error);
+  const std::vector<mla::JobRun> runs = store->JobRuns(opt.key, &error);
   if (!error.empty()) return Fail(error);
   if (opt.json) {
     nlohmann::json list = nlohmann::json::array();
-    for (const mldb::JobRunRow& r : runs) list.push_back(RunJson(r));
+    for (const mla::JobRun& r : runs) list.push_back(RunJson(r));
     nlohmann::json doc = {{"database", database}, {"inbox", inbox},   {"recorded", in.recorded},
                           {"ignored", in.notes},  {"runs", list}};
     std::printf("%s\n", doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());

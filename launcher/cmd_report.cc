@@ -44,9 +44,9 @@ void AddHistories(const std::string& database, ReportSet* set) {
   if (!history.InboxNote().empty())
     std::fprintf(stderr, "multilane: history: %s\n", mla::EscapeControlBytes(history.InboxNote()).c_str());
   for (size_t i = 0; i < set->jobs.size(); ++i) {
-    const RunSummary me = SummarizeRun(set->reports[i], set->jobs[i]);
+    const mla::JobRun me = SummarizeRun(set->reports[i], set->jobs[i]);
     std::string note;
-    std::vector<RunSummary> earlier = history.Runs(me.job_key, &note);
+    std::vector<mla::JobRun> earlier = history.Runs(me.job_key, &note);
     AddHistory(set->reports[i], &set->jobs[i], std::move(earlier), note);
   }
 }

@@ -124,10 +124,10 @@ void CheckLibrary(const std::string& path) {
 void PrintHit(const mldb::ProfileRecord& p, const std::string& node_type) {
   std::printf("found=yes\n");
   if (!node_type.empty()) std::printf("node_type=%s\n", node_type.c_str());
-  std::printf("ranks_per_gpu=%d\n", p.ranks_per_gpu > 0 ? p.ranks_per_gpu : 1);
+  std::printf("ranks_per_gpu=%d\n", mla::RanksPerGpuOrOne(p.ranks_per_gpu));
   // A tune of several values: which were measured, and whether under MPS.
   const std::string tuned = mla::ProfileHeaderValue(p.profile_text, "ranks_per_gpu_tuned");
-  std::printf("ranks_per_gpu_tuned=%s\n", tuned.empty() ? std::to_string(p.ranks_per_gpu > 0 ? p.ranks_per_gpu : 1).c_str()
+  std::printf("ranks_per_gpu_tuned=%s\n", tuned.empty() ? std::to_string(mla::RanksPerGpuOrOne(p.ranks_per_gpu)).c_str()
                                                          : OneLine(tuned).c_str());
   const std::string mps = mla::ProfileHeaderValue(p.profile_text, "mps");
   if (!mps.empty()) std::printf("mps=%s\n", OneLine(mps).c_str());
@@ -150,7 +150,7 @@ std::vector<int> TunedValues(const mldb::ProfileRecord& p) {
   std::string error;
   const std::string text = mla::ProfileHeaderValue(p.profile_text, "ranks_per_gpu_tuned");
   if (text.empty() || !mla::ParseRanksPerGpuList(text, "ranks_per_gpu_tuned", &out, &error))
-    out = {p.ranks_per_gpu > 0 ? p.ranks_per_gpu : 1};
+    out = {mla::RanksPerGpuOrOne(p.ranks_per_gpu)};
   return out;
 }
 
@@ -168,7 +168,7 @@ void PrintLayoutChoice(const ResolveOptions& opt, const mldb::ProfileRecord& p) 
   const std::string database = opt.history_db.empty() ? mldb::UserDatabasePath() : opt.history_db;
   std::string note;
   const HistoryReader history(database);
-  const std::vector<RunSummary> runs = history.Runs(opt.job_key, &note);
+  const std::vector<mla::JobRun> runs = history.Runs(opt.job_key, &note);
   // A database not made yet is no news: the choice's line says there is no run.
   if (!note.empty() && runs.empty() && (database.empty() || access(database.c_str(), F_OK) == 0))
     std::printf("history_note=%s\n", OneLine(note).c_str());
@@ -179,7 +179,7 @@ void PrintLayoutChoice(const ResolveOptions& opt, const mldb::ProfileRecord& p) 
     std::printf("history_note=%s\n", OneLine("the profile cannot be read (" + error + "): the history is not used").c_str());
     return;
   }
-  const LayoutChoice c = ChooseRanksPerGpu(runs, profile, TunedValues(p), p.ranks_per_gpu > 0 ? p.ranks_per_gpu : 1);
+  const LayoutChoice c = ChooseRanksPerGpu(runs, profile, TunedValues(p), mla::RanksPerGpuOrOne(p.ranks_per_gpu));
   for (const std::string& n : c.notes) std::printf("history_note=%s\n", OneLine(n).c_str());
   std::printf("ranks_per_gpu_chosen=%d\nlayout_basis=%s\nlayout_why=%s\n", c.ranks_per_gpu, c.basis.c_str(),
               OneLine(c.why).c_str());

@@ -149,7 +149,7 @@ int JobRanksPerGpu(int chosen, int recommended) {
     const char* v = std::getenv("MULTILANE_RANKS_PER_GPU");
     if (v == nullptr || !mla::ParseRanksPerGpu(v, &n)) n = recommended;
   }
-  return n > 0 ? n : 1;
+  return mla::RanksPerGpuOrOne(n);
 }
 
 // A job with its report on (MULTILANE_REPORT) also drops the report into the
@@ -178,7 +178,7 @@ int ApplyRanksPerGpu(const RunOptions& opt, const mldb::ProfileRecord& profile, 
   *n = 0;
   if (opt.ranks_per_gpu.empty()) return 0;
   if (opt.ranks_per_gpu == "auto") {
-    *n = profile.ranks_per_gpu > 0 ? profile.ranks_per_gpu : 1;
+    *n = mla::RanksPerGpuOrOne(profile.ranks_per_gpu);
   } else {
     if (!mla::ParseRanksPerGpu(opt.ranks_per_gpu, n))
       return Fail("--ranks-per-gpu '" + mldb::Excerpt(opt.ranks_per_gpu) + "' must be auto or " +

@@ -14,7 +14,6 @@
 #include "commands.h"
 #include "context.h"
 #include "db/node_type.h"
-#include "db/profile_check.h"
 #include "db/profile_store.h"
 #include "vocab/terminal_text.h"
 #include "tuner/candidates.h"
@@ -114,11 +113,10 @@ int Show(const ShowOptions& opt) {
                            {"mpi_version", p.mpi_version}, {"tuned_by", p.tuned_by}, {"tuned_at", p.tuned_at},
                            {"duration_s", p.duration_s}, {"entries", nlohmann::json::array()}};
       for (const auto& e : p.entries) pj["entries"].push_back(EntryJson(e));
-      // The table lists the entries; `run` hands the library the text.  Publish
-      // and import refuse a disagreement, so only an older database has one.
+      // The table lists the entries; `run` hands the library the text.
       std::string disagreement;
-      if (!mldb::CheckProfileText(p.profile_text, p.entries, &disagreement)) {
-        disagreement += "; `run` uses the text, not this table: re-tune or re-import this profile";
+      if (!p.disagreement.empty()) {
+        disagreement = p.disagreement + "; `run` uses the text, not this table: re-tune or re-import this profile";
         pj["problem"] = disagreement;
       }
       // A tune of several ranks-per-GPU values: their best times per size.

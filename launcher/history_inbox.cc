@@ -45,55 +45,13 @@ std::string SetAside(const std::string& path, const std::string& why) {
 
 }  // namespace
 
-mldb::JobRunRow RunOfReport(const JobReport& r) {
-  const RunSummary s = SummarizeRun(r, AnalyzeJob(r));
-  mldb::JobRunRow run;
-  run.job_key = s.job_key;
-  run.run_id = s.run_id;
-  run.job_name = s.job_name;
-  run.job_id = s.job_id;
-  run.started_utc = s.started_utc;
-  run.node_type = s.node_type;
-  run.profile_digest = s.profile_digest;
-  run.nodes = s.nodes;
-  run.ranks = s.ranks;
-  run.gpus = s.gpus;
-  run.ranks_per_gpu = s.ranks_per_gpu;
-  run.algorithms = s.algorithms;
-  run.wall_s = s.wall_s;
-  run.compute_s = s.compute_s;
-  run.allreduce_s = s.allreduce_s;
-  run.wait_s = s.wait_s;
-  run.energy_j = s.energy_j;
-  run.histogram_json = s.histogram_json;
-  return run;
-}
-
-RunSummary SummaryOfRow(const mldb::JobRunRow& row) {
+mla::JobRun ShownRun(mla::JobRun run) {
   // The database's text, shown by the report's renderers, escaped as the
   // report reader escapes a file's (report_reader.h); the key and the run id
   // stay as stored, for matching.
-  const auto shown = [](const std::string& text) { return mla::EscapeControlBytes(text); };
-  RunSummary s;
-  s.job_key = row.job_key;
-  s.run_id = row.run_id;
-  s.job_name = shown(row.job_name);
-  s.job_id = shown(row.job_id);
-  s.started_utc = shown(row.started_utc);
-  s.node_type = shown(row.node_type);
-  s.profile_digest = row.profile_digest;
-  s.nodes = row.nodes;
-  s.ranks = row.ranks;
-  s.gpus = row.gpus;
-  s.ranks_per_gpu = row.ranks_per_gpu;
-  s.algorithms = shown(row.algorithms);
-  s.wall_s = row.wall_s;
-  s.compute_s = row.compute_s;
-  s.allreduce_s = row.allreduce_s;
-  s.wait_s = row.wait_s;
-  s.energy_j = row.energy_j;
-  s.histogram_json = row.histogram_json;
-  return s;
+  for (std::string* text : {&run.job_name, &run.job_id, &run.started_utc, &run.node_type, &run.algorithms})
+    *text = mla::EscapeControlBytes(*text);
+  return run;
 }
 
 std::string MakeInbox(const std::string& inbox) {
@@ -145,9 +103,9 @@ bool RecordInbox(const std::string& inbox, mldb::ProfileStore* store, InboxResul
     JobReport report;
     std::string why;
     bool usable = ReadJobReport(path, &report, &why);
-    mldb::JobRunRow run;
+    mla::JobRun run;
     if (usable) {
-      run = RunOfReport(report);
+      run = SummarizeRun(report, AnalyzeJob(report));
       why = mldb::InvalidJobRun(run);
       if (!why.empty()) why = path + ": " + why;
       usable = why.empty();
@@ -164,8 +122,8 @@ bool RecordInbox(const std::string& inbox, mldb::ProfileStore* store, InboxResul
   return true;
 }
 
-std::vector<RunSummary> PendingRuns(const std::string& inbox, std::vector<std::string>* notes) {
-  std::vector<RunSummary> runs;
+std::vector<mla::JobRun> PendingRuns(const std::string& inbox, std::vector<std::string>* notes) {
+  std::vector<mla::JobRun> runs;
   for (const std::string& path : PendingReports(inbox, notes)) {
     JobReport report;
     std::string why;

@@ -16,12 +16,10 @@
 
 namespace multilane {
 
-// The history's row of one job report: report/report_history.h SummarizeRun
-// of the report and its analysis.
-mldb::JobRunRow RunOfReport(const JobReport& report);
-
-// A run of the history as report/report_history.h compares it.
-RunSummary SummaryOfRow(const mldb::JobRunRow& row);
+// A run read from the database as the report's renderers show it: its free
+// text (job name and id, start, node type, algorithms) escaped as the report
+// reader escapes a file's; the key and the run id as stored, for matching.
+mla::JobRun ShownRun(mla::JobRun run);
 
 // Makes the folder `inbox` (an absolute path; mode 0700) and its missing
 // parents (0755), as `multilane run` does before a job with its report on,
@@ -43,7 +41,7 @@ std::vector<std::string> PendingReports(const std::string& inbox, std::vector<st
 // the database's runs.  Files it cannot read are left out, each with a line
 // in `notes` (when not null), and renamed to NAME.ignored as RecordInbox
 // does, so that the next run does not name them again.
-std::vector<RunSummary> PendingRuns(const std::string& inbox, std::vector<std::string>* notes = nullptr);
+std::vector<mla::JobRun> PendingRuns(const std::string& inbox, std::vector<std::string>* notes = nullptr);
 
 // What RecordInbox did.
 struct InboxResult {

@@ -21,17 +21,17 @@ HistoryReader::HistoryReader(const std::string& database) {
   if (!store_ && why_.empty() && pending_.empty()) why_ = "no job history yet (" + database + " does not exist)";
 }
 
-std::vector<RunSummary> HistoryReader::Runs(const std::string& key, std::string* note) const {
-  std::vector<RunSummary> runs;
+std::vector<mla::JobRun> HistoryReader::Runs(const std::string& key, std::string* note) const {
+  std::vector<mla::JobRun> runs;
   *note = why_;
   if (store_) {
     std::string error;
-    for (const mldb::JobRunRow& row : store_->JobRuns(key, &error)) runs.push_back(SummaryOfRow(row));
+    for (const mla::JobRun& row : store_->JobRuns(key, &error)) runs.push_back(ShownRun(row));
     if (!error.empty()) *note = "the job history cannot be read: " + error;
   }
-  for (const RunSummary& p : pending_)
+  for (const mla::JobRun& p : pending_)
     if (p.job_key == key &&
-        std::none_of(runs.begin(), runs.end(), [&](const RunSummary& e) { return e.run_id == p.run_id; }))
+        std::none_of(runs.begin(), runs.end(), [&](const mla::JobRun& e) { return e.run_id == p.run_id; }))
       runs.push_back(p);
   return runs;
 }

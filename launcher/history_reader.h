@@ -23,7 +23,7 @@ class HistoryReader {
   // The runs of `key`, any order: the database's, then the inbox's that the
   // database does not hold yet.  *note: "" or why the history is empty or
   // incomplete (no database, not readable).
-  std::vector<RunSummary> Runs(const std::string& key, std::string* note) const;
+  std::vector<mla::JobRun> Runs(const std::string& key, std::string* note) const;
 
   // One line naming the inbox files left out (not job reports, not the
   // user's), or "" when none.
@@ -32,7 +32,7 @@ class HistoryReader {
  private:
   std::vector<std::string> inbox_notes_;
   std::unique_ptr<mldb::ProfileStore> store_;
-  std::vector<RunSummary> pending_;
+  std::vector<mla::JobRun> pending_;
   std::string why_;
 };
 

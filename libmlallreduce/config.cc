@@ -139,10 +139,8 @@ Config LoadConfig(const EnvLookup& env) {
   if (!rpn.empty() && !ParsePositive(rpn, &c.ranks_per_node)) {
     problem(CountMessage("MULTILANE_RANKS_PER_NODE", rpn, "ranks per virtual node"));
   }
-  const std::string rpg = get("MULTILANE_RANKS_PER_GPU");
-  if (!rpg.empty() && !ParseRanksPerGpu(rpg, &c.ranks_per_gpu)) {
-    problem("MULTILANE_RANKS_PER_GPU=" + Quoted(rpg) + " must be " + RanksPerGpuRule() + " (ranks sharing one GPU)");
-  }
+  std::string bad_rpg;
+  if (!ParseRanksPerGpuVariable(get("MULTILANE_RANKS_PER_GPU"), &c.ranks_per_gpu, &bad_rpg)) problem(bad_rpg);
 
   const std::string sync = get("MULTILANE_DEVICE_SYNC");
   if (sync == "stream") {

@@ -16,6 +16,7 @@
 #include "stats.h"
 #include "system_choice.h"
 #include "topology.h"
+#include "vocab/ranks_per_gpu.h"
 
 namespace mla {
 namespace {
@@ -136,7 +137,7 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
   } else if (config.has_forced) {
     choice = config.forced;
   } else if (!config.profile.empty()) {
-    int ppg = config.ranks_per_gpu > 0 ? config.ranks_per_gpu : 1;
+    int ppg = RanksPerGpuOrOne(config.ranks_per_gpu);
     if (device != nullptr) {
       int rc = DeviceRanksPerGpu(device, recvbuf, datatype, op, comm, &ppg);
       if (rc != MPI_SUCCESS) return rc;

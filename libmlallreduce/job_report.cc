@@ -25,6 +25,7 @@
 #include "gpu_sampler.h"
 #include "vocab/json_text.h"
 #include "vocab/job_key.h"
+#include "vocab/ranks_per_gpu.h"
 #include "log.h"
 #include "stats.h"
 #include "vocab/terminal_text.h"
@@ -454,7 +455,7 @@ void FinishJobReport(const Config& config) {
   data.setup_s = {lo[kSetup], sum[kSetup], hi[kSetup]};
   data.wait_sampled_calls = g_sampled_calls.load();
   data.entries = EntryStatsSnapshot();
-  const int ppg = config.ranks_per_gpu > 0 ? config.ranks_per_gpu : 1;
+  const int ppg = RanksPerGpuOrOne(config.ranks_per_gpu);
   for (int k = 0; k < kKinds; ++k) {
     for (int i = 0; i < kSizeBins; ++i) {
       if (hi[Figure(k, i, kCalls)] <= 0) continue;

@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "job_report.h"
+#include "vocab/ranks_per_gpu.h"
 
 namespace mla {
 namespace {
@@ -101,9 +102,10 @@ int Build(MPI_Comm comm, Topology* t) {
   if ((rc = PMPI_Comm_split(comm, t->node_rank, t->rank, &t->lane)) != MPI_SUCCESS) return rc;
 
   // GPU groups: consecutive ranks of a (virtual) node of the host share a GPU.
-  const int ppg = config.ranks_per_gpu > 0 ? config.ranks_per_gpu : 1;
+  const int ppg = RanksPerGpuOrOne(config.ranks_per_gpu);
   const int index_on_node = config.ranks_per_node > 0 ? host_rank % config.ranks_per_node : host_rank;
-  if ((rc = PMPI_Comm_split(t->node, index_on_node / ppg, t->node_rank, &t->gpu_group)) != MPI_SUCCESS) return rc;
+  const int group = GpuGroupOfRank(index_on_node, config.ranks_per_gpu);
+  if ((rc = PMPI_Comm_split(t->node, group, t->node_rank, &t->gpu_group)) != MPI_SUCCESS) return rc;
   PMPI_Comm_rank(t->gpu_group, &t->gpu_rank);
   PMPI_Comm_size(t->gpu_group, &t->ppg);
   if ((rc = PMPI_Comm_split(comm, t->gpu_rank, t->rank, &t->slice)) != MPI_SUCCESS) return rc;

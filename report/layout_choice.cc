@@ -41,11 +41,11 @@ std::string Seconds(double s) {
 // The runs the choice may use: of the profile's node type (where both name
 // one), at one of its tuned values, with a wall time and a readable
 // histogram.  The others are counted in one line of `notes`.
-std::vector<RunSummary> UsableRuns(const std::vector<RunSummary>& runs, const std::string& node_type,
+std::vector<mla::JobRun> UsableRuns(const std::vector<mla::JobRun>& runs, const std::string& node_type,
                                    const std::vector<int>& tuned, std::vector<std::string>* notes) {
-  std::vector<RunSummary> out;
+  std::vector<mla::JobRun> out;
   int foreign = 0, untuned = 0, damaged = 0;
-  for (const RunSummary& r : runs) {
+  for (const mla::JobRun& r : runs) {
     std::vector<mla::BinCalls> calls;
     if (!node_type.empty() && !r.node_type.empty() && r.node_type != node_type) {
       ++foreign;
@@ -67,9 +67,9 @@ std::vector<RunSummary> UsableRuns(const std::vector<RunSummary>& runs, const st
 }
 
 // The median measured wall time per ranks-per-GPU value.
-std::map<int, double> MedianWalls(const std::vector<RunSummary>& runs) {
+std::map<int, double> MedianWalls(const std::vector<mla::JobRun>& runs) {
   std::map<int, std::vector<double>> walls;
-  for (const RunSummary& r : runs) walls[r.ranks_per_gpu].push_back(r.wall_s);
+  for (const mla::JobRun& r : runs) walls[r.ranks_per_gpu].push_back(r.wall_s);
   std::map<int, double> out;
   for (const auto& [ppg, w] : walls) out[ppg] = Median(w);
   return out;
@@ -80,9 +80,9 @@ std::map<int, double> MedianWalls(const std::vector<RunSummary>& runs) {
 // computation at each measured value; 0 (unchanged) with fewer than two
 // values.  Clamped to [-1.5, 1.5]: -1 is work shared out perfectly, +1 ranks
 // that each repeat it on one GPU.
-double ComputeExponent(const std::vector<RunSummary>& runs, size_t* values) {
+double ComputeExponent(const std::vector<mla::JobRun>& runs, size_t* values) {
   std::map<int, std::vector<double>> by_ppg;
-  for (const RunSummary& r : runs)
+  for (const mla::JobRun& r : runs)
     if (r.compute_s > 0) by_ppg[r.ranks_per_gpu].push_back(r.compute_s);
   *values = by_ppg.size();
   if (by_ppg.size() < 2) return 0;
@@ -101,7 +101,7 @@ double ComputeExponent(const std::vector<RunSummary>& runs, size_t* values) {
 // at `best` nearest that median, its times scaled to it): its waiting
 // unchanged, its computation scaled by (ppg / best)^exponent, its allreduce
 // time by the profile's price of its calls there over here.  0 when none.
-int PredictUntried(const RunSummary& base, int best, double best_wall, double exponent,
+int PredictUntried(const mla::JobRun& base, int best, double best_wall, double exponent,
                    const std::map<int, double>& measured, const mla::Profile& profile, const std::vector<int>& tuned,
                    double* wall_out) {
   std::vector<mla::BinCalls> calls;
@@ -137,7 +137,7 @@ std::string Margin() { return std::to_string(static_cast<int>(kTryUntriedMargin 
 
 }  // namespace
 
-bool RunCalls(const RunSummary& run, std::vector<mla::BinCalls>* out) {
+bool RunCalls(const mla::JobRun& run, std::vector<mla::BinCalls>* out) {
   const nlohmann::json h = nlohmann::json::parse(run.histogram_json, nullptr, false);
   if (!h.is_array()) return false;
   for (const nlohmann::json& b : h) {
@@ -159,13 +159,13 @@ bool RunCalls(const RunSummary& run, std::vector<mla::BinCalls>* out) {
   return true;
 }
 
-LayoutChoice ChooseRanksPerGpu(const std::vector<RunSummary>& all_runs, const mla::Profile& profile,
+LayoutChoice ChooseRanksPerGpu(const std::vector<mla::JobRun>& all_runs, const mla::Profile& profile,
                                const std::vector<int>& tuned, int recommended) {
   LayoutChoice c;
   c.ranks_per_gpu = recommended;
   c.basis = "profile";
   const auto type = profile.metadata().find("node_type");
-  const std::vector<RunSummary> runs =
+  const std::vector<mla::JobRun> runs =
       UsableRuns(all_runs, type == profile.metadata().end() ? "" : type->second, tuned, &c.notes);
   if (runs.empty()) {
     c.why = std::string(all_runs.empty() ? "no earlier run of this job" : "no usable earlier run of this job") +
@@ -180,8 +180,8 @@ LayoutChoice ChooseRanksPerGpu(const std::vector<RunSummary>& all_runs, const ml
   c.ranks_per_gpu = best;
   c.basis = "measured";
   c.predicted_wall_s = best_wall;
-  const RunSummary* base = nullptr;
-  for (const RunSummary& r : runs)
+  const mla::JobRun* base = nullptr;
+  for (const mla::JobRun& r : runs)
     if (r.ranks_per_gpu == best &&
         (base == nullptr || std::fabs(r.wall_s - best_wall) < std::fabs(base->wall_s - best_wall)))
       base = &r;
@@ -198,8 +198,8 @@ LayoutChoice ChooseRanksPerGpu(const std::vector<RunSummary>& all_runs, const ml
             Margin() + " margin; " + ComputeBasis(c.compute_exponent, fitted) + ")";
     return c;
   }
-  const RunSummary* last = &runs.front();
-  for (const RunSummary& r : runs)
+  const mla::JobRun* last = &runs.front();
+  for (const mla::JobRun& r : runs)
     if (StartedBefore(*last, r)) last = &r;
   if (last->ranks_per_gpu != best) {
     c.why = "back to " + std::to_string(best) + " per GPU (" + Seconds(best_wall) + " measured): the last run's " +

@@ -25,7 +25,7 @@ inline constexpr double kTryUntriedMargin = 0.10;
 // bytes, time_s], ...]), host and device alike (both change with the ranks
 // per GPU), to *out.  False when the histogram is not such a list: a damaged
 // history entry, which ChooseRanksPerGpu does not use.
-bool RunCalls(const RunSummary& run, std::vector<mla::BinCalls>* out);
+bool RunCalls(const mla::JobRun& run, std::vector<mla::BinCalls>* out);
 
 struct LayoutChoice {
   int ranks_per_gpu = 1;
@@ -53,7 +53,7 @@ struct LayoutChoice {
 // computation at each measured value (0 while only one was measured: the
 // uncertainty the margin stands for).  A value without ppg=N entries is not
 // predicted.
-LayoutChoice ChooseRanksPerGpu(const std::vector<RunSummary>& runs, const mla::Profile& profile,
+LayoutChoice ChooseRanksPerGpu(const std::vector<mla::JobRun>& runs, const mla::Profile& profile,
                                const std::vector<int>& tuned, int recommended);
 
 }  // namespace multilane

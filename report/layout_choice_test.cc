@@ -20,8 +20,8 @@ mla::Profile TestProfile() {
   return p;
 }
 
-RunSummary JobRun(const std::string& started, int ppg, double compute, double allreduce, double wait) {
-  RunSummary r;
+mla::JobRun JobRun(const std::string& started, int ppg, double compute, double allreduce, double wait) {
+  mla::JobRun r;
   r.job_key = "train";
   r.run_id = started;
   r.started_utc = started;
@@ -153,7 +153,7 @@ TEST(LayoutChoice, HostCallsArePricedByTheirOwnEntries) {
                       "host 0 inf lane ppg=1 time_us=1000 at=4M; host 0 inf lane ppg=2 time_us=100 at=4M",
                       &error))
       << error;
-  RunSummary r = JobRun("a", 1, 60, 30, 10);
+  mla::JobRun r = JobRun("a", 1, 60, 30, 10);
   r.histogram_json = "[[\"host\", 4194304, 1000, 4194304000, 1.0]]";
   const LayoutChoice c = ChooseRanksPerGpu({r}, p, {1, 2}, 1);
   EXPECT_EQ(c.ranks_per_gpu, 2);
@@ -162,12 +162,12 @@ TEST(LayoutChoice, HostCallsArePricedByTheirOwnEntries) {
 
 // Runs of another node type, and damaged ones, are left out with one note.
 TEST(LayoutChoice, ForeignAndDamagedRunsAreIgnoredWithOneNote) {
-  RunSummary foreign = JobRun("a", 2, 1, 1, 1);
+  mla::JobRun foreign = JobRun("a", 2, 1, 1, 1);
   foreign.node_type = "other";
-  RunSummary damaged = JobRun("b", 2, 1, 1, 1);
+  mla::JobRun damaged = JobRun("b", 2, 1, 1, 1);
   damaged.histogram_json = "{not a list";
-  RunSummary no_wall = JobRun("c", 2, 0, 0, 0);
-  RunSummary mine = JobRun("d", 1, 60, 10, 30);
+  mla::JobRun no_wall = JobRun("c", 2, 0, 0, 0);
+  mla::JobRun mine = JobRun("d", 1, 60, 10, 30);
   mine.node_type = "abc";
   const LayoutChoice c = ChooseRanksPerGpu({foreign, damaged, no_wall, mine}, TestProfile(), {1, 2, 4}, 4);
   EXPECT_EQ(c.ranks_per_gpu, 1);  // the 3 s runs at 2 per GPU do not count

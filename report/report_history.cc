@@ -48,7 +48,7 @@ long long TrailingNumber(const std::string& id) {
 }
 
 // What differs between two runs of one job, in words.
-std::vector<std::string> Changes(const RunSummary& before, const RunSummary& now) {
+std::vector<std::string> Changes(const mla::JobRun& before, const mla::JobRun& now) {
   std::vector<std::string> out;
   const auto number = [&](const char* what, int a, int b) {
     if (a != b) out.push_back(std::string(what) + " " + std::to_string(a) + " -> " + std::to_string(b));
@@ -65,15 +65,15 @@ std::vector<std::string> Changes(const RunSummary& before, const RunSummary& now
 
 }  // namespace
 
-bool StartedBefore(const RunSummary& a, const RunSummary& b) {
+bool StartedBefore(const mla::JobRun& a, const mla::JobRun& b) {
   if (a.started_utc != b.started_utc) return a.started_utc < b.started_utc;
   const long long x = TrailingNumber(a.run_id), y = TrailingNumber(b.run_id);
   if (x >= 0 && y >= 0 && x != y) return x < y;
   return a.run_id < b.run_id;
 }
 
-RunSummary SummarizeRun(const JobReport& r, const JobAnalysis& a) {
-  RunSummary s;
+mla::JobRun SummarizeRun(const JobReport& r, const JobAnalysis& a) {
+  mla::JobRun s;
   s.job_key = r.job_key.empty() ? mla::DefaultJobKey(r.job_name, "") : r.job_key;
   s.job_name = r.job_name;
   s.job_id = r.job_id;
@@ -103,10 +103,10 @@ RunSummary SummarizeRun(const JobReport& r, const JobAnalysis& a) {
   return s;
 }
 
-HistoryComparison CompareWithHistory(const RunSummary& current, std::vector<RunSummary> earlier) {
+HistoryComparison CompareWithHistory(const mla::JobRun& current, std::vector<mla::JobRun> earlier) {
   HistoryComparison h;
   earlier.erase(std::remove_if(earlier.begin(), earlier.end(),
-                               [&](const RunSummary& r) {
+                               [&](const mla::JobRun& r) {
                                  // Only runs before this one.
                                  return r.job_key != current.job_key || r.run_id == current.run_id ||
                                         !StartedBefore(r, current);
@@ -120,7 +120,7 @@ HistoryComparison CompareWithHistory(const RunSummary& current, std::vector<RunS
   h.known = true;
   h.runs = std::move(earlier);
   h.runs.push_back(current);
-  const RunSummary& before = h.runs[h.runs.size() - 2];
+  const mla::JobRun& before = h.runs[h.runs.size() - 2];
   h.changes = Changes(before, current);
   h.wall_ratio = before.wall_s > 0 ? current.wall_s / before.wall_s : 1;
   if (!h.changes.empty())
@@ -130,13 +130,13 @@ HistoryComparison CompareWithHistory(const RunSummary& current, std::vector<RunS
   return h;
 }
 
-void AddHistory(const JobReport& report, JobAnalysis* a, std::vector<RunSummary> earlier, const std::string& why_none) {
-  const RunSummary current = SummarizeRun(report, *a);
+void AddHistory(const JobReport& report, JobAnalysis* a, std::vector<mla::JobRun> earlier, const std::string& why_none) {
+  const mla::JobRun current = SummarizeRun(report, *a);
   a->history = CompareWithHistory(current, std::move(earlier));
   if (!why_none.empty() && !a->history.known) a->history.note = why_none;
   const HistoryComparison& h = a->history;
   if (!h.known) return;
-  const RunSummary& before = h.runs[h.runs.size() - 2];
+  const mla::JobRun& before = h.runs[h.runs.size() - 2];
   char wall_text[160];
   std::snprintf(wall_text, sizeof wall_text, "the wall time went from %.4g s to %.4g s (x%.2f)", before.wall_s,
                 current.wall_s, h.wall_ratio);

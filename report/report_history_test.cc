@@ -7,8 +7,8 @@
 namespace multilane {
 namespace {
 
-RunSummary RunAt(const std::string& run_id, const std::string& started, double wall, int ppg) {
-  RunSummary r;
+mla::JobRun RunAt(const std::string& run_id, const std::string& started, double wall, int ppg) {
+  mla::JobRun r;
   r.job_key = "train:0123456789ab";
   r.run_id = run_id;
   r.job_id = "local";
@@ -26,9 +26,9 @@ RunSummary RunAt(const std::string& run_id, const std::string& started, double w
 }
 
 TEST(ReportHistory, ThisRunBesideTheEarlierOnes) {
-  const RunSummary now = RunAt("r3", "2026-12-03T10:00:00Z", 80, 2);
+  const mla::JobRun now = RunAt("r3", "2026-12-03T10:00:00Z", 80, 2);
   // Out of order, this run itself among them, and another job's run.
-  RunSummary other = RunAt("x", "2026-12-01T00:00:00Z", 1, 1);
+  mla::JobRun other = RunAt("x", "2026-12-01T00:00:00Z", 1, 1);
   other.job_key = "other";
   const HistoryComparison h = CompareWithHistory(
       now, {RunAt("r2", "2026-12-02T10:00:00Z", 100, 1), now, RunAt("r1", "2026-12-01T10:00:00Z", 120, 1), other,
@@ -50,7 +50,7 @@ TEST(ReportHistory, ThisRunBesideTheEarlierOnes) {
 // as a number (999 before 1000); a renamed report (job id and start) too.
 TEST(ReportHistory, RunsOfOneSecond) {
   const std::string t = "2026-12-03T10:00:00Z";
-  const RunSummary now = RunAt("multilane-report-local-20261203T100000Z-1000", t, 80, 2);
+  const mla::JobRun now = RunAt("multilane-report-local-20261203T100000Z-1000", t, 80, 2);
   const HistoryComparison h = CompareWithHistory(
       now, {RunAt("multilane-report-local-20261203T100000Z-1001", t, 70, 1),
             RunAt("multilane-report-local-20261203T100000Z-999", t, 100, 1), RunAt("local-" + t, t, 90, 1)});
@@ -62,7 +62,7 @@ TEST(ReportHistory, RunsOfOneSecond) {
 }
 
 TEST(ReportHistory, PaidOrNotOrTheSame) {
-  const RunSummary before = RunAt("a", "2026-12-01T10:00:00Z", 100, 1);
+  const mla::JobRun before = RunAt("a", "2026-12-01T10:00:00Z", 100, 1);
   EXPECT_EQ(CompareWithHistory(RunAt("b", "2026-12-02T10:00:00Z", 120, 2), {before}).paid, "no");
   EXPECT_EQ(CompareWithHistory(RunAt("b", "2026-12-02T10:00:00Z", 103, 2), {before}).paid, "same");
   EXPECT_EQ(CompareWithHistory(RunAt("b", "2026-12-02T10:00:00Z", 90, 1), {before}).paid, "");  // nothing changed

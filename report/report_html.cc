@@ -302,7 +302,7 @@ void HistoryPart(Page* p, const std::string& id, const HistoryComparison& h) {
   Series compute{"computation s", kCompute, {}, false}, allreduce{"allreduce s", kAllreduce, {}, false},
       waiting{"waiting s", kWaiting, {}, false};
   for (size_t i = 0; i < h.runs.size(); ++i) {
-    const RunSummary& r = h.runs[i];
+    const mla::JobRun& r = h.runs[i];
     labels.push_back((i + 1 == h.runs.size() ? "this run" : r.started_utc.substr(0, 16)) + ", " +
                      std::to_string(r.ranks_per_gpu) + "/GPU");
     compute.values.push_back(r.compute_s);
@@ -314,7 +314,7 @@ void HistoryPart(Page* p, const std::string& id, const HistoryComparison& h) {
          "<th>ranks per GPU</th><th>wall</th><th>computation</th><th>allreduce</th><th>waiting</th>"
          "<th class=\"l\">algorithms</th></tr>");
   for (size_t i = 0; i < h.runs.size(); ++i) {
-    const RunSummary& r = h.runs[i];
+    const mla::JobRun& r = h.runs[i];
     const std::string rid = id + "-run" + std::to_string(i);
     p->Raw(std::string("<tr") + (i == h.best ? " class=\"best\"" : "") + "><td class=\"l\">");
     p->Text(r.started_utc + (i + 1 == h.runs.size() ? " (this run)" : ""));

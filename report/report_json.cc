@@ -100,7 +100,7 @@ json JobJson(const JobReport& r, const JobAnalysis& a) {
                       {"speedup_system_mpi", OrNull(p.speedup_system_mpi)}});
   const HistoryComparison& h = a.history;
   json runs = json::array();
-  for (const RunSummary& r : h.runs)
+  for (const mla::JobRun& r : h.runs)
     runs.push_back({{"started_utc", r.started_utc}, {"run_id", r.run_id}, {"job_id", r.job_id}, {"nodes", r.nodes}, {"ranks", r.ranks},
                     {"gpus", r.gpus}, {"ranks_per_gpu", r.ranks_per_gpu}, {"algorithms", r.algorithms},
                     {"profile_digest", r.profile_digest}, {"wall_s", r.wall_s}, {"compute_s", r.compute_s},

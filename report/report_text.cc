@@ -82,7 +82,7 @@ void HistoryLines(const HistoryComparison& h, std::string* out) {
   Line(out, "    %-21s %5s %5s %4s %10s %8s %9s %6s  %s", "started (UTC)", "nodes", "ranks", "ppg", "wall s", "compute",
        "allreduce", "wait", "algorithms");
   for (size_t i = 0; i < h.runs.size(); ++i) {
-    const RunSummary& r = h.runs[i];
+    const mla::JobRun& r = h.runs[i];
     const double w = r.wall_s > 0 ? r.wall_s : 1;
     Line(out, "    %-20s%s %5d %5d %4d %10.3f %8s %9s %6s  %s", r.started_utc.c_str(), i == h.best ? "*" : " ", r.nodes,
          r.ranks, r.ranks_per_gpu, r.wall_s, Percent(r.compute_s / w).c_str(), Percent(r.allreduce_s / w).c_str(),

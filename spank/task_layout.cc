@@ -1,6 +1,8 @@
 // task_layout.cc: GPU and CPU blocks of the tasks of a step (task_layout.h).
 #include "task_layout.h"
 
+#include "vocab/ranks_per_gpu.h"
+
 namespace multilane_spank {
 
 std::vector<std::string> SplitList(const std::string& text) {
@@ -16,9 +18,8 @@ std::vector<std::string> SplitList(const std::string& text) {
 }
 
 std::string GpuOfTask(const std::vector<std::string>& step_gpus, int task, int tasks) {
-  if (step_gpus.empty() || tasks <= 0 || task < 0 || task >= tasks) return "";
-  const long g = static_cast<long>(task) * static_cast<long>(step_gpus.size()) / tasks;
-  return step_gpus[static_cast<size_t>(g)];
+  const int g = mla::GpuOfRank(task, tasks, 0, static_cast<int>(step_gpus.size()));
+  return g < 0 ? "" : step_gpus[static_cast<size_t>(g)];
 }
 
 std::vector<int> CpusOfTask(const std::vector<int>& cpus, int task, int tasks) {

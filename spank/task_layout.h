@@ -2,8 +2,9 @@
 // step's GPU list and the task's local index.  Pure logic (unit-tested).
 //
 // Tasks are laid out in blocks: with T tasks and G GPUs on the node, local
-// task i uses GPU floor(i * G / T), so that tasks 0..T/G-1 share the first
-// GPU, and the CPUs the tasks may use are cut into T contiguous blocks, so
+// task i uses GPU floor(i * G / T) (mla::GpuOfRank, vocab/ranks_per_gpu.h,
+// as the probe and the benchmark place ranks), so that tasks 0..T/G-1 share
+// the first GPU, and the CPUs the tasks may use are cut into T contiguous blocks, so
 // that the tasks of one GPU sit on neighbouring cores.
 #ifndef MULTILANE_SPANK_TASK_LAYOUT_H_
 #define MULTILANE_SPANK_TASK_LAYOUT_H_

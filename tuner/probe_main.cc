@@ -48,6 +48,7 @@
 #include "search.h"
 #include "vocab/mpi_families.h"
 #include "vocab/outside_input.h"
+#include "vocab/ranks_per_gpu.h"
 
 using nlohmann::json;
 using namespace mltuner;
@@ -66,17 +67,6 @@ bool BcastString(std::string* s) {
   s->resize(n);
   if (n > 0) PMPI_Bcast(&(*s)[0], static_cast<int>(n), MPI_CHAR, 0, MPI_COMM_WORLD);
   return true;
-}
-
-// The GPU of this rank: ranks of a node fill GPUs in blocks of ranks_per_gpu
-// (MULTILANE_RANKS_PER_GPU, else the node's ranks spread evenly), as the
-// benchmark and the Slurm plugin place them; under Slurm's binding each task
-// sees one GPU and takes it.
-int GpuOfRank(const mla_layout& layout, int gpus) {
-  int per_gpu = (layout.ranks_per_node + gpus - 1) / gpus;
-  if (const char* v = std::getenv("MULTILANE_RANKS_PER_GPU"))
-    if (std::atoi(v) > 0) per_gpu = std::atoi(v);
-  return (layout.node_rank / std::max(1, per_gpu)) % gpus;
 }
 
 struct Options {
@@ -135,9 +125,19 @@ bool ChooseGpu(const Plan& plan, const mla_layout& layout, int* gpu) {
   const bool wants_device =
       std::find(plan.memories.begin(), plan.memories.end(), MemKind::kDevice) != plan.memories.end();
   if (!wants_device) return true;
+  // MULTILANE_RANKS_PER_GPU, as the library reads it (unset: the node's ranks
+  // spread evenly); under Slurm's binding each task sees one GPU and takes it.
+  const char* variable = std::getenv("MULTILANE_RANKS_PER_GPU");
+  int per_gpu = 0;
+  std::string bad;
+  if (!BcastFlag(!AnyRank(!mla::ParseRanksPerGpuVariable(variable ? variable : "", &per_gpu, &bad)))) {
+    if (bad.empty()) bad = "another rank's MULTILANE_RANKS_PER_GPU must be " + mla::RanksPerGpuRule();
+    if (g_rank == 0) std::fprintf(stderr, "mlprobe: error: %s\n", bad.c_str());
+    return false;
+  }
   const char* why = "";
   const int gpus = mla_tool_gpu_count(&why);
-  if (gpus > 0) *gpu = GpuOfRank(layout, gpus);
+  if (gpus > 0) *gpu = mla::GpuOfRank(layout.node_rank, layout.ranks_per_node, per_gpu, gpus);
   std::string local = gpus > 0 ? "" : why;
   if (!BcastFlag(!AnyRank(gpus <= 0))) {
     if (g_rank == 0)

@@ -17,6 +17,26 @@ bool ParseRanksPerGpu(const std::string& text, int* value) {
 
 std::string RanksPerGpuRule() { return "a number from 1 to " + std::to_string(kMaxRanksPerGpu); }
 
+bool ParseRanksPerGpuVariable(const std::string& text, int* value, std::string* error) {
+  if (text.empty()) {
+    *value = 0;
+    return true;
+  }
+  if (ParseRanksPerGpu(text, value)) return true;
+  *error = "MULTILANE_RANKS_PER_GPU=" + Quoted(text) + " must be " + RanksPerGpuRule() + " (ranks sharing one GPU)";
+  return false;
+}
+
+int RanksPerGpuOrOne(int ranks_per_gpu) { return ranks_per_gpu > 0 ? ranks_per_gpu : 1; }
+
+int GpuGroupOfRank(int local_rank, int ranks_per_gpu) { return local_rank / RanksPerGpuOrOne(ranks_per_gpu); }
+
+int GpuOfRank(int local_rank, int local_size, int ranks_per_gpu, int gpu_count) {
+  if (gpu_count < 1 || local_rank < 0 || local_rank >= local_size) return -1;
+  if (ranks_per_gpu > 0) return GpuGroupOfRank(local_rank, ranks_per_gpu) % gpu_count;
+  return static_cast<int>(static_cast<long long>(local_rank) * gpu_count / local_size);
+}
+
 bool ParseRanksPerGpuList(const std::string& text, const std::string& what, std::vector<int>* values,
                           std::string* error) {
   std::set<int> seen;
