@@ -1,6 +1,7 @@
 // tune_record.cc: what `multilane tune` stores (tune_record.h).
 #include "tune_record.h"
 
+#include "vocab/ranks_per_gpu.h"
 #include "vocab/utc_time.h"
 
 #include <cstdint>
@@ -88,7 +89,7 @@ mldb::ProfileRecord BuildTuneRecord(const TuneRequest& request, const std::vecto
   mldb::ProfileRecord record;
   record.partition = request.partition;
   record.nodes = best->nodes;
-  record.ranks_per_gpu = best->ranks_per_gpu > 0 ? best->ranks_per_gpu : 1;
+  record.ranks_per_gpu = mla::RanksPerGpuOrOne(best->ranks_per_gpu);
   record.library_version = LibraryVersion();
   record.mpi_version = mpi_version;
   record.tuned_by = CurrentUser();
@@ -121,7 +122,7 @@ std::vector<mldb::Measurement> StoredMeasurements(const std::vector<ProbeLaunch>
       r.mem_kind = mltuner::MemKindName(m.mem);
       r.bytes = static_cast<int64_t>(m.bytes);
       r.candidate = m.candidate + (m.valid ? "" : " (wrong result)");
-      r.ppg = l.ranks_per_gpu > 0 ? l.ranks_per_gpu : 1;
+      r.ppg = mla::RanksPerGpuOrOne(l.ranks_per_gpu);
       r.time_us = mltuner::Median(m.samples);
       r.reps = static_cast<int>(m.samples.size());
       raw.push_back(r);
