@@ -1,5 +1,5 @@
 // fuzz_ballot.cc: the start-up agreement's reader of other ranks' ballots
-// (libmlallreduce/ballot.h): DecodeBallot and Decide over any published
+// (libmlallreduce/startup/ballot.h): DecodeBallot and Decide over any published
 // texts, and DecideFromWords over any combined words.  The decision must
 // hold its invariants whatever the ranks published.
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ballot.h"
+#include "libmlallreduce/startup/ballot.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string input(reinterpret_cast<const char*>(data), size);

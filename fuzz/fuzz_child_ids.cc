@@ -1,11 +1,11 @@
 // fuzz_child_ids.cc: the reader of the kernel's list of a task's children
-// (libmlallreduce/one_program.h, ParseChildIds): whatever the text, it keeps
+// (libmlallreduce/startup/one_program.h, ParseChildIds): whatever the text, it keeps
 // at most the bound, and only positive ids.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
-#include "one_program.h"
+#include "libmlallreduce/startup/one_program.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -1,5 +1,5 @@
 // fuzz_config.cc: every MULTILANE_* variable through the config loader
-// (libmlallreduce/config.h), with a fuzzed environment: the input is split at
+// (libmlallreduce/startup/config.h), with a fuzzed environment: the input is split at
 // NUL bytes into the values of the variables, in the order below (an empty
 // piece leaves that variable unset).  MULTILANE_PROFILE_FILE is not fuzzed
 // (it names a file; config_test.cc covers its rules).
@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include "config.h"
+#include "libmlallreduce/startup/config.h"
 #include "vocab/terminal_text.h"
 
 namespace {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "device_module.h"
+#include "libmlallreduce/device/device_module.h"
 
 namespace mla {
 

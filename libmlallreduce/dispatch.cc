@@ -3,19 +3,20 @@
 #include <optional>
 #include <string>
 
-#include "algorithms.h"
-#include "buffer_kinds.h"
-#include "call_support.h"
-#include "comm_scope.h"
-#include "cuda_presence.h"
-#include "device_loader.h"
-#include "job_report.h"
-#include "log.h"
+#include "libmlallreduce/algorithms/algorithms.h"
+#include "libmlallreduce/device/buffer_kinds.h"
+#include "libmlallreduce/algorithms/call_support.h"
+#include "libmlallreduce/startup/comm_scope.h"
+#include "libmlallreduce/base/cuda_presence.h"
+#include "libmlallreduce/device_loader.h"
+#include "libmlallreduce/jobreport/job_report.h"
+#include "libmlallreduce/base/log.h"
 #include "mlallreduce.h"
-#include "runtime.h"
-#include "stats.h"
-#include "system_choice.h"
-#include "topology.h"
+#include "libmlallreduce/runtime.h"
+#include "libmlallreduce/base/stats.h"
+#include "libmlallreduce/algorithms/system_choice.h"
+#include "libmlallreduce/algorithms/topology.h"
+#include "vocab/algo_names.h"
 
 namespace mla {
 namespace {
@@ -168,7 +169,7 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
                       (choice.algo != MLA_ALGO_SPLIT || topo->core_gpus_regular);
   if (!layout_ok && !folded) {
     if (config.verbose > 0) {
-      WarnOnce(std::string(mla_algo_name(choice.algo)) + " cannot run on a communicator with " +
+      WarnOnce(std::string(mla::AlgoName(choice.algo)) + " cannot run on a communicator with " +
                topo->irregular_reason + ": its calls go to the system MPI");
     }
     CountUnsupported();

@@ -3,7 +3,7 @@
 #ifndef MLA_RUNTIME_H_
 #define MLA_RUNTIME_H_
 
-#include "config.h"
+#include "libmlallreduce/startup/config.h"
 
 namespace mla {
 

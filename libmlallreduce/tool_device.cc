@@ -1,9 +1,9 @@
 // tool_device.cc: device memory for multilane's tools (tool_device.h).
-#include "tool_device.h"
+#include "libmlallreduce/tool_device.h"
 
 #include <string>
 
-#include "device_loader.h"
+#include "libmlallreduce/device_loader.h"
 #include "mlallreduce.h"
 
 #define MLA_TOOL_EXPORT __attribute__((visibility("default")))

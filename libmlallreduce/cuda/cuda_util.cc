@@ -1,6 +1,6 @@
-#include "cuda_util.h"
+#include "libmlallreduce/cuda/cuda_util.h"
 
-#include "../device_module.h"
+#include "libmlallreduce/device/device_module.h"
 
 namespace mla {
 namespace cuda {

@@ -4,9 +4,9 @@
 
 #include <mpi.h>
 
-#include "../algorithms.h"
-#include "../device_module.h"
-#include "../topology.h"
+#include "libmlallreduce/algorithms/algorithms.h"
+#include "libmlallreduce/device/device_module.h"
+#include "libmlallreduce/algorithms/topology.h"
 #include "mlallreduce.h"
 
 namespace mla {

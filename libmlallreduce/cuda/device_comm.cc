@@ -1,9 +1,9 @@
-#include "device_comm.h"
+#include "libmlallreduce/cuda/device_comm.h"
 
 #include <cstring>
 #include <vector>
 
-#include "cuda_util.h"
+#include "libmlallreduce/cuda/cuda_util.h"
 
 namespace mla {
 namespace cuda {

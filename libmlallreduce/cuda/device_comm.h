@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "../topology.h"
-#include "flag_group.h"
-#include "ipc_cache.h"
-#include "nccl_lane.h"
-#include "staging.h"
+#include "libmlallreduce/algorithms/topology.h"
+#include "libmlallreduce/cuda/flag_group.h"
+#include "libmlallreduce/cuda/ipc_cache.h"
+#include "libmlallreduce/cuda/nccl_lane.h"
+#include "libmlallreduce/cuda/staging.h"
 
 namespace mla {
 namespace cuda {

@@ -14,13 +14,13 @@
 //    last read of the user's send buffer and of peers' areas and its last
 //    write into the user's receive buffer: nothing touches the user's
 //    buffers after the return.
-#include "flag_group.h"
+#include "libmlallreduce/cuda/flag_group.h"
 
 #include <atomic>
 #include <cstring>
 #include <vector>
 
-#include "cuda_util.h"
+#include "libmlallreduce/cuda/cuda_util.h"
 
 namespace mla {
 namespace cuda {

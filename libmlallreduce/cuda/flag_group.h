@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-#include "flag_kernels.h"
+#include "libmlallreduce/cuda/flag_kernels.h"
 
 namespace mla {
 namespace cuda {

@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "flag_kernels.h"
-#include "reduce_ops.cuh"
+#include "libmlallreduce/cuda/flag_kernels.h"
+#include "libmlallreduce/cuda/reduce_ops.cuh"
 
 namespace mla {
 namespace cuda {

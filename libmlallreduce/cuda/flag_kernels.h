@@ -19,7 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "reduce_kernels.h"
+#include "libmlallreduce/cuda/reduce_kernels.h"
 
 namespace mla {
 namespace cuda {

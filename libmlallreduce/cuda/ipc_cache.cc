@@ -1,4 +1,4 @@
-#include "ipc_cache.h"
+#include "libmlallreduce/cuda/ipc_cache.h"
 
 #include <cuda.h>
 #include <unistd.h>

@@ -1,11 +1,11 @@
 // module.cc: the entry point of libmlallreduce_cuda.so.
 #include <cuda_runtime_api.h>
 
-#include "../device_module.h"
-#include "device_allreduce.h"
-#include "flag_group.h"
-#include "ipc_cache.h"
-#include "staging.h"
+#include "libmlallreduce/device/device_module.h"
+#include "libmlallreduce/cuda/device_allreduce.h"
+#include "libmlallreduce/cuda/flag_group.h"
+#include "libmlallreduce/cuda/ipc_cache.h"
+#include "libmlallreduce/cuda/staging.h"
 
 namespace mla {
 namespace cuda {

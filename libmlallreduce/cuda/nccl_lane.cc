@@ -1,4 +1,4 @@
-#include "nccl_lane.h"
+#include "libmlallreduce/cuda/nccl_lane.h"
 
 #include <dlfcn.h>
 #include <nccl.h>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda_util.h"
+#include "libmlallreduce/cuda/cuda_util.h"
 
 namespace mla {
 namespace cuda {

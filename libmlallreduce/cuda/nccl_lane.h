@@ -8,7 +8,7 @@
 #include <cuda_runtime_api.h>
 #include <mpi.h>
 
-#include "reduce_kernels.h"
+#include "libmlallreduce/cuda/reduce_kernels.h"
 
 namespace mla {
 namespace cuda {

@@ -1,8 +1,8 @@
 // reduce_kernels.cu: the device reductions behind LaunchReduce.
 #include <cstdint>
 
-#include "reduce_kernels.h"
-#include "reduce_ops.cuh"
+#include "libmlallreduce/cuda/reduce_kernels.h"
+#include "libmlallreduce/cuda/reduce_ops.cuh"
 
 namespace mla {
 namespace cuda {

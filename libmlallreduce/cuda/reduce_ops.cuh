@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "reduce_kernels.h"
+#include "libmlallreduce/cuda/reduce_kernels.h"
 
 namespace mla {
 namespace cuda {

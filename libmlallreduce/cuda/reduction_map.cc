@@ -4,7 +4,7 @@
 #include <map>
 #include <mutex>
 
-#include "reduce_kernels.h"
+#include "libmlallreduce/cuda/reduce_kernels.h"
 
 namespace mla {
 namespace cuda {

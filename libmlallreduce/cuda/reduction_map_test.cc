@@ -19,7 +19,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "reduce_kernels.h"
+#include "libmlallreduce/cuda/reduce_kernels.h"
 
 namespace mla {
 namespace cuda {

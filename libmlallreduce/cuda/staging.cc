@@ -1,9 +1,9 @@
-#include "staging.h"
+#include "libmlallreduce/cuda/staging.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "cuda_util.h"
+#include "libmlallreduce/cuda/cuda_util.h"
 
 namespace mla {
 namespace cuda {

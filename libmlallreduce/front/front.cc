@@ -28,10 +28,10 @@
 #include <mutex>
 #include <string>
 
-#include "front/front.h"
-#include "mpi_family.h"
-#include "pmix_channel.h"
-#include "startup.h"
+#include "libmlallreduce/front/front.h"
+#include "libmlallreduce/startup/mpi_family.h"
+#include "libmlallreduce/startup/pmix_channel.h"
+#include "libmlallreduce/startup/startup.h"
 #include "vocab/terminal_text.h"
 #include "vocab/verbose_level.h"
 

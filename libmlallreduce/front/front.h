@@ -4,7 +4,7 @@
 #ifndef MLA_FRONT_FRONT_H_
 #define MLA_FRONT_FRONT_H_
 
-#include "fortran_names.h"
+#include "libmlallreduce/intercept/fortran_names.h"
 
 // Every function the front forwards, in slot order: first the C entry points
 // every family build defines, then the Fortran names of fortran_names.h, which

@@ -4,7 +4,7 @@
 // exact on x86-64 and AArch64).
 #include <cstdint>
 
-#include "front/front.h"
+#include "libmlallreduce/front/front.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "mpi_family.h"
+#include "libmlallreduce/startup/mpi_family.h"
 
 namespace mla {
 namespace {

@@ -10,8 +10,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "pmix_abi.h"
-#include "pmix_channel.h"
+#include "libmlallreduce/startup/pmix_abi.h"
+#include "libmlallreduce/startup/pmix_channel.h"
 
 extern "C" int PMIx_Initialized(void);
 extern "C" int PMIx_Init(mla::pmix::Proc* proc, mla::pmix::Info* info, size_t ninfo);
