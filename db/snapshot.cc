@@ -98,8 +98,8 @@ std::unique_ptr<ProfileStore> OpenWorkingCopy(const std::string& published, std:
     // checks it) and copy it into a new working copy, renamed into place.
     auto source = ProfileStore::Open(published, ProfileStore::Access::kReadOnly, error);
     if (!source) return nullptr;
-    const std::string failed = mla::ReplaceFileAtomically(
-        work, [&](int, const std::string& tmp) { return source->CopyTo(tmp); });
+    const std::string failed =
+        mla::ReplaceFileAtomically(work, [&](int, const std::string& tmp) { return source->CopyTo(tmp); });
     if (!failed.empty()) {
       *error = "profile database " + work + ": cannot start the working copy from " + published + " (" + failed +
                "); check the disk and that you may write its folder (or set MULTILANE_SYSTEM_WORK_DB)";

@@ -35,9 +35,7 @@ bool AlgoFromName(const char* name, mla_algo* algo) {
   return i >= 0;
 }
 
-const char* TransportName(mla_transport transport) {
-  return NameOf(transport, kTransports, MLA_TRANSPORT_COUNT);
-}
+const char* TransportName(mla_transport transport) { return NameOf(transport, kTransports, MLA_TRANSPORT_COUNT); }
 
 bool TransportFromName(const char* name, mla_transport* transport) {
   const int i = IndexOf(name, kTransports, MLA_TRANSPORT_COUNT);

@@ -37,9 +37,8 @@ bool WriteAll(int fd, const std::string& text) {
 
 std::string ReplaceFileAtomically(const std::string& path, const FillFile& fill) {
   const size_t slash = path.rfind('/');
-  const std::string pattern = (slash == std::string::npos ? "." + path
-                                                          : path.substr(0, slash + 1) + "." + path.substr(slash + 1)) +
-                              ".XXXXXX";
+  const std::string pattern =
+      (slash == std::string::npos ? "." + path : path.substr(0, slash + 1) + "." + path.substr(slash + 1)) + ".XXXXXX";
   std::vector<char> tmp(pattern.begin(), pattern.end());
   tmp.push_back('\0');
   const int fd = mkstemp(tmp.data());  // O_CREAT|O_EXCL, mode 0600
