@@ -10,7 +10,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   const size_t bound = size % 17;
-  const auto ids = mla::ParseChildIds(text, bound);
+  const auto ids = mla::lib::ParseChildIds(text, bound);
   if (ids.size() > bound) std::abort();
   for (long id : ids)
     if (id <= 0) std::abort();

@@ -12,7 +12,7 @@
 #include "libmlallreduce/base/log.h"
 #include "libmlallreduce/runtime.h"
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 std::atomic<const DeviceModule*> g_module{nullptr};
@@ -88,4 +88,4 @@ const DeviceModule* LoadDeviceModule(std::string* why_not) {
   return m;
 }
 
-}  // namespace mla
+}  // namespace mla::lib

@@ -11,7 +11,7 @@
 #include "libmlallreduce/algorithms/system_choice.h"
 #include "libmlallreduce/algorithms/topology.h"
 
-namespace mla {
+namespace mla::lib {
 namespace {
 std::once_flag g_config_once;
 const Config* g_config = nullptr;
@@ -129,4 +129,4 @@ void OnMpiFinalizing() {
   ReleaseCommScope();
 }
 
-}  // namespace mla
+}  // namespace mla::lib

@@ -5,7 +5,7 @@
 
 #include "libmlallreduce/startup/config.h"
 
-namespace mla {
+namespace mla::lib {
 
 // Returns the settings, loading them from the environment on first use.
 // Thread-safe; the result never changes afterwards.
@@ -43,6 +43,6 @@ void OnMpiInitialized();
 // what the library cached on MPI_COMM_WORLD.
 void OnMpiFinalizing();
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_RUNTIME_H_

@@ -2,7 +2,7 @@
 // regular core (algorithms.h, docs/algorithms.md).
 #include "libmlallreduce/algorithms/algorithms.h"
 
-namespace mla {
+namespace mla::lib {
 
 int RunFolded(const AllreduceCall& call, const Topology& topo, const mla_choice& choice) {
   int fold_rank = 0, fold_size = 1;
@@ -39,4 +39,4 @@ int RunFolded(const AllreduceCall& call, const Topology& topo, const mla_choice&
   return rc;
 }
 
-}  // namespace mla
+}  // namespace mla::lib

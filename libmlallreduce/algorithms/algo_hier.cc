@@ -4,7 +4,7 @@
 #include "libmlallreduce/algorithms/algorithms.h"
 #include "libmlallreduce/base/partition.h"
 
-namespace mla {
+namespace mla::lib {
 
 int RunHier(const AllreduceCall& call, const Topology& topo, const mla_choice& choice) {
   const bool in_place = call.sendbuf == MPI_IN_PLACE;
@@ -35,4 +35,4 @@ int RunHier(const AllreduceCall& call, const Topology& topo, const mla_choice& c
   return MPI_SUCCESS;
 }
 
-}  // namespace mla
+}  // namespace mla::lib

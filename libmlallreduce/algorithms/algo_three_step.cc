@@ -6,7 +6,7 @@
 #include "libmlallreduce/algorithms/algorithms.h"
 #include "libmlallreduce/base/partition.h"
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 // Scratch memory for the reduced block, one buffer per thread, kept between
@@ -67,4 +67,4 @@ int RunSplit(const AllreduceCall& call, const Topology& topo, const mla_choice& 
                    ChunkElements(call, choice));
 }
 
-}  // namespace mla
+}  // namespace mla::lib

@@ -9,7 +9,7 @@
 #include "mlallreduce.h"
 #include "libmlallreduce/algorithms/topology.h"
 
-namespace mla {
+namespace mla::lib {
 
 // One allreduce call, already checked by UnsupportedReason: `datatype` is
 // contiguous with lower bound 0 and `extent` bytes per element, `op` is
@@ -45,6 +45,6 @@ int RunSplit(const AllreduceCall& call, const Topology& topo, const mla_choice& 
 // topo.fold (an irregular layout) and, for split, topo.core_gpus_regular.
 int RunFolded(const AllreduceCall& call, const Topology& topo, const mla_choice& choice);
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_ALGORITHMS_H_

@@ -1,6 +1,6 @@
 #include "libmlallreduce/algorithms/call_support.h"
 
-namespace mla {
+namespace mla::lib {
 
 bool InvalidArguments(MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return comm == MPI_COMM_NULL || datatype == MPI_DATATYPE_NULL || op == MPI_OP_NULL || op == MPI_REPLACE ||
@@ -45,4 +45,4 @@ const char* UnsupportedReason(MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return nullptr;
 }
 
-}  // namespace mla
+}  // namespace mla::lib

@@ -4,7 +4,7 @@
 
 #include <mpi.h>
 
-namespace mla {
+namespace mla::lib {
 
 // Returns nullptr when a multilane algorithm can run an allreduce of
 // `datatype` with `op` on `comm`, else a static string saying why not:
@@ -19,6 +19,6 @@ const char* UnsupportedReason(MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 // error on the communicator's handler.  Local: no MPI call.
 bool InvalidArguments(MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_CALL_SUPPORT_H_

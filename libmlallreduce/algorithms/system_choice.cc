@@ -14,7 +14,7 @@
 #include "sysalgo/system_allreduce.h"
 #endif
 
-namespace mla {
+namespace mla::lib {
 
 bool ProfileNamesSystemAlgorithms(const Profile& profile) {
   for (const ProfileEntry& e : profile.entries())
@@ -236,4 +236,4 @@ void ReleaseSystemAlgorithms() {
 
 #endif  // MLA_SIMULATION
 
-}  // namespace mla
+}  // namespace mla::lib

@@ -12,7 +12,7 @@
 
 #include "vocab/profile.h"
 
-namespace mla {
+namespace mla::lib {
 
 // Whether any entry of `profile` names a system algorithm (mpi=).
 bool ProfileNamesSystemAlgorithms(const Profile& profile);
@@ -41,6 +41,6 @@ int SystemAlgorithmAllreduce(const std::string& name, int count, MPI_Op op, MPI_
 // Before PMPI_Finalize: frees the communicators made for the choices.
 void ReleaseSystemAlgorithms();
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_SYSTEM_CHOICE_H_

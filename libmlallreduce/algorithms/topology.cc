@@ -4,7 +4,7 @@
 
 #include "libmlallreduce/jobreport/job_report.h"
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 int g_keyval = MPI_KEYVAL_INVALID;
@@ -168,4 +168,4 @@ void ReleaseTopologyCache() {
   PMPI_Comm_free_keyval(&g_keyval);
 }
 
-}  // namespace mla
+}  // namespace mla::lib

@@ -8,7 +8,7 @@
 
 #include <string>
 
-namespace mla {
+namespace mla::lib {
 
 struct Topology {
   int size = 0;  // ranks in the communicator
@@ -74,6 +74,6 @@ int GetTopology(MPI_Comm comm, const Topology** out);
 // before PMPI_Finalize.
 void ReleaseTopologyCache();
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_TOPOLOGY_H_

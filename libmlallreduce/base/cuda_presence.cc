@@ -5,7 +5,7 @@
 #include <atomic>
 #include <cstring>
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 std::atomic<unsigned long long> g_checked_adds{~0ull};  // loader's add count at the last walk
@@ -42,4 +42,4 @@ bool CudaDriverLoaded() {
   return found;
 }
 
-}  // namespace mla
+}  // namespace mla::lib

@@ -3,7 +3,7 @@
 #ifndef MLA_CUDA_PRESENCE_H_
 #define MLA_CUDA_PRESENCE_H_
 
-namespace mla {
+namespace mla::lib {
 
 // Returns true once the CUDA driver library (libcuda.so*) is among the
 // process's loaded objects.  Costs about 10 ns while nothing new was loaded
@@ -12,6 +12,6 @@ namespace mla {
 // `dlopen(..., RTLD_NOLOAD)` per call would cost about 10 us.  Thread-safe.
 bool CudaDriverLoaded();
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_CUDA_PRESENCE_H_

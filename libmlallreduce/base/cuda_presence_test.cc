@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 TEST(CudaDriverLoaded, FalseUntilTheDriverIsLoadedThenTrue) {
@@ -23,4 +23,4 @@ TEST(CudaDriverLoaded, FalseUntilTheDriverIsLoadedThenTrue) {
 }
 
 }  // namespace
-}  // namespace mla
+}  // namespace mla::lib

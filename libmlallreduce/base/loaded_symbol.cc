@@ -3,7 +3,7 @@
 
 #include <dlfcn.h>
 
-namespace mla {
+namespace mla::lib {
 
 void* LoadedSymbol(const char* library, const char* symbol) {
   void* lib = dlopen(library, RTLD_NOW | RTLD_NOLOAD);
@@ -13,4 +13,4 @@ void* LoadedSymbol(const char* library, const char* symbol) {
   return found;
 }
 
-}  // namespace mla
+}  // namespace mla::lib

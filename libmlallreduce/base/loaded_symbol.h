@@ -3,7 +3,7 @@
 #ifndef MLA_LOADED_SYMBOL_H_
 #define MLA_LOADED_SYMBOL_H_
 
-namespace mla {
+namespace mla::lib {
 
 // Returns `symbol` of `library` (a soname such as "libcuda.so.1") when that
 // library is mapped in this process already, else null; null too when the
@@ -13,6 +13,6 @@ namespace mla {
 // whoever loaded it keeps it).  Thread-safe.
 void* LoadedSymbol(const char* library, const char* symbol);
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_LOADED_SYMBOL_H_

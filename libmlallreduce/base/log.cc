@@ -6,7 +6,7 @@
 
 #include "vocab/terminal_text.h"
 
-namespace mla {
+namespace mla::lib {
 namespace {
 std::atomic<int> g_world_rank{0};
 std::mutex g_mutex;
@@ -50,4 +50,4 @@ int DistinctWarnings() {
   return static_cast<int>(Seen().size());
 }
 
-}  // namespace mla
+}  // namespace mla::lib

@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace mla {
+namespace mla::lib {
 
 // Sets the process's rank in MPI_COMM_WORLD once MPI is up; before that every
 // process counts as rank 0.  Thread-safe.
@@ -30,6 +30,6 @@ void Info(const std::string& message);
 // (distinct messages), for tests.
 int DistinctWarnings();
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_LOG_H_

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace mla {
+namespace mla::lib {
 
 Partition BlockPartition(int count, int parts, int active) {
   Partition p;
@@ -34,4 +34,4 @@ std::vector<int> Segments(int count, long long segment) {
   return out;
 }
 
-}  // namespace mla
+}  // namespace mla::lib

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-namespace mla {
+namespace mla::lib {
 
 // Blocks of a message: block i holds counts[i] elements starting at element
 // displs[i].  Blocks are contiguous, in order, and cover [0, count).
@@ -23,6 +23,6 @@ Partition BlockPartition(int count, int parts, int active);
 // means one segment).  Returns the segment lengths, in order; empty for count 0.
 std::vector<int> Segments(int count, long long segment);
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_PARTITION_H_

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 void ExpectCovers(const Partition& p, int count) {
@@ -73,4 +73,4 @@ TEST(Segments, LastSegmentHoldsTheRest) {
 }
 
 }  // namespace
-}  // namespace mla
+}  // namespace mla::lib

@@ -4,7 +4,7 @@
 #include <atomic>
 #include <sstream>
 
-namespace mla {
+namespace mla::lib {
 namespace {
 std::atomic<uint64_t> g_calls{0};
 std::atomic<uint64_t> g_unsupported{0};
@@ -105,4 +105,4 @@ std::string StatsLine(const mla_stats& s, const mla_entry_stats& entries) {
   return out.str();
 }
 
-}  // namespace mla
+}  // namespace mla::lib

@@ -7,7 +7,7 @@
 
 #include "mlallreduce.h"
 
-namespace mla {
+namespace mla::lib {
 
 // Counts one allreduce call seen.  Thread-safe, lock-free.
 void CountCall();
@@ -42,6 +42,6 @@ void ResetStats();
 // the entries' passed_on.
 std::string StatsLine(const mla_stats& stats, const mla_entry_stats& entries);
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_STATS_H_

@@ -43,7 +43,7 @@
 #include "libmlallreduce/cuda/reduce_kernels.h"
 #include "libmlallreduce/cuda/staging.h"
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 namespace {
 
@@ -308,4 +308,4 @@ int DeviceRanksPerGpu(MPI_Comm comm, const Topology& topo, int device, int* ppg)
 }
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib

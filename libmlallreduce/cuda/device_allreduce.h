@@ -9,7 +9,7 @@
 #include "libmlallreduce/algorithms/topology.h"
 #include "mlallreduce.h"
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 
 // Runs `call` (device buffers on `device`) with `choice`; see
@@ -23,6 +23,6 @@ int DeviceAllreduce(const AllreduceCall& call, MPI_Comm comm, const Topology& to
 int DeviceRanksPerGpu(MPI_Comm comm, const Topology& topo, int device, int* ppg);
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_CUDA_DEVICE_ALLREDUCE_H_

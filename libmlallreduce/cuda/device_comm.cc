@@ -5,7 +5,7 @@
 
 #include "libmlallreduce/cuda/cuda_util.h"
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 namespace {
 
@@ -73,4 +73,4 @@ int GetDeviceComm(MPI_Comm comm, const Topology& topo, int device, DeviceComm** 
 }
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib

@@ -17,7 +17,7 @@
 #include "libmlallreduce/cuda/nccl_lane.h"
 #include "libmlallreduce/cuda/staging.h"
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 
 // What one rank sends its IPC group about a call's buffers.
@@ -70,6 +70,6 @@ struct DeviceComm {
 int GetDeviceComm(MPI_Comm comm, const Topology& topo, int device, DeviceComm** out);
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_CUDA_DEVICE_COMM_H_

@@ -22,7 +22,7 @@
 
 #include "libmlallreduce/cuda/cuda_util.h"
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 namespace {
 
@@ -191,4 +191,4 @@ uint64_t FlagGroup::CallsRun() { return g_calls.load(std::memory_order_relaxed);
 uint64_t FlagGroup::OneShotCallsRun() { return g_one_shot.load(std::memory_order_relaxed); }
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib

@@ -10,7 +10,7 @@
 
 #include "libmlallreduce/cuda/cuda_util.h"
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 namespace {
 
@@ -125,4 +125,4 @@ int NcclLane::Allreduce(const void* src, void* dst, size_t n, DType type, DOp op
 }
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib

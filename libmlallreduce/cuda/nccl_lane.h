@@ -10,7 +10,7 @@
 
 #include "libmlallreduce/cuda/reduce_kernels.h"
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 
 class NcclLane {
@@ -38,6 +38,6 @@ class NcclLane {
 };
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_CUDA_NCCL_LANE_H_

@@ -4,7 +4,7 @@
 #include "libmlallreduce/cuda/reduce_kernels.h"
 #include "libmlallreduce/cuda/reduce_ops.cuh"
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 namespace {
 
@@ -103,4 +103,4 @@ cudaError_t LaunchReduce(DType type, DOp op, const BufferSet& b, size_t n, cudaS
 }
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib

@@ -21,7 +21,7 @@
 
 #include "libmlallreduce/cuda/reduce_kernels.h"
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 namespace {
 
@@ -312,7 +312,7 @@ TEST_F(ReductionMap, InputsTellSignedFromUnsignedMinAndMax) {
 
 }  // namespace
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);

@@ -8,7 +8,7 @@
 
 #include "libmlallreduce/base/loaded_symbol.h"
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 // The CUDA driver API's own values (cuda.h), so that no CUDA header is needed.
@@ -60,4 +60,4 @@ int ClassifyBuffers(bool cuda_in_process, const DeviceModule* module, const void
   return recv == 0 && send == 0 ? kBuffersHost : kBuffersUnknown;
 }
 
-}  // namespace mla
+}  // namespace mla::lib

@@ -5,7 +5,7 @@
 
 #include "libmlallreduce/device/device_module.h"
 
-namespace mla {
+namespace mla::lib {
 
 // Returns the kinds of a call's buffers (BufferKinds) as far as this process
 // can tell: kBuffersHost when it has no CUDA (no device memory can exist),
@@ -18,6 +18,6 @@ namespace mla {
 // on what else a rank has loaded, so ranks whose buffers are alike decide alike.
 int ClassifyBuffers(bool cuda_in_process, const DeviceModule* module, const void* sendbuf, const void* recvbuf);
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_BUFFER_KINDS_H_

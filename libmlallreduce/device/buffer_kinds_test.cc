@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 int ClassifyAsDevice(const void*, const void*) { return kBuffersDevice; }
@@ -59,4 +59,4 @@ TEST(ClassifyBuffers, WithoutTheModuleTheDriverSaysWhereBuffersLive) {
 }
 
 }  // namespace
-}  // namespace mla
+}  // namespace mla::lib

@@ -11,7 +11,7 @@
 #include "mlallreduce.h"
 #include "libmlallreduce/algorithms/topology.h"
 
-namespace mla {
+namespace mla::lib {
 
 constexpr int kDeviceModuleAbi = 4;
 
@@ -82,10 +82,10 @@ struct DeviceModule {
   void (*flag_stats)(uint64_t* calls, uint64_t* one_shot);
 };
 
-}  // namespace mla
+}  // namespace mla::lib
 
 // The module's one exported symbol.  Returns nullptr when CUDA cannot be used
 // in this process (no device, driver too old).
-extern "C" const mla::DeviceModule* mla_device_module_init(const mla::HostServices* services);
+extern "C" const mla::lib::DeviceModule* mla_device_module_init(const mla::lib::HostServices* services);
 
 #endif  // MLA_DEVICE_MODULE_H_

@@ -35,7 +35,7 @@ Handle FromBits(std::uintptr_t bits) {
 
 }  // namespace
 
-namespace mla {
+namespace mla::lib {
 
 // True when the MPI in this process is the other family's (this build was
 // injected directly into a program of the other MPI, not through the front
@@ -48,10 +48,10 @@ bool ForeignMpi() {
 #else
   static const bool foreign = [] {
     std::string path;
-    const std::string version = mla::LoadedMpiVersion(&path);
+    const std::string version = mla::lib::LoadedMpiVersion(&path);
     const mla::MpiFamily family = mla::MpiFamilyFromVersion(version);
     if (family == mla::MpiFamily::kNeither || std::string(mla::MpiFamilyName(family)) == MLA_MPI_FAMILY) return false;
-    if (mla::LaunchedAsRankZero()) {
+    if (mla::lib::LaunchedAsRankZero()) {
       mla::PrintLine(std::string("warning: this is multilane's " MLA_MPI_FAMILY " build but the job's MPI is ") +
                      mla::MpiFamilyName(family) + " (" + mla::MpiVersionKey(version) +
                      "); multilane is off and the job runs unchanged; inject libmlallreduce.so, which picks the "
@@ -80,7 +80,7 @@ int MissingMpiFunction(const char* name) {
   return MPI_ERR_OTHER;
 }
 
-}  // namespace mla
+}  // namespace mla::lib
 
 namespace {
 
@@ -88,21 +88,21 @@ namespace {
 // through that ABI, but where the launcher offers PMIx it still votes off in
 // the start-up agreement, so the job's other ranks go off with it.
 int ForeignInit(const std::function<int()>& init) {
-  mla::Ballot off;
+  mla::lib::Ballot off;
   off.version = MLA_VERSION_STRING;
   off.on = false;
   off.counts = false;  // it cannot read the others' ballots through this ABI
   off.reason = "multilane's " MLA_MPI_FAMILY " build was injected into a job of another MPI; inject "
                "libmlallreduce.so, which picks the build of the job's MPI";
-  mla::CastBallot(off);
+  mla::lib::CastBallot(off);
   const int rc = init();
-  mla::ReleaseBallotChannel();
+  mla::lib::ReleaseBallotChannel();
   return rc;
 }
 
 }  // namespace
 
-namespace mla {
+namespace mla::lib {
 
 int InitWithLibrary(const std::function<int()>& init) {
   PmixMpiInitBegins();
@@ -123,17 +123,17 @@ int FinalizeWithLibrary() {
   return PMPI_Finalize();
 }
 
-}  // namespace mla
+}  // namespace mla::lib
 
 MLA_INTERPOSE int MPI_Init(int* argc, char*** argv) {
-  return mla::InitWithLibrary([&] { return PMPI_Init(argc, argv); });
+  return mla::lib::InitWithLibrary([&] { return PMPI_Init(argc, argv); });
 }
 
 MLA_INTERPOSE int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
-  return mla::InitWithLibrary([&] { return PMPI_Init_thread(argc, argv, required, provided); });
+  return mla::lib::InitWithLibrary([&] { return PMPI_Init_thread(argc, argv, required, provided); });
 }
 
-MLA_INTERPOSE int MPI_Finalize(void) { return mla::FinalizeWithLibrary(); }
+MLA_INTERPOSE int MPI_Finalize(void) { return mla::lib::FinalizeWithLibrary(); }
 
 #ifdef MLA_SIMULATION
 // An SMPI program (simulation/): SimGrid is its only MPI.

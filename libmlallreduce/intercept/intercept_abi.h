@@ -10,7 +10,7 @@
 
 #include "mlallreduce_types.h"
 
-namespace mla {
+namespace mla::lib {
 
 // True when the MPI in this process is the other family's (this build was
 // injected directly, not through the front): one line says so (rank 0) and
@@ -35,6 +35,6 @@ void* SystemMpiFunction(const char* name);
 // this build's family.
 int MissingMpiFunction(const char* name);
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_INTERCEPT_ABI_H_

@@ -22,10 +22,10 @@ AllreduceFn ForeignAllreduce() {
 extern "C" __attribute__((visibility("default"))) int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count,
                                                                     std::uintptr_t datatype, std::uintptr_t op,
                                                                     std::uintptr_t comm) {
-  if (mla::ForeignMpi() && ForeignAllreduce() != nullptr) {
+  if (mla::lib::ForeignMpi() && ForeignAllreduce() != nullptr) {
     return ForeignAllreduce()(sendbuf, recvbuf, count, datatype, op, comm);
   }
-  return mla::InterceptedAllreduce(MLA_ENTRY_C, sendbuf, recvbuf, count, datatype, op, comm);
+  return mla::lib::InterceptedAllreduce(MLA_ENTRY_C, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 #endif  // !MLA_SIMULATION

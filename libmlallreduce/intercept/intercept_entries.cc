@@ -24,14 +24,14 @@ using AllreduceInitFn = int (*)(const void*, void*, int, Handle, Handle, Handle,
 // The system MPI's `name`, looked up once per call site.
 template <typename Fn>
 Fn System(const char* name) {
-  return reinterpret_cast<Fn>(mla::SystemMpiFunction(name));
+  return reinterpret_cast<Fn>(mla::lib::SystemMpiFunction(name));
 }
 
 // Counts a passed-on call through `entry` (not under the other family's MPI,
 // where nothing of this build is counted) and returns `fn` or nullptr.
 template <typename Fn>
 Fn PassOn(mla_entry entry, Fn fn) {
-  if (!mla::ForeignMpi()) mla::CountPassedOn(entry);
+  if (!mla::lib::ForeignMpi()) mla::lib::CountPassedOn(entry);
   return fn;
 }
 
@@ -44,25 +44,25 @@ Fn PassOn(mla_entry entry, Fn fn) {
 MLA_ENTRY_POINT int MPI_Allreduce_c(const void* sendbuf, void* recvbuf, long long count, Handle datatype, Handle op,
                                     Handle comm) {
   static const auto system = System<AllreduceCFn>("PMPI_Allreduce_c");
-  if (!mla::ForeignMpi() && count >= 0 && count <= INT_MAX) {
-    return mla::InterceptedAllreduce(MLA_ENTRY_LARGE_COUNT, sendbuf, recvbuf, static_cast<int>(count), datatype, op,
+  if (!mla::lib::ForeignMpi() && count >= 0 && count <= INT_MAX) {
+    return mla::lib::InterceptedAllreduce(MLA_ENTRY_LARGE_COUNT, sendbuf, recvbuf, static_cast<int>(count), datatype, op,
                                      comm);
   }
-  if (PassOn(MLA_ENTRY_LARGE_COUNT, system) == nullptr) return mla::MissingMpiFunction("MPI_Allreduce_c");
+  if (PassOn(MLA_ENTRY_LARGE_COUNT, system) == nullptr) return mla::lib::MissingMpiFunction("MPI_Allreduce_c");
   return system(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 MLA_ENTRY_POINT int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, Handle datatype, Handle op,
                                    Handle comm, void* request) {
   static const auto system = System<IallreduceFn>("PMPI_Iallreduce");
-  if (PassOn(MLA_ENTRY_NONBLOCKING, system) == nullptr) return mla::MissingMpiFunction("MPI_Iallreduce");
+  if (PassOn(MLA_ENTRY_NONBLOCKING, system) == nullptr) return mla::lib::MissingMpiFunction("MPI_Iallreduce");
   return system(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 MLA_ENTRY_POINT int MPI_Allreduce_init(const void* sendbuf, void* recvbuf, int count, Handle datatype, Handle op,
                                        Handle comm, Handle info, void* request) {
   static const auto system = System<AllreduceInitFn>("PMPI_Allreduce_init");
-  if (PassOn(MLA_ENTRY_PERSISTENT, system) == nullptr) return mla::MissingMpiFunction("MPI_Allreduce_init");
+  if (PassOn(MLA_ENTRY_PERSISTENT, system) == nullptr) return mla::lib::MissingMpiFunction("MPI_Allreduce_init");
   return system(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
@@ -70,7 +70,7 @@ MLA_ENTRY_POINT int MPI_Allreduce_init(const void* sendbuf, void* recvbuf, int c
 MLA_ENTRY_POINT int MPIX_Allreduce_init(const void* sendbuf, void* recvbuf, int count, Handle datatype, Handle op,
                                         Handle comm, Handle info, void* request) {
   static const auto system = System<AllreduceInitFn>("PMPIX_Allreduce_init");
-  if (PassOn(MLA_ENTRY_PERSISTENT, system) == nullptr) return mla::MissingMpiFunction("MPIX_Allreduce_init");
+  if (PassOn(MLA_ENTRY_PERSISTENT, system) == nullptr) return mla::lib::MissingMpiFunction("MPIX_Allreduce_init");
   return system(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 

@@ -84,22 +84,22 @@ using FinalizeF = void (*)(Fint*);
 #if defined(OPEN_MPI)
 void Allreduce(const char* name, mla_entry entry, void* sendbuf, void* recvbuf, Fint* count, Fint* datatype,
                Fint* op, Fint* comm, Fint* ierr) {
-  if (mla::ForeignMpi()) {
+  if (mla::lib::ForeignMpi()) {
     if (auto next = Next<AllreduceF>(name)) next(sendbuf, recvbuf, count, datatype, op, comm, ierr);
     return;
   }
-  mla::CountEntry(entry, false);
+  mla::lib::CountEntry(entry, false);
   SetError(ierr, mla_allreduce(SendBuffer(sendbuf), RecvBuffer(recvbuf), static_cast<int>(*count),
                                PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm)));
 }
 
 void Iallreduce(const char* name, void* sendbuf, void* recvbuf, Fint* count, Fint* datatype, Fint* op, Fint* comm,
                 Fint* request, Fint* ierr) {
-  if (mla::ForeignMpi()) {
+  if (mla::lib::ForeignMpi()) {
     if (auto next = Next<IallreduceF>(name)) next(sendbuf, recvbuf, count, datatype, op, comm, request, ierr);
     return;
   }
-  mla::CountEntry(MLA_ENTRY_NONBLOCKING, true);
+  mla::lib::CountEntry(MLA_ENTRY_NONBLOCKING, true);
   MPI_Request c_request = MPI_REQUEST_NULL;
   const int rc = PMPI_Iallreduce(SendBuffer(sendbuf), RecvBuffer(recvbuf), static_cast<int>(*count),
                                  PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &c_request);
@@ -110,11 +110,11 @@ void Iallreduce(const char* name, void* sendbuf, void* recvbuf, Fint* count, Fin
 #endif  // OPEN_MPI
 
 void Init(const char* name, Fint* ierr) {
-  if (mla::ForeignMpi()) {
+  if (mla::lib::ForeignMpi()) {
     if (auto next = Next<InitF>(name)) next(ierr);
     return;
   }
-  SetError(ierr, mla::InitWithLibrary([] {
+  SetError(ierr, mla::lib::InitWithLibrary([] {
              int argc = 0;
              char** argv = nullptr;
              return PMPI_Init(&argc, &argv);
@@ -122,12 +122,12 @@ void Init(const char* name, Fint* ierr) {
 }
 
 void InitThread(const char* name, Fint* required, Fint* provided, Fint* ierr) {
-  if (mla::ForeignMpi()) {
+  if (mla::lib::ForeignMpi()) {
     if (auto next = Next<InitThreadF>(name)) next(required, provided, ierr);
     return;
   }
   int c_provided = 0;
-  const int rc = mla::InitWithLibrary([&] {
+  const int rc = mla::lib::InitWithLibrary([&] {
     int argc = 0;
     char** argv = nullptr;
     return PMPI_Init_thread(&argc, &argv, static_cast<int>(*required), &c_provided);
@@ -137,11 +137,11 @@ void InitThread(const char* name, Fint* required, Fint* provided, Fint* ierr) {
 }
 
 void Finalize(const char* name, Fint* ierr) {
-  if (mla::ForeignMpi()) {
+  if (mla::lib::ForeignMpi()) {
     if (auto next = Next<FinalizeF>(name)) next(ierr);
     return;
   }
-  SetError(ierr, mla::FinalizeWithLibrary());
+  SetError(ierr, mla::lib::FinalizeWithLibrary());
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 
 #include <functional>
 
-namespace mla {
+namespace mla::lib {
 
 // Runs `init` (the MPI's own initialisation, returning its error code) inside
 // the start-up agreement: the ballot before, the count and the library's
@@ -19,6 +19,6 @@ int InitWithLibrary(const std::function<int()>& init);
 // other family's MPI), then calls PMPI_Finalize and returns its code.
 int FinalizeWithLibrary();
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_INTERCEPT_INIT_H_

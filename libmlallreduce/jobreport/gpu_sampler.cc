@@ -13,7 +13,7 @@
 #include "libmlallreduce/base/loaded_symbol.h"
 #include "vocab/json_text.h"
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 // The few NVML entry points used, declared here so that nothing links NVML.
@@ -204,4 +204,4 @@ bool CurrentCudaDeviceUuid(unsigned char uuid[16]) {
   return get_device != nullptr && get_uuid != nullptr && get_device(&device) == 0 && get_uuid(uuid, device) == 0;
 }
 
-}  // namespace mla
+}  // namespace mla::lib

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-namespace mla {
+namespace mla::lib {
 
 // The samples of one GPU, summed as they come.  Pure arithmetic: unit-tested
 // without NVML.
@@ -87,6 +87,6 @@ class GpuSampler {
 // loads it).  Returns false when there is none.
 bool CurrentCudaDeviceUuid(unsigned char uuid[16]);
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_GPU_SAMPLER_H_

@@ -30,7 +30,7 @@
 #include "vocab/terminal_text.h"
 #include "vocab/algo_names.h"
 
-namespace mla {
+namespace mla::lib {
 
 namespace report_internal {
 std::atomic<bool> g_on{false};
@@ -496,4 +496,4 @@ void FinishJobReport(const Config& config) {
              "not affected");
 }
 
-}  // namespace mla
+}  // namespace mla::lib

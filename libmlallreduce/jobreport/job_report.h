@@ -20,7 +20,7 @@
 #include "mlallreduce.h"
 #include "vocab/profile.h"
 
-namespace mla {
+namespace mla::lib {
 
 namespace report_internal {
 extern std::atomic<bool> g_on;
@@ -158,6 +158,6 @@ std::string RenderReport(const ReportData& data);
 // of its sampled calls, or by `fallback_share` when it has none.
 double EstimatedWait(double time_s, double sampled_wait_s, double sampled_time_s, double fallback_share);
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_JOB_REPORT_H_

@@ -7,7 +7,7 @@
 #include "vocab/json_text.h"
 #include "vocab/algo_names.h"
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 std::string SpreadJson(const Spread& s, int ranks) {
@@ -112,4 +112,4 @@ std::string RenderReport(const ReportData& d) {
   return s;
 }
 
-}  // namespace mla
+}  // namespace mla::lib

@@ -15,7 +15,7 @@
 #include "libmlallreduce/jobreport/gpu_sampler.h"
 #include "vocab/json_text.h"
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 using nlohmann::json;
@@ -320,4 +320,4 @@ TEST(GpuSampler, ThreadSamplesAFakeNvml) {
 }
 
 }  // namespace
-}  // namespace mla
+}  // namespace mla::lib

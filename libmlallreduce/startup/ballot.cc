@@ -4,7 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 constexpr char kTag[] = "mla1";
@@ -189,4 +189,4 @@ Verdict DecideFromWords(const uint64_t words[kBallotWords], const Ballot& mine, 
   return v;
 }
 
-}  // namespace mla
+}  // namespace mla::lib

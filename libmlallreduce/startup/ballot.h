@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace mla {
+namespace mla::lib {
 
 // One rank's vote.
 struct Ballot {
@@ -73,6 +73,6 @@ void BallotToWords(const Ballot& ballot, int rank, uint64_t words[kBallotWords])
 // is, since only an off-voting rank knows its own reason.
 Verdict DecideFromWords(const uint64_t words[kBallotWords], const Ballot& mine, int rank);
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_BALLOT_H_

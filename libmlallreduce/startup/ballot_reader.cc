@@ -9,7 +9,7 @@
 #include <memory>
 #include <mutex>
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 constexpr size_t kMaxText = 64 * 1024;
@@ -117,4 +117,4 @@ std::vector<std::optional<std::string>> ReadBallots(const BallotReads& pmix, con
   return ballots;
 }
 
-}  // namespace mla
+}  // namespace mla::lib

@@ -11,7 +11,7 @@
 
 #include "libmlallreduce/startup/pmix_abi.h"
 
-namespace mla {
+namespace mla::lib {
 
 // The PMIx client calls the read makes, and this process's name.
 struct BallotReads {
@@ -37,6 +37,6 @@ constexpr int kBallotReadSeconds = 2;
 std::vector<std::optional<std::string>> ReadBallots(const BallotReads& pmix, const char* key, int size,
                                                     bool* complete);
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_BALLOT_READER_H_

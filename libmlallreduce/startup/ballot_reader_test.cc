@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 // The fake PMIx: ranks below kLocal have their ballot in the local store;
@@ -122,4 +122,4 @@ TEST(BallotReader, ReadsTheMissingBallotsAllAtOnceEachBounded) {
 }
 
 }  // namespace
-}  // namespace mla
+}  // namespace mla::lib

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 Ballot On(uint64_t settings = 7, const std::string& version = "0.1.0") {
@@ -197,4 +197,4 @@ TEST(DecideFromWords, MatchesDecide) {
 }
 
 }  // namespace
-}  // namespace mla
+}  // namespace mla::lib

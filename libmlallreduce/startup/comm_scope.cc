@@ -10,7 +10,7 @@
 
 #include "libmlallreduce/base/log.h"
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 int g_keyval = MPI_KEYVAL_INVALID;
@@ -95,4 +95,4 @@ void ReleaseCommScope() {
   if (g_keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&g_keyval);
 }
 
-}  // namespace mla
+}  // namespace mla::lib

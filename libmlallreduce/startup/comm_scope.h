@@ -13,7 +13,7 @@
 
 #include <mpi.h>
 
-namespace mla {
+namespace mla::lib {
 
 // True when every process of `comm` belongs to this process's MPI_COMM_WORLD
 // (an intracommunicator whose group is a subset of the world's group), so
@@ -30,6 +30,6 @@ bool WithinWorld(MPI_Comm comm);
 // PMPI_Finalize.
 void ReleaseCommScope();
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_COMM_SCOPE_H_

@@ -10,7 +10,7 @@
 #include "vocab/verbose_level.h"
 #include "vocab/algo_names.h"
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 constexpr char kOff[] = "; multilane is off for this job and every MPI_Allreduce goes to the system MPI";
@@ -232,4 +232,4 @@ Config LoadConfigFromEnvironment() {
   return LoadConfig([](const char* name) { return std::getenv(name); });
 }
 
-}  // namespace mla
+}  // namespace mla::lib

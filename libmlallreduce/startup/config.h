@@ -11,7 +11,7 @@
 #include "mlallreduce.h"
 #include "vocab/profile.h"
 
-namespace mla {
+namespace mla::lib {
 
 // The flag path's default limit, and the most MULTILANE_DEVICE_FLAG_MAX may
 // ask for (each rank holds 4 x this much device memory per communicator).
@@ -86,6 +86,6 @@ Config LoadConfig(const EnvLookup& env);
 // LoadConfig over the process environment.
 Config LoadConfigFromEnvironment();
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_CONFIG_H_

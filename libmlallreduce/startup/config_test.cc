@@ -14,7 +14,7 @@
 #include "libmlallreduce/startup/profile_file.h"
 #include "vocab/terminal_text.h"
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 Config Load(const std::map<std::string, std::string>& vars) {
@@ -321,4 +321,4 @@ TEST(ConfigText, WarningsQuoteLongVariablesAsAnExcerpt) {
 }
 
 }  // namespace
-}  // namespace mla
+}  // namespace mla::lib

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 using GetVersionFn = int (*)(char*, int*);
@@ -92,4 +92,4 @@ bool LaunchedAsRankZero() {
   return true;
 }
 
-}  // namespace mla
+}  // namespace mla::lib

@@ -10,7 +10,7 @@
 
 #include "vocab/mpi_families.h"
 
-namespace mla {
+namespace mla::lib {
 
 // MpiFamily, MpiFamilyFromVersion, MpiFamilyName and MpiVersionKey: the family
 // table (vocab/mpi_families.h).
@@ -45,6 +45,6 @@ bool FindMpiAbiHandles(MpiFamily family, void* mpi, MpiAbiHandles* handles);
 // line printed before MPI_Init should appear.
 bool LaunchedAsRankZero();
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_MPI_FAMILY_H_

@@ -6,7 +6,7 @@
 
 #include <cstdlib>
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 TEST(MpiFamily, RankZeroFromTheLauncherVariables) {
@@ -23,9 +23,9 @@ TEST(MpiFamily, RankZeroFromTheLauncherVariables) {
 }
 
 }  // namespace
-}  // namespace mla
+}  // namespace mla::lib
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 // An MPI opened privately (RTLD_LOCAL, as a Python extension opens it) is
@@ -41,4 +41,4 @@ TEST(MpiFamily, FindsAnMpiOpenedPrivately) {
 }
 
 }  // namespace
-}  // namespace mla
+}  // namespace mla::lib

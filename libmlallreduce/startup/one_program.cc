@@ -10,7 +10,7 @@
 
 #include "vocab/outside_input.h"
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 // A children list is a few bytes per child: 1 MiB holds far more ranks than
@@ -78,4 +78,4 @@ bool EveryRankRunsThisProgram(int world_size) {
   return found_me && same == world_size;
 }
 
-}  // namespace mla
+}  // namespace mla::lib

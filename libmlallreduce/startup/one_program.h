@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace mla {
+namespace mla::lib {
 
 // True when this process's parent (the launcher's process on this node:
 // hydra's proxy, slurmstepd) has `world_size` children that run this
@@ -30,6 +30,6 @@ bool EveryRankRunsThisProgram(int world_size);
 // not a positive decimal id is skipped.  At most `max_ids` ids.
 std::vector<long> ParseChildIds(const std::string& text, size_t max_ids);
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_ONE_PROGRAM_H_

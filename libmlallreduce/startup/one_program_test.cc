@@ -51,7 +51,7 @@ int RanksThatSayYes(int same, bool other, int world_size) {
       if (r == 0) {
         close(go[1]);
         WaitForClose(go[0]);  // the launcher closes it once every rank exists
-        const char yes = mla::EveryRankRunsThisProgram(world_size) ? 'y' : 'n';
+        const char yes = mla::lib::EveryRankRunsThisProgram(world_size) ? 'y' : 'n';
         if (write(answers[1], &yes, 1) != 1) _exit(2);
         WaitForClose(done[0]);
         _exit(0);
@@ -84,10 +84,10 @@ TEST(OneProgram, AJobLargerThanTheNodeSaysNo) { EXPECT_EQ(RanksThatSayYes(3, fal
 TEST(OneProgram, AnMpmdJobSaysNo) { EXPECT_EQ(RanksThatSayYes(3, true, 4), 0); }
 
 TEST(OneProgram, ParseChildIds) {
-  EXPECT_EQ(mla::ParseChildIds("12 13 14 ", 100), (std::vector<long>{12, 13, 14}));
-  EXPECT_EQ(mla::ParseChildIds("", 100), std::vector<long>{});
-  EXPECT_EQ(mla::ParseChildIds("1 -2 0x3 0 99999999999 4\n", 100), (std::vector<long>{1, 4}));
-  EXPECT_EQ(mla::ParseChildIds("1 2 3", 2), (std::vector<long>{1, 2}));
+  EXPECT_EQ(mla::lib::ParseChildIds("12 13 14 ", 100), (std::vector<long>{12, 13, 14}));
+  EXPECT_EQ(mla::lib::ParseChildIds("", 100), std::vector<long>{});
+  EXPECT_EQ(mla::lib::ParseChildIds("1 -2 0x3 0 99999999999 4\n", 100), (std::vector<long>{1, 4}));
+  EXPECT_EQ(mla::lib::ParseChildIds("1 2 3", 2), (std::vector<long>{1, 2}));
 }
 
 }  // namespace

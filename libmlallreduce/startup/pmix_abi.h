@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace mla::pmix {
+namespace mla::lib::pmix {
 
 constexpr int kMaxNsLen = 255;
 constexpr int kMaxKeyLen = 511;
@@ -54,6 +54,6 @@ using ValueCbFn = void (*)(int status, Value* value, void* cbdata);
 using GetNbFn = int (*)(const Proc* proc, const char key[], const Info info[], size_t ninfo, ValueCbFn cbfunc,
                         void* cbdata);
 
-}  // namespace mla::pmix
+}  // namespace mla::lib::pmix
 
 #endif  // MLA_PMIX_ABI_H_

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <type_traits>
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 TEST(PmixAbi, ConstantsMatchTheStandard) {
@@ -42,4 +42,4 @@ TEST(PmixAbi, CallbackTypesMatchTheStandard) {
 }
 
 }  // namespace
-}  // namespace mla
+}  // namespace mla::lib

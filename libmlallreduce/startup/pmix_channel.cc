@@ -9,7 +9,7 @@
 #include "libmlallreduce/base/loaded_symbol.h"
 #include "libmlallreduce/startup/pmix_abi.h"
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 constexpr char kKey[] = "multilane.ballot.1";  // frozen: the protocol's name
@@ -107,7 +107,7 @@ void PmixMpiInitEnds() {
   if (g_mpi_init_depth > 0) --g_mpi_init_depth;
 }
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #ifndef MLA_SIMULATION
 namespace {
@@ -116,7 +116,7 @@ namespace {
 // the MPI was opened with dlopen, out of RTLD_NEXT's reach), else the next
 // definition after this library.  Null while no libpmix is loaded.
 void* RealPmixFunction(const char* name) {
-  if (void* fn = mla::LoadedSymbol("libpmix.so.2", name)) return fn;
+  if (void* fn = mla::lib::LoadedSymbol("libpmix.so.2", name)) return fn;
   return dlsym(RTLD_NEXT, name);
 }
 
@@ -125,15 +125,15 @@ void* RealPmixFunction(const char* name) {
 // PMIx's own entry points, exported (exports.map) so that the MPI's calls
 // reach these first; both forward to the real libpmix.
 extern "C" __attribute__((visibility("default"))) int PMIx_Initialized(void) {
-  if (mla::g_mpi_init_depth > 0 && !mla::g_mpi_called_pmix_init) return 0;
+  if (mla::lib::g_mpi_init_depth > 0 && !mla::lib::g_mpi_called_pmix_init) return 0;
   auto real = reinterpret_cast<int (*)()>(RealPmixFunction("PMIx_Initialized"));
   return real != nullptr ? real() : 0;
 }
 
-extern "C" __attribute__((visibility("default"))) int PMIx_Init(mla::pmix::Proc* proc, mla::pmix::Info* info,
+extern "C" __attribute__((visibility("default"))) int PMIx_Init(mla::lib::pmix::Proc* proc, mla::lib::pmix::Info* info,
                                                                 size_t ninfo) {
-  if (mla::g_mpi_init_depth > 0) mla::g_mpi_called_pmix_init = true;
-  auto real = reinterpret_cast<mla::pmix::InitFn>(RealPmixFunction("PMIx_Init"));
-  return real != nullptr ? real(proc, info, ninfo) : mla::pmix::kErrInit;
+  if (mla::lib::g_mpi_init_depth > 0) mla::lib::g_mpi_called_pmix_init = true;
+  auto real = reinterpret_cast<mla::lib::pmix::InitFn>(RealPmixFunction("PMIx_Init"));
+  return real != nullptr ? real(proc, info, ninfo) : mla::lib::pmix::kErrInit;
 }
 #endif

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace mla {
+namespace mla::lib {
 
 // True when the launcher started this process as a PMIx client
 // (PMIX_NAMESPACE and PMIX_RANK are set).
@@ -39,6 +39,6 @@ std::optional<std::vector<std::optional<std::string>>> PmixCollect(int size);
 void PmixMpiInitBegins();
 void PmixMpiInitEnds();
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_PMIX_CHANNEL_H_

@@ -6,7 +6,7 @@
 
 #include "vocab/outside_input.h"
 
-namespace mla {
+namespace mla::lib {
 
 bool ReadProfileFile(const std::string& path, std::string* text, std::string* why) {
   std::string content;
@@ -38,4 +38,4 @@ bool ReadProfileFile(const std::string& path, std::string* text, std::string* wh
   return false;
 }
 
-}  // namespace mla
+}  // namespace mla::lib

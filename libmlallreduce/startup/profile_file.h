@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <string>
 
-namespace mla {
+namespace mla::lib {
 
 // Profiles are a few KiB; 1 MiB leaves room for any tuned one.
 inline constexpr size_t kMaxProfileFileBytes = 1 << 20;
@@ -21,6 +21,6 @@ inline constexpr size_t kMaxProfileFileBytes = 1 << 20;
 // fstat before anything is read.
 bool ReadProfileFile(const std::string& path, std::string* text, std::string* why);
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_PROFILE_FILE_H_

@@ -13,7 +13,7 @@
 #include "libmlallreduce/startup/pmix_channel.h"
 #include "vocab/mpi_families.h"
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 enum class Channel { kNone, kPmix, kPmixFailed };
@@ -145,4 +145,4 @@ void ReleaseBallotChannel() {
   if (g_channel == Channel::kPmix) PmixCollect(0);
 }
 
-}  // namespace mla
+}  // namespace mla::lib

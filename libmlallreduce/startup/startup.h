@@ -12,7 +12,7 @@
 
 #include "libmlallreduce/startup/ballot.h"
 
-namespace mla {
+namespace mla::lib {
 
 // The MPI calls the agreement makes, bound by the caller to its MPI.
 struct StartupMpi {
@@ -40,6 +40,6 @@ Verdict CountBallots(const Ballot& mine, const StartupMpi& mpi);
 // another family's): its ballot stays published for the others.
 void ReleaseBallotChannel();
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_STARTUP_H_
