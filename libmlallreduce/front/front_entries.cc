@@ -71,28 +71,28 @@ MLA_FRONT int MPIX_Allreduce_init(const void* sendbuf, void* recvbuf, int count,
 // initialisations take part in the start-up agreement like MPI_Init (the
 // depth count in front.cc keeps MPICH's nested call from voting twice).
 using P = void*;
-#define MLA_FORWARD_Allreduce(name)                                           \
-  MLA_FRONT void name(P a, P b, P c, P d, P e, P f, P g) {                     \
+#define MLA_FORWARD_Allreduce(name)                                                    \
+  MLA_FRONT void name(P a, P b, P c, P d, P e, P f, P g) {                             \
     At<void (*)(P, P, P, P, P, P, P)>(mla::lib::front::k_##name)(a, b, c, d, e, f, g); \
   }
 #define MLA_FORWARD_AllreduceF08(name) MLA_FORWARD_Allreduce(name)
-#define MLA_FORWARD_Iallreduce(name)                                                \
-  MLA_FRONT void name(P a, P b, P c, P d, P e, P f, P g, P h) {                      \
+#define MLA_FORWARD_Iallreduce(name)                                                         \
+  MLA_FRONT void name(P a, P b, P c, P d, P e, P f, P g, P h) {                              \
     At<void (*)(P, P, P, P, P, P, P, P)>(mla::lib::front::k_##name)(a, b, c, d, e, f, g, h); \
   }
 #define MLA_FORWARD_Init(name)                                 \
   MLA_FRONT void name(int* ierr) {                             \
-    auto init = At<void (*)(int*)>(mla::lib::front::k_##name);       \
-    mla::lib::front::BeforeInit();                                   \
+    auto init = At<void (*)(int*)>(mla::lib::front::k_##name); \
+    mla::lib::front::BeforeInit();                             \
     init(ierr);                                                \
-    mla::lib::front::AfterInit(ierr != nullptr ? *ierr : 0);         \
+    mla::lib::front::AfterInit(ierr != nullptr ? *ierr : 0);   \
   }
-#define MLA_FORWARD_InitThread(name)                                \
-  MLA_FRONT void name(int* required, int* provided, int* ierr) {    \
+#define MLA_FORWARD_InitThread(name)                                       \
+  MLA_FRONT void name(int* required, int* provided, int* ierr) {           \
     auto init = At<void (*)(int*, int*, int*)>(mla::lib::front::k_##name); \
-    mla::lib::front::BeforeInit();                                        \
-    init(required, provided, ierr);                                 \
-    mla::lib::front::AfterInit(ierr != nullptr ? *ierr : 0);              \
+    mla::lib::front::BeforeInit();                                         \
+    init(required, provided, ierr);                                        \
+    mla::lib::front::AfterInit(ierr != nullptr ? *ierr : 0);               \
   }
 #define MLA_FORWARD_Finalize(name) \
   MLA_FRONT void name(int* ierr) { At<void (*)(int*)>(mla::lib::front::k_##name)(ierr); }

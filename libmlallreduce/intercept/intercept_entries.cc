@@ -45,8 +45,8 @@ MLA_ENTRY_POINT int MPI_Allreduce_c(const void* sendbuf, void* recvbuf, long lon
                                     Handle comm) {
   static const auto system = System<AllreduceCFn>("PMPI_Allreduce_c");
   if (!mla::lib::ForeignMpi() && count >= 0 && count <= INT_MAX) {
-    return mla::lib::InterceptedAllreduce(MLA_ENTRY_LARGE_COUNT, sendbuf, recvbuf, static_cast<int>(count), datatype, op,
-                                     comm);
+    return mla::lib::InterceptedAllreduce(MLA_ENTRY_LARGE_COUNT, sendbuf, recvbuf, static_cast<int>(count), datatype,
+                                          op, comm);
   }
   if (PassOn(MLA_ENTRY_LARGE_COUNT, system) == nullptr) return mla::lib::MissingMpiFunction("MPI_Allreduce_c");
   return system(sendbuf, recvbuf, count, datatype, op, comm);
