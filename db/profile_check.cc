@@ -8,6 +8,7 @@
 #include "vocab/byte_size.h"
 #include "vocab/outside_input.h"
 #include "vocab/profile.h"
+#include "vocab/algo_names.h"
 
 namespace mldb {
 namespace {
@@ -27,11 +28,11 @@ ProfileEntryRow RowOf(const mla::ProfileEntry& e) {
   r.mem_kind = mla::MemKindName(e.kind);
   r.min_bytes = static_cast<int64_t>(std::min<uint64_t>(e.min_bytes, INT64_MAX));
   if (e.max_bytes != UINT64_MAX) r.max_bytes = static_cast<int64_t>(std::min<uint64_t>(e.max_bytes, INT64_MAX));
-  r.algo = mla_algo_name(e.choice.algo);
+  r.algo = mla::AlgoName(e.choice.algo);
   r.ppg = e.ppg;
   r.lanes = e.choice.lanes;
   r.chunk_bytes = static_cast<int64_t>(std::min<uint64_t>(e.choice.chunk_bytes, INT64_MAX));
-  r.transport = e.choice.transport == MLA_TRANSPORT_AUTO ? "" : mla_transport_name(e.choice.transport);
+  r.transport = e.choice.transport == MLA_TRANSPORT_AUTO ? "" : mla::TransportName(e.choice.transport);
   r.system_algorithm = e.system_algorithm;
   r.time_us = e.time_us;
   r.mpi_time_us = e.mpi_time_us;

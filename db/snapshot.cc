@@ -10,9 +10,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <vector>
 
 #include "db/paths.h"
+#include "vocab/atomic_file.h"
 
 namespace mldb {
 namespace {
@@ -98,23 +98,11 @@ std::unique_ptr<ProfileStore> OpenWorkingCopy(const std::string& published, std:
     // checks it) and copy it into a new working copy, renamed into place.
     auto source = ProfileStore::Open(published, ProfileStore::Access::kReadOnly, error);
     if (!source) return nullptr;
-    std::string tmpl = work + ".new.XXXXXX";
-    std::vector<char> name(tmpl.begin(), tmpl.end());
-    name.push_back('\0');
-    const int fd = mkstemp(name.data());
-    if (fd < 0) {
-      *error = "profile database " + work + ": cannot create the working copy: " + std::strerror(errno) +
-               "; check that you may write its folder (or set MULTILANE_SYSTEM_WORK_DB)";
-      return nullptr;
-    }
-    close(fd);
-    const std::string tmp = name.data();
-    std::string failed = source->CopyTo(tmp);
-    if (failed.empty() && rename(tmp.c_str(), work.c_str()) != 0) failed = std::strerror(errno);
+    const std::string failed =
+        mla::ReplaceFileAtomically(work, [&](int, const std::string& tmp) { return source->CopyTo(tmp); });
     if (!failed.empty()) {
-      unlink(tmp.c_str());
       *error = "profile database " + work + ": cannot start the working copy from " + published + " (" + failed +
-               "); check the disk and that you may write the folder";
+               "); check the disk and that you may write its folder (or set MULTILANE_SYSTEM_WORK_DB)";
       return nullptr;
     }
   }
@@ -141,34 +129,25 @@ bool ProfileStore::PublishSnapshot(const std::string& target, std::string* error
   for (int attempt = 0; attempt < 3 && (rc & 0xff) == SQLITE_BUSY; ++attempt)
     rc = sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) return fail(std::string("locking the working copy: ") + sqlite3_errmsg(db_));
-  std::string tmpl = Folder(target) + "/.multilane-publish.XXXXXX";
-  std::vector<char> name(tmpl.begin(), tmpl.end());
-  name.push_back('\0');
-  const int fd = mkstemp(name.data());
-  std::string failed;
-  if (fd < 0) {
-    failed = std::string("creating a file beside it: ") + std::strerror(errno);
-  } else {
-    close(fd);
+  const std::string failed = mla::ReplaceFileAtomically(target, [&](int, const std::string& tmp) {
     // The copy reads through a second connection: the backup API refuses a
     // source connection that holds a write transaction.  The write lock held
     // here lets readers in and keeps writers out, so it reads this moment's
     // whole database.
     sqlite3* src = nullptr;
+    std::string why;
     if (sqlite3_open_v2(path_.c_str(), &src, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-      failed = std::string("reading the working copy: ") + (src ? sqlite3_errmsg(src) : "out of memory");
+      why = std::string("reading the working copy: ") + (src ? sqlite3_errmsg(src) : "out of memory");
     } else {
       sqlite3_busy_timeout(src, 10000);
-      failed = CopyDatabase(src, name.data(), kSnapshotApplicationId);
+      why = CopyDatabase(src, tmp, kSnapshotApplicationId);
     }
     sqlite3_close(src);
-    if (failed.empty() && !SyncPath(name.data(), O_RDONLY)) failed = std::string("syncing: ") + std::strerror(errno);
-    if (failed.empty() && chmod(name.data(), 0644) != 0) failed = std::string("chmod: ") + std::strerror(errno);
-    if (failed.empty() && rename(name.data(), target.c_str()) != 0)
-      failed = std::string("renaming into place: ") + std::strerror(errno);
-    if (!failed.empty()) unlink(name.data());
-    else SyncPath(Folder(target), O_RDONLY | O_DIRECTORY);  // the rename itself, on disk
-  }
+    if (why.empty() && !SyncPath(tmp, O_RDONLY)) why = std::string("syncing: ") + std::strerror(errno);
+    if (why.empty() && chmod(tmp.c_str(), 0644) != 0) why = std::string("chmod: ") + std::strerror(errno);
+    return why;
+  });
+  if (failed.empty()) SyncPath(Folder(target), O_RDONLY | O_DIRECTORY);  // the rename itself, on disk
   sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
   if (!failed.empty()) return fail(failed);
   if (error != nullptr) error->clear();

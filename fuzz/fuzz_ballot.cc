@@ -1,5 +1,5 @@
 // fuzz_ballot.cc: the start-up agreement's reader of other ranks' ballots
-// (libmlallreduce/ballot.h): DecodeBallot and Decide over any published
+// (libmlallreduce/startup/ballot.h): DecodeBallot and Decide over any published
 // texts, and DecideFromWords over any combined words.  The decision must
 // hold its invariants whatever the ranks published.
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ballot.h"
+#include "libmlallreduce/startup/ballot.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string input(reinterpret_cast<const char*>(data), size);
@@ -21,25 +21,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (end == std::string::npos) end = input.size();
     const std::string line = input.substr(start, end - start);
     published.push_back(line == "-" ? std::nullopt : std::optional<std::string>(line));
-    if (auto b = mla::DecodeBallot(line)) {
+    if (auto b = mla::lib::DecodeBallot(line)) {
       // What decodes encodes back to a text that decodes the same.
-      const auto again = mla::DecodeBallot(mla::EncodeBallot(*b));
+      const auto again = mla::lib::DecodeBallot(mla::lib::EncodeBallot(*b));
       if (!again || again->version != b->version || again->settings != b->settings || again->on != b->on ||
           again->counts != b->counts || again->reason != b->reason)
         std::abort();
     }
     start = end + 1;
   }
-  const mla::Verdict v = mla::Decide(published);
+  const mla::lib::Verdict v = mla::lib::Decide(published);
   if (v.on && !v.consistent) std::abort();
   if (v.reporter < -1 || v.reporter >= static_cast<int>(published.size())) std::abort();
 
-  if (size >= sizeof(uint64_t) * mla::kBallotWords) {
-    uint64_t words[mla::kBallotWords];
+  if (size >= sizeof(uint64_t) * mla::lib::kBallotWords) {
+    uint64_t words[mla::lib::kBallotWords];
     std::memcpy(words, data, sizeof words);
-    mla::Ballot mine;
+    mla::lib::Ballot mine;
     mine.version = "0.1.0";
-    const mla::Verdict w = mla::DecideFromWords(words, mine, 3);
+    const mla::lib::Verdict w = mla::lib::DecideFromWords(words, mine, 3);
     if (w.on && !w.consistent) std::abort();
   }
   return 0;

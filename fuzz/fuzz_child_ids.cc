@@ -1,16 +1,16 @@
 // fuzz_child_ids.cc: the reader of the kernel's list of a task's children
-// (libmlallreduce/one_program.h, ParseChildIds): whatever the text, it keeps
+// (libmlallreduce/startup/one_program.h, ParseChildIds): whatever the text, it keeps
 // at most the bound, and only positive ids.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
-#include "one_program.h"
+#include "libmlallreduce/startup/one_program.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   const size_t bound = size % 17;
-  const auto ids = mla::ParseChildIds(text, bound);
+  const auto ids = mla::lib::ParseChildIds(text, bound);
   if (ids.size() > bound) std::abort();
   for (long id : ids)
     if (id <= 0) std::abort();

@@ -1,5 +1,5 @@
 // fuzz_config.cc: every MULTILANE_* variable through the config loader
-// (libmlallreduce/config.h), with a fuzzed environment: the input is split at
+// (libmlallreduce/startup/config.h), with a fuzzed environment: the input is split at
 // NUL bytes into the values of the variables, in the order below (an empty
 // piece leaves that variable unset).  MULTILANE_PROFILE_FILE is not fuzzed
 // (it names a file; config_test.cc covers its rules).
@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include "config.h"
+#include "libmlallreduce/startup/config.h"
 #include "vocab/terminal_text.h"
 
 namespace {
@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       start = i + 1;
     }
   }
-  const mla::Config c = mla::LoadConfig([&](const char* name) -> const char* {
+  const mla::lib::Config c = mla::lib::LoadConfig([&](const char* name) -> const char* {
     auto it = env.find(name);
     return it == env.end() ? nullptr : it->second.c_str();
   });
@@ -52,9 +52,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // default when unset.
   auto it = env.find("MULTILANE_DEVICE_SYNC");
   if (c.device_sync_stream && (it == env.end() || it->second != "stream")) std::abort();
-  if (c.enabled && c.device_flag_max > mla::kMaxDeviceFlagMax) std::abort();
+  if (c.enabled && c.device_flag_max > mla::lib::kMaxDeviceFlagMax) std::abort();
   it = env.find("MULTILANE_DEVICE_FLAG_MAX");
-  if (it == env.end() && c.device_flag_max != mla::kDefaultDeviceFlagMax) std::abort();
+  if (it == env.end() && c.device_flag_max != mla::lib::kDefaultDeviceFlagMax) std::abort();
   (void)c.Summary();
   return 0;
 }

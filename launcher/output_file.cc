@@ -1,7 +1,7 @@
 // output_file.cc: files the command writes (output_file.h).
 #include "output_file.h"
 
-#include "libmlallreduce/atomic_file.h"
+#include "vocab/atomic_file.h"
 
 namespace multilane {
 

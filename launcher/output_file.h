@@ -1,6 +1,6 @@
 // output_file.h: how the `multilane` command writes a file the user named
 // (`export FILE`, `report --html OUT`): exactly as the library writes its job
-// reports (libmlallreduce/atomic_file.h), so that a link planted at the
+// reports (vocab/atomic_file.h), so that a link planted at the
 // temporary name or at the file itself is never followed.
 #ifndef MULTILANE_LAUNCHER_OUTPUT_FILE_H_
 #define MULTILANE_LAUNCHER_OUTPUT_FILE_H_

@@ -1,4 +1,4 @@
-#include "device_loader.h"
+#include "libmlallreduce/device_loader.h"
 
 #include <dlfcn.h>
 
@@ -8,11 +8,11 @@
 #include <mutex>
 #include <string>
 
-#include "cuda_presence.h"
-#include "log.h"
-#include "runtime.h"
+#include "libmlallreduce/base/cuda_presence.h"
+#include "libmlallreduce/base/log.h"
+#include "libmlallreduce/runtime.h"
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 std::atomic<const DeviceModule*> g_module{nullptr};
@@ -88,4 +88,4 @@ const DeviceModule* LoadDeviceModule(std::string* why_not) {
   return m;
 }
 
-}  // namespace mla
+}  // namespace mla::lib

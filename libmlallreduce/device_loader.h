@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "device_module.h"
+#include "libmlallreduce/device/device_module.h"
 
-namespace mla {
+namespace mla::lib {
 
 // Returns the CUDA module, loading it on the first call made after the
 // process loaded the CUDA driver (a process that never loaded libcuda.so.1
@@ -23,6 +23,6 @@ const DeviceModule* DeviceModuleIfCudaInUse();
 // report their own error.  Thread-safe.
 const DeviceModule* LoadDeviceModule(std::string* why_not);
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_DEVICE_LOADER_H_

@@ -3,22 +3,23 @@
 #include <optional>
 #include <string>
 
-#include "algorithms.h"
-#include "buffer_kinds.h"
-#include "call_support.h"
-#include "comm_scope.h"
-#include "cuda_presence.h"
-#include "device_loader.h"
-#include "job_report.h"
-#include "log.h"
+#include "libmlallreduce/algorithms/algorithms.h"
+#include "libmlallreduce/device/buffer_kinds.h"
+#include "libmlallreduce/algorithms/call_support.h"
+#include "libmlallreduce/startup/comm_scope.h"
+#include "libmlallreduce/base/cuda_presence.h"
+#include "libmlallreduce/device_loader.h"
+#include "libmlallreduce/jobreport/job_report.h"
+#include "libmlallreduce/base/log.h"
 #include "mlallreduce.h"
-#include "runtime.h"
-#include "stats.h"
-#include "system_choice.h"
-#include "topology.h"
+#include "libmlallreduce/runtime.h"
+#include "libmlallreduce/base/stats.h"
+#include "libmlallreduce/algorithms/system_choice.h"
+#include "libmlallreduce/algorithms/topology.h"
+#include "vocab/algo_names.h"
 #include "vocab/ranks_per_gpu.h"
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 int Passthrough(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
@@ -169,7 +170,7 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
                       (choice.algo != MLA_ALGO_SPLIT || topo->core_gpus_regular);
   if (!layout_ok && !folded) {
     if (config.verbose > 0) {
-      WarnOnce(std::string(mla_algo_name(choice.algo)) + " cannot run on a communicator with " +
+      WarnOnce(std::string(mla::AlgoName(choice.algo)) + " cannot run on a communicator with " +
                topo->irregular_reason + ": its calls go to the system MPI");
     }
     CountUnsupported();
@@ -220,34 +221,34 @@ int RecordedAllreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatyp
 }
 
 }  // namespace
-}  // namespace mla
+}  // namespace mla::lib
 
 extern "C" {
 
 int mla_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-  return mla::RecordedAllreduce(sendbuf, recvbuf, count, datatype, op, comm, nullptr);
+  return mla::lib::RecordedAllreduce(sendbuf, recvbuf, count, datatype, op, comm, nullptr);
 }
 
 int mla_allreduce_with(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                        MPI_Comm comm, const mla_choice* choice) {
   mla_choice passthrough{MLA_ALGO_PASSTHROUGH, 0, 0, MLA_TRANSPORT_AUTO};
-  return mla::RecordedAllreduce(sendbuf, recvbuf, count, datatype, op, comm, choice ? choice : &passthrough);
+  return mla::lib::RecordedAllreduce(sendbuf, recvbuf, count, datatype, op, comm, choice ? choice : &passthrough);
 }
 
 int mla_call_supported(MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char** reason) {
-  const char* why = mla::UnsupportedReason(datatype, op, comm);
+  const char* why = mla::lib::UnsupportedReason(datatype, op, comm);
   if (reason != nullptr) *reason = why ? why : "";
   return why == nullptr;
 }
 
 int mla_comm_layout(MPI_Comm comm, mla_layout* layout) {
   // Building a layout is collective: never where some rank may not take part.
-  if (!mla::SettingsConsistent()) return MPI_ERR_OTHER;
+  if (!mla::lib::SettingsConsistent()) return MPI_ERR_OTHER;
   int inter = 0;
   if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return MPI_ERR_COMM;
-  if (!mla::WithinWorld(comm)) return MPI_ERR_OTHER;
-  const mla::Topology* topo = nullptr;
-  int rc = mla::GetTopology(comm, &topo);
+  if (!mla::lib::WithinWorld(comm)) return MPI_ERR_OTHER;
+  const mla::lib::Topology* topo = nullptr;
+  int rc = mla::lib::GetTopology(comm, &topo);
   if (rc != MPI_SUCCESS) return rc;
   layout->size = topo->size;
   layout->nodes = topo->num_nodes;
@@ -261,20 +262,20 @@ int mla_comm_layout(MPI_Comm comm, mla_layout* layout) {
 
 void mla_get_stats(mla_stats* stats) {
   if (stats == nullptr) return;
-  *stats = mla::StatsSnapshot();
-  if (const mla::DeviceModule* device = mla::DeviceModuleIfCudaInUse()) {
+  *stats = mla::lib::StatsSnapshot();
+  if (const mla::lib::DeviceModule* device = mla::lib::DeviceModuleIfCudaInUse()) {
     device->ipc_stats(&stats->ipc_opened, &stats->ipc_hits, &stats->ipc_closed);
     device->flag_stats(&stats->device_flag_calls, &stats->device_flag_one_shot);
   }
 }
 
 void mla_get_entry_stats(mla_entry_stats* stats) {
-  if (stats != nullptr) *stats = mla::EntryStatsSnapshot();
+  if (stats != nullptr) *stats = mla::lib::EntryStatsSnapshot();
 }
 
-void mla_reset_stats(void) { mla::ResetStats(); }
+void mla_reset_stats(void) { mla::lib::ResetStats(); }
 
-int mla_enabled(void) { return mla::Enabled() ? 1 : 0; }
+int mla_enabled(void) { return mla::lib::Enabled() ? 1 : 0; }
 
 const char* mla_version(void) { return MLA_VERSION_STRING; }
 

@@ -1,17 +1,17 @@
-#include "runtime.h"
+#include "libmlallreduce/runtime.h"
 
 #include <atomic>
 #include <mutex>
 
-#include "comm_scope.h"
-#include "job_report.h"
-#include "log.h"
-#include "startup.h"
-#include "stats.h"
-#include "system_choice.h"
-#include "topology.h"
+#include "libmlallreduce/startup/comm_scope.h"
+#include "libmlallreduce/jobreport/job_report.h"
+#include "libmlallreduce/base/log.h"
+#include "libmlallreduce/startup/startup.h"
+#include "libmlallreduce/base/stats.h"
+#include "libmlallreduce/algorithms/system_choice.h"
+#include "libmlallreduce/algorithms/topology.h"
 
-namespace mla {
+namespace mla::lib {
 namespace {
 std::once_flag g_config_once;
 const Config* g_config = nullptr;
@@ -129,4 +129,4 @@ void OnMpiFinalizing() {
   ReleaseCommScope();
 }
 
-}  // namespace mla
+}  // namespace mla::lib

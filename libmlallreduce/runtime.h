@@ -3,9 +3,9 @@
 #ifndef MLA_RUNTIME_H_
 #define MLA_RUNTIME_H_
 
-#include "config.h"
+#include "libmlallreduce/startup/config.h"
 
-namespace mla {
+namespace mla::lib {
 
 // Returns the settings, loading them from the environment on first use.
 // Thread-safe; the result never changes afterwards.
@@ -43,6 +43,6 @@ void OnMpiInitialized();
 // what the library cached on MPI_COMM_WORLD.
 void OnMpiFinalizing();
 
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_RUNTIME_H_

@@ -1,45 +1,46 @@
 # The library's host sources (no CUDA), shared by the library target
 # (libmlallreduce/CMakeLists.txt) and the SMPI simulation build (simulation/);
-# with the shared vocabulary (vocab/sources.cmake).
+# with the shared vocabulary (vocab/sources.cmake).  One list per room, from
+# the bottom up (CONTRIBUTING.md, "Where things live").
 set(MLA_LIBRARY_SOURCES
-  atomic_file.cc
-  ballot.cc
-  ballot_reader.cc
-  buffer_kinds.cc
-  config.cc
-  profile_file.cc
-  call_support.cc
-  comm_scope.cc
-  cuda_presence.cc
+  base/cuda_presence.cc
+  base/loaded_symbol.cc
+  base/log.cc
+  base/partition.cc
+  base/stats.cc
+  startup/ballot.cc
+  startup/ballot_reader.cc
+  startup/comm_scope.cc
+  startup/config.cc
+  startup/mpi_family.cc
+  startup/one_program.cc
+  startup/pmix_channel.cc
+  startup/profile_file.cc
+  startup/startup.cc
+  jobreport/gpu_sampler.cc
+  jobreport/job_report.cc
+  jobreport/job_report_render.cc
+  algorithms/algo_fold.cc
+  algorithms/algo_hier.cc
+  algorithms/algo_three_step.cc
+  algorithms/call_support.cc
+  algorithms/system_choice.cc
+  algorithms/topology.cc
+  device/buffer_kinds.cc
+  c_api_names.cc
   device_loader.cc
   dispatch.cc
-  gpu_sampler.cc
-  intercept.cc
-  intercept_allreduce.cc
-  intercept_entries.cc
-  intercept_fortran.cc
-  job_report.cc
-  job_report_render.cc
-  loaded_symbol.cc
-  log.cc
-  mpi_family.cc
-  one_program.cc
-  partition.cc
-  pmix_channel.cc
-  stats.cc
-  system_choice.cc
-  tool_device.cc
-  topology.cc
-  algo_fold.cc
-  algo_hier.cc
-  algo_three_step.cc
   runtime.cc
-  startup.cc
+  tool_device.cc
+  intercept/intercept.cc
+  intercept/intercept_allreduce.cc
+  intercept/intercept_entries.cc
+  intercept/intercept_fortran.cc
 )
 list(TRANSFORM MLA_LIBRARY_SOURCES PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
 
 # The front libmlallreduce.so (front/), with what it shares with the family
 # builds; also built as another version's front by tests/all_in/.
-set(MLA_FRONT_SOURCES front/front.cc front/front_entries.cc mpi_family.cc startup.cc ballot.cc ballot_reader.cc pmix_channel.cc
-  loaded_symbol.cc)
+set(MLA_FRONT_SOURCES front/front.cc front/front_entries.cc startup/mpi_family.cc startup/startup.cc
+  startup/ballot.cc startup/ballot_reader.cc startup/pmix_channel.cc base/loaded_symbol.cc)
 list(TRANSFORM MLA_FRONT_SOURCES PREPEND ${CMAKE_CURRENT_LIST_DIR}/)

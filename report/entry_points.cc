@@ -2,6 +2,7 @@
 #include "entry_points.h"
 
 #include "mlallreduce_types.h"
+#include "vocab/algo_names.h"
 
 namespace multilane {
 namespace {
@@ -25,7 +26,7 @@ constexpr EntryWords kWords[MLA_ENTRY_COUNT] = {
 
 const EntryWords* Find(const std::string& name) {
   for (const EntryWords& w : kWords)
-    if (name == mla_entry_name(w.entry)) return &w;
+    if (name == mla::EntryName(w.entry)) return &w;
   return nullptr;
 }
 

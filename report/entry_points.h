@@ -10,7 +10,7 @@
 
 namespace multilane {
 
-// The reader's words for one entry point (mla_entry_name's `name`), e.g.
+// The reader's words for one entry point (mla::EntryName's `name`), e.g.
 // "Fortran use mpi_f08 (Open MPI)"; an unknown name is returned as it is.
 std::string EntryLabel(const std::string& name);
 

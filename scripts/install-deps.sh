@@ -43,7 +43,7 @@ BUILD_PACKAGES=(
 )
 # What the test suites add (scripts/test.sh), on every platform.
 SUITE_PACKAGES=(
-  libpmix-dev                         # PMIx's header: the start-up agreement's ABI check (libmlallreduce/pmix_abi_test.cc)
+  libpmix-dev                         # PMIx's header: the start-up agreement's ABI check (libmlallreduce/startup/pmix_abi_test.cc)
   gfortran                            # the Fortran tests (tests/fortran/), built by both families' mpifort
   libgtest-dev googletest              # unit and MPI tests
   python3 python3-mpi4py python3-numpy # the third-party MPI client test (/usr/bin/python3)

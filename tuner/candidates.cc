@@ -2,6 +2,7 @@
 
 #include "vocab/byte_size.h"
 #include "vocab/profile.h"
+#include "vocab/algo_names.h"
 
 #include <algorithm>
 #include <cctype>
@@ -97,7 +98,7 @@ bool ApplyChunk(const std::string& v, mla_choice* c, std::string* error) {
 
 bool ApplyTransport(const std::string& v, mla_choice* c, std::string* error) {
   mla_transport t;
-  if (!mla_transport_from_name(v.c_str(), &t)) {
+  if (!mla::TransportFromName(v.c_str(), &t)) {
     *error = "transport='" + v + "' is not auto, mpi or nccl";
     return false;
   }
@@ -229,7 +230,7 @@ bool ParseCandidate(const Space& space, const std::string& words, Candidate* out
     return false;
   }
   mla_algo parsed_algo;
-  if (!mla_algo_from_name(algo.c_str(), &parsed_algo)) {
+  if (!mla::AlgoFromName(algo.c_str(), &parsed_algo)) {
     *error = "'" + algo + "' is not an algorithm";
     return false;
   }
@@ -270,7 +271,7 @@ bool ParseCandidate(const Space& space, const std::string& words, Candidate* out
 
 bool ToChoice(const Space& space, const Candidate& c, mla_choice* choice, std::string* error) {
   mla_choice out{MLA_ALGO_PASSTHROUGH, 0, 0, MLA_TRANSPORT_AUTO};
-  if (!mla_algo_from_name(c.algo.c_str(), &out.algo)) {
+  if (!mla::AlgoFromName(c.algo.c_str(), &out.algo)) {
     *error = "'" + c.algo + "' is not an algorithm";
     return false;
   }

@@ -13,8 +13,8 @@
 // meaningless.  Nothing else changes: Expand, rendering, parsing and the probe
 // all walk the table.  (candidates_test.cc shows it.)
 //
-// Pure C++: no MPI, not even its header.  ToChoice uses mla_algo_from_name /
-// mla_transport_from_name of the shared vocabulary (vocab/).
+// Pure C++: no MPI, not even its header.  ToChoice uses mla::AlgoFromName /
+// mla::TransportFromName of the shared vocabulary (vocab/algo_names.h).
 #ifndef MLTUNER_CANDIDATES_H_
 #define MLTUNER_CANDIDATES_H_
 

@@ -41,7 +41,7 @@
 
 #include "candidates.h"
 #include "mlallreduce.h"
-#include "tool_device.h"
+#include "libmlallreduce/tool_device.h"
 #include "plan.h"
 #include "probe_sizes.h"
 #include "probe_system.h"

@@ -24,7 +24,7 @@
 #include "candidates.h"
 #include "plan.h"
 #include "search.h"
-#include "tool_device.h"
+#include "libmlallreduce/tool_device.h"
 
 namespace mlprobe {
 

@@ -3,7 +3,7 @@
 // communicator on which PMPI_Allreduce runs each.
 //
 // As a job's profile applies the winner (mpi=NAME,
-// libmlallreduce/system_choice.h): Open MPI's coll/tuned choice lives in a
+// libmlallreduce/algorithms/system_choice.h): Open MPI's coll/tuned choice lives in a
 // communicator, made once; MPICH's is a variable read at every call, written
 // just before each call of the candidate and put back after it (Begin, End),
 // as the library does; for device memory, the staged path's host collective

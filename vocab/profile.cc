@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "vocab/terminal_text.h"
+#include "vocab/algo_names.h"
 
 namespace mla {
 namespace {
@@ -250,7 +251,7 @@ bool Profile::Parse(std::string_view text, std::string* error) {
                   " (TO must be above FROM)");
     }
     std::string algo_name(words[3]);
-    if (!mla_algo_from_name(algo_name.c_str(), &e.choice.algo)) {
+    if (!mla::AlgoFromName(algo_name.c_str(), &e.choice.algo)) {
       return fail("unknown algorithm " + Quoted(words[3]) + " (expected passthrough, lane, hier or split)");
     }
     std::set<std::string_view> keys;
@@ -268,7 +269,7 @@ bool Profile::Parse(std::string_view text, std::string* error) {
         if (std::string why = ChunkProblem(e.choice.chunk_bytes); !why.empty()) return fail(why);
       } else if (key == "transport") {
         std::string name(value);
-        if (!mla_transport_from_name(name.c_str(), &e.choice.transport))
+        if (!mla::TransportFromName(name.c_str(), &e.choice.transport))
           return fail("transport must be auto, mpi or nccl, found " + Quoted(value));
       } else if (key == "ppg") {
         if (!ParseInt(value, 1, 1 << 20, &e.ppg)) return fail("ppg must be a positive integer, found " + Quoted(value));
@@ -354,10 +355,10 @@ std::string Profile::ToString() const {
   for (const ProfileEntry& e : entries_) {
     out << MemKindName(e.kind) << ' ' << FormatByteSize(e.min_bytes) << ' '
         << (e.max_bytes == UINT64_MAX ? std::string("inf") : FormatByteSize(e.max_bytes)) << ' '
-        << mla_algo_name(e.choice.algo);
+        << mla::AlgoName(e.choice.algo);
     if (e.choice.lanes > 0) out << " lanes=" << e.choice.lanes;
     if (e.choice.chunk_bytes > 0) out << " chunk=" << FormatByteSize(e.choice.chunk_bytes);
-    if (e.choice.transport != MLA_TRANSPORT_AUTO) out << " transport=" << mla_transport_name(e.choice.transport);
+    if (e.choice.transport != MLA_TRANSPORT_AUTO) out << " transport=" << mla::TransportName(e.choice.transport);
     if (e.ppg > 0) out << " ppg=" << e.ppg;
     if (!e.system_algorithm.empty()) out << " mpi=" << e.system_algorithm;
     if (e.time_us >= 0) out << " time_us=" << e.time_us;

@@ -2,6 +2,7 @@
 # and the SMPI simulation build, which compiles everything with smpicxx.
 set(MLA_VOCAB_SOURCES
   algo_names.cc
+  atomic_file.cc
   byte_size.cc
   elf_needed.cc
   job_key.cc

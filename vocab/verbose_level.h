@@ -1,5 +1,5 @@
 // verbose_level.h: MULTILANE_VERBOSE's one reading, shared by the library's
-// settings (libmlallreduce/config.cc) and the front (front/front.cc), so that
+// settings (libmlallreduce/startup/config.cc) and the front (front/front.cc), so that
 // a value the settings refuse never makes the front speak as well: a bad
 // value is one line, the settings' warning.
 #ifndef MLA_VERBOSE_LEVEL_H_

@@ -1,8 +1,8 @@
-#include "cuda_util.h"
+#include "libmlallreduce/cuda/cuda_util.h"
 
-#include "../device_module.h"
+#include "libmlallreduce/device/device_module.h"
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 
 // Set once by mla_device_module_init (module.cc).
@@ -25,4 +25,4 @@ int CudaFailure(const char* what, cudaError_t error) {
 }
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib

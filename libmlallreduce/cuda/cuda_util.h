@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <string>
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 
 // Prints "multilane: warning: ..." once per distinct message from world rank 0
@@ -40,6 +40,6 @@ int CudaFailure(const char* what, cudaError_t error);
   } while (0)
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_CUDA_CUDA_UTIL_H_

@@ -30,20 +30,20 @@
 //
 // Small calls on one node take the flag path instead (flag_group.h), where
 // the ranks meet on the GPU and no MPI call is made.
-#include "device_allreduce.h"
+#include "libmlallreduce/cuda/device_allreduce.h"
 
 #include <algorithm>
 #include <vector>
 
-#include "../partition.h"
-#include "cuda_util.h"
-#include "device_comm.h"
-#include "flag_group.h"
-#include "ipc_cache.h"
-#include "reduce_kernels.h"
-#include "staging.h"
+#include "libmlallreduce/base/partition.h"
+#include "libmlallreduce/cuda/cuda_util.h"
+#include "libmlallreduce/cuda/device_comm.h"
+#include "libmlallreduce/cuda/flag_group.h"
+#include "libmlallreduce/cuda/ipc_cache.h"
+#include "libmlallreduce/cuda/reduce_kernels.h"
+#include "libmlallreduce/cuda/staging.h"
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 namespace {
 
@@ -308,4 +308,4 @@ int DeviceRanksPerGpu(MPI_Comm comm, const Topology& topo, int device, int* ppg)
 }
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib

@@ -4,12 +4,12 @@
 
 #include <mpi.h>
 
-#include "../algorithms.h"
-#include "../device_module.h"
-#include "../topology.h"
+#include "libmlallreduce/algorithms/algorithms.h"
+#include "libmlallreduce/device/device_module.h"
+#include "libmlallreduce/algorithms/topology.h"
 #include "mlallreduce.h"
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 
 // Runs `call` (device buffers on `device`) with `choice`; see
@@ -23,6 +23,6 @@ int DeviceAllreduce(const AllreduceCall& call, MPI_Comm comm, const Topology& to
 int DeviceRanksPerGpu(MPI_Comm comm, const Topology& topo, int device, int* ppg);
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_CUDA_DEVICE_ALLREDUCE_H_

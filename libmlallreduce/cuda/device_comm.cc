@@ -1,11 +1,11 @@
-#include "device_comm.h"
+#include "libmlallreduce/cuda/device_comm.h"
 
 #include <cstring>
 #include <vector>
 
-#include "cuda_util.h"
+#include "libmlallreduce/cuda/cuda_util.h"
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 namespace {
 
@@ -73,4 +73,4 @@ int GetDeviceComm(MPI_Comm comm, const Topology& topo, int device, DeviceComm** 
 }
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib

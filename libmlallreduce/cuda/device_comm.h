@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "../topology.h"
-#include "flag_group.h"
-#include "ipc_cache.h"
-#include "nccl_lane.h"
-#include "staging.h"
+#include "libmlallreduce/algorithms/topology.h"
+#include "libmlallreduce/cuda/flag_group.h"
+#include "libmlallreduce/cuda/ipc_cache.h"
+#include "libmlallreduce/cuda/nccl_lane.h"
+#include "libmlallreduce/cuda/staging.h"
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 
 // What one rank sends its IPC group about a call's buffers.
@@ -70,6 +70,6 @@ struct DeviceComm {
 int GetDeviceComm(MPI_Comm comm, const Topology& topo, int device, DeviceComm** out);
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_CUDA_DEVICE_COMM_H_

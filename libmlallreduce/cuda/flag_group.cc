@@ -14,15 +14,15 @@
 //    last read of the user's send buffer and of peers' areas and its last
 //    write into the user's receive buffer: nothing touches the user's
 //    buffers after the return.
-#include "flag_group.h"
+#include "libmlallreduce/cuda/flag_group.h"
 
 #include <atomic>
 #include <cstring>
 #include <vector>
 
-#include "cuda_util.h"
+#include "libmlallreduce/cuda/cuda_util.h"
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 namespace {
 
@@ -191,4 +191,4 @@ uint64_t FlagGroup::CallsRun() { return g_calls.load(std::memory_order_relaxed);
 uint64_t FlagGroup::OneShotCallsRun() { return g_one_shot.load(std::memory_order_relaxed); }
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib

@@ -13,9 +13,9 @@
 #include <memory>
 #include <string>
 
-#include "flag_kernels.h"
+#include "libmlallreduce/cuda/flag_kernels.h"
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 
 // How the library makes sure it sees the application's writes to the send
@@ -75,6 +75,6 @@ class FlagGroup {
 };
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_CUDA_FLAG_GROUP_H_

@@ -11,10 +11,10 @@
 #include <cstdint>
 #include <cstring>
 
-#include "flag_kernels.h"
-#include "reduce_ops.cuh"
+#include "libmlallreduce/cuda/flag_kernels.h"
+#include "libmlallreduce/cuda/reduce_ops.cuh"
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 namespace {
 
@@ -172,4 +172,4 @@ cudaError_t LaunchFlagAllreduce(DType type, DOp op, const FlagArgs& args, const 
 }
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib

@@ -19,9 +19,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "reduce_kernels.h"
+#include "libmlallreduce/cuda/reduce_kernels.h"
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 
 // Most ranks in one flag group, and most blocks of one flag kernel.
@@ -54,6 +54,6 @@ cudaError_t LaunchFlagAllreduce(DType type, DOp op, const FlagArgs& args, const 
                                 uint32_t call_number, bool two_shot, cudaStream_t stream, int* blocks);
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_CUDA_FLAG_KERNELS_H_

@@ -1,4 +1,4 @@
-#include "ipc_cache.h"
+#include "libmlallreduce/cuda/ipc_cache.h"
 
 #include <cuda.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <mutex>
 #include <utility>
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 namespace {
 
@@ -101,4 +101,4 @@ IpcCacheStats GetIpcCacheStats() {
 }
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 
 // What a process tells its peers about one of its buffers: enough to map it.
@@ -39,6 +39,6 @@ struct IpcCacheStats {
 IpcCacheStats GetIpcCacheStats();
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_CUDA_IPC_CACHE_H_

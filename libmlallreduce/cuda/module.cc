@@ -1,13 +1,13 @@
 // module.cc: the entry point of libmlallreduce_cuda.so.
 #include <cuda_runtime_api.h>
 
-#include "../device_module.h"
-#include "device_allreduce.h"
-#include "flag_group.h"
-#include "ipc_cache.h"
-#include "staging.h"
+#include "libmlallreduce/device/device_module.h"
+#include "libmlallreduce/cuda/device_allreduce.h"
+#include "libmlallreduce/cuda/flag_group.h"
+#include "libmlallreduce/cuda/ipc_cache.h"
+#include "libmlallreduce/cuda/staging.h"
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 
 const HostServices* g_services = nullptr;
@@ -103,15 +103,15 @@ const DeviceModule kModule = {kDeviceModuleAbi, Classify,  Allreduce,   StagedAl
 
 }  // namespace
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib
 
-extern "C" __attribute__((visibility("default"))) const mla::DeviceModule* mla_device_module_init(
-    const mla::HostServices* services) {
+extern "C" __attribute__((visibility("default"))) const mla::lib::DeviceModule* mla_device_module_init(
+    const mla::lib::HostServices* services) {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
     cudaGetLastError();
     return nullptr;
   }
-  mla::cuda::g_services = services;
-  return &mla::cuda::kModule;
+  mla::lib::cuda::g_services = services;
+  return &mla::lib::cuda::kModule;
 }

@@ -1,4 +1,4 @@
-#include "nccl_lane.h"
+#include "libmlallreduce/cuda/nccl_lane.h"
 
 #include <dlfcn.h>
 #include <nccl.h>
@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "cuda_util.h"
+#include "libmlallreduce/cuda/cuda_util.h"
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 namespace {
 
@@ -125,4 +125,4 @@ int NcclLane::Allreduce(const void* src, void* dst, size_t n, DType type, DOp op
 }
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib

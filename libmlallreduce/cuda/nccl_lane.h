@@ -8,9 +8,9 @@
 #include <cuda_runtime_api.h>
 #include <mpi.h>
 
-#include "reduce_kernels.h"
+#include "libmlallreduce/cuda/reduce_kernels.h"
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 
 class NcclLane {
@@ -38,6 +38,6 @@ class NcclLane {
 };
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_CUDA_NCCL_LANE_H_

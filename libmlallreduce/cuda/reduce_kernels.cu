@@ -1,10 +1,10 @@
 // reduce_kernels.cu: the device reductions behind LaunchReduce.
 #include <cstdint>
 
-#include "reduce_kernels.h"
-#include "reduce_ops.cuh"
+#include "libmlallreduce/cuda/reduce_kernels.h"
+#include "libmlallreduce/cuda/reduce_ops.cuh"
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 namespace {
 
@@ -103,4 +103,4 @@ cudaError_t LaunchReduce(DType type, DOp op, const BufferSet& b, size_t n, cudaS
 }
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib

@@ -9,7 +9,7 @@
 
 #include <cstddef>
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 
 enum class DType { kI8, kU8, kI16, kU16, kI32, kU32, kI64, kU64, kF32, kF64 };
@@ -43,6 +43,6 @@ size_t DTypeSize(DType type);
 cudaError_t LaunchReduce(DType type, DOp op, const BufferSet& buffers, size_t n, cudaStream_t stream);
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_CUDA_REDUCE_KERNELS_H_

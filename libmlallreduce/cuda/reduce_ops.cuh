@@ -7,9 +7,9 @@
 
 #include <cstdint>
 
-#include "reduce_kernels.h"
+#include "libmlallreduce/cuda/reduce_kernels.h"
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 
 struct Sum { template <typename T> __device__ static T Apply(T a, T b) { return a + b; } };
@@ -68,6 +68,6 @@ cudaError_t DispatchReduction(DType type, DOp op, Args&&... args) {
 }
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_CUDA_REDUCE_OPS_CUH_

@@ -4,9 +4,9 @@
 #include <map>
 #include <mutex>
 
-#include "reduce_kernels.h"
+#include "libmlallreduce/cuda/reduce_kernels.h"
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 namespace {
 
@@ -108,4 +108,4 @@ bool MapReduction(MPI_Datatype datatype, MPI_Op op, DType* type, DOp* dop) {
 }
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib

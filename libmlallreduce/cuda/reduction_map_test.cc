@@ -19,9 +19,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "reduce_kernels.h"
+#include "libmlallreduce/cuda/reduce_kernels.h"
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 namespace {
 
@@ -312,7 +312,7 @@ TEST_F(ReductionMap, InputsTellSignedFromUnsignedMinAndMax) {
 
 }  // namespace
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);

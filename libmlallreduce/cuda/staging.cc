@@ -1,11 +1,11 @@
-#include "staging.h"
+#include "libmlallreduce/cuda/staging.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "cuda_util.h"
+#include "libmlallreduce/cuda/cuda_util.h"
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 
 StagingPipeline::~StagingPipeline() {
@@ -147,4 +147,4 @@ int StagedAllreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype 
 }
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib

@@ -9,7 +9,7 @@
 
 #include <cstddef>
 
-namespace mla {
+namespace mla::lib {
 namespace cuda {
 
 // Default piece of a message one pipeline step moves.
@@ -50,6 +50,6 @@ int StagedAllreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype 
                     MPI_Comm comm);
 
 }  // namespace cuda
-}  // namespace mla
+}  // namespace mla::lib
 
 #endif  // MLA_CUDA_STAGING_H_

@@ -28,10 +28,10 @@
 #include <mutex>
 #include <string>
 
-#include "front/front.h"
-#include "mpi_family.h"
-#include "pmix_channel.h"
-#include "startup.h"
+#include "libmlallreduce/front/front.h"
+#include "libmlallreduce/startup/mpi_family.h"
+#include "libmlallreduce/startup/pmix_channel.h"
+#include "libmlallreduce/startup/startup.h"
 #include "vocab/terminal_text.h"
 #include "vocab/verbose_level.h"
 
@@ -41,8 +41,8 @@
 
 namespace {
 
-using mla_front::kFirstOptional;
-using mla_front::kSlots;
+using mla::lib::front::kFirstOptional;
+using mla::lib::front::kSlots;
 
 #define MLA_NAME_OF(name, ...) #name,
 constexpr const char* kNames[kSlots] = {MLA_FRONT_SLOTS(MLA_NAME_OF)};
@@ -59,7 +59,7 @@ struct Fallback {
   bool active = false;
   bool agree = false;  // a family whose handles are known: take part in the agreement
   std::string reason;
-  mla::MpiAbiHandles abi;
+  mla::lib::MpiAbiHandles abi;
   void* comm_size = nullptr;
   void* comm_rank = nullptr;
   void* allreduce = nullptr;
@@ -95,7 +95,7 @@ bool Verbose() {
 }
 
 void Say(const std::string& line) {
-  if (mla::LaunchedAsRankZero()) mla::PrintLine(line);
+  if (mla::lib::LaunchedAsRankZero()) mla::PrintLine(line);
 }
 
 // The MPI's own `name`: the next definition after the front (preloaded), or
@@ -121,7 +121,7 @@ void PassThrough(const std::string& mpi_path, mla::MpiFamily family, const std::
   g_fallback.comm_rank = find("PMPI_Comm_rank");
   g_fallback.allreduce = find("PMPI_Allreduce");
   g_fallback.agree = g_fallback.comm_size && g_fallback.comm_rank && g_fallback.allreduce &&
-                     mla::FindMpiAbiHandles(family, mpi, &g_fallback.abi);
+                     mla::lib::FindMpiAbiHandles(family, mpi, &g_fallback.abi);
 }
 
 // Opens the family build and checks that it is the build of `family` and of
@@ -155,7 +155,7 @@ void* OpenBuild(const std::string& build, mla::MpiFamily family, std::string* wh
 
 void Resolve() {
   std::string mpi_path;
-  std::string version = mla::LoadedMpiVersion(&mpi_path);
+  std::string version = mla::lib::LoadedMpiVersion(&mpi_path);
   mla::MpiFamily family = mla::MpiFamilyFromVersion(version);
   std::string first = mla::MpiVersionKey(version);
   if (family == mla::MpiFamily::kNeither) {
@@ -188,7 +188,7 @@ void Resolve() {
 
 }  // namespace
 
-namespace mla_front {
+namespace mla::lib::front {
 
 void* Target(Slot s) {
   void* fn = g_target[s].load(std::memory_order_acquire);
@@ -203,13 +203,13 @@ void* Target(Slot s) {
   return fn;
 }
 
-}  // namespace mla_front
+}  // namespace mla::lib::front
 
 namespace {
 
 // The front's part in the start-up agreement when it passes the job through.
-mla::Ballot FallbackBallot() {
-  mla::Ballot b;
+mla::lib::Ballot FallbackBallot() {
+  mla::lib::Ballot b;
   b.version = MLA_FRONT_VERSION;
   b.settings = 0;  // the front reads no settings: never equal to a family build's
   b.on = false;
@@ -223,20 +223,20 @@ int g_init_depth = 0;
 
 }  // namespace
 
-namespace mla_front {
+namespace mla::lib::front {
 
 void BeforeInit() {
-  mla::PmixMpiInitBegins();
-  if (g_init_depth++ == 0 && g_fallback.active && g_fallback.agree) mla::CastBallot(FallbackBallot());
+  mla::lib::PmixMpiInitBegins();
+  if (g_init_depth++ == 0 && g_fallback.active && g_fallback.agree) mla::lib::CastBallot(FallbackBallot());
 }
 
 void AfterInit(int rc) {
-  mla::PmixMpiInitEnds();
+  mla::lib::PmixMpiInitEnds();
   if (--g_init_depth != 0 || rc != 0 || !g_fallback.active || !g_fallback.agree) return;
   using CommIntFn = int (*)(std::uintptr_t, int*);
   using AllreduceFn = int (*)(const void*, void*, int, std::uintptr_t, std::uintptr_t, std::uintptr_t);
-  const mla::MpiAbiHandles& abi = g_fallback.abi;
-  mla::StartupMpi mpi;
+  const mla::lib::MpiAbiHandles& abi = g_fallback.abi;
+  mla::lib::StartupMpi mpi;
   mpi.world_size = [&] {
     int n = 1;
     reinterpret_cast<CommIntFn>(g_fallback.comm_size)(abi.comm_world, &n);
@@ -251,10 +251,10 @@ void AfterInit(int rc) {
     return reinterpret_cast<AllreduceFn>(g_fallback.allreduce)(abi.in_place, words, n, abi.unsigned_long_long,
                                                                abi.op_max, abi.comm_world) == 0;
   };
-  const mla::Verdict v = mla::CountBallots(FallbackBallot(), mpi);
+  const mla::lib::Verdict v = mla::lib::CountBallots(FallbackBallot(), mpi);
   if (v.reporter == mpi.world_rank() && !v.line.empty()) {
     mla::PrintLine("warning: " + v.line);
   }
 }
 
-}  // namespace mla_front
+}  // namespace mla::lib::front

@@ -4,7 +4,7 @@
 #ifndef MLA_FRONT_FRONT_H_
 #define MLA_FRONT_FRONT_H_
 
-#include "fortran_names.h"
+#include "libmlallreduce/intercept/fortran_names.h"
 
 // Every function the front forwards, in slot order: first the C entry points
 // every family build defines, then the Fortran names of fortran_names.h, which
@@ -15,7 +15,7 @@
   X(MPI_Allreduce_init) X(MPIX_Allreduce_init)
 #define MLA_FRONT_SLOTS(X) MLA_FRONT_C_SLOTS(X) MLA_OPENMPI_FORTRAN_NAMES(X) MLA_MPICH_FORTRAN_NAMES(X)
 
-namespace mla_front {
+namespace mla::lib::front {
 
 #define MLA_SLOT_OF(name, ...) k_##name,
 enum Slot { MLA_FRONT_SLOTS(MLA_SLOT_OF) kSlots };
@@ -37,6 +37,6 @@ void* Target(Slot s);
 void BeforeInit();
 void AfterInit(int rc);
 
-}  // namespace mla_front
+}  // namespace mla::lib::front
 
 #endif  // MLA_FRONT_FRONT_H_

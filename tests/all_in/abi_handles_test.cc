@@ -7,9 +7,9 @@
 
 #include <cstdint>
 
-#include "mpi_family.h"
+#include "libmlallreduce/startup/mpi_family.h"
 
-namespace mla {
+namespace mla::lib {
 namespace {
 
 #if defined(OPEN_MPI)
@@ -41,4 +41,4 @@ TEST(AbiHandles, NoneForAnUnknownMpi) {
 }
 
 }  // namespace
-}  // namespace mla
+}  // namespace mla::lib

@@ -10,37 +10,37 @@
 #include <cstdlib>
 #include <string>
 
-#include "pmix_abi.h"
-#include "pmix_channel.h"
+#include "libmlallreduce/startup/pmix_abi.h"
+#include "libmlallreduce/startup/pmix_channel.h"
 
 extern "C" int PMIx_Initialized(void);
-extern "C" int PMIx_Init(mla::pmix::Proc* proc, mla::pmix::Info* info, size_t ninfo);
+extern "C" int PMIx_Init(mla::lib::pmix::Proc* proc, mla::lib::pmix::Info* info, size_t ninfo);
 
 namespace {
 
 TEST(PmixInitOrder, TheMpiGetsItsNameAfterTheBallot) {
-  ASSERT_TRUE(mla::PmixLaunched()) << "run this test under Open MPI's mpirun (a PMIx launcher)";
+  ASSERT_TRUE(mla::lib::PmixLaunched()) << "run this test under Open MPI's mpirun (a PMIx launcher)";
   std::string why;
-  ASSERT_TRUE(mla::PmixPublish("test ballot", &why)) << why;
+  ASSERT_TRUE(mla::lib::PmixPublish("test ballot", &why)) << why;
   EXPECT_EQ(PMIx_Initialized(), 1) << "outside MPI initialisation PMIx_Initialized tells the truth";
 
-  mla::PmixMpiInitBegins();  // as MPI_Init through the library does
+  mla::lib::PmixMpiInitBegins();  // as MPI_Init through the library does
   EXPECT_EQ(PMIx_Initialized(), 0) << "the MPI must call PMIx_Init itself, or it has no name";
-  mla::pmix::Proc me{};
-  ASSERT_EQ(PMIx_Init(&me, nullptr, 0), mla::pmix::kSuccess);
+  mla::lib::pmix::Proc me{};
+  ASSERT_EQ(PMIx_Init(&me, nullptr, 0), mla::lib::pmix::kSuccess);
   EXPECT_EQ(std::string(me.nspace), std::getenv("PMIX_NAMESPACE"));
   EXPECT_EQ(me.rank, static_cast<uint32_t>(std::atoi(std::getenv("PMIX_RANK"))));
   EXPECT_EQ(PMIx_Initialized(), 1) << "after the MPI's own PMIx_Init the truth again";
-  mla::PmixMpiInitEnds();
+  mla::lib::PmixMpiInitEnds();
 
   // The ballot's connection goes; the MPI's stays until the MPI finalises.
-  ASSERT_TRUE(mla::PmixCollect(0).has_value());
+  ASSERT_TRUE(mla::lib::PmixCollect(0).has_value());
   EXPECT_EQ(PMIx_Initialized(), 1);
   void* lib = dlopen("libpmix.so.2", RTLD_NOW | RTLD_NOLOAD);
   ASSERT_NE(lib, nullptr);
-  auto finalize = reinterpret_cast<mla::pmix::FinalizeFn>(dlsym(lib, "PMIx_Finalize"));
+  auto finalize = reinterpret_cast<mla::lib::pmix::FinalizeFn>(dlsym(lib, "PMIx_Finalize"));
   ASSERT_NE(finalize, nullptr);
-  EXPECT_EQ(finalize(nullptr, 0), mla::pmix::kSuccess);
+  EXPECT_EQ(finalize(nullptr, 0), mla::lib::pmix::kSuccess);
   EXPECT_EQ(PMIx_Initialized(), 0);
 }
 

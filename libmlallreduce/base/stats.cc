@@ -1,0 +1,108 @@
+#include "libmlallreduce/base/stats.h"
+#include "vocab/algo_names.h"
+
+#include <atomic>
+#include <sstream>
+
+namespace mla::lib {
+namespace {
+std::atomic<uint64_t> g_calls{0};
+std::atomic<uint64_t> g_unsupported{0};
+std::atomic<uint64_t> g_device_calls{0};
+std::atomic<uint64_t> g_calls_by_algo[MLA_ALGO_COUNT];
+std::atomic<uint64_t> g_bytes_by_algo[MLA_ALGO_COUNT];
+std::atomic<uint64_t> g_calls_by_path[MLA_PATH_COUNT];
+std::atomic<uint64_t> g_nccl_fallbacks{0};
+std::atomic<int> g_device_ppg{0};
+std::atomic<uint64_t> g_entry_calls[MLA_ENTRY_COUNT];
+std::atomic<uint64_t> g_entry_passed_on[MLA_ENTRY_COUNT];
+}  // namespace
+
+void NoteDeviceRanksPerGpu(int ppg) { g_device_ppg.store(ppg, std::memory_order_relaxed); }
+
+int DeviceRanksPerGpuSeen() { return g_device_ppg.load(std::memory_order_relaxed); }
+
+void CountCall() { g_calls.fetch_add(1, std::memory_order_relaxed); }
+
+void CountDone(mla_algo algo, uint64_t bytes) {
+  if (algo < 0 || algo >= MLA_ALGO_COUNT) return;
+  g_calls_by_algo[algo].fetch_add(1, std::memory_order_relaxed);
+  g_bytes_by_algo[algo].fetch_add(bytes, std::memory_order_relaxed);
+}
+
+void CountDeviceCall() { g_device_calls.fetch_add(1, std::memory_order_relaxed); }
+
+void CountDevicePath(int path, bool nccl_fallback) {
+  if (path >= 0 && path < MLA_PATH_COUNT) g_calls_by_path[path].fetch_add(1, std::memory_order_relaxed);
+  if (nccl_fallback) g_nccl_fallbacks.fetch_add(1, std::memory_order_relaxed);
+}
+
+void CountEntry(mla_entry entry, bool passed_on) {
+  if (entry < 0 || entry >= MLA_ENTRY_COUNT) return;
+  g_entry_calls[entry].fetch_add(1, std::memory_order_relaxed);
+  if (passed_on) g_entry_passed_on[entry].fetch_add(1, std::memory_order_relaxed);
+}
+
+mla_entry_stats EntryStatsSnapshot() {
+  mla_entry_stats s{};
+  for (int i = 0; i < MLA_ENTRY_COUNT; ++i) {
+    s.calls[i] = g_entry_calls[i].load(std::memory_order_relaxed);
+    s.passed_on[i] = g_entry_passed_on[i].load(std::memory_order_relaxed);
+  }
+  return s;
+}
+
+void CountUnsupported() { g_unsupported.fetch_add(1, std::memory_order_relaxed); }
+
+mla_stats StatsSnapshot() {
+  mla_stats s{};
+  s.calls = g_calls.load(std::memory_order_relaxed);
+  s.unsupported = g_unsupported.load(std::memory_order_relaxed);
+  s.device_calls = g_device_calls.load(std::memory_order_relaxed);
+  for (int i = 0; i < MLA_ALGO_COUNT; ++i) {
+    s.calls_by_algo[i] = g_calls_by_algo[i].load(std::memory_order_relaxed);
+    s.bytes_by_algo[i] = g_bytes_by_algo[i].load(std::memory_order_relaxed);
+  }
+  for (int i = 0; i < MLA_PATH_COUNT; ++i) s.calls_by_path[i] = g_calls_by_path[i].load(std::memory_order_relaxed);
+  s.nccl_fallbacks = g_nccl_fallbacks.load(std::memory_order_relaxed);
+  return s;
+}
+
+void ResetStats() {
+  g_calls.store(0);
+  g_unsupported.store(0);
+  g_device_calls.store(0);
+  for (int i = 0; i < MLA_ALGO_COUNT; ++i) {
+    g_calls_by_algo[i].store(0);
+    g_bytes_by_algo[i].store(0);
+  }
+  for (int i = 0; i < MLA_PATH_COUNT; ++i) g_calls_by_path[i].store(0);
+  g_nccl_fallbacks.store(0);
+  for (int i = 0; i < MLA_ENTRY_COUNT; ++i) {
+    g_entry_calls[i].store(0);
+    g_entry_passed_on[i].store(0);
+  }
+}
+
+std::string StatsLine(const mla_stats& s, const mla_entry_stats& entries) {
+  std::ostringstream out;
+  uint64_t bytes = 0;
+  out << "calls=" << s.calls;
+  for (int i = 0; i < MLA_ALGO_COUNT; ++i) {
+    out << ' ' << mla::AlgoName(static_cast<mla_algo>(i)) << '=' << s.calls_by_algo[i];
+    bytes += s.bytes_by_algo[i];
+  }
+  out << " unsupported=" << s.unsupported << " device=" << s.device_calls;
+  for (int i = 0; i < MLA_PATH_COUNT; ++i)
+    out << " device_" << mla::DevicePathName(static_cast<mla_device_path>(i)) << '=' << s.calls_by_path[i];
+  out << " nccl_fallback=" << s.nccl_fallbacks << " bytes=" << bytes;
+  uint64_t not_served = 0;
+  for (int i = 0; i < MLA_ENTRY_COUNT; ++i) {
+    out << " entry_" << mla::EntryName(static_cast<mla_entry>(i)) << '=' << entries.calls[i];
+    not_served += entries.passed_on[i];
+  }
+  out << " not_served=" << not_served;
+  return out.str();
+}
+
+}  // namespace mla::lib

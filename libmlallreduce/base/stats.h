@@ -1,0 +1,47 @@
+// stats.h: the library's per-process counters (mla_get_stats).
+#ifndef MLA_STATS_H_
+#define MLA_STATS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "mlallreduce.h"
+
+namespace mla::lib {
+
+// Counts one allreduce call seen.  Thread-safe, lock-free.
+void CountCall();
+// Counts a call completed by `algo` with a message of `bytes` bytes.
+void CountDone(mla_algo algo, uint64_t bytes);
+// Counts a call that a multilane algorithm was chosen for but went to PMPI.
+void CountUnsupported();
+// Counts a call with device buffers.
+void CountDeviceCall();
+// Counts a device call completed along `path` (mla_device_path); when
+// `nccl_fallback`, also one call whose requested NCCL transport fell back to
+// MPI staging.
+void CountDevicePath(int path, bool nccl_fallback);
+// Records the ranks per GPU found from the GPU groups for a device call on
+// MPI_COMM_WORLD (what its profile look-ups matched `ppg=` against).
+void NoteDeviceRanksPerGpu(int ppg);
+// The value last recorded, or 0 when no device call looked it up.
+int DeviceRanksPerGpuSeen();
+// Counts one call that came in through `entry`; `passed_on` when it goes to
+// the system MPI's own function without the dispatch (mla_entry_stats).
+void CountEntry(mla_entry entry, bool passed_on);
+// Returns the counters as they are now.
+mla_stats StatsSnapshot();
+// Returns the calls per entry point as they are now.
+mla_entry_stats EntryStatsSnapshot();
+// Sets every counter to zero.
+void ResetStats();
+// "calls=N passthrough=N lane=N hier=N split=N unsupported=N device=N
+// device_ipc=N device_mpi=N device_nccl=N device_staged=N nccl_fallback=N
+// bytes=N entry_c=N entry_fortran=N entry_f08=N entry_large_count=N
+// entry_nonblocking=N entry_persistent=N not_served=N", where not_served sums
+// the entries' passed_on.
+std::string StatsLine(const mla_stats& stats, const mla_entry_stats& entries);
+
+}  // namespace mla::lib
+
+#endif  // MLA_STATS_H_

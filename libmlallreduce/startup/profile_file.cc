@@ -1,0 +1,41 @@
+// profile_file.cc: the bounded read of MULTILANE_PROFILE_FILE (profile_file.h),
+// with the one bounded reader of outside input (vocab/outside_input.h).
+#include "libmlallreduce/startup/profile_file.h"
+
+#include <cstring>
+
+#include "vocab/outside_input.h"
+
+namespace mla::lib {
+
+bool ReadProfileFile(const std::string& path, std::string* text, std::string* why) {
+  std::string content;
+  const mldb::FileRead r = mldb::ReadFileBounded(path, kMaxProfileFileBytes, false, &content);
+  using Outcome = mldb::FileRead::Outcome;
+  switch (r.outcome) {
+    case Outcome::kRead:
+      if (content.empty()) {
+        *why = "is empty: write a profile there or unset the variable";
+        return false;
+      }
+      *text = std::move(content);
+      return true;
+    case Outcome::kNotRegular:
+      *why = std::string("is not a regular file (") + r.kind + "): name a profile file written by "
+             "multilane show or tune";
+      return false;
+    case Outcome::kTooLarge:
+      *why = r.size > 0 ? "is larger than 1 MiB (" + std::to_string(r.size) +
+                              " bytes; tuned profiles are a few KiB): name the profile file itself"
+                        : "is larger than 1 MiB (it grew while it was read): name the profile file itself";
+      return false;
+    case Outcome::kCannotOpen:
+    case Outcome::kIsLink:
+    case Outcome::kReadFailed:
+      break;
+  }
+  *why = std::string("cannot be read (") + std::strerror(r.error_number) + "): check the path and its permissions";
+  return false;
+}
+
+}  // namespace mla::lib

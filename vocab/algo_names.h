@@ -1,0 +1,35 @@
+// algo_names.h: the names of the C API's enumerations (algorithms,
+// transports, device paths, entry points), spelled here once.  The library
+// exports them as mla_algo_name and so on (mlallreduce_types.h); the tools
+// call these.
+#ifndef MULTILANE_VOCAB_ALGO_NAMES_H_
+#define MULTILANE_VOCAB_ALGO_NAMES_H_
+
+#include "mlallreduce_types.h"
+
+namespace mla {
+
+// Returns "passthrough", "lane", "hier", "split", or "unknown".
+const char* AlgoName(mla_algo algo);
+
+// Parses an algorithm name; returns true and sets *algo (when not null) on
+// success, else false.
+bool AlgoFromName(const char* name, mla_algo* algo);
+
+// Returns "auto", "mpi", "nccl", or "unknown".
+const char* TransportName(mla_transport transport);
+
+// Parses a transport name; returns true and sets *transport (when not null)
+// on success, else false.
+bool TransportFromName(const char* name, mla_transport* transport);
+
+// Returns "ipc", "mpi", "nccl", "staged", or "unknown".
+const char* DevicePathName(mla_device_path path);
+
+// Returns "c", "fortran", "f08", "large_count", "nonblocking", "persistent",
+// or "unknown".
+const char* EntryName(mla_entry entry);
+
+}  // namespace mla
+
+#endif  // MULTILANE_VOCAB_ALGO_NAMES_H_
