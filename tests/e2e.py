@@ -1,5 +1,5 @@
 """e2e.py: the helpers every end-to-end test script shares (tests/, launcher/,
-report/): run a command, check a condition, log a line.  A failure raises
+report/): run a command, check a condition, log a line, list a script's cases.  A failure raises
 AssertionError with the command's output, so a script fails with exit
 status 1 and says why.
 
@@ -8,6 +8,7 @@ Scripts outside tests/ import it with
 """
 import pwd
 import subprocess
+import sys
 
 # Open MPI run here as root and oversubscribed (more ranks than cores), for
 # both generations of vocab/mpi_families.cc: Open MPI 4 (ORTE) reads
@@ -83,3 +84,19 @@ def verdict(name, failures):
     if not failures:
         log(f"{name}: OK")
     return 1 if failures else 0
+
+
+def cases_in(names, prefix):
+    """The cases among NAMES (a script's globals()): each function named
+    PREFIX + CASE, by CASE."""
+    return {n[len(prefix):]: f for n, f in names.items() if n.startswith(prefix) and callable(f)}
+
+
+def listed(cases):
+    """When the script's only argument is --list, prints the names of CASES
+    one a line and returns True: CMake reads them at configure time and adds
+    one test per name (cmake/MultilaneScriptCases.cmake)."""
+    if sys.argv[1:] != ["--list"]:
+        return False
+    print("\n".join(sorted(cases)))
+    return True
