@@ -32,7 +32,7 @@
 #include "vocab/mpi_families.h"
 #include "vocab/utc_time.h"
 
-extern char **environ;
+extern char** environ;
 
 namespace mlabench {
 namespace {
@@ -46,24 +46,24 @@ const MPI_Comm kComm = MPI_COMM_WORLD;
 struct RunInfo {
   int rank = 0;
   int nranks = 1;
-  int local_rank = 0;                 // rank on its physical host
+  int local_rank = 0;  // rank on its physical host
   mla_layout layout{};
   bool layout_ok = false;
-  int hosts = 1;                      // physical hosts (MPI_COMM_TYPE_SHARED)
-  std::string host_ranges;            // "a (ranks 0-3), b (ranks 4-7)", rank 0 only
-  std::string mpi_version;            // first line of MPI_Get_library_version
+  int hosts = 1;            // physical hosts (MPI_COMM_TYPE_SHARED)
+  std::string host_ranges;  // "a (ranks 0-3), b (ranks 4-7)", rank 0 only
+  std::string mpi_version;  // first line of MPI_Get_library_version
   std::string hostname;
-  std::string date;                   // UTC, ISO 8601
+  std::string date;  // UTC, ISO 8601
   std::string command_line;
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> variables;  // MULTILANE_*, sorted
   bool variables_consistent = true;
   bool library_enabled = false;
   std::string library_version;
-  bool supported = false;             // mla_call_supported for (type, op, comm)
+  bool supported = false;  // mla_call_supported for (type, op, comm)
   std::string unsupported_reason;
-  std::string memory;                 // MemKind::describe()
-  std::string system_algorithms;      // "Open MPI coll/tuned: ring ...": what mpi:NAME can name
+  std::string memory;             // MemKind::describe()
+  std::string system_algorithms;  // "Open MPI coll/tuned: ring ...": what mpi:NAME can name
 };
 
 // One row of the table.
@@ -87,7 +87,7 @@ struct Row {
   uint64_t unsupported = 0;  // of which went to PMPI_Allreduce as unsupported
 };
 
-std::string shell_quote(const std::string &s) {
+std::string shell_quote(const std::string& s) {
   if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                         "0123456789_-+=/.,:@%") == std::string::npos)
     return s;
@@ -103,9 +103,9 @@ std::string shell_quote(const std::string &s) {
 
 std::vector<std::pair<std::string, std::string>> multilane_variables() {
   std::vector<std::pair<std::string, std::string>> vars;
-  for (char **e = environ; e && *e; ++e) {
+  for (char** e = environ; e && *e; ++e) {
     if (strncmp(*e, "MULTILANE_", 10) != 0) continue;
-    const char *eq = strchr(*e, '=');
+    const char* eq = strchr(*e, '=');
     if (!eq) continue;
     vars.emplace_back(std::string(*e, eq - *e), std::string(eq + 1));
   }
@@ -121,11 +121,11 @@ bool same_on_all_ranks(uint64_t v, MPI_Comm comm = kComm) {
 }
 
 // Broadcasts bytes from rank 0 in pieces that fit an int count.
-void bcast_bytes(void *p, size_t bytes, MPI_Comm comm = kComm) {
+void bcast_bytes(void* p, size_t bytes, MPI_Comm comm = kComm) {
   const size_t kPiece = size_t{1} << 30;
   for (size_t off = 0; off < bytes; off += kPiece) {
     size_t n = std::min(kPiece, bytes - off);
-    MPI_Bcast(static_cast<char *>(p) + off, static_cast<int>(n), MPI_BYTE, 0, comm);
+    MPI_Bcast(static_cast<char*>(p) + off, static_cast<int>(n), MPI_BYTE, 0, comm);
   }
 }
 
@@ -142,7 +142,7 @@ int comm_rank(MPI_Comm comm) {
 }
 
 // Hostnames of all ranks as "host (ranks a-b), ..." (rank 0 gets the text).
-std::string gather_host_ranges(const RunInfo &info, int *hosts) {
+std::string gather_host_ranges(const RunInfo& info, int* hosts) {
   const int kLen = 256;
   char mine[kLen] = {0};
   snprintf(mine, kLen, "%s", info.hostname.c_str());
@@ -178,19 +178,19 @@ int local_rank_of(int rank) {
 
 // The benchmark's buffers and the host view of them.
 struct Buffers {
-  MemKind *kind = nullptr;
+  MemKind* kind = nullptr;
   std::unique_ptr<Buffer> send, recv;
   std::vector<unsigned char> stage;  // only when the kind is not host-accessible
 
   // A host pointer to the first bytes of buf (staged when needed; valid until
   // the next call).
-  const void *host_view(const Buffer &buf, size_t bytes) {
+  const void* host_view(const Buffer& buf, size_t bytes) {
     if (kind->host_accessible()) return buf.get();
     kind->to_host(stage.data(), buf.get(), bytes);
     return stage.data();
   }
 
-  void fill_send(const Reference &ref, size_t count, size_t bytes) {
+  void fill_send(const Reference& ref, size_t count, size_t bytes) {
     if (kind->host_accessible()) {
       ref.fill(send->get(), count);
     } else {
@@ -208,31 +208,36 @@ struct Caller {
   MPI_Op op = MPI_OP_NULL;
   DataType dtype = DataType::kFloat;
   RedOp redop = RedOp::kSum;
-  MemKind *kind = nullptr;
+  MemKind* kind = nullptr;
   MPI_Comm per_gpu = MPI_COMM_NULL;  // one rank per GPU, for mpi-1pg and nccl
   MPI_Comm system = MPI_COMM_NULL;   // mpi:NAME: the communicator its algorithm runs on
   mutable std::string why;           // why a call failed, when the kind knows
 
   // Whether this rank takes part in the call (mpi-1pg and nccl: GPU leaders).
   bool participates() const {
-    if (spec.kind == AlgoSpec::Kind::kMpiPerGpu || spec.kind == AlgoSpec::Kind::kNccl)
-      return per_gpu != MPI_COMM_NULL;
+    if (spec.kind == AlgoSpec::Kind::kMpiPerGpu || spec.kind == AlgoSpec::Kind::kNccl) return per_gpu != MPI_COMM_NULL;
     return true;
   }
 
-  int operator()(const void *send, void *recv, int count) const {
+  int operator()(const void* send, void* recv, int count) const {
     switch (spec.kind) {
-      case AlgoSpec::Kind::kMpi: return kind->system_allreduce(send, recv, count, type, op, kComm);
-      case AlgoSpec::Kind::kMpiAlgo: return kind->system_allreduce(send, recv, count, type, op, system);
-      case AlgoSpec::Kind::kMpiBest: return MPI_ERR_OTHER;  // run_best measures its parts
-      case AlgoSpec::Kind::kAuto: return mla_allreduce(send, recv, count, type, op, kComm);
-      case AlgoSpec::Kind::kMpiPerGpu: return kind->system_allreduce(send, recv, count, type, op, per_gpu);
+      case AlgoSpec::Kind::kMpi:
+        return kind->system_allreduce(send, recv, count, type, op, kComm);
+      case AlgoSpec::Kind::kMpiAlgo:
+        return kind->system_allreduce(send, recv, count, type, op, system);
+      case AlgoSpec::Kind::kMpiBest:
+        return MPI_ERR_OTHER;  // run_best measures its parts
+      case AlgoSpec::Kind::kAuto:
+        return mla_allreduce(send, recv, count, type, op, kComm);
+      case AlgoSpec::Kind::kMpiPerGpu:
+        return kind->system_allreduce(send, recv, count, type, op, per_gpu);
       case AlgoSpec::Kind::kNccl: {
         int rc = kind->nccl_allreduce(send, recv, count, dtype, redop, per_gpu, &why);
         if (spec.blocking) kind->synchronize();
         return rc;
       }
-      case AlgoSpec::Kind::kLibrary: break;
+      case AlgoSpec::Kind::kLibrary:
+        break;
     }
     return mla_allreduce_with(send, recv, count, type, op, kComm, &choice);
   }
@@ -244,11 +249,11 @@ struct Caller {
 using SystemAllreduce = mlsys::SystemAllreduce;
 #else
 struct SystemAllreduce {
-  const std::vector<std::string> &names() const { return none_; }
+  const std::vector<std::string>& names() const { return none_; }
   std::string why_none() const { return "this build has no access to the system's algorithms (MPI_T)"; }
   std::string mechanism() const { return ""; }
-  bool Applies(const std::string &, long, long, int, bool) const { return false; }
-  MPI_Comm Select(const std::string &, MPI_Comm, std::string *error) {
+  bool Applies(const std::string&, long, long, int, bool) const { return false; }
+  MPI_Comm Select(const std::string&, MPI_Comm, std::string* error) {
     *error = why_none();
     return MPI_COMM_NULL;
   }
@@ -259,8 +264,11 @@ struct SystemAllreduce {
 
 class Bench {
  public:
-  Bench(const Options &opt, RunInfo &info, Buffers &bufs, MPI_Comm per_gpu, SystemAllreduce &system)
-      : opt_(opt), info_(info), bufs_(bufs), system_(system),
+  Bench(const Options& opt, RunInfo& info, Buffers& bufs, MPI_Comm per_gpu, SystemAllreduce& system)
+      : opt_(opt),
+        info_(info),
+        bufs_(bufs),
+        system_(system),
         ref_(opt.type, opt.op, info.nranks, info.rank),
         per_gpu_ref_(opt.type, opt.op, comm_size(per_gpu), comm_rank(per_gpu)),
         per_gpu_(per_gpu),
@@ -269,25 +277,25 @@ class Bench {
   // Runs every size and algorithm, printing rows as each size completes;
   // `notes` start the run's notes.  Returns the total number of wrong values
   // (0 when unchecked).
-  uint64_t run(const std::vector<std::string> &notes);
+  uint64_t run(const std::vector<std::string>& notes);
 
-  const std::vector<Row> &rows() const { return rows_; }
-  const std::vector<std::string> &notes() const { return notes_; }
+  const std::vector<Row>& rows() const { return rows_; }
+  const std::vector<std::string>& notes() const { return notes_; }
 
  private:
-  Caller make_caller(const AlgoSpec &spec) const;
-  Row run_one(const AlgoSpec &spec, uint64_t count, int iters, int warmup);
-  Row run_best(const AlgoSpec &spec, uint64_t count, int iters, int warmup, size_t first);
-  uint64_t check_result(size_t count, const Reference &ref, MPI_Comm comm);
-  uint64_t check_send(size_t count, const Reference &ref);
-  void count_calls(const AlgoSpec &spec, const mla_stats &before, const mla_stats &after, Row *row);
+  Caller make_caller(const AlgoSpec& spec) const;
+  Row run_one(const AlgoSpec& spec, uint64_t count, int iters, int warmup);
+  Row run_best(const AlgoSpec& spec, uint64_t count, int iters, int warmup, size_t first);
+  uint64_t check_result(size_t count, const Reference& ref, MPI_Comm comm);
+  uint64_t check_send(size_t count, const Reference& ref);
+  void count_calls(const AlgoSpec& spec, const mla_stats& before, const mla_stats& after, Row* row);
   void make_notes(size_t nsizes);
   void print_group(size_t first);
 
-  const Options &opt_;
-  RunInfo &info_;
-  Buffers &bufs_;
-  SystemAllreduce &system_;
+  const Options& opt_;
+  RunInfo& info_;
+  Buffers& bufs_;
+  SystemAllreduce& system_;
   Reference ref_;
   Reference per_gpu_ref_;  // data and results of mpi-1pg and nccl (GPU leaders)
   MPI_Comm per_gpu_;
@@ -296,9 +304,9 @@ class Bench {
   std::vector<std::string> notes_;
 };
 
-uint64_t Bench::check_result(size_t count, const Reference &ref, MPI_Comm comm) {
+uint64_t Bench::check_result(size_t count, const Reference& ref, MPI_Comm comm) {
   const size_t bytes = count * esize_;
-  const void *res = bufs_.host_view(*bufs_.recv, bytes);
+  const void* res = bufs_.host_view(*bufs_.recv, bytes);
   if (same_on_all_ranks(hash_bytes(res, bytes), comm)) return ref.count_wrong(res, nullptr, count);
   // The ranks disagree: compare each element with rank 0's result as well.
   int rank = 0;
@@ -309,15 +317,14 @@ uint64_t Bench::check_result(size_t count, const Reference &ref, MPI_Comm comm) 
   return ref.count_wrong(res, rank0.data(), count);
 }
 
-uint64_t Bench::check_send(size_t count, const Reference &ref) {
+uint64_t Bench::check_send(size_t count, const Reference& ref) {
   const size_t bytes = count * esize_;
   uint64_t changed = ref.count_send_changed(bufs_.host_view(*bufs_.send, bytes), count);
   if (changed) bufs_.fill_send(ref, count, bytes);  // keep later runs meaningful
   return changed;
 }
 
-void Bench::count_calls(const AlgoSpec &spec, const mla_stats &before, const mla_stats &after,
-                        Row *row) {
+void Bench::count_calls(const AlgoSpec& spec, const mla_stats& before, const mla_stats& after, Row* row) {
   if (spec.kind == AlgoSpec::Kind::kMpi || spec.kind == AlgoSpec::Kind::kMpiPerGpu ||
       spec.kind == AlgoSpec::Kind::kNccl || spec.kind == AlgoSpec::Kind::kMpiAlgo) {
     row->ran_as = spec.name;
@@ -337,7 +344,7 @@ void Bench::count_calls(const AlgoSpec &spec, const mla_stats &before, const mla
 }
 
 namespace {
-std::string size_list(const std::vector<uint64_t> &sizes, size_t nsizes) {
+std::string size_list(const std::vector<uint64_t>& sizes, size_t nsizes) {
   if (sizes.size() == nsizes) return "at every size";
   std::string text = "at";
   for (size_t i = 0; i < sizes.size(); ++i) text += (i ? ", " : " ") + std::to_string(sizes[i]);
@@ -346,7 +353,7 @@ std::string size_list(const std::vector<uint64_t> &sizes, size_t nsizes) {
 }  // namespace
 
 void Bench::make_notes(size_t nsizes) {
-  for (const AlgoSpec &spec : opt_.algos) {
+  for (const AlgoSpec& spec : opt_.algos) {
     if (spec.kind == AlgoSpec::Kind::kMpi || spec.kind == AlgoSpec::Kind::kMpiPerGpu ||
         spec.kind == AlgoSpec::Kind::kNccl || spec.kind == AlgoSpec::Kind::kMpiAlgo)
       continue;
@@ -359,7 +366,7 @@ void Bench::make_notes(size_t nsizes) {
       auto_line += (auto_line.empty() ? "" : ", ") + last_choice + " (" + std::to_string(first) +
                    (first == last ? "" : " .. " + std::to_string(last)) + " B)";
     };
-    for (const Row &r : rows_) {
+    for (const Row& r : rows_) {
       if (r.algo != spec.name) continue;
       const std::string where = spec.name + " at " + std::to_string(r.bytes) + " B: ";
       if (r.calls == 0 && spec.kind != AlgoSpec::Kind::kMpiBest) {
@@ -391,7 +398,7 @@ void Bench::make_notes(size_t nsizes) {
   }
 }
 
-Caller Bench::make_caller(const AlgoSpec &spec) const {
+Caller Bench::make_caller(const AlgoSpec& spec) const {
   Caller call;
   call.spec = spec;
   call.choice.algo = spec.algo;
@@ -412,7 +419,7 @@ Caller Bench::make_caller(const AlgoSpec &spec) const {
   return call;
 }
 
-Row Bench::run_one(const AlgoSpec &spec, uint64_t count, int iters, int warmup) {
+Row Bench::run_one(const AlgoSpec& spec, uint64_t count, int iters, int warmup) {
   const Caller call = make_caller(spec);
   if (spec.kind == AlgoSpec::Kind::kMpiAlgo && call.system == MPI_COMM_NULL) {
     // The MPI refused the choice (checked at the start; rare): no call is made.
@@ -430,15 +437,15 @@ Row Bench::run_one(const AlgoSpec &spec, uint64_t count, int iters, int warmup) 
   // ranks wait at the barriers.
   const bool per_gpu_row = spec.kind == AlgoSpec::Kind::kMpiPerGpu || spec.kind == AlgoSpec::Kind::kNccl;
   const bool active = call.participates();
-  const Reference &ref = per_gpu_row ? per_gpu_ref_ : ref_;
+  const Reference& ref = per_gpu_row ? per_gpu_ref_ : ref_;
   const MPI_Comm comm = per_gpu_row ? (active ? per_gpu_ : MPI_COMM_SELF) : kComm;
   const int comm_ranks = per_gpu_row ? comm_size(per_gpu_) : info_.nranks;
 
   const size_t bytes = count * esize_;
   const int n = static_cast<int>(count);
-  MemKind *kind = bufs_.kind;
-  void *send = bufs_.send->get();
-  void *recv = bufs_.recv->get();
+  MemKind* kind = bufs_.kind;
+  void* send = bufs_.send->get();
+  void* recv = bufs_.recv->get();
 
   Row row;
   row.bytes = bytes;
@@ -504,9 +511,8 @@ Row Bench::run_one(const AlgoSpec &spec, uint64_t count, int iters, int warmup) 
     wrong += check_send(count, ref);
   }
   if (failed_calls) {
-    fprintf(stderr, "mlallreduce_bench: rank %d: %d calls of %s at %zu B returned an MPI error%s%s\n",
-            info_.rank, failed_calls, spec.name.c_str(), bytes, call.why.empty() ? "" : ": ",
-            call.why.c_str());
+    fprintf(stderr, "mlallreduce_bench: rank %d: %d calls of %s at %zu B returned an MPI error%s%s\n", info_.rank,
+            failed_calls, spec.name.c_str(), bytes, call.why.empty() ? "" : ": ", call.why.c_str());
     wrong += count;
   }
   uint64_t total_wrong = 0;
@@ -526,7 +532,7 @@ Row Bench::run_one(const AlgoSpec &spec, uint64_t count, int iters, int warmup) 
 // measured (and checked) as mpi:NAME, beside this size's mpi row when the
 // run has one; the fastest gives the row, ran_as says which, and #wrong
 // counts every algorithm's wrong values.
-Row Bench::run_best(const AlgoSpec &spec, uint64_t count, int iters, int warmup, size_t first) {
+Row Bench::run_best(const AlgoSpec& spec, uint64_t count, int iters, int warmup, size_t first) {
   Row best;
   bool have = false;
   uint64_t wrong = 0;
@@ -535,8 +541,9 @@ Row Bench::run_best(const AlgoSpec &spec, uint64_t count, int iters, int warmup,
       best = rows_[i];
       have = true;
     }
-  for (const std::string &name : system_.names()) {
-    if (!system_.Applies(name, static_cast<long>(count), static_cast<long>(count * esize_), info_.nranks, true)) continue;
+  for (const std::string& name : system_.names()) {
+    if (!system_.Applies(name, static_cast<long>(count), static_cast<long>(count * esize_), info_.nranks, true))
+      continue;
     AlgoSpec one;
     one.kind = AlgoSpec::Kind::kMpiAlgo;
     one.system_algo = name;
@@ -557,10 +564,10 @@ Row Bench::run_best(const AlgoSpec &spec, uint64_t count, int iters, int warmup,
 
 void print_table_header() {
   printf("#\n");
-  printf("#%11s %12s %7s %6s %12s %11s %8s %8s %7s %7s %7s\n", "size", "count", "type", "redop", "algo",
-         "time_us", "algbw", "busbw", "#wrong", "vs_mpi", "vs_best");
-  printf("#%11s %12s %7s %6s %12s %11s %8s %8s %7s %7s %7s\n", "(B)", "(elements)", "", "", "", "(us)",
-         "(GB/s)", "(GB/s)", "", "(x)", "(x)");
+  printf("#%11s %12s %7s %6s %12s %11s %8s %8s %7s %7s %7s\n", "size", "count", "type", "redop", "algo", "time_us",
+         "algbw", "busbw", "#wrong", "vs_mpi", "vs_best");
+  printf("#%11s %12s %7s %6s %12s %11s %8s %8s %7s %7s %7s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)",
+         "(GB/s)", "", "(x)", "(x)");
 }
 
 void Bench::print_group(size_t first) {
@@ -573,7 +580,7 @@ void Bench::print_group(size_t first) {
     if (rows_[i].algo == "mpi-best") best = &rows_[i];
   }
   for (size_t i = first; i < rows_.size(); ++i) {
-    Row &r = rows_[i];
+    Row& r = rows_[i];
     if (mpi && mpi->algbw > 0) {
       r.has_vs_mpi = true;
       r.vs_mpi = r.algbw / mpi->algbw;
@@ -585,7 +592,7 @@ void Bench::print_group(size_t first) {
   }
   if (info_.rank != 0) return;
   for (size_t i = first; i < rows_.size(); ++i) {
-    const Row &r = rows_[i];
+    const Row& r = rows_[i];
     char wrong[32], vs[32], vs_best[32];
     if (r.checked)
       snprintf(wrong, sizeof wrong, "%" PRIu64, r.wrong);
@@ -600,13 +607,12 @@ void Bench::print_group(size_t first) {
     else
       snprintf(vs_best, sizeof vs_best, "-");
     printf("%12" PRIu64 " %12" PRIu64 " %7s %6s %12s %11.2f %8.3f %8.3f %7s %7s %7s\n", r.bytes, r.count,
-           type_name(opt_.type), op_name(opt_.op), r.algo.c_str(), r.time_us, r.algbw, r.busbw, wrong,
-           vs, vs_best);
+           type_name(opt_.type), op_name(opt_.op), r.algo.c_str(), r.time_us, r.algbw, r.busbw, wrong, vs, vs_best);
   }
   fflush(stdout);
 }
 
-uint64_t Bench::run(const std::vector<std::string> &notes) {
+uint64_t Bench::run(const std::vector<std::string>& notes) {
   notes_ = notes;
   std::vector<uint64_t> counts;
   for (uint64_t size = opt_.min_bytes;; size *= opt_.factor) {
@@ -619,7 +625,7 @@ uint64_t Bench::run(const std::vector<std::string> &notes) {
   // set-up do not land in the first rows.
   for (uint64_t count : {counts.front(), counts.back()}) {
     bufs_.fill_send(ref_, count, count * esize_);
-    for (const AlgoSpec &spec : opt_.algos) {
+    for (const AlgoSpec& spec : opt_.algos) {
       // The system's algorithms warm up in their own rows (a choice is a
       // communicator, or variables set for the row's calls).
       if (spec.kind == AlgoSpec::Kind::kMpiAlgo || spec.kind == AlgoSpec::Kind::kMpiBest) continue;
@@ -637,9 +643,9 @@ uint64_t Bench::run(const std::vector<std::string> &notes) {
     const int warmup = warmup_for(opt_, iters);
     bufs_.fill_send(ref_, count, bytes);
     size_t first = rows_.size();
-    for (const AlgoSpec &spec : opt_.algos) {
+    for (const AlgoSpec& spec : opt_.algos) {
       rows_.push_back(spec.kind == AlgoSpec::Kind::kMpiBest ? run_best(spec, count, iters, warmup, first)
-                                                             : run_one(spec, count, iters, warmup));
+                                                            : run_one(spec, count, iters, warmup));
       total_wrong += rows_.back().wrong;
     }
     print_group(first);
@@ -648,27 +654,26 @@ uint64_t Bench::run(const std::vector<std::string> &notes) {
   return total_wrong;
 }
 
-void print_header(const Options &opt, const RunInfo &info) {
-  printf("# mlallreduce_bench: multilane allreduce benchmark, libmlallreduce %s (%s)\n",
-         info.library_version.c_str(), info.library_enabled ? "enabled" : "DISABLED: passes every call to MPI");
+void print_header(const Options& opt, const RunInfo& info) {
+  printf("# mlallreduce_bench: multilane allreduce benchmark, libmlallreduce %s (%s)\n", info.library_version.c_str(),
+         info.library_enabled ? "enabled" : "DISABLED: passes every call to MPI");
   printf("# command: %s\n", info.command_line.c_str());
   printf("# date: %s  host: %s\n", info.date.c_str(), info.hostname.c_str());
   printf("# MPI: %s\n", info.mpi_version.c_str());
   if (!info.system_algorithms.empty()) printf("# system algorithms (mpi:NAME): %s\n", info.system_algorithms.c_str());
   if (info.layout_ok) {
-    printf("# layout: %d ranks, %d nodes, %d ranks per node, %d ranks per GPU%s\n", info.layout.size,
-           info.layout.nodes, info.layout.ranks_per_node, info.layout.ranks_per_gpu,
-           info.layout.regular ? "" : " (irregular)");
+    printf("# layout: %d ranks, %d nodes, %d ranks per node, %d ranks per GPU%s\n", info.layout.size, info.layout.nodes,
+           info.layout.ranks_per_node, info.layout.ranks_per_gpu, info.layout.regular ? "" : " (irregular)");
   } else {
     printf("# layout: %d ranks (mla_comm_layout failed)\n", info.nranks);
   }
   printf("# hosts: %d: %s\n", info.hosts, info.host_ranges.c_str());
   if (info.variables.empty()) printf("# MULTILANE_* variables: none\n");
-  for (const auto &v : info.variables) printf("#   %s=%s\n", v.first.c_str(), v.second.c_str());
+  for (const auto& v : info.variables) printf("#   %s=%s\n", v.first.c_str(), v.second.c_str());
   if (!info.variables_consistent)
     printf("# WARNING: the MULTILANE_* variables differ across ranks (rank 0's are shown)\n");
   std::string algos;
-  for (const AlgoSpec &a : opt.algos) algos += (algos.empty() ? "" : ",") + a.name;
+  for (const AlgoSpec& a : opt.algos) algos += (algos.empty() ? "" : ",") + a.name;
   printf("# sizes %" PRIu64 " .. %" PRIu64 " B, x%" PRIu64 "; type %s; op %s; memory %s\n", opt.min_bytes,
          opt.max_bytes, opt.factor, type_name(opt.type), op_name(opt.op), info.memory.c_str());
   printf("# algorithms %s; lanes %d%s; chunk %" PRIu64 " B%s\n", algos.c_str(), opt.lanes,
@@ -677,19 +682,20 @@ void print_header(const Options &opt, const RunInfo &info) {
   std::string warmup = opt.warmup >= 0 ? std::to_string(opt.warmup) : "iters/10, >= 2";
   printf("# iterations %s; warm-up %s; check %s\n", iters.c_str(), warmup.c_str(), opt.check ? "on" : "off");
   if (info.supported && info.layout_ok && !info.layout.regular)
-    printf("# NOTE: %s; the library runs its algorithms folded onto a regular core (host memory) or "
-           "passes them to PMPI_Allreduce (device memory)\n",
-           info.unsupported_reason.c_str());
+    printf(
+        "# NOTE: %s; the library runs its algorithms folded onto a regular core (host memory) or "
+        "passes them to PMPI_Allreduce (device memory)\n",
+        info.unsupported_reason.c_str());
   if (!info.supported)
     printf("# NOTE: libmlallreduce cannot run %s/%s here (%s): its algorithms will pass to PMPI_Allreduce\n",
            type_name(opt.type), op_name(opt.op), info.unsupported_reason.c_str());
 }
 
 // The mean busbw of an algorithm's rows (nccl-tests' "Avg bus bandwidth").
-double average_busbw(const Bench &bench, const std::string &algo) {
+double average_busbw(const Bench& bench, const std::string& algo) {
   double sum = 0;
   int n = 0;
-  for (const Row &r : bench.rows())
+  for (const Row& r : bench.rows())
     if (r.algo == algo) {
       sum += r.busbw;
       ++n;
@@ -697,19 +703,19 @@ double average_busbw(const Bench &bench, const std::string &algo) {
   return n ? sum / n : 0.0;
 }
 
-void print_summary(const Options &opt, const Bench &bench, uint64_t total_wrong,
-                   const std::vector<std::string> &notes) {
+void print_summary(const Options& opt, const Bench& bench, uint64_t total_wrong,
+                   const std::vector<std::string>& notes) {
   printf("#\n");
-  for (const std::string &n : notes) printf("# note: %s\n", n.c_str());
+  for (const std::string& n : notes) printf("# note: %s\n", n.c_str());
   if (opt.check)
     printf("# Out of bounds values : %" PRIu64 " %s\n", total_wrong, total_wrong ? "FAILED" : "OK");
   else
     printf("# Out of bounds values : N/A (check off)\n");
   size_t width = 0;
-  for (const AlgoSpec &a : opt.algos) width = std::max(width, a.name.size());
-  for (const AlgoSpec &a : opt.algos) {
-    printf("# Avg bus bandwidth %-*s : %.3f GB/s\n", static_cast<int>(width + 2),
-           ("(" + a.name + ")").c_str(), average_busbw(bench, a.name));
+  for (const AlgoSpec& a : opt.algos) width = std::max(width, a.name.size());
+  for (const AlgoSpec& a : opt.algos) {
+    printf("# Avg bus bandwidth %-*s : %.3f GB/s\n", static_cast<int>(width + 2), ("(" + a.name + ")").c_str(),
+           average_busbw(bench, a.name));
   }
   printf("#\n");
   fflush(stdout);
@@ -718,29 +724,43 @@ void print_summary(const Options &opt, const Bench &bench, uint64_t total_wrong,
 using Json = nlohmann::ordered_json;  // members in the order written
 
 // The run: who, where, with which settings (docs/mlallreduce_bench.md "JSON").
-Json run_json(const Options &opt, const RunInfo &info) {
-  Json j = {{"benchmark", "mlallreduce_bench"},  {"library_version", info.library_version},
-            {"library_enabled", info.library_enabled}, {"date", info.date},
-            {"hostname", info.hostname},        {"command_line", info.command_line},
-            {"argv", info.argv},                {"mpi_version", info.mpi_version},
-            {"ranks", info.nranks},             {"hosts", info.hosts},
+Json run_json(const Options& opt, const RunInfo& info) {
+  Json j = {{"benchmark", "mlallreduce_bench"},
+            {"library_version", info.library_version},
+            {"library_enabled", info.library_enabled},
+            {"date", info.date},
+            {"hostname", info.hostname},
+            {"command_line", info.command_line},
+            {"argv", info.argv},
+            {"mpi_version", info.mpi_version},
+            {"ranks", info.nranks},
+            {"hosts", info.hosts},
             {"host_ranks", info.host_ranges}};
   j["layout"] = nullptr;
   if (info.layout_ok)
-    j["layout"] = {{"size", info.layout.size},     {"nodes", info.layout.nodes},
-                   {"ranks_per_node", info.layout.ranks_per_node}, {"ranks_per_gpu", info.layout.ranks_per_gpu},
+    j["layout"] = {{"size", info.layout.size},
+                   {"nodes", info.layout.nodes},
+                   {"ranks_per_node", info.layout.ranks_per_node},
+                   {"ranks_per_gpu", info.layout.ranks_per_gpu},
                    {"regular", info.layout.regular != 0}};
   j["variables"] = Json::object();
-  for (const auto &v : info.variables) j["variables"][v.first] = v.second;
+  for (const auto& v : info.variables) j["variables"][v.first] = v.second;
   j["variables_consistent"] = info.variables_consistent;
   Json algos = Json::array();
-  for (const AlgoSpec &a : opt.algos) algos.push_back(a.name);
-  j["parameters"] = {{"min_bytes", opt.min_bytes}, {"max_bytes", opt.max_bytes}, {"factor", opt.factor},
-                     {"type", type_name(opt.type)}, {"redop", op_name(opt.op)}, {"algos", algos},
-                     {"lanes", opt.lanes}, {"chunk_bytes", opt.chunk_bytes},
+  for (const AlgoSpec& a : opt.algos) algos.push_back(a.name);
+  j["parameters"] = {{"min_bytes", opt.min_bytes},
+                     {"max_bytes", opt.max_bytes},
+                     {"factor", opt.factor},
+                     {"type", type_name(opt.type)},
+                     {"redop", op_name(opt.op)},
+                     {"algos", algos},
+                     {"lanes", opt.lanes},
+                     {"chunk_bytes", opt.chunk_bytes},
                      {"warmup", opt.warmup >= 0 ? Json(opt.warmup) : Json(nullptr)},
-                     {"iters", opt.iters > 0 ? Json(opt.iters) : Json(nullptr)}, {"check", opt.check},
-                     {"memory", opt.memory}, {"system_algorithms", info.system_algorithms},
+                     {"iters", opt.iters > 0 ? Json(opt.iters) : Json(nullptr)},
+                     {"check", opt.check},
+                     {"memory", opt.memory},
+                     {"system_algorithms", info.system_algorithms},
                      {"multilane_supported", info.supported}};
   return j;
 }
@@ -755,28 +775,34 @@ Json figure(double v) {
 }
 
 // One row of the table; what was not measured is null.
-Json row_json(const Options &opt, const Row &r) {
+Json row_json(const Options& opt, const Row& r) {
   const auto known = [](bool has, double v) { return has ? figure(v) : Json(nullptr); };
-  return {{"size", r.bytes},  {"count", r.count},
-          {"type", type_name(opt.type)}, {"redop", op_name(opt.op)},
-          {"algo", r.algo},   {"time_us", figure(r.time_us)},
-          {"algbw", figure(r.algbw)}, {"busbw", figure(r.busbw)},
+  return {{"size", r.bytes},
+          {"count", r.count},
+          {"type", type_name(opt.type)},
+          {"redop", op_name(opt.op)},
+          {"algo", r.algo},
+          {"time_us", figure(r.time_us)},
+          {"algbw", figure(r.algbw)},
+          {"busbw", figure(r.busbw)},
           {"wrong", r.checked ? Json(r.wrong) : Json(nullptr)},
-          {"vs_mpi", known(r.has_vs_mpi, r.vs_mpi)}, {"vs_best", known(r.has_vs_best, r.vs_best)},
-          {"iters", r.iters}, {"warmup", r.warmup}, {"ran_as", r.ran_as}};
+          {"vs_mpi", known(r.has_vs_mpi, r.vs_mpi)},
+          {"vs_best", known(r.has_vs_best, r.vs_best)},
+          {"iters", r.iters},
+          {"warmup", r.warmup},
+          {"ran_as", r.ran_as}};
 }
 
 // Writes the run, its rows and its summary to f: one member of the document
 // a line, and the elements of its arrays one a line.
-bool write_json(FILE *f, const Options &opt, const RunInfo &info, const Bench &bench, uint64_t total_wrong) {
+bool write_json(FILE* f, const Options& opt, const RunInfo& info, const Bench& bench, uint64_t total_wrong) {
   Json doc = run_json(opt, info);
   doc["results"] = Json::array();
-  for (const Row &r : bench.rows()) doc["results"].push_back(row_json(opt, r));
+  for (const Row& r : bench.rows()) doc["results"].push_back(row_json(opt, r));
   Json busbw = Json::object();
-  for (const AlgoSpec &a : opt.algos) busbw[a.name] = figure(average_busbw(bench, a.name));
-  doc["summary"] = {{"out_of_bounds", opt.check ? Json(total_wrong) : Json(nullptr)},
-                    {"avg_busbw", busbw},
-                    {"notes", bench.notes()}};
+  for (const AlgoSpec& a : opt.algos) busbw[a.name] = figure(average_busbw(bench, a.name));
+  doc["summary"] = {
+      {"out_of_bounds", opt.check ? Json(total_wrong) : Json(nullptr)}, {"avg_busbw", busbw}, {"notes", bench.notes()}};
   std::string text = "{";
   for (auto m = doc.begin(); m != doc.end(); ++m) {
     text += std::string(m == doc.begin() ? "" : ",") + "\n  " + Json(m.key()).dump() + ": ";
@@ -793,7 +819,7 @@ bool write_json(FILE *f, const Options &opt, const RunInfo &info, const Bench &b
 }
 
 // Ends the run everywhere with status; rank 0 prints message to stderr first.
-int finish(int rank, int status, const std::string &message) {
+int finish(int rank, int status, const std::string& message) {
   if (rank == 0 && !message.empty()) fprintf(stderr, "mlallreduce_bench: %s\n", message.c_str());
   MPI_Finalize();
   return status;
@@ -802,19 +828,19 @@ int finish(int rank, int status, const std::string &message) {
 // Checks the mpi:NAME and mpi-best rows against the algorithms the system
 // offers: without -a, mpi-best is dropped when there are none (a note says
 // why); a row given with -a that the MPI cannot give is an error (message).
-bool check_system_rows(Options *opt, const SystemAllreduce &system, std::vector<std::string> *notes,
-                       std::string *message) {
+bool check_system_rows(Options* opt, const SystemAllreduce& system, std::vector<std::string>* notes,
+                       std::string* message) {
   std::vector<AlgoSpec> kept;
-  for (const AlgoSpec &spec : opt->algos) {
+  for (const AlgoSpec& spec : opt->algos) {
     const bool named = spec.kind == AlgoSpec::Kind::kMpiAlgo;
     if (!named && spec.kind != AlgoSpec::Kind::kMpiBest) {
       kept.push_back(spec);
       continue;
     }
-    const auto &names = system.names();
+    const auto& names = system.names();
     if (named && std::find(names.begin(), names.end(), spec.system_algo) == names.end()) {
       std::string list;
-      for (const std::string &n : names) list += (list.empty() ? "" : ", ") + n;
+      for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
       *message = "-a " + spec.name + ": '" + spec.system_algo + "' is not an allreduce algorithm this MPI lets a job " +
                  "choose; " + (names.empty() ? system.why_none() : "choose one of: " + list);
       return false;
@@ -833,7 +859,7 @@ bool check_system_rows(Options *opt, const SystemAllreduce &system, std::vector<
   return true;
 }
 
-int bench_main(int argc, char **argv) {
+int bench_main(int argc, char** argv) {
 #ifdef MLABENCH_HAVE_SYSALGO
   mlsys::PrepareBeforeInit();  // Open MPI: lets mpi:NAME force coll/tuned's algorithms
 #endif
@@ -855,14 +881,13 @@ int bench_main(int argc, char **argv) {
   }
 
   // Open the JSON file early so that a bad path fails before the run.
-  FILE *json = nullptr;
+  FILE* json = nullptr;
   int json_ok = 1;
   if (info.rank == 0 && !opt.json_path.empty()) {
     json = fopen(opt.json_path.c_str(), "w");
     if (!json) {
       json_ok = 0;
-      error = "-J: cannot write '" + opt.json_path + "': " + strerror(errno) +
-              "; give a file in a writable folder";
+      error = "-J: cannot write '" + opt.json_path + "': " + strerror(errno) + "; give a file in a writable folder";
     }
   }
   MPI_Bcast(&json_ok, 1, MPI_INT, 0, kComm);
@@ -884,7 +909,7 @@ int bench_main(int argc, char **argv) {
   info.variables = multilane_variables();
   {
     std::string joined;
-    for (const auto &v : info.variables) joined += v.first + "=" + v.second + "\n";
+    for (const auto& v : info.variables) joined += v.first + "=" + v.second + "\n";
     info.variables_consistent = same_on_all_ranks(hash_bytes(joined.data(), joined.size()));
   }
   info.local_rank = local_rank_of(info.rank);
@@ -892,7 +917,7 @@ int bench_main(int argc, char **argv) {
   info.layout_ok = mla_comm_layout(kComm, &info.layout) == MPI_SUCCESS;
   info.library_enabled = mla_enabled() != 0;
   info.library_version = mla_version();
-  const char *reason = nullptr;
+  const char* reason = nullptr;
   info.supported = mla_call_supported(mpi_datatype(opt.type), mpi_op(opt.op), kComm, &reason) != 0;
   info.unsupported_reason = reason ? reason : "";
   if (info.supported && info.layout_ok && !info.layout.regular)
@@ -910,7 +935,8 @@ int bench_main(int argc, char **argv) {
   std::unique_ptr<MemKind> kind = make_memkind(opt.memory, info.local_rank, local_size, &kind_error);
   int kind_ok = kind != nullptr, all_kind_ok = 0;
   PMPI_Allreduce(&kind_ok, &all_kind_ok, 1, MPI_INT, MPI_MIN, kComm);
-  if (!all_kind_ok) return finish(info.rank, 1, "-m " + opt.memory + ": " + (kind_error.empty() ? "failed on some rank" : kind_error));
+  if (!all_kind_ok)
+    return finish(info.rank, 1, "-m " + opt.memory + ": " + (kind_error.empty() ? "failed on some rank" : kind_error));
 
   // One rank per GPU (the first on each GPU of each host) for mpi-1pg and nccl.
   MPI_Comm per_gpu = MPI_COMM_NULL;
@@ -956,7 +982,7 @@ int bench_main(int argc, char **argv) {
   }
   if (!system->names().empty()) {
     info.system_algorithms = system->mechanism() + ":";
-    for (const std::string &n : system->names()) info.system_algorithms += " " + n;
+    for (const std::string& n : system->names()) info.system_algorithms += " " + n;
   }
 
   if (info.rank == 0) {
@@ -966,8 +992,7 @@ int bench_main(int argc, char **argv) {
   }
 
   if (info.rank == 0 && kind->device() >= 0)
-    printf("# device buffers: %d rank(s) per GPU; mpi-1pg and nccl run on the first rank of each GPU\n",
-           ranks_per_gpu);
+    printf("# device buffers: %d rank(s) per GPU; mpi-1pg and nccl run on the first rank of each GPU\n", ranks_per_gpu);
   Bench bench(opt, info, bufs, per_gpu, *system);
   uint64_t total_wrong = bench.run(system_notes);
 
@@ -994,4 +1019,4 @@ int bench_main(int argc, char **argv) {
 }  // namespace
 }  // namespace mlabench
 
-int main(int argc, char **argv) { return mlabench::bench_main(argc, argv); }
+int main(int argc, char** argv) { return mlabench::bench_main(argc, argv); }

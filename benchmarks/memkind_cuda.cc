@@ -25,7 +25,7 @@ class CudaMemKind final : public MemKind {
 #endif
   }
 
-  const char *name() const override { return "cuda"; }
+  const char* name() const override { return "cuda"; }
   std::string describe() const override {
     cudaDeviceProp prop;
     std::string model = cudaGetDeviceProperties(&prop, device_) == cudaSuccess ? prop.name : "?";
@@ -33,24 +33,23 @@ class CudaMemKind final : public MemKind {
   }
   int device() const override { return device_; }
 
-  void *alloc(size_t bytes) override {
-    void *p = nullptr;
+  void* alloc(size_t bytes) override {
+    void* p = nullptr;
     return cudaMalloc(&p, bytes) == cudaSuccess ? p : nullptr;
   }
-  void release(void *p) override { cudaFree(p); }
+  void release(void* p) override { cudaFree(p); }
   bool host_accessible() const override { return false; }
-  void to_device(void *dst, const void *host_src, size_t bytes) override {
+  void to_device(void* dst, const void* host_src, size_t bytes) override {
     cudaMemcpy(dst, host_src, bytes, cudaMemcpyHostToDevice);
   }
-  void to_host(void *host_dst, const void *src, size_t bytes) override {
+  void to_host(void* host_dst, const void* src, size_t bytes) override {
     cudaMemcpy(host_dst, src, bytes, cudaMemcpyDeviceToHost);
   }
-  void set_bytes(void *p, int value, size_t bytes) override { cudaMemset(p, value, bytes); }
+  void set_bytes(void* p, int value, size_t bytes) override { cudaMemset(p, value, bytes); }
   void synchronize() override { cudaDeviceSynchronize(); }
 
   // What a user writes by hand around a non-CUDA-aware MPI.
-  int system_allreduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op,
-                       MPI_Comm comm) override {
+  int system_allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) override {
     int size = 0;
     MPI_Type_size(type, &size);
     const size_t bytes = static_cast<size_t>(count) * size;
@@ -66,12 +65,11 @@ class CudaMemKind final : public MemKind {
     if (cudaMemcpy(pinned_send_, send, bytes, cudaMemcpyDeviceToHost) != cudaSuccess) return MPI_ERR_OTHER;
     int rc = PMPI_Allreduce(pinned_send_, pinned_recv_, count, type, op, comm);
     if (rc != MPI_SUCCESS) return rc;
-    return cudaMemcpy(recv, pinned_recv_, bytes, cudaMemcpyHostToDevice) == cudaSuccess ? MPI_SUCCESS
-                                                                                       : MPI_ERR_OTHER;
+    return cudaMemcpy(recv, pinned_recv_, bytes, cudaMemcpyHostToDevice) == cudaSuccess ? MPI_SUCCESS : MPI_ERR_OTHER;
   }
 
-  int nccl_allreduce(const void *send, void *recv, int count, DataType type, RedOp op, MPI_Comm comm,
-                     std::string *why) override {
+  int nccl_allreduce(const void* send, void* recv, int count, DataType type, RedOp op, MPI_Comm comm,
+                     std::string* why) override {
 #ifdef MLABENCH_HAVE_NCCL
     if (nccl_ == nullptr) {
       int rank = 0, size = 0;
@@ -107,8 +105,8 @@ class CudaMemKind final : public MemKind {
 
  private:
   int device_;
-  void *pinned_send_ = nullptr;
-  void *pinned_recv_ = nullptr;
+  void* pinned_send_ = nullptr;
+  void* pinned_recv_ = nullptr;
   size_t pinned_bytes_ = 0;
 #ifdef MLABENCH_HAVE_NCCL
   ncclComm_t nccl_ = nullptr;
@@ -117,7 +115,7 @@ class CudaMemKind final : public MemKind {
 
 }  // namespace
 
-std::unique_ptr<MemKind> make_cuda_memkind(int local_rank, int local_size, std::string *why) {
+std::unique_ptr<MemKind> make_cuda_memkind(int local_rank, int local_size, std::string* why) {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
     *why = "no CUDA device is visible on this host; use -m host";
@@ -125,7 +123,7 @@ std::unique_ptr<MemKind> make_cuda_memkind(int local_rank, int local_size, std::
   }
   // MULTILANE_RANKS_PER_GPU, as the library reads it (unset: the host's ranks
   // spread evenly, as the Slurm plugin places tasks).
-  const char *variable = std::getenv("MULTILANE_RANKS_PER_GPU");
+  const char* variable = std::getenv("MULTILANE_RANKS_PER_GPU");
   int per_gpu = 0;
   if (!mla::ParseRanksPerGpuVariable(variable ? variable : "", &per_gpu, why)) return nullptr;
   const int device = mla::GpuOfRank(local_rank, local_size, per_gpu, count);

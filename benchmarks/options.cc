@@ -26,16 +26,16 @@ namespace {
 
 // The options: short letter and long name (nccl-tests spelling where there
 // is one), as CLI11 is given them; every one takes a value.
-const std::pair<char, const char *> kOptNames[] = {
-    {'b', "-b,--minbytes"},     {'e', "-e,--maxbytes"}, {'f', "-f,--stepfactor"}, {'t', "-t,--datatype"},
-    {'o', "-o,--op"},           {'a', "-a,--algos"},    {'l', "-l,--lanes"},      {'c', "-c,--chunk"},
-    {'w', "-w,--warmup_iters"}, {'n', "-n,--iters"},    {'z', "-z,--check"},      {'J', "-J,--json"},
+const std::pair<char, const char*> kOptNames[] = {
+    {'b', "-b,--minbytes"},     {'e', "-e,--maxbytes"},      {'f', "-f,--stepfactor"}, {'t', "-t,--datatype"},
+    {'o', "-o,--op"},           {'a', "-a,--algos"},         {'l', "-l,--lanes"},      {'c', "-c,--chunk"},
+    {'w', "-w,--warmup_iters"}, {'n', "-n,--iters"},         {'z', "-z,--check"},      {'J', "-J,--json"},
     {'m', "-m,--memory"},       {'T', "-T,--batch_seconds"},
 };
 
-bool parse_int(const std::string &text, long long lo, long long hi, long long *out) {
+bool parse_int(const std::string& text, long long lo, long long hi, long long* out) {
   if (text.empty()) return false;
-  char *end = nullptr;
+  char* end = nullptr;
   errno = 0;
   long long v = strtoll(text.c_str(), &end, 10);
   if (errno != 0 || *end != '\0' || v < lo || v > hi) return false;
@@ -43,7 +43,7 @@ bool parse_int(const std::string &text, long long lo, long long hi, long long *o
   return true;
 }
 
-std::string trim(const std::string &s) {
+std::string trim(const std::string& s) {
   size_t b = 0, e = s.size();
   while (b < e && isspace(static_cast<unsigned char>(s[b]))) ++b;
   while (e > b && isspace(static_cast<unsigned char>(s[e - 1]))) --e;
@@ -59,7 +59,7 @@ std::string library_algo_names() {
   return names;
 }
 
-bool parse_algos(const std::string &list, std::vector<AlgoSpec> *out, std::string *error) {
+bool parse_algos(const std::string& list, std::vector<AlgoSpec>* out, std::string* error) {
   out->clear();
   size_t pos = 0;
   while (true) {
@@ -75,8 +75,8 @@ bool parse_algos(const std::string &list, std::vector<AlgoSpec> *out, std::strin
       // mpi:NAME, the system's algorithm NAME (checked against the MPI when the run starts)
       spec.kind = AlgoSpec::Kind::kMpiAlgo;
       spec.system_algo = name.substr(colon + 1);
-      if (spec.system_algo.empty() || spec.system_algo.find_first_not_of("abcdefghijklmnopqrstuvwxyz_0123456789") !=
-                                          std::string::npos) {
+      if (spec.system_algo.empty() ||
+          spec.system_algo.find_first_not_of("abcdefghijklmnopqrstuvwxyz_0123456789") != std::string::npos) {
         *error = "-a: '" + name + "' does not name a system algorithm; write mpi:NAME, e.g. mpi:ring";
         return false;
       }
@@ -106,11 +106,10 @@ bool parse_algos(const std::string &list, std::vector<AlgoSpec> *out, std::strin
     } else {
       *error = "-a: " + (name.empty() ? std::string("empty algorithm name") : "unknown algorithm '" + name + "'") +
                " in '" + list + "'; give a comma list of: mpi, mpi:NAME, mpi-best, mpi-1pg, nccl, nccl-sync, auto" +
-               library_algo_names() +
-               " (library algorithms take :mpi or :nccl for the transport of device buffers)";
+               library_algo_names() + " (library algorithms take :mpi or :nccl for the transport of device buffers)";
       return false;
     }
-    for (const AlgoSpec &s : *out) {
+    for (const AlgoSpec& s : *out) {
       if (s.name == spec.name) {
         *error = "-a: algorithm '" + spec.name + "' is listed twice in '" + list + "'; list each once";
         return false;
@@ -125,37 +124,49 @@ bool parse_algos(const std::string &list, std::vector<AlgoSpec> *out, std::strin
 
 }  // namespace
 
-const char *type_name(DataType t) {
+const char* type_name(DataType t) {
   switch (t) {
-    case DataType::kFloat: return "float";
-    case DataType::kDouble: return "double";
-    case DataType::kInt32: return "int32";
-    case DataType::kInt64: return "int64";
+    case DataType::kFloat:
+      return "float";
+    case DataType::kDouble:
+      return "double";
+    case DataType::kInt32:
+      return "int32";
+    case DataType::kInt64:
+      return "int64";
   }
   return "?";
 }
 
 size_t type_size(DataType t) {
   switch (t) {
-    case DataType::kFloat: return sizeof(float);
-    case DataType::kDouble: return sizeof(double);
-    case DataType::kInt32: return sizeof(int32_t);
-    case DataType::kInt64: return sizeof(int64_t);
+    case DataType::kFloat:
+      return sizeof(float);
+    case DataType::kDouble:
+      return sizeof(double);
+    case DataType::kInt32:
+      return sizeof(int32_t);
+    case DataType::kInt64:
+      return sizeof(int64_t);
   }
   return 1;
 }
 
-const char *op_name(RedOp op) {
+const char* op_name(RedOp op) {
   switch (op) {
-    case RedOp::kSum: return "sum";
-    case RedOp::kProd: return "prod";
-    case RedOp::kMin: return "min";
-    case RedOp::kMax: return "max";
+    case RedOp::kSum:
+      return "sum";
+    case RedOp::kProd:
+      return "prod";
+    case RedOp::kMin:
+      return "min";
+    case RedOp::kMax:
+      return "max";
   }
   return "?";
 }
 
-std::string usage_text(const char *argv0) {
+std::string usage_text(const char* argv0) {
   std::string s;
   s += "usage: ";
   s += argv0;
@@ -219,33 +230,33 @@ namespace {
 // Reads argv with CLI11 ("-b 4K", "-b4K", "--minbytes 4K", "--minbytes=4K";
 // an option given twice: the last) into *given, the text of each option
 // given by its letter, and *help.  On a bad command line sets *error.
-bool read_command_line(int argc, char **argv, std::map<char, std::string> *given, bool *help,
-                       std::string *error) {
+bool read_command_line(int argc, char** argv, std::map<char, std::string>* given, bool* help, std::string* error) {
   CLI::App app{"mlallreduce_bench"};
   app.set_help_flag();  // -h prints usage_text, not CLI11's own
   app.add_flag("-h,--help", *help);
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  std::map<char, CLI::Option *> options;
-  for (const auto &[letter, names] : kOptNames) options[letter] = app.add_option(names, (*given)[letter]);
+  std::map<char, CLI::Option*> options;
+  for (const auto& [letter, names] : kOptNames) options[letter] = app.add_option(names, (*given)[letter]);
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError &e) {
+  } catch (const CLI::ParseError& e) {
     *error = e.what();  // the caller adds the fix: run with -h
     return false;
   }
-  for (const auto &[letter, option] : options)
+  for (const auto& [letter, option] : options)
     if (option->count() == 0) given->erase(letter);
   return true;
 }
 
 // -b, -e, -c: a byte size (vocab/byte_size.h, the grammar of every part).
-bool apply_size(char letter, const std::string &value, Options *opt, std::string *error) {
+bool apply_size(char letter, const std::string& value, Options* opt, std::string* error) {
   const std::string shown = std::string("-") + letter;
   uint64_t bytes = 0;
   if (!mla::ParseByteSize(value, &bytes)) {
     *error = shown + ": '" + value +
              "' is not a size; write bytes as an integer with an optional K, M, G or T suffix "
-             "(powers of 1024), e.g. " + shown + " 4K";
+             "(powers of 1024), e.g. " +
+             shown + " 4K";
     return false;
   }
   if (letter == 'c') {
@@ -260,7 +271,7 @@ bool apply_size(char letter, const std::string &value, Options *opt, std::string
 }
 
 // -f, -l, -w, -n, -T: numbers.
-bool apply_number(char letter, const std::string &value, Options *opt, std::string *error) {
+bool apply_number(char letter, const std::string& value, Options* opt, std::string* error) {
   const std::string shown = std::string("-") + letter;
   long long n = 0;
   switch (letter) {
@@ -281,14 +292,15 @@ bool apply_number(char letter, const std::string &value, Options *opt, std::stri
     case 'w':
     case 'n':
       if (!parse_int(value, letter == 'n' ? 1 : 0, INT_MAX, &n)) {
-        *error = shown + ": '" + value + "' is not an iteration count; give an integer >= " + (letter == 'n' ? "1" : "0") +
-                 ", e.g. " + shown + (letter == 'n' ? " 100" : " 10");
+        *error = shown + ": '" + value +
+                 "' is not an iteration count; give an integer >= " + (letter == 'n' ? "1" : "0") + ", e.g. " + shown +
+                 (letter == 'n' ? " 100" : " 10");
         return false;
       }
       (letter == 'n' ? opt->iters : opt->warmup) = static_cast<int>(n);
       return true;
     default: {  // 'T'
-      char *end = nullptr;
+      char* end = nullptr;
       errno = 0;
       const double v = strtod(value.c_str(), &end);
       if (value.empty() || *end != '\0' || errno != 0 || !(v > 0) || v > 3600) {
@@ -302,25 +314,35 @@ bool apply_number(char letter, const std::string &value, Options *opt, std::stri
 }
 
 // -t, -o, -z, -J, -m: words.
-bool apply_word(char letter, const std::string &value, Options *opt, std::string *error) {
+bool apply_word(char letter, const std::string& value, Options* opt, std::string* error) {
   const std::string shown = std::string("-") + letter;
   std::string why;
   if (letter == 't') {
-    const std::map<std::string, DataType> types = {
-        {"float", DataType::kFloat}, {"double", DataType::kDouble}, {"int32", DataType::kInt32}, {"int64", DataType::kInt64}};
-    if (types.count(value) != 0) opt->type = types.at(value);
-    else why = "unknown type '" + value + "'; use one of float, double, int32, int64";
+    const std::map<std::string, DataType> types = {{"float", DataType::kFloat},
+                                                   {"double", DataType::kDouble},
+                                                   {"int32", DataType::kInt32},
+                                                   {"int64", DataType::kInt64}};
+    if (types.count(value) != 0)
+      opt->type = types.at(value);
+    else
+      why = "unknown type '" + value + "'; use one of float, double, int32, int64";
   } else if (letter == 'o') {
     const std::map<std::string, RedOp> ops = {
         {"sum", RedOp::kSum}, {"prod", RedOp::kProd}, {"min", RedOp::kMin}, {"max", RedOp::kMax}};
-    if (ops.count(value) != 0) opt->op = ops.at(value);
-    else why = "unknown reduction '" + value + "'; use one of sum, prod, min, max";
+    if (ops.count(value) != 0)
+      opt->op = ops.at(value);
+    else
+      why = "unknown reduction '" + value + "'; use one of sum, prod, min, max";
   } else if (letter == 'z') {
-    if (value == "0" || value == "1") opt->check = value == "1";
-    else why = "'" + value + "' is not 0 or 1; use " + shown + " 1 to check the results, " + shown + " 0 not to";
+    if (value == "0" || value == "1")
+      opt->check = value == "1";
+    else
+      why = "'" + value + "' is not 0 or 1; use " + shown + " 1 to check the results, " + shown + " 0 not to";
   } else if (letter == 'J') {
-    if (!value.empty()) opt->json_path = value;
-    else why = "empty file name; give the JSON file to write, e.g. " + shown + " out.json";
+    if (!value.empty())
+      opt->json_path = value;
+    else
+      why = "empty file name; give the JSON file to write, e.g. " + shown + " out.json";
   } else if (letter == 'm' && memkind_known(value, &why)) {
     opt->memory = value;
   }
@@ -331,12 +353,12 @@ bool apply_word(char letter, const std::string &value, Options *opt, std::string
 
 }  // namespace
 
-ParseStatus parse_options(int argc, char **argv, Options *opt, std::string *error) {
+ParseStatus parse_options(int argc, char** argv, Options* opt, std::string* error) {
   std::map<char, std::string> given;
   bool help = false;
   if (!read_command_line(argc, argv, &given, &help, error)) return ParseStatus::kError;
   if (help) return ParseStatus::kHelp;
-  for (const auto &[letter, value] : given) {
+  for (const auto& [letter, value] : given) {
     const bool ok = letter == 'a'                  ? true
                     : std::strchr("bec", letter)   ? apply_size(letter, value, opt, error)
                     : std::strchr("flwnT", letter) ? apply_number(letter, value, opt, error)
@@ -348,7 +370,7 @@ ParseStatus parse_options(int argc, char **argv, Options *opt, std::string *erro
   if (algos_text.empty()) algos_text = opt->memory == "host" ? kDefaultAlgos : kDefaultDeviceAlgos;
   if (!parse_algos(algos_text, &opt->algos, error)) return ParseStatus::kError;
   if (opt->memory == "host") {
-    for (const AlgoSpec &a : opt->algos) {
+    for (const AlgoSpec& a : opt->algos) {
       if (a.kind == AlgoSpec::Kind::kMpiPerGpu || a.kind == AlgoSpec::Kind::kNccl) {
         *error = "-a: '" + a.name + "' needs device buffers; add -m cuda or leave it out";
         return ParseStatus::kError;
@@ -362,21 +384,20 @@ ParseStatus parse_options(int argc, char **argv, Options *opt, std::string *erro
   }
   const uint64_t esize = type_size(opt->type);
   if (opt->min_bytes < esize) {
-    *error = "-b " + std::to_string(opt->min_bytes) + " is smaller than one " + type_name(opt->type) +
-             " (" + std::to_string(esize) + " bytes); give -b " + std::to_string(esize) + " or more";
+    *error = "-b " + std::to_string(opt->min_bytes) + " is smaller than one " + type_name(opt->type) + " (" +
+             std::to_string(esize) + " bytes); give -b " + std::to_string(esize) + " or more";
     return ParseStatus::kError;
   }
   const uint64_t max_ok = static_cast<uint64_t>(INT_MAX) * esize;
   if (opt->max_bytes > max_ok) {
-    *error = "-e " + std::to_string(opt->max_bytes) + " needs more than INT_MAX elements of " +
-             type_name(opt->type) + " (the MPI count is an int); give -e " + std::to_string(max_ok) +
-             " or less, or a larger -t";
+    *error = "-e " + std::to_string(opt->max_bytes) + " needs more than INT_MAX elements of " + type_name(opt->type) +
+             " (the MPI count is an int); give -e " + std::to_string(max_ok) + " or less, or a larger -t";
     return ParseStatus::kError;
   }
   return ParseStatus::kRun;
 }
 
-int iters_for(const Options &opt, uint64_t bytes) {
+int iters_for(const Options& opt, uint64_t bytes) {
   if (opt.iters > 0) return opt.iters;
   const uint64_t kBatchBytes = 256ull << 20;  // data moved per timed batch
   const uint64_t kMin = 20, kMax = 1000;
@@ -386,7 +407,7 @@ int iters_for(const Options &opt, uint64_t bytes) {
   return static_cast<int>(n);
 }
 
-int warmup_for(const Options &opt, int iters) {
+int warmup_for(const Options& opt, int iters) {
   if (opt.warmup >= 0) return opt.warmup;
   int w = iters / 10;
   return w < 2 ? 2 : w;

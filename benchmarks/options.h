@@ -32,11 +32,11 @@ struct AlgoSpec {
     kMpiBest,    // "mpi-best": per size, the fastest of mpi and every mpi:NAME
   };
   Kind kind = Kind::kMpi;
-  mla_algo algo = MLA_ALGO_PASSTHROUGH;         // for kLibrary
+  mla_algo algo = MLA_ALGO_PASSTHROUGH;          // for kLibrary
   mla_transport transport = MLA_TRANSPORT_AUTO;  // for kLibrary: "lane:nccl"
   bool blocking = false;                         // for kNccl: wait for every call
-  std::string name;                      // as printed in the algo column
-  std::string system_algo;               // for kMpiAlgo: the system's name ("ring")
+  std::string name;                              // as printed in the algo column
+  std::string system_algo;                       // for kMpiAlgo: the system's name ("ring")
 };
 
 struct Options {
@@ -52,23 +52,23 @@ struct Options {
   int warmup = -1;              // -1: scaled to the size
   int iters = -1;               // -1: scaled to the size
   bool check = true;
-  std::string json_path;        // empty: no JSON
+  std::string json_path;  // empty: no JSON
   std::string memory = "host";
-  double batch_seconds = 0;     // -T: shorten timed batches to about this long; 0 = off
+  double batch_seconds = 0;  // -T: shorten timed batches to about this long; 0 = off
 };
 
 enum class ParseStatus { kRun, kHelp, kError };
 
 // Parses argv into *opt.  On kError, *error holds one message that names the
 // option and says how to fix it.
-ParseStatus parse_options(int argc, char **argv, Options *opt, std::string *error);
+ParseStatus parse_options(int argc, char** argv, Options* opt, std::string* error);
 
 // The text printed for -h.
-std::string usage_text(const char *argv0);
+std::string usage_text(const char* argv0);
 
 // Names used in the output and accepted by -t / -o.
-const char *type_name(DataType t);
-const char *op_name(RedOp op);
+const char* type_name(DataType t);
+const char* op_name(RedOp op);
 size_t type_size(DataType t);
 
 // The default -a lists for host and for device memory.
@@ -77,8 +77,8 @@ extern const char kDefaultDeviceAlgos[];
 
 // Iterations and warm-up iterations for one message size: -n / -w when given,
 // else scaled to the size (more for small messages, fewer for large ones).
-int iters_for(const Options &opt, uint64_t bytes);
-int warmup_for(const Options &opt, int iters);
+int iters_for(const Options& opt, uint64_t bytes);
+int warmup_for(const Options& opt, int iters);
 
 }  // namespace mlabench
 

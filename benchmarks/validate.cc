@@ -8,9 +8,7 @@ namespace mlabench {
 namespace {
 
 // The class of element i: the top 7 bits of a multiplicative (Fibonacci) hash.
-inline unsigned element_class(uint64_t i) {
-  return static_cast<unsigned>((i * 0x9E3779B97F4A7C15ull) >> 57);
-}
+inline unsigned element_class(uint64_t i) { return static_cast<unsigned>((i * 0x9E3779B97F4A7C15ull) >> 57); }
 
 int64_t value_of(RedOp op, int64_t rank, int64_t c) {
   if (op == RedOp::kProd) {
@@ -23,23 +21,27 @@ int64_t value_of(RedOp op, int64_t rank, int64_t c) {
 
 int64_t combine(RedOp op, int64_t a, int64_t b) {
   switch (op) {
-    case RedOp::kSum: return a + b;
-    case RedOp::kProd: return a * b;
-    case RedOp::kMin: return a < b ? a : b;
-    case RedOp::kMax: return a > b ? a : b;
+    case RedOp::kSum:
+      return a + b;
+    case RedOp::kProd:
+      return a * b;
+    case RedOp::kMin:
+      return a < b ? a : b;
+    case RedOp::kMax:
+      return a > b ? a : b;
   }
   return a;
 }
 
 template <typename T>
-void fill_t(T *p, size_t count, const int64_t *table) {
+void fill_t(T* p, size_t count, const int64_t* table) {
   T typed[Reference::kClasses];
   for (int c = 0; c < Reference::kClasses; ++c) typed[c] = static_cast<T>(table[c]);
   for (size_t i = 0; i < count; ++i) p[i] = typed[element_class(i)];
 }
 
 template <typename T>
-uint64_t count_t(const T *p, const T *rank0, size_t count, const int64_t *table) {
+uint64_t count_t(const T* p, const T* rank0, size_t count, const int64_t* table) {
   T typed[Reference::kClasses];
   for (int c = 0; c < Reference::kClasses; ++c) typed[c] = static_cast<T>(table[c]);
   uint64_t wrong = 0;
@@ -55,32 +57,44 @@ uint64_t count_t(const T *p, const T *rank0, size_t count, const int64_t *table)
 template <typename F>
 auto dispatch(DataType t, F f) {
   switch (t) {
-    case DataType::kFloat: return f(static_cast<float *>(nullptr));
-    case DataType::kDouble: return f(static_cast<double *>(nullptr));
-    case DataType::kInt32: return f(static_cast<int32_t *>(nullptr));
-    case DataType::kInt64: break;
+    case DataType::kFloat:
+      return f(static_cast<float*>(nullptr));
+    case DataType::kDouble:
+      return f(static_cast<double*>(nullptr));
+    case DataType::kInt32:
+      return f(static_cast<int32_t*>(nullptr));
+    case DataType::kInt64:
+      break;
   }
-  return f(static_cast<int64_t *>(nullptr));
+  return f(static_cast<int64_t*>(nullptr));
 }
 
 }  // namespace
 
 MPI_Datatype mpi_datatype(DataType t) {
   switch (t) {
-    case DataType::kFloat: return MPI_FLOAT;
-    case DataType::kDouble: return MPI_DOUBLE;
-    case DataType::kInt32: return MPI_INT32_T;
-    case DataType::kInt64: return MPI_INT64_T;
+    case DataType::kFloat:
+      return MPI_FLOAT;
+    case DataType::kDouble:
+      return MPI_DOUBLE;
+    case DataType::kInt32:
+      return MPI_INT32_T;
+    case DataType::kInt64:
+      return MPI_INT64_T;
   }
   return MPI_DATATYPE_NULL;
 }
 
 MPI_Op mpi_op(RedOp op) {
   switch (op) {
-    case RedOp::kSum: return MPI_SUM;
-    case RedOp::kProd: return MPI_PROD;
-    case RedOp::kMin: return MPI_MIN;
-    case RedOp::kMax: return MPI_MAX;
+    case RedOp::kSum:
+      return MPI_SUM;
+    case RedOp::kProd:
+      return MPI_PROD;
+    case RedOp::kMin:
+      return MPI_MIN;
+    case RedOp::kMax:
+      return MPI_MAX;
   }
   return MPI_OP_NULL;
 }
@@ -94,30 +108,30 @@ Reference::Reference(DataType type, RedOp op, int nranks, int rank) : type_(type
   }
 }
 
-void Reference::fill(void *host, size_t count) const {
-  dispatch(type_, [&](auto *tag) {
+void Reference::fill(void* host, size_t count) const {
+  dispatch(type_, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    fill_t(static_cast<T *>(host), count, mine_);
+    fill_t(static_cast<T*>(host), count, mine_);
     return 0;
   });
 }
 
-uint64_t Reference::count_wrong(const void *host, const void *rank0, size_t count) const {
-  return dispatch(type_, [&](auto *tag) {
+uint64_t Reference::count_wrong(const void* host, const void* rank0, size_t count) const {
+  return dispatch(type_, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    return count_t(static_cast<const T *>(host), static_cast<const T *>(rank0), count, expected_);
+    return count_t(static_cast<const T*>(host), static_cast<const T*>(rank0), count, expected_);
   });
 }
 
-uint64_t Reference::count_send_changed(const void *host, size_t count) const {
-  return dispatch(type_, [&](auto *tag) {
+uint64_t Reference::count_send_changed(const void* host, size_t count) const {
+  return dispatch(type_, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    return count_t(static_cast<const T *>(host), static_cast<const T *>(nullptr), count, mine_);
+    return count_t(static_cast<const T*>(host), static_cast<const T*>(nullptr), count, mine_);
   });
 }
 
-uint64_t hash_bytes(const void *p, size_t bytes) {
-  const unsigned char *b = static_cast<const unsigned char *>(p);
+uint64_t hash_bytes(const void* p, size_t bytes) {
+  const unsigned char* b = static_cast<const unsigned char*>(p);
   uint64_t h = 0xcbf29ce484222325ull ^ bytes;
   size_t i = 0;
   for (; i + 8 <= bytes; i += 8) {

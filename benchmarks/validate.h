@@ -38,16 +38,16 @@ class Reference {
   Reference(DataType type, RedOp op, int nranks, int rank);
 
   // Writes this rank's send data for elements [0, count) to host memory.
-  void fill(void *host, size_t count) const;
+  void fill(void* host, size_t count) const;
 
   // Counts the elements of a result in host memory that differ from the
   // exact expected value or, when rank0 is not null, whose bytes differ from
   // rank0's result (rank0 is rank 0's result, same layout).
-  uint64_t count_wrong(const void *host, const void *rank0, size_t count) const;
+  uint64_t count_wrong(const void* host, const void* rank0, size_t count) const;
 
   // Counts the elements of this rank's send buffer that differ from what
   // fill() wrote (an allreduce must not write its send buffer).
-  uint64_t count_send_changed(const void *host, size_t count) const;
+  uint64_t count_send_changed(const void* host, size_t count) const;
 
  private:
   DataType type_;
@@ -56,7 +56,7 @@ class Reference {
 };
 
 // A 64-bit hash of a buffer's bytes, to compare results across ranks cheaply.
-uint64_t hash_bytes(const void *p, size_t bytes);
+uint64_t hash_bytes(const void* p, size_t bytes);
 
 }  // namespace mlabench
 

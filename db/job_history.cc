@@ -20,7 +20,8 @@ using sql::Stmt;
 namespace {
 
 const char kRunColumns[] =
-    "SELECT id, job_key, run_id, job_name, job_id, started_utc, recorded_utc, node_type, profile_digest, nodes, ranks, gpus,"
+    "SELECT id, job_key, run_id, job_name, job_id, started_utc, recorded_utc, node_type, profile_digest, nodes, ranks, "
+    "gpus,"
     " ranks_per_gpu, algorithms, wall_s, compute_s, allreduce_s, wait_s, energy_j, histogram_json FROM job_history";
 
 mla::JobRun ReadRun(Stmt& s) {
@@ -72,7 +73,10 @@ int InsertRun(sqlite3* db, const mla::JobRun& r, bool* added) {
   s.BindDouble(15, r.compute_s);
   s.BindDouble(16, r.allreduce_s);
   s.BindDouble(17, r.wait_s);
-  if (r.energy_j) s.BindDouble(18, *r.energy_j); else s.BindNull(18);
+  if (r.energy_j)
+    s.BindDouble(18, *r.energy_j);
+  else
+    s.BindNull(18);
   s.Bind(19, r.histogram_json);
   const int rc = s.Step();
   if (rc != SQLITE_DONE) return rc;
@@ -156,8 +160,8 @@ std::vector<mla::JobRun> ProfileStore::JobRuns(const std::string& job_key, std::
     Stmt t(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'job_history'");
     if (t.prepare_rc() == SQLITE_OK && t.Step() == SQLITE_DONE) return out;
   }
-  const std::string query = std::string(kRunColumns) + (job_key.empty() ? "" : " WHERE job_key = ?1") +
-                            " ORDER BY job_key, started_utc, id";
+  const std::string query =
+      std::string(kRunColumns) + (job_key.empty() ? "" : " WHERE job_key = ?1") + " ORDER BY job_key, started_utc, id";
   Stmt s(db_, query.c_str());
   int rc = s.prepare_rc();
   if (rc == SQLITE_OK) {

@@ -16,19 +16,17 @@
 namespace mldb {
 
 bool GpuInfo::operator==(const GpuInfo& o) const {
-  return model == o.model && memory_bytes == o.memory_bytes && link == o.link &&
-         nvlinks == o.nvlinks;
+  return model == o.model && memory_bytes == o.memory_bytes && link == o.link && nvlinks == o.nvlinks;
 }
 
 bool GpuInfo::operator<(const GpuInfo& o) const {
-  return std::tie(model, memory_bytes, link, nvlinks) <
-         std::tie(o.model, o.memory_bytes, o.link, o.nvlinks);
+  return std::tie(model, memory_bytes, link, nvlinks) < std::tie(o.model, o.memory_bytes, o.link, o.nvlinks);
 }
 
 bool NodeFingerprint::operator==(const NodeFingerprint& o) const {
-  return cpu_model == o.cpu_model && sockets == o.sockets && cores == o.cores &&
-         numa_nodes == o.numa_nodes && gpus == o.gpus && network_devices == o.network_devices &&
-         mpi_version == o.mpi_version && cuda_driver_version == o.cuda_driver_version;
+  return cpu_model == o.cpu_model && sockets == o.sockets && cores == o.cores && numa_nodes == o.numa_nodes &&
+         gpus == o.gpus && network_devices == o.network_devices && mpi_version == o.mpi_version &&
+         cuda_driver_version == o.cuda_driver_version;
 }
 
 namespace {
@@ -69,8 +67,7 @@ std::string NodeFingerprint::Canonical() const {
   out << "numa_nodes=" << numa_nodes << "\n";
   out << "gpus=" << sorted_gpus.size() << "\n";
   for (const GpuInfo& g : sorted_gpus) {
-    out << "gpu=" << OneLine(g.model) << "|" << g.memory_bytes << "|" << OneLine(g.link) << "|"
-        << g.nvlinks << "\n";
+    out << "gpu=" << OneLine(g.model) << "|" << g.memory_bytes << "|" << OneLine(g.link) << "|" << g.nvlinks << "\n";
   }
   out << "network_devices=" << sorted_net.size() << "\n";
   for (const std::string& n : sorted_net) out << "net=" << OneLine(n) << "\n";
@@ -92,16 +89,15 @@ std::string NodeFingerprint::Key() const {
 
 std::string NodeFingerprint::Description() const {
   std::ostringstream out;
-  out << sockets << "x " << (cpu_model.empty() ? "unknown CPU" : OneLine(cpu_model)) << " ("
-      << cores << " cores, " << numa_nodes << " NUMA)";
+  out << sockets << "x " << (cpu_model.empty() ? "unknown CPU" : OneLine(cpu_model)) << " (" << cores << " cores, "
+      << numa_nodes << " NUMA)";
   if (gpus.empty()) {
     out << ", no GPU";
   } else {
     std::map<GpuInfo, int> groups;
     for (const GpuInfo& g : gpus) ++groups[g];
     for (const auto& [g, n] : groups) {
-      out << ", " << n << "x " << OneLine(g.model) << " " << HumanBytes(g.memory_bytes) << " "
-          << g.link;
+      out << ", " << n << "x " << OneLine(g.model) << " " << HumanBytes(g.memory_bytes) << " " << g.link;
       if (g.link == "NVLink") out << "(" << g.nvlinks << ")";
     }
   }
@@ -134,8 +130,8 @@ nlohmann::json NodeFingerprint::ToJson() const {
 
 namespace {
 
-bool GetString(const nlohmann::json& obj, const char* name, const std::string& where,
-               std::string* out, std::string* error) {
+bool GetString(const nlohmann::json& obj, const char* name, const std::string& where, std::string* out,
+               std::string* error) {
   auto it = obj.find(name);
   if (it == obj.end() || !it->is_string()) {
     *error = where + name + ": missing or not a string";
@@ -145,11 +141,9 @@ bool GetString(const nlohmann::json& obj, const char* name, const std::string& w
   return true;
 }
 
-bool GetInt(const nlohmann::json& obj, const char* name, const std::string& where, int* out,
-            std::string* error) {
+bool GetInt(const nlohmann::json& obj, const char* name, const std::string& where, int* out, std::string* error) {
   auto it = obj.find(name);
-  if (it == obj.end() || !it->is_number_integer() || it->get<int64_t>() < 0 ||
-      it->get<int64_t>() > 1000000000) {
+  if (it == obj.end() || !it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > 1000000000) {
     *error = where + name + ": missing or not a non-negative integer";
     return false;
   }
@@ -159,8 +153,7 @@ bool GetInt(const nlohmann::json& obj, const char* name, const std::string& wher
 
 }  // namespace
 
-bool NodeFingerprint::FromJson(const nlohmann::json& json, NodeFingerprint* out,
-                               std::string* error) {
+bool NodeFingerprint::FromJson(const nlohmann::json& json, NodeFingerprint* out, std::string* error) {
   std::string ignored;
   if (error == nullptr) error = &ignored;
   if (!json.is_object()) {
@@ -169,10 +162,8 @@ bool NodeFingerprint::FromJson(const nlohmann::json& json, NodeFingerprint* out,
   }
   const std::string where = "fingerprint.";
   NodeFingerprint f;
-  if (!GetString(json, "cpu_model", where, &f.cpu_model, error) ||
-      !GetInt(json, "sockets", where, &f.sockets, error) ||
-      !GetInt(json, "cores", where, &f.cores, error) ||
-      !GetInt(json, "numa_nodes", where, &f.numa_nodes, error) ||
+  if (!GetString(json, "cpu_model", where, &f.cpu_model, error) || !GetInt(json, "sockets", where, &f.sockets, error) ||
+      !GetInt(json, "cores", where, &f.cores, error) || !GetInt(json, "numa_nodes", where, &f.numa_nodes, error) ||
       !GetString(json, "mpi_version", where, &f.mpi_version, error) ||
       !GetString(json, "cuda_driver_version", where, &f.cuda_driver_version, error)) {
     return false;
@@ -190,8 +181,7 @@ bool NodeFingerprint::FromJson(const nlohmann::json& json, NodeFingerprint* out,
       return false;
     }
     GpuInfo info;
-    if (!GetString(g, "model", gwhere, &info.model, error) ||
-        !GetString(g, "link", gwhere, &info.link, error) ||
+    if (!GetString(g, "model", gwhere, &info.model, error) || !GetString(g, "link", gwhere, &info.link, error) ||
         !GetInt(g, "nvlinks", gwhere, &info.nvlinks, error)) {
       return false;
     }
@@ -239,11 +229,9 @@ void CollectHwloc(NodeFingerprint* f) {
     const char* model = hwloc_obj_get_info_by_name(package, "CPUModel");
     if (model != nullptr) f->cpu_model = model;
   }
-  for (hwloc_obj_t dev = hwloc_get_next_osdev(topo, nullptr); dev != nullptr;
-       dev = hwloc_get_next_osdev(topo, dev)) {
+  for (hwloc_obj_t dev = hwloc_get_next_osdev(topo, nullptr); dev != nullptr; dev = hwloc_get_next_osdev(topo, dev)) {
     const auto type = dev->attr->osdev.type;
-    if ((type == HWLOC_OBJ_OSDEV_NETWORK || type == HWLOC_OBJ_OSDEV_OPENFABRICS) &&
-        dev->name != nullptr) {
+    if ((type == HWLOC_OBJ_OSDEV_NETWORK || type == HWLOC_OBJ_OSDEV_OPENFABRICS) && dev->name != nullptr) {
       f->network_devices.push_back(dev->name);
     }
   }
@@ -281,16 +269,14 @@ void CollectNvml(NodeFingerprint* f) {
   auto init = reinterpret_cast<nvmlReturn_t (*)()>(dlsym(lib, "nvmlInit_v2"));
   auto shutdown = reinterpret_cast<nvmlReturn_t (*)()>(dlsym(lib, "nvmlShutdown"));
   auto get_count = reinterpret_cast<nvmlReturn_t (*)(unsigned*)>(dlsym(lib, "nvmlDeviceGetCount_v2"));
-  auto get_handle = reinterpret_cast<nvmlReturn_t (*)(unsigned, nvmlDevice_t*)>(
-      dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
-  auto get_name = reinterpret_cast<nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned)>(
-      dlsym(lib, "nvmlDeviceGetName"));
-  auto get_memory = reinterpret_cast<nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_t*)>(
-      dlsym(lib, "nvmlDeviceGetMemoryInfo"));
-  auto get_nvlink_state = reinterpret_cast<nvmlReturn_t (*)(nvmlDevice_t, unsigned, int*)>(
-      dlsym(lib, "nvmlDeviceGetNvLinkState"));
-  auto get_cuda_version = reinterpret_cast<nvmlReturn_t (*)(int*)>(
-      dlsym(lib, "nvmlSystemGetCudaDriverVersion"));
+  auto get_handle =
+      reinterpret_cast<nvmlReturn_t (*)(unsigned, nvmlDevice_t*)>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
+  auto get_name = reinterpret_cast<nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned)>(dlsym(lib, "nvmlDeviceGetName"));
+  auto get_memory =
+      reinterpret_cast<nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_t*)>(dlsym(lib, "nvmlDeviceGetMemoryInfo"));
+  auto get_nvlink_state =
+      reinterpret_cast<nvmlReturn_t (*)(nvmlDevice_t, unsigned, int*)>(dlsym(lib, "nvmlDeviceGetNvLinkState"));
+  auto get_cuda_version = reinterpret_cast<nvmlReturn_t (*)(int*)>(dlsym(lib, "nvmlSystemGetCudaDriverVersion"));
   if (init == nullptr || get_count == nullptr || get_handle == nullptr || init() != kNvmlSuccess) {
     dlclose(lib);
     return;
@@ -332,8 +318,7 @@ NodeFingerprint CollectNodeFingerprint(const std::string& mpi_version) {
   f.mpi_version = mpi_version;
   CollectHwloc(&f);
   std::sort(f.network_devices.begin(), f.network_devices.end());
-  f.network_devices.erase(std::unique(f.network_devices.begin(), f.network_devices.end()),
-                          f.network_devices.end());
+  f.network_devices.erase(std::unique(f.network_devices.begin(), f.network_devices.end()), f.network_devices.end());
   if (f.cpu_model.empty()) f.cpu_model = CpuModelFromProcCpuinfo();
   if (f.cpu_model.empty()) f.cpu_model = "unknown CPU";
   if (f.sockets < 1) f.sockets = 1;

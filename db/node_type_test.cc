@@ -77,8 +77,7 @@ TEST(NodeTypeTest, JsonRoundTrips) {
   NodeFingerprint a = TestFingerprint();
   NodeFingerprint b;
   std::string error;
-  ASSERT_TRUE(NodeFingerprint::FromJson(nlohmann::json::parse(a.ToJson().dump()), &b, &error))
-      << error;
+  ASSERT_TRUE(NodeFingerprint::FromJson(nlohmann::json::parse(a.ToJson().dump()), &b, &error)) << error;
   EXPECT_EQ(a, b);
   EXPECT_EQ(a.Key(), b.Key());
 }
@@ -211,8 +210,8 @@ TEST(NodeTypeTest, CollectedFieldsMatchTheKernel) {
   } else {
     std::cout << "no physical/core ids in /proc/cpuinfo: core and socket counts checked for bounds only\n";
   }
-  std::cout << "kernel: cpuid brand '" << brand << "', " << online << " CPUs online, " << CPU_COUNT(&allowed) << " allowed, "
-            << info.cores.size() << " cores, " << info.packages.size() << " packages, model '"
+  std::cout << "kernel: cpuid brand '" << brand << "', " << online << " CPUs online, " << CPU_COUNT(&allowed)
+            << " allowed, " << info.cores.size() << " cores, " << info.packages.size() << " packages, model '"
             << info.model_name << "'\n";
 }
 

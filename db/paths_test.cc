@@ -28,8 +28,7 @@ class PathsTest : public ::testing::Test {
       }
     }
   }
-  static constexpr const char* kNames[] = {"MULTILANE_SYSTEM_DB", "MULTILANE_USER_DB",
-                                           "XDG_STATE_HOME", "HOME"};
+  static constexpr const char* kNames[] = {"MULTILANE_SYSTEM_DB", "MULTILANE_USER_DB", "XDG_STATE_HOME", "HOME"};
   std::map<std::string, std::string> saved_;
 };
 
@@ -54,8 +53,7 @@ TEST_F(PathsTest, UserDatabaseOrder) {
 TEST_F(PathsTest, DefaultOrderIsUserThenSystem) {
   EXPECT_EQ(DefaultDatabasePaths(), std::vector<std::string>{"/var/lib/multilane/profiles.db"});
   setenv("MULTILANE_USER_DB", "/y/user.db", 1);
-  EXPECT_EQ(DefaultDatabasePaths(),
-            (std::vector<std::string>{"/y/user.db", "/var/lib/multilane/profiles.db"}));
+  EXPECT_EQ(DefaultDatabasePaths(), (std::vector<std::string>{"/y/user.db", "/var/lib/multilane/profiles.db"}));
 }
 
 }  // namespace

@@ -17,8 +17,8 @@ namespace {
 // the rows come from outside, an imported file).
 std::string Describe(const ProfileEntryRow& e) {
   std::string s = e.mem_kind + " " + mla::FormatByteSize(static_cast<uint64_t>(e.min_bytes)) + " " +
-                  (e.max_bytes ? mla::FormatByteSize(static_cast<uint64_t>(*e.max_bytes)) : std::string("inf")) +
-                  " " + e.ChoiceWords();
+                  (e.max_bytes ? mla::FormatByteSize(static_cast<uint64_t>(*e.max_bytes)) : std::string("inf")) + " " +
+                  e.ChoiceWords();
   return Excerpt(s);
 }
 
@@ -70,11 +70,13 @@ bool CheckProfileText(const std::string& profile_text, const std::vector<Profile
   size_t i = 0, j = 0;
   while (i < text_rows.size() || j < rows.size()) {
     if (j == rows.size() || (i < text_rows.size() && less(text_rows[i], rows[j]))) {
-      *error = "profile_text has '" + Describe(text_rows[i]) + "', which no entry has: the text and the entries disagree";
+      *error =
+          "profile_text has '" + Describe(text_rows[i]) + "', which no entry has: the text and the entries disagree";
       return false;
     }
     if (i == text_rows.size() || less(rows[j], text_rows[i])) {
-      *error = "an entry says '" + Describe(rows[j]) + "', which profile_text does not: the text and the entries disagree";
+      *error =
+          "an entry says '" + Describe(rows[j]) + "', which profile_text does not: the text and the entries disagree";
       return false;
     }
     if (!SameTime(text_rows[i].time_us, rows[j].time_us) || !SameTime(text_rows[i].mpi_time_us, rows[j].mpi_time_us)) {

@@ -17,8 +17,7 @@ namespace mldb {
 // times equal to 1e-5 relative where both are known.  Otherwise returns false
 // and sets *error to one line naming the first problem: the parser's message,
 // an entry of one side missing from the other, or the count.  Pure: no I/O.
-bool CheckProfileText(const std::string& profile_text, const std::vector<ProfileEntryRow>& entries,
-                      std::string* error);
+bool CheckProfileText(const std::string& profile_text, const std::vector<ProfileEntryRow>& entries, std::string* error);
 
 }  // namespace mldb
 

@@ -63,9 +63,9 @@ TEST(ProfileCheck, DisagreementIsNamed) {
   ProfileEntryRow slow = hier;
   slow.time_us = 99;
   EXPECT_EQ(Check(text, {lane, slow}), "") << "a time known on one side only is not compared";
-  EXPECT_NE(Check("multilane-profile 1\nhost 0 1M lane lanes=2\nhost 1M inf hier time_us=5\n", {lane, slow})
-                .find("times"),
-            std::string::npos);
+  EXPECT_NE(
+      Check("multilane-profile 1\nhost 0 1M lane lanes=2\nhost 1M inf hier time_us=5\n", {lane, slow}).find("times"),
+      std::string::npos);
 }
 
 // Publish and Import run the check (the store keeps no profile whose text
@@ -78,7 +78,8 @@ TEST(ProfileCheck, PublishAndImportRefuseADisagreement) {
   ProfileRecord r = testing_util::TestProfile();
   r.entries[1].lanes = 3;
   EXPECT_FALSE(store->Publish(testing_util::TestFingerprint(), &r, {}, &error));
-  EXPECT_NE(error.find("cannot publish an invalid profile: profile.profile_text has 'host 256K inf lane lanes=2', which no entry has"),
+  EXPECT_NE(error.find("cannot publish an invalid profile: profile.profile_text has 'host 256K inf lane lanes=2', "
+                       "which no entry has"),
             std::string::npos)
       << error;
   ProfileRecord good = testing_util::TestProfile();

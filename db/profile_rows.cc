@@ -131,12 +131,12 @@ bool HasSystemAlgorithm(sqlite3* db) {
 }  // namespace
 
 int LoadEntries(sqlite3* db, ProfileRecord* r) {
-  const std::string query =
-      std::string("SELECT mem_kind, min_bytes, max_bytes, algo, ppg, lanes, chunk_bytes, transport,"
-                     " time_us, mpi_time_us, ") +
-             (HasSystemAlgorithm(db) ? "system_algorithm" : "NULL") +
-      " FROM profile_entries WHERE profile_id = ?"
-      " ORDER BY mem_kind DESC, ppg IS NOT NULL, ppg, min_bytes, rowid";
+  const std::string query = std::string(
+                                "SELECT mem_kind, min_bytes, max_bytes, algo, ppg, lanes, chunk_bytes, transport,"
+                                " time_us, mpi_time_us, ") +
+                            (HasSystemAlgorithm(db) ? "system_algorithm" : "NULL") +
+                            " FROM profile_entries WHERE profile_id = ?"
+                            " ORDER BY mem_kind DESC, ppg IS NOT NULL, ppg, min_bytes, rowid";
   Stmt s(db, query.c_str());
   if (s.prepare_rc() != SQLITE_OK) return s.prepare_rc();
   s.Bind(1, r->id);

@@ -24,10 +24,9 @@ using sql::SetError;
 using sql::Stmt;
 
 bool ProfileEntryRow::operator==(const ProfileEntryRow& o) const {
-  return mem_kind == o.mem_kind && min_bytes == o.min_bytes && max_bytes == o.max_bytes &&
-         algo == o.algo && ppg == o.ppg && lanes == o.lanes && chunk_bytes == o.chunk_bytes &&
-         transport == o.transport && system_algorithm == o.system_algorithm && time_us == o.time_us &&
-         mpi_time_us == o.mpi_time_us;
+  return mem_kind == o.mem_kind && min_bytes == o.min_bytes && max_bytes == o.max_bytes && algo == o.algo &&
+         ppg == o.ppg && lanes == o.lanes && chunk_bytes == o.chunk_bytes && transport == o.transport &&
+         system_algorithm == o.system_algorithm && time_us == o.time_us && mpi_time_us == o.mpi_time_us;
 }
 
 std::string ProfileEntryRow::ChoiceWords() const {
@@ -77,8 +76,7 @@ bool ProfileStore::Publish(const NodeFingerprint& fingerprint, ProfileRecord* re
   NodeTypeRow node;
   node.key = fingerprint.Key();
   node.description = fingerprint.Description();
-  node.fingerprint_json = fingerprint.ToJson().dump(-1, ' ', false,
-                                                     nlohmann::json::error_handler_t::replace);
+  node.fingerprint_json = fingerprint.ToJson().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   node.first_seen = mla::UtcNow();
   ProfileRecord copy = *record;
   copy.node_type_key = node.key;
@@ -95,10 +93,8 @@ bool ProfileStore::Publish(const NodeFingerprint& fingerprint, ProfileRecord* re
   return ok;
 }
 
-std::optional<ProfileRecord> ProfileStore::Find(const std::string& node_type_key,
-                                                const std::string& partition,
-                                                const std::string& library_version,
-                                                const std::string& mpi_version,
+std::optional<ProfileRecord> ProfileStore::Find(const std::string& node_type_key, const std::string& partition,
+                                                const std::string& library_version, const std::string& mpi_version,
                                                 std::string* error) {
   std::lock_guard<std::mutex> lock(mu_);
   ClearError(error);
@@ -269,9 +265,7 @@ bool ProfileStore::Import(const std::vector<NodeTypeRow>& node_types, std::vecto
 ProfileStore::Health ProfileStore::Check() {
   std::lock_guard<std::mutex> lock(mu_);
   Health h;
-  auto problem = [&](int rc, const char* doing) {
-    h.problems.push_back(DbError(path_, db_, rc, doing));
-  };
+  auto problem = [&](int rc, const char* doing) { h.problems.push_back(DbError(path_, db_, rc, doing)); };
   {
     Stmt s(db_, "PRAGMA user_version");
     int rc = s.Step();

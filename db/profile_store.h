@@ -39,17 +39,17 @@ constexpr int kSchemaVersion = 3;
 // One row of a profile's table: calls of mem_kind memory whose size lies in
 // [min_bytes, max_bytes) run algo (see docs/profile-format.md).
 struct ProfileEntryRow {
-  std::string mem_kind = "host";      // "host" or "device"
+  std::string mem_kind = "host";  // "host" or "device"
   int64_t min_bytes = 0;
-  std::optional<int64_t> max_bytes;   // nullopt: no upper bound ("inf")
-  std::string algo;                   // "passthrough", "lane", "hier", "split", ...
-  int ppg = 0;                        // 0: any ranks per GPU
-  int lanes = 0;                      // 0: default
-  int64_t chunk_bytes = 0;            // 0: default
-  std::string transport;              // "": default (auto)
-  std::string system_algorithm;       // passthrough mpi=NAME: the MPI's own algorithm; "": its choice
-  double time_us = -1;                // -1: unknown
-  double mpi_time_us = -1;            // -1: unknown
+  std::optional<int64_t> max_bytes;  // nullopt: no upper bound ("inf")
+  std::string algo;                  // "passthrough", "lane", "hier", "split", ...
+  int ppg = 0;                       // 0: any ranks per GPU
+  int lanes = 0;                     // 0: default
+  int64_t chunk_bytes = 0;           // 0: default
+  std::string transport;             // "": default (auto)
+  std::string system_algorithm;      // passthrough mpi=NAME: the MPI's own algorithm; "": its choice
+  double time_us = -1;               // -1: unknown
+  double mpi_time_us = -1;           // -1: unknown
 
   bool operator==(const ProfileEntryRow& other) const;
   // The choice as a profile entry writes it, defaults left out:
@@ -61,7 +61,7 @@ struct ProfileEntryRow {
 struct Measurement {
   std::string mem_kind = "host";  // "host" or "device"
   int64_t bytes = 0;
-  std::string candidate;          // e.g. "lane lanes=2 chunk=4M"
+  std::string candidate;  // e.g. "lane lanes=2 chunk=4M"
   int ppg = 0;
   double time_us = 0;
   int reps = 0;
@@ -77,9 +77,9 @@ struct ProfileRecord {
   std::string library_version;
   std::string mpi_version;
   std::string tuned_by;
-  std::string tuned_at;               // ISO 8601 UTC, "2026-11-29T12:00:00Z"; Publish fills it when empty
-  double duration_s = 0;              // tuning time
-  std::string profile_text;           // docs/profile-format.md: what the library gets
+  std::string tuned_at;      // ISO 8601 UTC, "2026-11-29T12:00:00Z"; Publish fills it when empty
+  double duration_s = 0;     // tuning time
+  std::string profile_text;  // docs/profile-format.md: what the library gets
   std::vector<ProfileEntryRow> entries;
   // Read back only: why profile_text and entries disagree (CheckProfileText,
   // db/profile_check.h), "" when they agree.  Publish and import refuse a
@@ -109,7 +109,7 @@ class ProfileStore {
     bool ok = false;                    // no problems
     std::vector<std::string> problems;  // one line each, with the fix
     int schema_version = 0;
-    int profiles = 0;                   // complete profiles
+    int profiles = 0;  // complete profiles
   };
 
   // Opens the database at `path`.
@@ -123,8 +123,8 @@ class ProfileStore {
   // Fails (nullptr, *error set) on a file that is not SQLite, corrupt or
   // truncated, holds another program's tables, is empty (read-only), or has a
   // schema newer than kSchemaVersion.  Never throws.
-  static std::unique_ptr<ProfileStore> Open(const std::string& path, Access access,
-                                            std::string* error, Journal journal = Journal::kWal);
+  static std::unique_ptr<ProfileStore> Open(const std::string& path, Access access, std::string* error,
+                                            Journal journal = Journal::kWal);
 
   ~ProfileStore();
   ProfileStore(const ProfileStore&) = delete;
@@ -140,8 +140,8 @@ class ProfileStore {
   // after) concurrent writers of the same file for up to about 30 s.
   // Fails on a read-only store or on an invalid record (bad mem_kind, empty
   // algo, min_bytes >= max_bytes, negative sizes).
-  bool Publish(const NodeFingerprint& fingerprint, ProfileRecord* record,
-               const std::vector<Measurement>& measurements, std::string* error);
+  bool Publish(const NodeFingerprint& fingerprint, ProfileRecord* record, const std::vector<Measurement>& measurements,
+               std::string* error);
 
   // The newest complete profile (by tuned_at, then id) of node type
   // `node_type_key` tuned with exactly `library_version` and `mpi_version`.
@@ -150,8 +150,8 @@ class ProfileStore {
   // partition-less ones.  A miss is nullopt with *error cleared; a database
   // failure is nullopt with *error set.
   std::optional<ProfileRecord> Find(const std::string& node_type_key, const std::string& partition,
-                                    const std::string& library_version,
-                                    const std::string& mpi_version, std::string* error);
+                                    const std::string& library_version, const std::string& mpi_version,
+                                    std::string* error);
 
   // Every complete profile with its entries, newest first.  On failure
   // returns {} and sets *error (cleared on success).
@@ -170,8 +170,7 @@ class ProfileStore {
   // entries (as List, no measurements), read from one snapshot of the
   // database: what an export holds (db/profile_json.h ExportProfiles).  On
   // failure returns false and sets *error (cleared on success).
-  bool ReadForExport(std::vector<NodeTypeRow>* node_types, std::vector<ProfileRecord>* profiles,
-                     std::string* error);
+  bool ReadForExport(std::vector<NodeTypeRow>* node_types, std::vector<ProfileRecord>* profiles, std::string* error);
 
   // Adds the node types and profiles of an import (db/profile_json.h
   // ImportProfiles, which checks them first) in one transaction, or nothing.
@@ -180,8 +179,8 @@ class ProfileStore {
   // twice adds nothing.  A profile whose node type is neither in
   // `node_types` nor in the database fails the whole, as does a read-only
   // store.  *imported (when not null) = profiles added, set on success only.
-  bool Import(const std::vector<NodeTypeRow>& node_types, std::vector<ProfileRecord> profiles,
-              int* imported, std::string* error);
+  bool Import(const std::vector<NodeTypeRow>& node_types, std::vector<ProfileRecord> profiles, int* imported,
+              std::string* error);
 
   // Writes a consistent copy of this (read-write) store to `target` as a
   // published snapshot: a new file in target's folder (rollback journal,

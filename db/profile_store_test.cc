@@ -42,8 +42,7 @@ int64_t PublishOne(ProfileStore* store, const std::string& tag, const std::strin
   ProfileRecord r = TestProfile(tag, partition);
   r.tuned_at = tuned_at;
   std::string error;
-  EXPECT_TRUE(store->Publish(TestFingerprint(variant), &r, {{"host", 1 << 20, "lane lanes=2", 4, 812.0, 20}},
-                             &error))
+  EXPECT_TRUE(store->Publish(TestFingerprint(variant), &r, {{"host", 1 << 20, "lane lanes=2", 4, 812.0, 20}}, &error))
       << error;
   EXPECT_GT(r.id, 0);
   return r.id;
@@ -54,8 +53,7 @@ void RawExec(const std::string& path, const std::string& sql) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   char* message = nullptr;
-  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message), SQLITE_OK)
-      << (message ? message : "");
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message), SQLITE_OK) << (message ? message : "");
   sqlite3_free(message);
   sqlite3_close(db);
 }
@@ -126,8 +124,7 @@ TEST(ProfileStoreTest, PublishFindList) {
   ASSERT_EQ(types.size(), 1u);
   EXPECT_EQ(types[0].key, TestFingerprint().Key());
   NodeFingerprint back;
-  ASSERT_TRUE(NodeFingerprint::FromJson(nlohmann::json::parse(types[0].fingerprint_json), &back,
-                                        &error));
+  ASSERT_TRUE(NodeFingerprint::FromJson(nlohmann::json::parse(types[0].fingerprint_json), &back, &error));
   EXPECT_EQ(back, TestFingerprint());
 }
 
@@ -210,8 +207,10 @@ TEST(ProfileStoreTest, WritersCreatingTheSameNewDatabaseAtOnceAllSucceed) {
     for (int t = 0; t < 6; ++t) {
       threads.emplace_back([&, t] {
         auto store = ProfileStore::Open(path, Access::kReadWrite, &errors[t]);
-        if (store != nullptr) errors[t].clear();
-        else if (errors[t].empty()) errors[t] = "Open returned nullptr without an error";
+        if (store != nullptr)
+          errors[t].clear();
+        else if (errors[t].empty())
+          errors[t] = "Open returned nullptr without an error";
       });
     }
     for (auto& th : threads) th.join();
@@ -284,16 +283,15 @@ TEST(ProfileStoreTest, WriterDyingMidTransactionLosesNothing) {
   if (pid == 0) {
     sqlite3* db = nullptr;
     if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) _exit(2);
-    int rc = sqlite3_exec(
-        db,
-        "BEGIN IMMEDIATE;"
-        "INSERT INTO profiles(node_type_key, partition, nodes, ranks_per_gpu, library_version,"
-        " mpi_version, tuned_by, tuned_at, duration_s, profile_text, complete)"
-        " SELECT key, '', 2, 4, '0.1.0', 'Open MPI 4.1.5', 'dying', '2027-01-01T00:00:00Z', 1,"
-        " 'multilane-profile 1', 1 FROM node_types;"
-        "INSERT INTO profile_entries(profile_id, mem_kind, min_bytes, algo)"
-        " VALUES(last_insert_rowid(), 'host', 0, 'lane');",
-        nullptr, nullptr, nullptr);
+    int rc = sqlite3_exec(db,
+                          "BEGIN IMMEDIATE;"
+                          "INSERT INTO profiles(node_type_key, partition, nodes, ranks_per_gpu, library_version,"
+                          " mpi_version, tuned_by, tuned_at, duration_s, profile_text, complete)"
+                          " SELECT key, '', 2, 4, '0.1.0', 'Open MPI 4.1.5', 'dying', '2027-01-01T00:00:00Z', 1,"
+                          " 'multilane-profile 1', 1 FROM node_types;"
+                          "INSERT INTO profile_entries(profile_id, mem_kind, min_bytes, algo)"
+                          " VALUES(last_insert_rowid(), 'host', 0, 'lane');",
+                          nullptr, nullptr, nullptr);
     _exit(rc == SQLITE_OK ? 0 : 3);  // no COMMIT
   }
   int status = 0;
@@ -659,8 +657,7 @@ TEST(ProfileStoreTest, MalformedImportWritesNothing) {
       {[](nlohmann::json* d) { (*d)["format"] = "something-else"; }, "format"},
       {[](nlohmann::json* d) { (*d)["version"] = 2; }, "version"},
       {[](nlohmann::json* d) { d->erase("profiles"); }, "profiles"},
-      {[](nlohmann::json* d) { (*d)["node_types"][0]["key"] = "0000000000000000"; },
-       "node_types[0].key"},
+      {[](nlohmann::json* d) { (*d)["node_types"][0]["key"] = "0000000000000000"; }, "node_types[0].key"},
       {[](nlohmann::json* d) { (*d)["node_types"][0]["fingerprint"]["cores"] = -1; },
        "node_types[0].fingerprint.cores"},
       {[](nlohmann::json* d) { (*d)["profiles"][0]["entries"][2]["mem_kind"] = "gpu"; },
@@ -693,9 +690,10 @@ TEST(ProfileStoreTest, MalformedImportWritesNothing) {
 // it; a bad name or one on another algorithm is refused on import.
 ProfileRecord WithSystemAlgorithm() {
   ProfileRecord r = TestProfile("sys");
-  r.profile_text = "multilane-profile 1 tag=sys\nhost 0 256K passthrough mpi=ring\n"
-                   "host 256K inf lane lanes=2 time_us=812 mpi_time_us=1304\n"
-                   "device 1M inf split chunk=4M transport=nccl ppg=4\n";
+  r.profile_text =
+      "multilane-profile 1 tag=sys\nhost 0 256K passthrough mpi=ring\n"
+      "host 256K inf lane lanes=2 time_us=812 mpi_time_us=1304\n"
+      "device 1M inf split chunk=4M transport=nccl ppg=4\n";
   r.entries[0].system_algorithm = "ring";
   return r;
 }

@@ -20,8 +20,10 @@ bool ValidEntry(const ProfileEntryRow& e, const std::string& where, std::string*
     *error = where + "ppg, lanes, chunk_bytes: must not be negative (0 = default)";
   } else if (!e.system_algorithm.empty() &&
              (e.algo != "passthrough" || !mla::IsSystemAlgorithmName(e.system_algorithm))) {
-    *error = where + "mpi: names one of the system MPI's algorithms (lowercase letters, digits and '_'), and only "
-                     "with algo \"passthrough\", not \"" + Excerpt(e.system_algorithm) + "\" with \"" + Excerpt(e.algo) + "\"";
+    *error = where +
+             "mpi: names one of the system MPI's algorithms (lowercase letters, digits and '_'), and only "
+             "with algo \"passthrough\", not \"" +
+             Excerpt(e.system_algorithm) + "\" with \"" + Excerpt(e.algo) + "\"";
   } else {
     return true;
   }

@@ -57,8 +57,7 @@ std::string CopyDatabase(sqlite3* from, const std::string& to, int32_t applicati
     failed = std::string("creating ") + to + ": " + sqlite3_errstr(rc);
   }
   if (failed.empty()) {
-    const std::string sql =
-        "PRAGMA journal_mode=DELETE; PRAGMA application_id=" + std::to_string(application_id) + ";";
+    const std::string sql = "PRAGMA journal_mode=DELETE; PRAGMA application_id=" + std::to_string(application_id) + ";";
     char* message = nullptr;
     if (sqlite3_exec(dst, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK)
       failed = std::string("marking the copy: ") + (message ? message : "?");
@@ -79,8 +78,8 @@ bool IsPublishedSnapshot(const std::string& path) {
                        pread(fd, header, sizeof header, 0) == static_cast<ssize_t>(sizeof header);
   close(fd);
   if (!read_ok || std::memcmp(header, "SQLite format 3", 16) != 0) return false;
-  const uint32_t id = (uint32_t{header[68]} << 24) | (uint32_t{header[69]} << 16) | (uint32_t{header[70]} << 8) |
-                      uint32_t{header[71]};
+  const uint32_t id =
+      (uint32_t{header[68]} << 24) | (uint32_t{header[69]} << 16) | (uint32_t{header[70]} << 8) | uint32_t{header[71]};
   return id == static_cast<uint32_t>(kSnapshotApplicationId);
 }
 

@@ -162,7 +162,8 @@ TEST(Snapshot, AReaderAndAWriterProcessOnTheSameFile) {
   }
   int status = 0;
   ASSERT_EQ(waitpid(writer, &status, 0), writer);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "writer status " << status << " (2 open, 3 publish, 4 no reader)";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "writer status " << status << " (2 open, 3 publish, 4 no reader)";
   ASSERT_EQ(waitpid(reader, &status, 0), reader);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
       << "reader exit " << WEXITSTATUS(status) << " (10 open, 11 list/check, 12 half, 13 older, 14 end)";

@@ -24,10 +24,9 @@ namespace testing_util {
 // is never handed out again (CI once failed on exactly that).
 inline std::string NewTempDir() {
   const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string name = ::testing::TempDir() + "mldb_" +
-                     (info != nullptr ? std::string(info->test_suite_name()) + "." + info->name()
-                                      : std::string("test")) +
-                     "_XXXXXX";
+  std::string name =
+      ::testing::TempDir() + "mldb_" +
+      (info != nullptr ? std::string(info->test_suite_name()) + "." + info->name() : std::string("test")) + "_XXXXXX";
   if (mkdtemp(name.data()) == nullptr) ADD_FAILURE() << "mkdtemp " << name << " failed";
   chmod(name.c_str(), 0755);  // tests that drop to another user read it
   return name;
@@ -50,8 +49,7 @@ inline NodeFingerprint TestFingerprint(int variant = 0) {
   f.sockets = 2;
   f.cores = 64;
   f.numa_nodes = 2;
-  f.gpus = {{"NVIDIA H200", 150754820096ULL, "NVLink", 18},
-            {"NVIDIA H200", 150754820096ULL, "NVLink", 18}};
+  f.gpus = {{"NVIDIA H200", 150754820096ULL, "NVLink", 18}, {"NVIDIA H200", 150754820096ULL, "NVLink", 18}};
   f.network_devices = {"ib0", "mlx5_0"};
   f.mpi_version = "Open MPI 4.1.5";
   f.cuda_driver_version = "12.4";

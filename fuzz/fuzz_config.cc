@@ -12,14 +12,13 @@
 #include "vocab/terminal_text.h"
 
 namespace {
-const char* const kVariables[] = {
-    "MULTILANE_ALGO",           "MULTILANE_LANES",           "MULTILANE_CHUNK",        "MULTILANE_TRANSPORT",
-    "MULTILANE_RANKS_PER_NODE", "MULTILANE_RANKS_PER_GPU",   "MULTILANE_STATS",        "MULTILANE_VERBOSE",
-    "MULTILANE_REPORT",         "MULTILANE_REPORT_SAMPLE",   "MULTILANE_REPORT_INTERVAL", "MULTILANE_PROFILE",
-    "MULTILANE_HISTORY",        "MULTILANE_JOB_KEY",
-    "MULTILANE_DEVICE_SYNC",    "MULTILANE_DEVICE_FLAG_MAX",
-    // Last, so that the seeds written before it keep their meaning.
-    "MULTILANE_OFF"};
+const char* const kVariables[] = {"MULTILANE_ALGO", "MULTILANE_LANES", "MULTILANE_CHUNK", "MULTILANE_TRANSPORT",
+                                  "MULTILANE_RANKS_PER_NODE", "MULTILANE_RANKS_PER_GPU", "MULTILANE_STATS",
+                                  "MULTILANE_VERBOSE", "MULTILANE_REPORT", "MULTILANE_REPORT_SAMPLE",
+                                  "MULTILANE_REPORT_INTERVAL", "MULTILANE_PROFILE", "MULTILANE_HISTORY",
+                                  "MULTILANE_JOB_KEY", "MULTILANE_DEVICE_SYNC", "MULTILANE_DEVICE_FLAG_MAX",
+                                  // Last, so that the seeds written before it keep their meaning.
+                                  "MULTILANE_OFF"};
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -47,8 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return std::any_of(runs.begin(), runs.end(), [&](const mla::JobRun& r) {
       std::vector<mla::BinCalls> calls;
       const bool foreign = !profile_type.empty() && !r.node_type.empty() && r.node_type != profile_type;
-      return r.ranks_per_gpu == ppg && !foreign && r.wall_s > 0 &&
-             multilane::RunCalls(r, &calls);
+      return r.ranks_per_gpu == ppg && !foreign && r.wall_s > 0 && multilane::RunCalls(r, &calls);
     });
   };
   const bool is_tuned = std::find(tuned.begin(), tuned.end(), c.ranks_per_gpu) != tuned.end();

@@ -130,8 +130,8 @@ int History(const HistoryOptions& opt) {
   if (opt.json) {
     nlohmann::json list = nlohmann::json::array();
     for (const mla::JobRun& r : runs) list.push_back(RunJson(r));
-    nlohmann::json doc = {{"database", database}, {"inbox", inbox},   {"recorded", in.recorded},
-                          {"ignored", in.notes},  {"runs", list}};
+    nlohmann::json doc = {
+        {"database", database}, {"inbox", inbox}, {"recorded", in.recorded}, {"ignored", in.notes}, {"runs", list}};
     std::printf("%s\n", doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return 0;
   }
@@ -152,8 +152,9 @@ void AddHistoryCommand(CLI::App& app, int* status) {
   cmd->add_flag("--json", opt->json, "Print the runs as JSON");
   cmd->add_flag("--make-inbox", opt->make_inbox,
                 "Only make your history inbox and print history_inbox=PATH (for the Slurm plugin)");
-  cmd->footer("Jobs started by `multilane run` with MULTILANE_REPORT set drop their report into the history "
-              "inbox beside the database; each `multilane history` records them first.");
+  cmd->footer(
+      "Jobs started by `multilane run` with MULTILANE_REPORT set drop their report into the history "
+      "inbox beside the database; each `multilane history` records them first.");
   cmd->callback([opt, status] { *status = History(*opt); });
 }
 

@@ -95,8 +95,9 @@ void AddReportCommand(CLI::App& app, int* status) {
   auto* opt = new ReportOptions();
   CLI::App* cmd = app.add_subcommand(
       "report", "Summarise job report files (MULTILANE_REPORT=DIR): time split, sizes, busbw, scaling, verdicts");
-  cmd->add_option("files", opt->files, "Job report files (multilane-report-*.json); several runs of one job at "
-                                       "different scales give the measured scaling")
+  cmd->add_option("files", opt->files,
+                  "Job report files (multilane-report-*.json); several runs of one job at "
+                  "different scales give the measured scaling")
       ->required();
   cmd->add_option("--html", opt->html, "Also write a self-contained HTML page with charts to this file");
   cmd->add_flag("--json", opt->json, "Print the analysis as JSON instead of the summary");

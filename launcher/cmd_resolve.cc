@@ -60,13 +60,13 @@ struct ResolveOptions {
   std::string partition;
   bool any_node_type = false;
   std::string check_library;
-  std::string mpi;           // "", "auto" or a family
-  std::string program;       // the job's program (argv[0]), for --mpi auto
-  std::string program_path;  // the job's PATH, to find a program named without '/'
-  std::string program_dir;   // the job's working directory, for a relative program
-  std::string options;       // the user's --multilane value, checked with the plugin's parser
-  std::string job_key;       // the job's key: its history chooses the ranks per GPU
-  std::string history_db;    // "": the user's database
+  std::string mpi;                   // "", "auto" or a family
+  std::string program;               // the job's program (argv[0]), for --mpi auto
+  std::string program_path;          // the job's PATH, to find a program named without '/'
+  std::string program_dir;           // the job's working directory, for a relative program
+  std::string options;               // the user's --multilane value, checked with the plugin's parser
+  std::string job_key;               // the job's key: its history chooses the ranks per GPU
+  std::string history_db;            // "": the user's database
   bool asked_ranks_per_gpu = false;  // the --options value named ranks-per-gpu:N (it always wins)
 };
 
@@ -127,8 +127,8 @@ void PrintHit(const mldb::ProfileRecord& p, const std::string& node_type) {
   std::printf("ranks_per_gpu=%d\n", mla::RanksPerGpuOrOne(p.ranks_per_gpu));
   // A tune of several values: which were measured, and whether under MPS.
   const std::string tuned = mla::ProfileHeaderValue(p.profile_text, "ranks_per_gpu_tuned");
-  std::printf("ranks_per_gpu_tuned=%s\n", tuned.empty() ? std::to_string(mla::RanksPerGpuOrOne(p.ranks_per_gpu)).c_str()
-                                                         : OneLine(tuned).c_str());
+  std::printf("ranks_per_gpu_tuned=%s\n",
+              tuned.empty() ? std::to_string(mla::RanksPerGpuOrOne(p.ranks_per_gpu)).c_str() : OneLine(tuned).c_str());
   const std::string mps = mla::ProfileHeaderValue(p.profile_text, "mps");
   if (!mps.empty()) std::printf("mps=%s\n", OneLine(mps).c_str());
   std::printf("tuned_nodes=%d\n", p.nodes);
@@ -139,9 +139,7 @@ void PrintHit(const mldb::ProfileRecord& p, const std::string& node_type) {
   std::printf("profile=%s\n", OneLine(p.profile_text).c_str());
 }
 
-void PrintMiss(const std::string& why) {
-  std::printf("found=no\nwhy=%s\n", OneLine(why).c_str());
-}
+void PrintMiss(const std::string& why) { std::printf("found=no\nwhy=%s\n", OneLine(why).c_str()); }
 
 // The values of ranks_per_gpu_tuned (vocab/ranks_per_gpu.h's rule), or the
 // one value the profile was tuned at.
@@ -161,7 +159,7 @@ void PrintLayoutChoice(const ResolveOptions& opt, const mldb::ProfileRecord& p) 
   if (opt.job_key.empty() || opt.asked_ranks_per_gpu) return;
   if (!mla::ValidJobKey(opt.job_key)) {
     std::printf("history_note=%s\n", OneLine("the job key '" + mldb::Excerpt(opt.job_key) + "' is not " +
-                                            mla::JobKeyRule() + ": the job history is not used; fix MULTILANE_JOB_KEY")
+                                             mla::JobKeyRule() + ": the job history is not used; fix MULTILANE_JOB_KEY")
                                          .c_str());
     return;
   }
@@ -176,7 +174,8 @@ void PrintLayoutChoice(const ResolveOptions& opt, const mldb::ProfileRecord& p) 
   mla::Profile profile;
   std::string error;
   if (!profile.Parse(p.profile_text, &error)) {
-    std::printf("history_note=%s\n", OneLine("the profile cannot be read (" + error + "): the history is not used").c_str());
+    std::printf("history_note=%s\n",
+                OneLine("the profile cannot be read (" + error + "): the history is not used").c_str());
     return;
   }
   const LayoutChoice c = ChooseRanksPerGpu(runs, profile, TunedValues(p), mla::RanksPerGpuOrOne(p.ranks_per_gpu));
@@ -228,8 +227,8 @@ int ResolveForPartition(const ResolveOptions& opt, const std::vector<FamilyCandi
                         const std::string& from) {
   std::vector<std::string> versions, notes;
   for (const FamilyCandidate& f : families) versions.push_back(f.mpi_version);
-  auto best = mldb::ResolvePartitionProfile(DatabasesToRead(opt.databases), opt.partition, LibraryVersion(), versions,
-                                            &notes);
+  auto best =
+      mldb::ResolvePartitionProfile(DatabasesToRead(opt.databases), opt.partition, LibraryVersion(), versions, &notes);
   if (!best) {
     std::string problems;
     for (const std::string& n : notes) problems += (problems.empty() ? "" : "; ") + n;
@@ -284,8 +283,8 @@ int Resolve(ResolveOptions opt) {
     PrintLayoutChoice(opt, *profile);
     return 0;
   }
-  std::string why = "no profile for node type " + fp.Key() + " (" + fp.Description() + ") with libmlallreduce " +
-                    LibraryVersion();
+  std::string why =
+      "no profile for node type " + fp.Key() + " (" + fp.Description() + ") with libmlallreduce " + LibraryVersion();
   for (const std::string& n : notes) why += "; " + n;
   PrintMiss(why);
   std::printf("node_type=%s\n", fp.Key().c_str());
@@ -313,8 +312,9 @@ void AddResolveCommand(CLI::App& app, int* status) {
                   "The user's --multilane value: prints options=ok (and the items it sets) or options_error=WHY");
   cmd->add_option("--job-key", opt->job_key,
                   "The job's key (MULTILANE_JOB_KEY): its history chooses the ranks per GPU (ranks_per_gpu_chosen=N)");
-  cmd->add_option("--history-db", opt->history_db, "With --job-key: the database holding the job history (default: the "
-                                                   "user's)");
+  cmd->add_option("--history-db", opt->history_db,
+                  "With --job-key: the database holding the job history (default: the "
+                  "user's)");
   cmd->callback([opt, status] { *status = Resolve(*opt); });
 }
 

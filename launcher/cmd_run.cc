@@ -52,8 +52,8 @@ int CannotRun(const std::string& program, int error) {
 // variables it would get, the MPS it would run under (`mps`) and the command.
 int Exec(const std::vector<std::string>& command, bool dry_run, const std::string& mps = "none") {
   if (dry_run) {
-    for (const char* name : {"LD_PRELOAD", "MULTILANE_PROFILE", "MULTILANE_RANKS_PER_GPU", "MULTILANE_ALL_RANKS",
-                             "MULTILANE_HISTORY"}) {
+    for (const char* name :
+         {"LD_PRELOAD", "MULTILANE_PROFILE", "MULTILANE_RANKS_PER_GPU", "MULTILANE_ALL_RANKS", "MULTILANE_HISTORY"}) {
       const char* v = std::getenv(name);
       std::printf("%s=%s\n", name, v ? v : "");
     }

@@ -71,7 +71,8 @@ std::vector<PpgRow> RanksPerGpuTable(const std::vector<mldb::Measurement>& ms) {
 int Show(const ShowOptions& opt) {
   const std::string mpi = MpiLibraryVersion();
   const std::string here = mldb::CollectNodeFingerprint(mpi).Key();
-  nlohmann::json out = {{"this_node_type", here}, {"library_version", LibraryVersion()}, {"databases", nlohmann::json::array()}};
+  nlohmann::json out = {
+      {"this_node_type", here}, {"library_version", LibraryVersion()}, {"databases", nlohmann::json::array()}};
   int status = 0;
   for (const std::string& path : DatabasesToRead(opt.databases)) {
     nlohmann::json db = {{"path", path}};
@@ -97,7 +98,9 @@ int Show(const ShowOptions& opt) {
       continue;
     }
     db["node_types"] = nlohmann::json::array();
-    for (const auto& t : types) db["node_types"].push_back({{"key", t.key}, {"description", t.description}, {"first_seen", t.first_seen}, {"this_node", t.key == here}});
+    for (const auto& t : types)
+      db["node_types"].push_back(
+          {{"key", t.key}, {"description", t.description}, {"first_seen", t.first_seen}, {"this_node", t.key == here}});
     db["profiles"] = nlohmann::json::array();
     if (!opt.json) {
       std::printf("%s: %zu node type(s), %zu profile(s)\n", path.c_str(), types.size(), profiles.size());
@@ -107,11 +110,18 @@ int Show(const ShowOptions& opt) {
     }
     for (const auto& p : profiles) {
       if (!opt.partition.empty() && p.partition != opt.partition) continue;
-      nlohmann::json pj = {{"id", p.id}, {"node_type", p.node_type_key}, {"partition", p.partition}, {"nodes", p.nodes},
-                             {"nodes_virtual", mla::ProfileHeaderValue(p.profile_text, "nodes_virtual")},
-                           {"ranks_per_gpu", p.ranks_per_gpu}, {"library_version", p.library_version},
-                           {"mpi_version", p.mpi_version}, {"tuned_by", p.tuned_by}, {"tuned_at", p.tuned_at},
-                           {"duration_s", p.duration_s}, {"entries", nlohmann::json::array()}};
+      nlohmann::json pj = {{"id", p.id},
+                           {"node_type", p.node_type_key},
+                           {"partition", p.partition},
+                           {"nodes", p.nodes},
+                           {"nodes_virtual", mla::ProfileHeaderValue(p.profile_text, "nodes_virtual")},
+                           {"ranks_per_gpu", p.ranks_per_gpu},
+                           {"library_version", p.library_version},
+                           {"mpi_version", p.mpi_version},
+                           {"tuned_by", p.tuned_by},
+                           {"tuned_at", p.tuned_at},
+                           {"duration_s", p.duration_s},
+                           {"entries", nlohmann::json::array()}};
       for (const auto& e : p.entries) pj["entries"].push_back(EntryJson(e));
       // The table lists the entries; `run` hands the library the text.
       std::string disagreement;
@@ -137,20 +147,24 @@ int Show(const ShowOptions& opt) {
       const char* kind = virt == "yes" ? " virtual" : virt == "no" && p.nodes > 1 ? " real" : "";
       std::printf("\n  profile %lld: node type %s%s, measured on %d%s node(s), %d rank(s)/GPU, libmlallreduce %s, %s\n",
                   static_cast<long long>(p.id), Safe(p.node_type_key).c_str(),
-                  p.partition.empty() ? "" : (", partition " + Safe(p.partition)).c_str(), p.nodes, kind, p.ranks_per_gpu,
-                  Safe(p.library_version).c_str(), Safe(p.mpi_version).c_str());
+                  p.partition.empty() ? "" : (", partition " + Safe(p.partition)).c_str(), p.nodes, kind,
+                  p.ranks_per_gpu, Safe(p.library_version).c_str(), Safe(p.mpi_version).c_str());
       std::printf("  tuned %s by %s in %.0f s%s\n", Safe(p.tuned_at).c_str(), Safe(p.tuned_by).c_str(), p.duration_s,
                   p.library_version != LibraryVersion() ? "  (another library version: not used by this one)" : "");
       if (!disagreement.empty()) std::printf("  warning: %s\n", Safe(disagreement).c_str());
-      std::printf("    %-7s %8s %8s  %-32s %12s %12s %7s\n", "memory", "from", "to", "choice", "time_us", "mpi_us", "gain");
+      std::printf("    %-7s %8s %8s  %-32s %12s %12s %7s\n", "memory", "from", "to", "choice", "time_us", "mpi_us",
+                  "gain");
       for (const auto& e : p.entries) {
         char gain[16] = "-";
         if (e.time_us > 0 && e.mpi_time_us > 0) std::snprintf(gain, sizeof gain, "%.2fx", e.mpi_time_us / e.time_us);
         std::printf("    %-7s %8s %8s  %-32s %12.1f %12.1f %7s\n", Safe(e.mem_kind).c_str(), Size(e.min_bytes).c_str(),
-                    e.max_bytes ? Size(*e.max_bytes).c_str() : "inf", Safe(e.ChoiceWords()).c_str(), e.time_us, e.mpi_time_us, gain);
+                    e.max_bytes ? Size(*e.max_bytes).c_str() : "inf", Safe(e.ChoiceWords()).c_str(), e.time_us,
+                    e.mpi_time_us, gain);
       }
       if (!ppg_rows.empty()) {
-        std::printf("    best time_us at each ranks per GPU (* recommended; the profile's entries follow the job's own value):\n");
+        std::printf(
+            "    best time_us at each ranks per GPU (* recommended; the profile's entries follow the job's own "
+            "value):\n");
         std::printf("    %-7s %8s", "memory", "size");
         for (const auto& [v, t] : ppg_rows.front().best_us)
           std::printf(" %11s", (std::to_string(v) + (v == p.ranks_per_gpu ? "*" : " ")).c_str());
@@ -159,8 +173,10 @@ int Show(const ShowOptions& opt) {
           std::printf("    %-7s %8s", Safe(r.memory).c_str(), Size(r.bytes).c_str());
           for (const auto& [v, t] : ppg_rows.front().best_us) {
             auto it = r.best_us.find(v);
-            if (it == r.best_us.end()) std::printf(" %11s", "-");
-            else std::printf(" %11.1f", it->second);
+            if (it == r.best_us.end())
+              std::printf(" %11s", "-");
+            else
+              std::printf(" %11.1f", it->second);
           }
           std::printf("\n");
         }

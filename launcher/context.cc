@@ -53,8 +53,8 @@ Installation FindInstallation() {
     in.cli_filter = kBuildCliFilter;
     in.plugstack = kBuildPlugstack;
   } else {
-    const std::string dir =
-        in.command.empty() ? std::string(multilane_install::kPrefix) + "/bin" : in.command.substr(0, in.command.rfind('/'));
+    const std::string dir = in.command.empty() ? std::string(multilane_install::kPrefix) + "/bin"
+                                               : in.command.substr(0, in.command.rfind('/'));
     in.library = Beside(dir, multilane_install::kBinToLibrary);
     in.probe = Beside(dir, multilane_install::kBinToProbe);
     in.plugin = Beside(dir, multilane_install::kBinToPlugin);

@@ -14,14 +14,14 @@ namespace multilane {
 // moved tree still works and an installed command never uses a build tree.
 // $MULTILANE_LIBRARY and $MULTILANE_PROBE override the library and the probe.
 struct Installation {
-  std::string command;     // this program (/proc/self/exe)
-  bool build_tree = false; // true: run from the build tree, not installed
-  std::string library;     // libmlallreduce.so.0
-  std::string cuda_module; // the CUDA module beside the library (mla::FamilyCudaModuleFile)
-  std::string probe;       // mlprobe
-  std::string plugin;      // spank_multilane.so
-  std::string cli_filter;  // the cli_filter.lua shipped with this install
-  std::string plugstack;   // the plugstack.conf.d/multilane.conf shipped with this install
+  std::string command;      // this program (/proc/self/exe)
+  bool build_tree = false;  // true: run from the build tree, not installed
+  std::string library;      // libmlallreduce.so.0
+  std::string cuda_module;  // the CUDA module beside the library (mla::FamilyCudaModuleFile)
+  std::string probe;        // mlprobe
+  std::string plugin;       // spank_multilane.so
+  std::string cli_filter;   // the cli_filter.lua shipped with this install
+  std::string plugstack;    // the plugstack.conf.d/multilane.conf shipped with this install
 };
 Installation FindInstallation();
 

@@ -83,8 +83,10 @@ bool ReadSlurmConf(const std::string& path, SlurmConf* out) {
     const size_t eq = line.find('=');
     if (eq == std::string::npos) continue;
     const std::string key = Trim(line.substr(0, eq)), value = Trim(line.substr(eq + 1));
-    if (strcasecmp(key.c_str(), "PlugStackConfig") == 0) out->plugstack = value;
-    else if (strcasecmp(key.c_str(), "CliFilterPlugins") == 0) out->cli_filter = value;
+    if (strcasecmp(key.c_str(), "PlugStackConfig") == 0)
+      out->plugstack = value;
+    else if (strcasecmp(key.c_str(), "CliFilterPlugins") == 0)
+      out->cli_filter = value;
   }
   return true;
 }
@@ -117,9 +119,12 @@ CliFilterSettings ReadCliFilter(const std::string& path) {
     if (line.find("cli_filter.lua: the companion of spank_multilane.so") != std::string::npos) s.ours = true;
     std::smatch m;
     if (!std::regex_search(line, m, setting)) continue;
-    if (m[1] == "MULTILANE") s.multilane = m[2];
-    else if (m[1] == "DATABASE") s.database = m[2];
-    else s.default_mode = m[2];
+    if (m[1] == "MULTILANE")
+      s.multilane = m[2];
+    else if (m[1] == "DATABASE")
+      s.database = m[2];
+    else
+      s.default_mode = m[2];
   }
   return s;
 }

@@ -58,7 +58,8 @@ std::string MakeInbox(const std::string& inbox) {
   if (inbox.empty() || inbox[0] != '/') return "the history inbox '" + inbox + "' is not an absolute path";
   for (size_t at = inbox.find('/', 1); at != std::string::npos; at = inbox.find('/', at + 1)) {
     const std::string parent = inbox.substr(0, at);
-    if (mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST) return "cannot create " + parent + ": " + std::strerror(errno);
+    if (mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST)
+      return "cannot create " + parent + ": " + std::strerror(errno);
   }
   if (mkdir(inbox.c_str(), 0700) != 0 && errno != EEXIST) return "cannot create " + inbox + ": " + std::strerror(errno);
   return CheckInbox(inbox);

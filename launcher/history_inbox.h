@@ -45,9 +45,9 @@ std::vector<mla::JobRun> PendingRuns(const std::string& inbox, std::vector<std::
 
 // What RecordInbox did.
 struct InboxResult {
-  int recorded = 0;                 // new runs
-  int known = 0;                    // runs the database had already
-  std::vector<std::string> notes;   // one line per file left alone, with why
+  int recorded = 0;                // new runs
+  int known = 0;                   // runs the database had already
+  std::vector<std::string> notes;  // one line per file left alone, with why
 };
 
 // Records every job report file (multilane-report-*.json) of the folder

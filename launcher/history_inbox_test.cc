@@ -46,8 +46,7 @@ TEST(HistoryInbox, PlantedFifoAndLinkAreNamedOnceAndMovedAside) {
   // The link and the FIFO first (PendingReports), then the file it could not read.
   EXPECT_NE(notes[2].find("multilane-report-bad.json: not a complete JSON file (truncated?)"), std::string::npos)
       << notes[2];
-  EXPECT_NE(notes[2].find("left out of the history (renamed to multilane-report-bad.json.ignored)"),
-            std::string::npos)
+  EXPECT_NE(notes[2].find("left out of the history (renamed to multilane-report-bad.json.ignored)"), std::string::npos)
       << notes[2];
   EXPECT_NE(notes[0].find("multilane-report-fifo.json: a FIFO (named pipe), not a job report file of yours; left "
                           "out of the history (renamed to multilane-report-fifo.json.ignored"),

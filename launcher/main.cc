@@ -10,8 +10,9 @@
 #include "context.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"multilane: tuned multi-lane MPI_Allreduce.\n"
-               "Tune a node type once (multilane tune), then run jobs with the tuned profile (multilane run)."};
+  CLI::App app{
+      "multilane: tuned multi-lane MPI_Allreduce.\n"
+      "Tune a node type once (multilane tune), then run jobs with the tuned profile (multilane run)."};
   app.require_subcommand(1, 1);
   app.set_version_flag("--version", multilane::LibraryVersion());
   int status = 0;

@@ -56,7 +56,6 @@ std::string FamilyOfCommand(const std::vector<std::string>& command, LauncherKin
 // The probe program of `family` beside `probe` (mla::FamilyProbeFile).
 std::string ProbeOfFamily(const std::string& probe, const std::string& family);
 
-
 // The first line of `family`'s MPI version: this command's own MPI for
 // openmpi, else what `PROBE --mpi-version` prints.  "" with *error set when
 // the probe cannot tell.

@@ -63,8 +63,8 @@ TEST(MpiChoice, FamilyOfTheProgramFromItsMpiLibrary) {
   EXPECT_EQ(FamilyOfProgram("ompi_info", "/usr/bin", ""), "openmpi");
   EXPECT_EQ(FamilyOfProgram("bin/mpichversion", "", "/usr"), "mpich");
   EXPECT_EQ(FamilyOfProgram("hydra_pmi_proxy", "/usr/bin", ""), "mpich");  // hydra's proxy, by name
-  EXPECT_EQ(FamilyOfProgram("true", "/usr/bin:/bin", ""), "");              // no MPI
-  EXPECT_EQ(FamilyOfProgram("/etc/passwd", "", ""), "");                    // not a program
+  EXPECT_EQ(FamilyOfProgram("true", "/usr/bin:/bin", ""), "");             // no MPI
+  EXPECT_EQ(FamilyOfProgram("/etc/passwd", "", ""), "");                   // not a program
   EXPECT_EQ(FamilyOfProgram("no-such-program", "/usr/bin", ""), "");
   EXPECT_EQ(FamilyOfCommand({"srun", "-n", "4", "--mpi=pmi2", "/usr/bin/mpichversion"}, LauncherKind::kSrun), "mpich");
   EXPECT_EQ(FamilyOfCommand({"/usr/bin/ompi_info"}, LauncherKind::kOther), "openmpi");
@@ -122,9 +122,9 @@ TEST_F(FakeLaunchers, AFamilysOwnLauncherNameTellsItsFamily) {
 
 TEST(ForwardVariables, OpenMpiGetsDashXAfterTheLauncher) {
   std::vector<std::string> cmd{"mpirun", "-np", "4", "./app", "--x"};
-  EXPECT_EQ(ForwardVariables(LauncherKind::kOpenMpi, cmd, {"LD_PRELOAD", "MULTILANE_PROFILE"}),
-            (std::vector<std::string>{"mpirun", "-x", "LD_PRELOAD", "-x", "MULTILANE_PROFILE", "-np", "4", "./app",
-                                      "--x"}));
+  EXPECT_EQ(
+      ForwardVariables(LauncherKind::kOpenMpi, cmd, {"LD_PRELOAD", "MULTILANE_PROFILE"}),
+      (std::vector<std::string>{"mpirun", "-x", "LD_PRELOAD", "-x", "MULTILANE_PROFILE", "-np", "4", "./app", "--x"}));
 }
 
 TEST(ForwardVariables, HydraGetsGenvWithTheValues) {

@@ -61,8 +61,9 @@ TEST(WriteOutputFile, ARelativeNameIsWrittenInTheCurrentFolder) {
 TEST(WriteOutputFile, FailuresNameTheFileAndTheFix) {
   std::string error;
   EXPECT_FALSE(WriteOutputFile("/nonexistent/dir/out.json", "{}", &error));
-  EXPECT_EQ(error, "cannot write /nonexistent/dir/out.json: No such file or directory; check that the folder "
-                   "/nonexistent/dir exists and that you may write it");
+  EXPECT_EQ(error,
+            "cannot write /nonexistent/dir/out.json: No such file or directory; check that the folder "
+            "/nonexistent/dir exists and that you may write it");
   EXPECT_FALSE(WriteOutputFile("/tmp/", "{}", &error));
   EXPECT_NE(error.find("give a file name"), std::string::npos) << error;
 }

@@ -68,8 +68,10 @@ int Spawn(const std::vector<std::string>& argv, bool merge_stderr, int stdin_fd,
   if (pipe2(fds, O_CLOEXEC) != 0) return errno;
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  if (stdin_fd >= 0) posix_spawn_file_actions_adddup2(&actions, stdin_fd, STDIN_FILENO);
-  else posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  if (stdin_fd >= 0)
+    posix_spawn_file_actions_adddup2(&actions, stdin_fd, STDIN_FILENO);
+  else
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
   if (merge_stderr) posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
   std::vector<char*> args = Argv(argv);

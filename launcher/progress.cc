@@ -8,9 +8,7 @@
 
 namespace multilane {
 namespace {
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 }  // namespace
 
 bool ParseProgressLine(const std::string& line, ProgressLine* out) {

@@ -56,10 +56,14 @@ bool ExpectsMps(const RunMpsFacts& f) { return f.profile_mps == "on" && f.ranks_
 }  // namespace
 
 bool ParseRunMpsMode(const std::string& text, RunMpsMode* mode) {
-  if (text == "auto") *mode = RunMpsMode::kAuto;
-  else if (text == "yes") *mode = RunMpsMode::kYes;
-  else if (text == "no") *mode = RunMpsMode::kNo;
-  else return false;
+  if (text == "auto")
+    *mode = RunMpsMode::kAuto;
+  else if (text == "yes")
+    *mode = RunMpsMode::kYes;
+  else if (text == "no")
+    *mode = RunMpsMode::kNo;
+  else
+    return false;
   return true;
 }
 
@@ -81,14 +85,16 @@ RunMpsPlan PlanRunMps(const RunMpsFacts& f) {
   }
   if (f.mode == RunMpsMode::kAuto && !ExpectsMps(f)) return plan;
   if (!f.ranks_here) {
-    plan.note = "MPS: not started here: the tasks of srun, or of an allocation of several nodes, get it from the "
-                "Slurm plugin on each node (srun --multilane, plugstack mps=auto)";
+    plan.note =
+        "MPS: not started here: the tasks of srun, or of an allocation of several nodes, get it from the "
+        "Slurm plugin on each node (srun --multilane, plugstack mps=auto)";
     return plan;
   }
   if (f.program.empty()) {
-    plan.note = (f.mode == RunMpsMode::kYes ? std::string("MPS: --mps yes, but this job runs without it: ") : expected) +
-                "nvidia-cuda-mps-control is not found; install NVIDIA's MPS control program or put it on PATH "
-                "(MULTILANE_MPS_CONTROL names it), or run with --ranks-per-gpu 1";
+    plan.note =
+        (f.mode == RunMpsMode::kYes ? std::string("MPS: --mps yes, but this job runs without it: ") : expected) +
+        "nvidia-cuda-mps-control is not found; install NVIDIA's MPS control program or put it on PATH "
+        "(MULTILANE_MPS_CONTROL names it), or run with --ranks-per-gpu 1";
     return plan;
   }
   plan.start = true;

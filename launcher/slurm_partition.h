@@ -15,7 +15,7 @@ struct SlurmNodeGroup {
   std::string gres;      // sinfo %G, "(null)" when none
   std::string features;  // sinfo %f
   std::vector<std::string> nodes;
-  int gpus = 0;          // GPUs per node from gres ("gpu:4", "gpu:h100:8(S:0-1)")
+  int gpus = 0;  // GPUs per node from gres ("gpu:4", "gpu:h100:8(S:0-1)")
 };
 
 // The sinfo arguments whose output ParseSinfoNodeGroups reads.

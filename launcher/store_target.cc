@@ -22,8 +22,9 @@ StoreTarget ChooseStoreTarget(const std::string& database, bool system) {
 
 std::unique_ptr<mldb::ProfileStore> OpenStoreTarget(const StoreTarget& target, std::string* error, bool rollback) {
   if (target.publish) return mldb::OpenWorkingCopy(target.path, error);
-  return mldb::ProfileStore::Open(target.path, mldb::ProfileStore::Access::kReadWrite, error,
-                                  rollback ? mldb::ProfileStore::Journal::kRollback : mldb::ProfileStore::Journal::kWal);
+  return mldb::ProfileStore::Open(
+      target.path, mldb::ProfileStore::Access::kReadWrite, error,
+      rollback ? mldb::ProfileStore::Journal::kRollback : mldb::ProfileStore::Journal::kWal);
 }
 
 bool FinishStoreTarget(mldb::ProfileStore* store, const StoreTarget& target, std::string* error) {

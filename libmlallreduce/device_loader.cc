@@ -67,7 +67,8 @@ const DeviceModule* LoadDeviceModule(std::string* why_not) {
   if (handle == nullptr) {
     const char* why = dlerror();
     return give_up("this process uses CUDA but the CUDA module " + path + " cannot be loaded (" + (why ? why : "?") +
-                   ")" + kWithoutModule + "; install multilane-cuda (or build multilane with nvcc) to use device buffers");
+                   ")" + kWithoutModule +
+                   "; install multilane-cuda (or build multilane with nvcc) to use device buffers");
   }
   using Init = const DeviceModule* (*)(const HostServices*);
   auto init = reinterpret_cast<Init>(dlsym(handle, "mla_device_module_init"));

@@ -163,8 +163,7 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
   int rc = GetTopology(comm, &topo);
   if (rc != MPI_SUCCESS) return rc;
   // On device buffers the module checks GPU groups itself (from UUIDs).
-  const bool layout_ok =
-      (choice.algo == MLA_ALGO_SPLIT && device == nullptr) ? topo->gpus_regular : topo->regular;
+  const bool layout_ok = (choice.algo == MLA_ALGO_SPLIT && device == nullptr) ? topo->gpus_regular : topo->regular;
   // Host memory on an irregular layout: folded onto its regular core.
   const bool folded = !layout_ok && device == nullptr && topo->fold != MPI_COMM_NULL &&
                       (choice.algo != MLA_ALGO_SPLIT || topo->core_gpus_regular);
@@ -197,10 +196,17 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
     rc = RaiseOnCaller(comm, RunFolded(call, *topo, choice));
   } else {
     switch (choice.algo) {
-      case MLA_ALGO_LANE: rc = RunLane(call, *topo, choice); break;
-      case MLA_ALGO_HIER: rc = RunHier(call, *topo, choice); break;
-      case MLA_ALGO_SPLIT: rc = RunSplit(call, *topo, choice); break;
-      default: return system_mpi();
+      case MLA_ALGO_LANE:
+        rc = RunLane(call, *topo, choice);
+        break;
+      case MLA_ALGO_HIER:
+        rc = RunHier(call, *topo, choice);
+        break;
+      case MLA_ALGO_SPLIT:
+        rc = RunSplit(call, *topo, choice);
+        break;
+      default:
+        return system_mpi();
     }
     rc = RaiseOnCaller(comm, rc);
   }
@@ -210,8 +216,8 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
 }
 
 // Allreduce, timed for the job report when it is on.
-int RecordedAllreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                      MPI_Comm comm, const mla_choice* forced) {
+int RecordedAllreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                      const mla_choice* forced) {
   CallOutcome outcome;
   if (!ReportOn()) return Allreduce(sendbuf, recvbuf, count, datatype, op, comm, forced, &outcome);
   const ReportClock clock = ReportCallBegin(comm);
@@ -229,8 +235,8 @@ int mla_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
   return mla::lib::RecordedAllreduce(sendbuf, recvbuf, count, datatype, op, comm, nullptr);
 }
 
-int mla_allreduce_with(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                       MPI_Comm comm, const mla_choice* choice) {
+int mla_allreduce_with(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                       const mla_choice* choice) {
   mla_choice passthrough{MLA_ALGO_PASSTHROUGH, 0, 0, MLA_TRANSPORT_AUTO};
   return mla::lib::RecordedAllreduce(sendbuf, recvbuf, count, datatype, op, comm, choice ? choice : &passthrough);
 }

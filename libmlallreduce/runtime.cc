@@ -123,7 +123,8 @@ void OnMpiFinalizing() {
   if (!g_initialized.load()) return;  // MPI_Finalize without MPI_Init: the MPI says so
   const Config& config = CurrentConfig();
   if (ReportOn()) FinishJobReport(config);
-  if (config.stats) Info("stats: rank " + std::to_string(WorldRank()) + ": " + StatsLine(StatsSnapshot(), EntryStatsSnapshot()));
+  if (config.stats)
+    Info("stats: rank " + std::to_string(WorldRank()) + ": " + StatsLine(StatsSnapshot(), EntryStatsSnapshot()));
   ReleaseSystemAlgorithms();
   ReleaseTopologyCache();
   ReleaseCommScope();

@@ -19,7 +19,6 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-
 // The profile's price of `calls` at ranks per GPU `ppg` (its ppg=N entries of
 // either memory kind), or -1 when some bin has no price there.
 double PriceAt(const mla::Profile& profile, int ppg, const std::vector<mla::BinCalls>& calls) {
@@ -37,12 +36,11 @@ std::string Seconds(double s) {
   return b;
 }
 
-
 // The runs the choice may use: of the profile's node type (where both name
 // one), at one of its tuned values, with a wall time and a readable
 // histogram.  The others are counted in one line of `notes`.
 std::vector<mla::JobRun> UsableRuns(const std::vector<mla::JobRun>& runs, const std::string& node_type,
-                                   const std::vector<int>& tuned, std::vector<std::string>* notes) {
+                                    const std::vector<int>& tuned, std::vector<std::string>* notes) {
   std::vector<mla::JobRun> out;
   int foreign = 0, untuned = 0, damaged = 0;
   for (const mla::JobRun& r : runs) {
@@ -193,9 +191,9 @@ LayoutChoice ChooseRanksPerGpu(const std::vector<mla::JobRun>& all_runs, const m
     c.ranks_per_gpu = pick;
     c.basis = "predicted";
     c.predicted_wall_s = pick_wall;
-    c.why = "trying " + std::to_string(pick) + " per GPU: the profile predicts " + Seconds(pick_wall) +
-            " against " + Seconds(best_wall) + " measured at " + std::to_string(best) + " per GPU (more than the " +
-            Margin() + " margin; " + ComputeBasis(c.compute_exponent, fitted) + ")";
+    c.why = "trying " + std::to_string(pick) + " per GPU: the profile predicts " + Seconds(pick_wall) + " against " +
+            Seconds(best_wall) + " measured at " + std::to_string(best) + " per GPU (more than the " + Margin() +
+            " margin; " + ComputeBasis(c.compute_exponent, fitted) + ")";
     return c;
   }
   const mla::JobRun* last = &runs.front();

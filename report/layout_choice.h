@@ -31,7 +31,7 @@ struct LayoutChoice {
   int ranks_per_gpu = 1;
   std::string basis;  // "profile" (no history), "measured" (the best measured value), "predicted" (an untried one)
   std::string why;    // one line, for the job's output
-  double predicted_wall_s = 0;  // basis predicted: the prediction; measured: the median measured
+  double predicted_wall_s = 0;     // basis predicted: the prediction; measured: the median measured
   std::vector<std::string> notes;  // one line when earlier runs were ignored (foreign or damaged)
   double compute_exponent = 0;     // the computation's growth ppg^a fitted to the measured values (0: one value)
 };

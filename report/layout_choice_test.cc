@@ -10,12 +10,12 @@ namespace {
 mla::Profile TestProfile() {
   mla::Profile p;
   std::string error;
-  EXPECT_TRUE(p.Parse(
-      "multilane-profile 1 node_type=abc ranks_per_gpu=1 ranks_per_gpu_tuned=1,2,4; "
-      "device 0 inf lane ppg=1 time_us=1000 mpi_time_us=1000 at=4M; "
-      "device 0 inf lane ppg=2 time_us=400 mpi_time_us=1000 at=4M; "
-      "device 0 inf lane ppg=4 time_us=1100 mpi_time_us=1000 at=4M",
-      &error))
+  EXPECT_TRUE(
+      p.Parse("multilane-profile 1 node_type=abc ranks_per_gpu=1 ranks_per_gpu_tuned=1,2,4; "
+              "device 0 inf lane ppg=1 time_us=1000 mpi_time_us=1000 at=4M; "
+              "device 0 inf lane ppg=2 time_us=400 mpi_time_us=1000 at=4M; "
+              "device 0 inf lane ppg=4 time_us=1100 mpi_time_us=1000 at=4M",
+              &error))
       << error;
   return p;
 }
@@ -43,7 +43,8 @@ TEST(LayoutChoice, NoHistoryTakesTheProfilesRecommendation) {
 TEST(LayoutChoice, TriesAnUntriedValuePredictedToWinByMoreThanTheMargin) {
   // 100 s at 1 per GPU, 30 s of it in allreduce: at 2 per GPU the profile
   // says 0.4 x: 60 + 10 + 12 = 82 s < 90 s (100 s less the 10 % margin).
-  const LayoutChoice c = ChooseRanksPerGpu({JobRun("2026-12-01T10:00:00Z", 1, 60, 30, 10)}, TestProfile(), {1, 2, 4}, 1);
+  const LayoutChoice c =
+      ChooseRanksPerGpu({JobRun("2026-12-01T10:00:00Z", 1, 60, 30, 10)}, TestProfile(), {1, 2, 4}, 1);
   EXPECT_EQ(c.ranks_per_gpu, 2);
   EXPECT_EQ(c.basis, "predicted");
   EXPECT_NEAR(c.predicted_wall_s, 82, 1e-9);
@@ -53,7 +54,8 @@ TEST(LayoutChoice, TriesAnUntriedValuePredictedToWinByMoreThanTheMargin) {
 
 TEST(LayoutChoice, StaysWhereThePredictionIsWithinTheMargin) {
   // Allreduce 10 s of 100: at 2 per GPU 60 + 30 + 4 = 94 s, not below 90 s.
-  const LayoutChoice c = ChooseRanksPerGpu({JobRun("2026-12-01T10:00:00Z", 1, 60, 10, 30)}, TestProfile(), {1, 2, 4}, 1);
+  const LayoutChoice c =
+      ChooseRanksPerGpu({JobRun("2026-12-01T10:00:00Z", 1, 60, 10, 30)}, TestProfile(), {1, 2, 4}, 1);
   EXPECT_EQ(c.ranks_per_gpu, 1);
   EXPECT_EQ(c.basis, "measured");
   EXPECT_NE(c.why.find("the fastest measured"), std::string::npos) << c.why;
@@ -61,9 +63,9 @@ TEST(LayoutChoice, StaysWhereThePredictionIsWithinTheMargin) {
 
 TEST(LayoutChoice, ReturnsToTheBestMeasuredWhenATryDidNotPay) {
   // The try of 2 per GPU took 120 s (its computation grew under MPS): back to 1.
-  const LayoutChoice c = ChooseRanksPerGpu(
-      {JobRun("2026-12-01T10:00:00Z", 1, 60, 30, 10), JobRun("2026-12-02T10:00:00Z", 2, 100, 12, 8)}, TestProfile(),
-      {1, 2, 4}, 1);
+  const LayoutChoice c =
+      ChooseRanksPerGpu({JobRun("2026-12-01T10:00:00Z", 1, 60, 30, 10), JobRun("2026-12-02T10:00:00Z", 2, 100, 12, 8)},
+                        TestProfile(), {1, 2, 4}, 1);
   EXPECT_EQ(c.ranks_per_gpu, 1);
   EXPECT_EQ(c.basis, "measured");
   EXPECT_NE(c.why.find("back to 1 per GPU"), std::string::npos) << c.why;
@@ -95,29 +97,30 @@ TEST(LayoutChoice, NoPriceNoPrediction) {
 // makes it a win.
 TEST(LayoutChoice, TheComputationsGrowthIsFittedToTheMeasuredValues) {
   // Allreduce at 4 per GPU: the profile says 1100/1000 of 1 per GPU.
-  const LayoutChoice contend = ChooseRanksPerGpu(
-      {JobRun("a", 1, 60, 30, 10), JobRun("b", 2, 120, 12, 10)}, TestProfile(), {1, 2, 4}, 1);
+  const LayoutChoice contend =
+      ChooseRanksPerGpu({JobRun("a", 1, 60, 30, 10), JobRun("b", 2, 120, 12, 10)}, TestProfile(), {1, 2, 4}, 1);
   EXPECT_NEAR(contend.compute_exponent, 1, 1e-9);
   EXPECT_EQ(contend.ranks_per_gpu, 1);
   EXPECT_EQ(contend.basis, "measured");
   mla::Profile cheap4;
   std::string error;
-  ASSERT_TRUE(cheap4.Parse("multilane-profile 1 node_type=abc ranks_per_gpu=1 ranks_per_gpu_tuned=1,2,4; "
-                           "device 0 inf lane ppg=1 time_us=1000 at=4M; device 0 inf lane ppg=2 time_us=400 at=4M; "
-                           "device 0 inf lane ppg=4 time_us=400 at=4M",
-                           &error))
+  ASSERT_TRUE(
+      cheap4.Parse("multilane-profile 1 node_type=abc ranks_per_gpu=1 ranks_per_gpu_tuned=1,2,4; "
+                   "device 0 inf lane ppg=1 time_us=1000 at=4M; device 0 inf lane ppg=2 time_us=400 at=4M; "
+                   "device 0 inf lane ppg=4 time_us=400 at=4M",
+                   &error))
       << error;
   // Shared out: 1 per GPU 60 s of computation, 2 per GPU 30 s (best, 52 s
   // wall): at 4, 15 + 10 + 12 = 37 s < 46.8 s.
-  const LayoutChoice split = ChooseRanksPerGpu(
-      {JobRun("a", 1, 60, 30, 10), JobRun("b", 2, 30, 12, 10)}, cheap4, {1, 2, 4}, 1);
+  const LayoutChoice split =
+      ChooseRanksPerGpu({JobRun("a", 1, 60, 30, 10), JobRun("b", 2, 30, 12, 10)}, cheap4, {1, 2, 4}, 1);
   EXPECT_NEAR(split.compute_exponent, -1, 1e-9);
   EXPECT_EQ(split.ranks_per_gpu, 4);
   EXPECT_NEAR(split.predicted_wall_s, 37, 1e-9);
   EXPECT_NE(split.why.find("computation x ppg^-1.00, fitted to the 2 values measured"), std::string::npos) << split.why;
   // The same runs with the growth unknown (exponent 0) would not have tried 4.
-  const LayoutChoice contend4 = ChooseRanksPerGpu(
-      {JobRun("a", 1, 60, 30, 10), JobRun("b", 2, 120, 12, 10)}, cheap4, {1, 2, 4}, 1);
+  const LayoutChoice contend4 =
+      ChooseRanksPerGpu({JobRun("a", 1, 60, 30, 10), JobRun("b", 2, 120, 12, 10)}, cheap4, {1, 2, 4}, 1);
   EXPECT_EQ(contend4.ranks_per_gpu, 1);  // 240 + 10 + 12 s: far from a win
 }
 
@@ -135,10 +138,10 @@ TEST(LayoutChoice, OnlyTheProfilesTunedValuesAreChosen) {
 // The best value is the one with the least median: one fast outlier does
 // not make it, and the prediction starts from that median, not the outlier.
 TEST(LayoutChoice, AnOutlierDoesNotDecide) {
-  const LayoutChoice c = ChooseRanksPerGpu({JobRun("a", 1, 60, 30, 10), JobRun("b", 1, 60, 30, 10),
-                                            JobRun("c", 1, 20, 10, 0), JobRun("d", 2, 70, 12, 10),
-                                            JobRun("e", 2, 70, 12, 10), JobRun("f", 2, 70, 12, 10)},
-                                           TestProfile(), {1, 2}, 1);
+  const LayoutChoice c =
+      ChooseRanksPerGpu({JobRun("a", 1, 60, 30, 10), JobRun("b", 1, 60, 30, 10), JobRun("c", 1, 20, 10, 0),
+                         JobRun("d", 2, 70, 12, 10), JobRun("e", 2, 70, 12, 10), JobRun("f", 2, 70, 12, 10)},
+                        TestProfile(), {1, 2}, 1);
   EXPECT_EQ(c.ranks_per_gpu, 2);  // medians 100 (1 per GPU) and 92 (2); the 30 s run at 1 is an outlier
   EXPECT_EQ(c.basis, "measured");
   EXPECT_NEAR(c.predicted_wall_s, 92, 1e-9);
@@ -149,9 +152,10 @@ TEST(LayoutChoice, AnOutlierDoesNotDecide) {
 TEST(LayoutChoice, HostCallsArePricedByTheirOwnEntries) {
   mla::Profile p;
   std::string error;
-  ASSERT_TRUE(p.Parse("multilane-profile 1 node_type=abc ranks_per_gpu=1 ranks_per_gpu_tuned=1,2; "
-                      "host 0 inf lane ppg=1 time_us=1000 at=4M; host 0 inf lane ppg=2 time_us=100 at=4M",
-                      &error))
+  ASSERT_TRUE(
+      p.Parse("multilane-profile 1 node_type=abc ranks_per_gpu=1 ranks_per_gpu_tuned=1,2; "
+              "host 0 inf lane ppg=1 time_us=1000 at=4M; host 0 inf lane ppg=2 time_us=100 at=4M",
+              &error))
       << error;
   mla::JobRun r = JobRun("a", 1, 60, 30, 10);
   r.histogram_json = "[[\"host\", 4194304, 1000, 4194304000, 1.0]]";

@@ -120,7 +120,8 @@ void PriceFromPoints(const ReportBin& b, const mla::ProfileEntry& entry, const s
     a->mpi_time_us = price.mpi_time_us;
     if (bus_factor > 0) a->mpi_busbw_gbs = busbw_at(price.mpi_time_us);
     const int64_t by_multilane = MultilaneCalls(b);
-    a->saved_s = by_multilane == 0 ? 0.0 : static_cast<double>(by_multilane) * (price.mpi_time_us - a->per_call_us) * 1e-6;
+    a->saved_s =
+        by_multilane == 0 ? 0.0 : static_cast<double>(by_multilane) * (price.mpi_time_us - a->per_call_us) * 1e-6;
   }
 }
 
@@ -237,20 +238,20 @@ void RetuneVerdict(JobAnalysis* a) {
     if (b.price_basis.empty() || b.price_basis == "entry" || !b.vs_profile) continue;
     if (b.transfer_share < kBinMinTimeShare) continue;
     ++checked;
-    if (b.off_profile)
-      off += (off.empty() ? "" : "; ") + BinLabel(b, true) + " " + AgainstProfile(b, *b.time_us);
+    if (b.off_profile) off += (off.empty() ? "" : "; ") + BinLabel(b, true) + " " + AgainstProfile(b, *b.time_us);
     const double noise = b.noise.value_or(kDefaultProfileNoise);
     if (b.mpi_time_us && b.algo != "passthrough" && b.per_call_us > *b.mpi_time_us * (1 + noise))
       Add(v, "slower-than-mpi", VerdictLevel::kWarn,
           BinLabel(b, true) + ": " + b.algo + " took " + Seconds(b.per_call_us * 1e-6) +
-              " per call, above the system MPI's " + Seconds(*b.mpi_time_us * 1e-6) + " priced at the job's mean size " +
-              SizeLabel(static_cast<uint64_t>(b.mean_message_bytes)) + " (" + b.price_basis + ", beyond the noise of " +
-              Percent(noise) + ")");
+              " per call, above the system MPI's " + Seconds(*b.mpi_time_us * 1e-6) +
+              " priced at the job's mean size " + SizeLabel(static_cast<uint64_t>(b.mean_message_bytes)) + " (" +
+              b.price_basis + ", beyond the noise of " + Percent(noise) + ")");
   }
   if (!off.empty())
     Add(v, "re-tune", VerdictLevel::kWarn,
         "re-tune this node type: the job's own time is off the profile's by more than the profile's noise at its "
-        "size in " + off);
+        "size in " +
+            off);
   else if (checked > 0)
     Add(v, "re-tune", VerdictLevel::kGood,
         "no re-tune needed: the job's time per call is within the profile's noise of its price in the " +
@@ -265,9 +266,9 @@ void ScalingVerdict(JobAnalysis* a) {
   const std::string unit = a->scale_unit;
   if (a->prediction_possible) {
     const PredictionPoint& p = a->prediction.front();
-    std::string text = "allreduce takes " + Percent(t.allreduce_share) + " of the time: doubling the " + unit +
-                       " (" + std::to_string(a->scale) + " to " + std::to_string(p.scale) +
-                       ") is predicted to give " + Times(p.speedup);
+    std::string text = "allreduce takes " + Percent(t.allreduce_share) + " of the time: doubling the " + unit + " (" +
+                       std::to_string(a->scale) + " to " + std::to_string(p.scale) + ") is predicted to give " +
+                       Times(p.speedup);
     if (p.efficiency >= kScalesWellEfficiency) {
       Add(v, "scaling", VerdictLevel::kGood,
           text + " (efficiency " + Percent(p.efficiency) + ", at or above the " + Percent(kScalesWellEfficiency) +
@@ -278,8 +279,10 @@ void ScalingVerdict(JobAnalysis* a) {
               " that counts as scaling well)");
     } else {
       Add(v, "scaling", VerdictLevel::kWarn,
-          text + ": the job would be slower on more " + unit + ", its allreduces would grow more than its "
-              "computation shrinks (efficiency " + Percent(p.efficiency) + ")");
+          text + ": the job would be slower on more " + unit +
+              ", its allreduces would grow more than its "
+              "computation shrinks (efficiency " +
+              Percent(p.efficiency) + ")");
     }
   } else {
     Add(v, "scaling", VerdictLevel::kNote, "no scaling prediction: " + a->prediction_note);
@@ -304,7 +307,6 @@ void TimeSplitVerdicts(const JobReport& r, JobAnalysis* a) {
     Add(v, "waiting", VerdictLevel::kNote,
         "no call was sampled for waiting (MULTILANE_REPORT_SAMPLE): the allreduce share includes any waiting");
   }
-
 }
 
 // What multilane saved against the system MPI, or why that is not known.
@@ -315,8 +317,8 @@ void SavingsVerdict(const JobReport& r, JobAnalysis* a) {
     if (s.share_of_wall >= kSavingsNoticeableShare) {
       Add(v, "savings", VerdictLevel::kGood,
           std::string(s.capped ? "multilane saved at least " : "multilane saved ") + Seconds(s.saved_s) +
-              " against the system MPI's tuned times (" +
-              Percent(s.share_of_wall) + " of the wall time: the job ran " + Times(s.job_speedup) + " as fast)");
+              " against the system MPI's tuned times (" + Percent(s.share_of_wall) + " of the wall time: the job ran " +
+              Times(s.job_speedup) + " as fast)");
     } else if (s.share_of_wall <= -kSavingsNoticeableShare) {
       // Priced from points, the re-tune verdict decides (noise per size);
       // else, as before, a loss is itself the reason.
@@ -350,13 +352,17 @@ void RanksPerGpuVerdict(JobAnalysis* a) {
   const LayoutAdvice& l = a->layout;
   if (l.known && l.best_ppg != l.job_ppg && l.ratio < 1) {
     Add(v, "ranks-per-gpu", VerdictLevel::kNote,
-        "the profile predicts " + std::to_string(l.best_ppg) + " rank(s) per GPU would have been fastest for this job's "
-            "device allreduces: " + Percent(1 - l.ratio) + " less time than at the " + std::to_string(l.job_ppg) +
-            " it ran (about " + Seconds(l.saved_s) + ")" + (l.note.empty() ? "" : "; " + l.note));
+        "the profile predicts " + std::to_string(l.best_ppg) +
+            " rank(s) per GPU would have been fastest for this job's "
+            "device allreduces: " +
+            Percent(1 - l.ratio) + " less time than at the " + std::to_string(l.job_ppg) + " it ran (about " +
+            Seconds(l.saved_s) + ")" + (l.note.empty() ? "" : "; " + l.note));
   } else if (l.known) {
     Add(v, "ranks-per-gpu", VerdictLevel::kGood,
-        "the job ran " + std::to_string(l.job_ppg) + " rank(s) per GPU, the fastest the profile knows for its "
-            "device allreduces" + (l.note.empty() ? "" : "; " + l.note));
+        "the job ran " + std::to_string(l.job_ppg) +
+            " rank(s) per GPU, the fastest the profile knows for its "
+            "device allreduces" +
+            (l.note.empty() ? "" : "; " + l.note));
   }
 }
 
@@ -376,9 +382,9 @@ void BinVerdicts(JobAnalysis* a) {
       const double mpi_us = *b.mpi_time_us;
       if (b.per_call_us > mpi_us * (1 + kSlowerThanMpiMargin))
         Add(v, "slower-than-mpi", VerdictLevel::kWarn,
-            BinLabel(b, true) + ": " + b.algo + " took " + Seconds(b.per_call_us * 1e-6) +
-                " per call, more than " + Percent(kSlowerThanMpiMargin) + " above the system MPI's tuned " +
-                Seconds(mpi_us * 1e-6) + ": re-tune this node type");
+            BinLabel(b, true) + ": " + b.algo + " took " + Seconds(b.per_call_us * 1e-6) + " per call, more than " +
+                Percent(kSlowerThanMpiMargin) + " above the system MPI's tuned " + Seconds(mpi_us * 1e-6) +
+                ": re-tune this node type");
     }
   }
 }
@@ -393,8 +399,7 @@ void OtherVerdicts(JobAnalysis* a) {
   if (small >= kSmallMessagesShare)
     Add(v, "small-messages", VerdictLevel::kNote,
         Percent(small) + " of the allreduce time (waiting excluded) is in messages under " +
-            SizeLabel(kSmallMessageBytes) +
-            " (threshold " + Percent(kSmallMessagesShare) +
+            SizeLabel(kSmallMessageBytes) + " (threshold " + Percent(kSmallMessagesShare) +
             "): latency, not bandwidth, limits them and multilane leaves them to the system MPI; fuse small "
             "allreduces into larger buckets");
   if (a->energy.mean_utilization_pct && *a->energy.mean_utilization_pct < kGpuUnderusedPct)
@@ -561,14 +566,15 @@ JobAnalysis AnalyzeJob(const JobReport& r) {
   mla::Profile profile;
   std::string profile_error;
   const bool have_profile = r.profile_text && profile.Parse(*r.profile_text, &profile_error);
-  const std::string ranks_why_not =
-      !r.profile_text ? "" : !have_profile ? "the profile in force does not parse (" + profile_error + ")"
-                                           : RanksNotComparable(r, profile);
+  const std::string ranks_why_not = !r.profile_text ? ""
+                                    : !have_profile ? "the profile in force does not parse (" + profile_error + ")"
+                                                    : RanksNotComparable(r, profile);
   for (const ReportBin& b : r.bins) {
     const mla::MemKind kind = b.memory == "device" ? mla::MemKind::kDevice : mla::MemKind::kHost;
     const mla::ProfileEntry* entry = have_profile ? profile.Lookup(kind, b.from, r.ranks_per_gpu) : nullptr;
-    const std::vector<mla::ProfilePoint> curve =
-        entry != nullptr ? mla::SystemCurve(profile.entries(), entry->kind, entry->ppg) : std::vector<mla::ProfilePoint>{};
+    const std::vector<mla::ProfilePoint> curve = entry != nullptr
+                                                     ? mla::SystemCurve(profile.entries(), entry->kind, entry->ppg)
+                                                     : std::vector<mla::ProfilePoint>{};
     a.bins.push_back(AnalyzeBin(b, r.ranks, total_time, total_calls, entry, curve));
     BinAnalysis& ba = a.bins.back();
     ++a.savings.bins_total;
@@ -661,8 +667,8 @@ std::vector<ScalingSeries> MeasuredScaling(const std::vector<JobReport>& reports
       p.efficiency = p.speedup / p.factor;
       p.allreduce_share = analyses[i].split.allreduce_share;
       if (n0 >= 2 && t0 > 0) {
-        const double t = PredictTime(analyses[first].split,
-                                     AllreduceGrowth(n0, analyses[first].between_nodes, p.factor), p.factor);
+        const double t =
+            PredictTime(analyses[first].split, AllreduceGrowth(n0, analyses[first].between_nodes, p.factor), p.factor);
         if (t > 0) p.predicted_speedup = t0 / t;
       }
       s.points.push_back(p);

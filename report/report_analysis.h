@@ -70,14 +70,14 @@ struct BinAnalysis {
   std::optional<uint64_t> to;
   int64_t calls = 0;
   double mean_message_bytes = 0;
-  std::string algo;            // the algorithm that ran most of the calls
-  double time_s = 0;           // mean over ranks, inside allreduce
-  double time_share = 0;       // of all bins' time_s
-  double transfer_s = 0;       // time_s less the bin's waiting
-  double transfer_share = 0;   // of all bins' transfer_s
-  double calls_share = 0;      // of all bins' calls
-  double per_call_us = 0;      // (time_s.max - wait) / calls: what algbw uses
-  double busbw_gbs = 0;        // achieved, from the file
+  std::string algo;                          // the algorithm that ran most of the calls
+  double time_s = 0;                         // mean over ranks, inside allreduce
+  double time_share = 0;                     // of all bins' time_s
+  double transfer_s = 0;                     // time_s less the bin's waiting
+  double transfer_share = 0;                 // of all bins' transfer_s
+  double calls_share = 0;                    // of all bins' calls
+  double per_call_us = 0;                    // (time_s.max - wait) / calls: what algbw uses
+  double busbw_gbs = 0;                      // achieved, from the file
   std::optional<double> time_us;             // the profile's time of its algorithm
   std::optional<double> mpi_time_us;         // the profile's time of the system MPI
   std::optional<double> expected_busbw_gbs;  // from the profile's time_us
@@ -110,10 +110,10 @@ inline constexpr double kDefaultProfileNoise = 0.10;
 // at, never scaled up), and the total never exceeds the job's time in
 // allreduce (`capped`).
 struct Savings {
-  bool known = false;      // at least one comparable bin has mpi_time_us
-  std::string why_not;     // when !known and a profile was in force: why
-  bool capped = false;     // the total was cut to the job's allreduce time
-  double saved_s = 0;      // may be negative (a loss)
+  bool known = false;   // at least one comparable bin has mpi_time_us
+  std::string why_not;  // when !known and a profile was in force: why
+  bool capped = false;  // the total was cut to the job's allreduce time
+  double saved_s = 0;   // may be negative (a loss)
   double share_of_wall = 0;
   double job_speedup = 1;  // (wall + saved) / wall
   int bins_known = 0;
@@ -131,24 +131,24 @@ inline constexpr double kComparableRanks = 2.0;
 // the same sizes, so the sums compare like with like).
 struct LayoutAdvice {
   bool known = false;
-  std::string note;     // why not, when !known
-  int job_ppg = 0;      // what the job ran
-  int best_ppg = 0;     // the fastest by the profile
-  double ratio = 1;     // predicted allreduce time at best_ppg / at job_ppg
-  double saved_s = 0;   // (1 - ratio) x the job's device allreduce time (waiting excluded)
+  std::string note;                                  // why not, when !known
+  int job_ppg = 0;                                   // what the job ran
+  int best_ppg = 0;                                  // the fastest by the profile
+  double ratio = 1;                                  // predicted allreduce time at best_ppg / at job_ppg
+  double saved_s = 0;                                // (1 - ratio) x the job's device allreduce time (waiting excluded)
   std::vector<std::pair<int, double>> predicted_us;  // (ranks per GPU, summed tuned time)
 };
 
 // One point of the strong-scaling prediction.
 struct PredictionPoint {
-  double factor = 1;      // k: GPUs (or ranks) x k
-  int scale = 0;          // the GPUs (or ranks) that gives
-  double ring_factor = 1;       // of the GPUs: (2(kn-1)/kn) / (2(n-1)/n)
-  double node_ring_factor = 1;  // of the machines: RingFactor(nodes, k)
-  double growth = 1;            // g = AllreduceGrowth: (1 - s) ring + s node ring
-  double time_s = 0;            // C/k + W/k + A g
-  double speedup = 1;     // wall / time_s
-  double efficiency = 1;  // speedup / k
+  double factor = 1;                         // k: GPUs (or ranks) x k
+  int scale = 0;                             // the GPUs (or ranks) that gives
+  double ring_factor = 1;                    // of the GPUs: (2(kn-1)/kn) / (2(n-1)/n)
+  double node_ring_factor = 1;               // of the machines: RingFactor(nodes, k)
+  double growth = 1;                         // g = AllreduceGrowth: (1 - s) ring + s node ring
+  double time_s = 0;                         // C/k + W/k + A g
+  double speedup = 1;                        // wall / time_s
+  double efficiency = 1;                     // speedup / k
   std::optional<double> speedup_system_mpi;  // the same with A + saved as allreduce time
 };
 
@@ -193,9 +193,9 @@ struct SeriesPoint {
   size_t file = 0;  // index into the files given
   int scale = 0;
   double wall_s = 0;
-  double factor = 1;      // scale / first scale
-  double speedup = 1;     // first wall / wall
-  double efficiency = 1;  // speedup / factor
+  double factor = 1;                        // scale / first scale
+  double speedup = 1;                       // first wall / wall
+  double efficiency = 1;                    // speedup / factor
   std::optional<double> predicted_speedup;  // the first run's model at this factor
   double allreduce_share = 0;
 };

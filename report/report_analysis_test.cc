@@ -100,8 +100,9 @@ TEST(ReportAnalysis, KnownJobSavingsAndPrediction) {
 // prices (1000 calls at 1600 us against 1500, 2000 at 14750 against 10000).
 TEST(ReportAnalysis, BetweenNodesShareFromAProfileOfOneMachine) {
   JobReport r = Load("known_job.json");
-  r.profile_text = "multilane-profile 1 node_type=4f2a91c0 nodes=2 ranks=8 nodes_virtual=yes; host 0 256K passthrough "
-                   "time_us=1500 mpi_time_us=1500; host 256K inf lane time_us=10000 mpi_time_us=20000";
+  r.profile_text =
+      "multilane-profile 1 node_type=4f2a91c0 nodes=2 ranks=8 nodes_virtual=yes; host 0 256K passthrough "
+      "time_us=1500 mpi_time_us=1500; host 256K inf lane time_us=10000 mpi_time_us=20000";
   const JobAnalysis a = AnalyzeJob(r);
   const double s = 1 - (1000 * 1500.0 + 2000 * 10000.0) / (1000 * 1600.0 + 2000 * 14750.0);
   EXPECT_EQ(a.between_nodes.basis, "profile");
@@ -176,9 +177,9 @@ JobReport MakeJob(int ranks, int ppg, const std::string& memory, uint64_t from, 
 // The savings of a 2-rank job against a profile tuned on 8 ranks: not claimed,
 // and the report says why (it once claimed 617 % of the wall time).
 TEST(ReportAnalysis, SavingsNotClaimedAgainstAnotherRankCount) {
-  const JobReport r = MakeJob(2, 0, "host", 1 << 20, 1 << 20, 1000, 500,
-                              "multilane-profile 1 nodes=1 ranks=8\nhost 0 inf lane time_us=100 mpi_time_us=90000\n",
-                              90000, 100);
+  const JobReport r =
+      MakeJob(2, 0, "host", 1 << 20, 1 << 20, 1000, 500,
+              "multilane-profile 1 nodes=1 ranks=8\nhost 0 inf lane time_us=100 mpi_time_us=90000\n", 90000, 100);
   const JobAnalysis a = AnalyzeJob(r);
   EXPECT_FALSE(a.savings.known);
   EXPECT_EQ(a.savings.saved_s, 0);
@@ -198,25 +199,24 @@ TEST(ReportAnalysis, SavingsNotClaimedAgainstAnotherRankCount) {
 // Each entry's own measured size: the job's 1 MiB messages against a system
 // MPI time measured at 4 MiB count a quarter of it (a lower bound), never more.
 TEST(ReportAnalysis, SavingsUseTheEntrysMeasuredSize) {
-  const JobReport r = MakeJob(8, 0, "host", 1 << 20, 1 << 20, 1000, 500,
-                              "multilane-profile 1 ranks=8\nhost 0 inf lane time_us=1000 mpi_time_us=4000 at=4M\n",
-                              4000, 1000);
+  const JobReport r =
+      MakeJob(8, 0, "host", 1 << 20, 1 << 20, 1000, 500,
+              "multilane-profile 1 ranks=8\nhost 0 inf lane time_us=1000 mpi_time_us=4000 at=4M\n", 4000, 1000);
   const JobAnalysis a = AnalyzeJob(r);
   ASSERT_TRUE(a.savings.known);
   EXPECT_NEAR(a.savings.saved_s, 1000 * (1000 - 500) * 1e-6, 1e-9);  // 4000 us x 1/4 - 500 us, 1000 calls
   EXPECT_FALSE(a.savings.capped);
   // Larger messages than measured: the tuned time as it is, not scaled up.
-  const JobReport big = MakeJob(8, 0, "host", 8 << 20, 8 << 20, 1000, 500,
-                                "multilane-profile 1 ranks=8\nhost 0 inf lane time_us=400 mpi_time_us=800 at=4M\n",
-                                800, 400);
+  const JobReport big =
+      MakeJob(8, 0, "host", 8 << 20, 8 << 20, 1000, 500,
+              "multilane-profile 1 ranks=8\nhost 0 inf lane time_us=400 mpi_time_us=800 at=4M\n", 800, 400);
   EXPECT_NEAR(AnalyzeJob(big).savings.saved_s, 1000 * (800 - 500) * 1e-6, 1e-9);
 }
 
 // Never more saved than the job spent in allreduce.
 TEST(ReportAnalysis, SavingsNeverExceedTheAllreduceTime) {
   JobReport r = MakeJob(8, 0, "host", 1 << 20, 1 << 20, 1000, 100,
-                        "multilane-profile 1 ranks=8\nhost 0 inf lane time_us=100 mpi_time_us=5000 at=1M\n",
-                        5000, 100);
+                        "multilane-profile 1 ranks=8\nhost 0 inf lane time_us=100 mpi_time_us=5000 at=1M\n", 5000, 100);
   r.wall_s = {1, 1, 1};
   const JobAnalysis a = AnalyzeJob(r);
   ASSERT_TRUE(a.savings.known);
@@ -344,8 +344,9 @@ TEST(ReportAnalysis, CpuJobWithoutProfile) {
   ASSERT_NE(small, nullptr);
   EXPECT_NEAR(a.bins[0].transfer_s, 6.85, 1e-12);
   EXPECT_NEAR(a.bins[0].transfer_share, 6.85 / (6.85 + 0.95), 1e-12);
-  EXPECT_NE(small->text.find("88 % of the allreduce time (waiting excluded) is in messages under 256K (threshold 50 %)"),
-            std::string::npos)
+  EXPECT_NE(
+      small->text.find("88 % of the allreduce time (waiting excluded) is in messages under 256K (threshold 50 %)"),
+      std::string::npos)
       << small->text;
   // 78 % in allreduce on 4 ranks: 8 ranks would be slower (0.98x).
   EXPECT_NE(Find(a.verdicts, "scaling")->text.find("is predicted to give 0.98×: the job would be slower"),
@@ -381,8 +382,8 @@ TEST(ReportAnalysis, OneGpuHasNoPrediction) {
 
 // series_*.json: 100 s on 4 GPUs, 56 s on 8, 35 s on 16 (given out of order).
 TEST(ReportAnalysis, MeasuredScalingSeries) {
-  const ReportSet set = AnalyzeReports({Load("series_16gpus.json"), Load("known_job.json"), Load("series_4gpus.json"),
-                                        Load("series_8gpus.json")});
+  const ReportSet set = AnalyzeReports(
+      {Load("series_16gpus.json"), Load("known_job.json"), Load("series_4gpus.json"), Load("series_8gpus.json")});
   ASSERT_EQ(set.series.size(), 1u);  // train_model has one scale only
   const ScalingSeries& s = set.series[0];
   EXPECT_EQ(s.job_name, "resnet");
@@ -402,8 +403,8 @@ TEST(ReportAnalysis, MeasuredScalingSeries) {
   EXPECT_NEAR(*s.points[2].predicted_speedup, 100 / (20 + 1 + 16 * 1.25), 1e-9);
   ASSERT_EQ(s.verdicts.size(), 1u);
   EXPECT_EQ(s.verdicts[0].level, VerdictLevel::kWarn);  // 71 % < 80 %
-  EXPECT_EQ(s.verdicts[0].text.rfind("from 4 to 16 GPUs the job ran 2.86× as fast, against 4× ideal (efficiency 71 %", 0),
-            0u)
+  EXPECT_EQ(
+      s.verdicts[0].text.rfind("from 4 to 16 GPUs the job ran 2.86× as fast, against 4× ideal (efficiency 71 %", 0), 0u)
       << s.verdicts[0].text;
 }
 

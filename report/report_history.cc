@@ -124,13 +124,16 @@ HistoryComparison CompareWithHistory(const mla::JobRun& current, std::vector<mla
   h.changes = Changes(before, current);
   h.wall_ratio = before.wall_s > 0 ? current.wall_s / before.wall_s : 1;
   if (!h.changes.empty())
-    h.paid = h.wall_ratio < 1 - kHistorySameWallMargin ? "yes" : h.wall_ratio > 1 + kHistorySameWallMargin ? "no" : "same";
+    h.paid = h.wall_ratio < 1 - kHistorySameWallMargin   ? "yes"
+             : h.wall_ratio > 1 + kHistorySameWallMargin ? "no"
+                                                         : "same";
   for (size_t i = 0; i < h.runs.size(); ++i)
     if (h.runs[i].wall_s < h.runs[h.best].wall_s) h.best = i;
   return h;
 }
 
-void AddHistory(const JobReport& report, JobAnalysis* a, std::vector<mla::JobRun> earlier, const std::string& why_none) {
+void AddHistory(const JobReport& report, JobAnalysis* a, std::vector<mla::JobRun> earlier,
+                const std::string& why_none) {
   const mla::JobRun current = SummarizeRun(report, *a);
   a->history = CompareWithHistory(current, std::move(earlier));
   if (!why_none.empty() && !a->history.known) a->history.note = why_none;
@@ -155,9 +158,8 @@ void AddHistory(const JobReport& report, JobAnalysis* a, std::vector<mla::JobRun
              ": the change did not pay; the fastest run was " + h.runs[h.best].started_utc + " (" +
              std::to_string(h.runs[h.best].ranks_per_gpu) + " rank(s) per GPU)";
   } else {
-    v.text = "since the job's run before (" + before.started_utc + "): " + changes + "; " + wall +
-             ": within the " + std::to_string(static_cast<int>(kHistorySameWallMargin * 100)) +
-             " % that counts as the same";
+    v.text = "since the job's run before (" + before.started_utc + "): " + changes + "; " + wall + ": within the " +
+             std::to_string(static_cast<int>(kHistorySameWallMargin * 100)) + " % that counts as the same";
   }
   a->verdicts.push_back(v);
 }

@@ -30,13 +30,13 @@ mla::JobRun SummarizeRun(const JobReport& report, const JobAnalysis& analysis);
 
 // This run beside the earlier runs of its job key.
 struct HistoryComparison {
-  bool known = false;              // the job has earlier runs
-  std::string note;                // why not, when not known (no database, no key, no earlier run)
-  std::vector<mla::JobRun> runs;   // the earlier runs, oldest first, then this run last
+  bool known = false;                // the job has earlier runs
+  std::string note;                  // why not, when not known (no database, no key, no earlier run)
+  std::vector<mla::JobRun> runs;     // the earlier runs, oldest first, then this run last
   std::vector<std::string> changes;  // this run against the one before: "ranks per GPU 1 -> 2", "algorithms", ...
-  double wall_ratio = 1;           // this run's wall / the previous run's
-  std::string paid;                // with changes: "yes" (faster beyond the margin), "no" (slower), "same"
-  size_t best = 0;                 // index in runs of the shortest wall time
+  double wall_ratio = 1;             // this run's wall / the previous run's
+  std::string paid;                  // with changes: "yes" (faster beyond the margin), "no" (slower), "same"
+  size_t best = 0;                   // index in runs of the shortest wall time
 };
 
 // Compares `current` with the runs of `earlier` of its key that started

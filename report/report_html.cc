@@ -162,9 +162,10 @@ void BinsPart(Page* p, const std::string& id, const JobAnalysis& a) {
   p->Raw(GroupedBarsSvg("size histogram", labels, {calls, time}, "% of calls / of allreduce time"));
   p->Raw("<h3>Bus bandwidth per size</h3>");
   p->Raw(GroupedBarsSvg("busbw per size", labels, {achieved, expected, mpi}, "busbw GB/s", /*log_y=*/true));
-  p->Raw("<table class=\"bins\"><tr><th class=\"l\">memory</th><th class=\"l\">size</th><th class=\"l\">algorithm</th>"
-         "<th>calls</th><th>% calls</th><th>% time</th><th>us per call</th><th>busbw GB/s</th>"
-         "<th>expected GB/s</th><th>system MPI GB/s</th><th>saved s</th><th class=\"l\">priced</th></tr>");
+  p->Raw(
+      "<table class=\"bins\"><tr><th class=\"l\">memory</th><th class=\"l\">size</th><th class=\"l\">algorithm</th>"
+      "<th>calls</th><th>% calls</th><th>% time</th><th>us per call</th><th>busbw GB/s</th>"
+      "<th>expected GB/s</th><th>system MPI GB/s</th><th>saved s</th><th class=\"l\">priced</th></tr>");
   for (size_t i = 0; i < a.bins.size(); ++i) {
     const BinAnalysis& b = a.bins[i];
     const std::string bid = id + "-bin" + std::to_string(i);
@@ -220,8 +221,9 @@ void PredictionPart(Page* p, const std::string& id, const JobAnalysis& a) {
   std::vector<double> x = {1};
   std::vector<std::string> labels = {std::to_string(a.scale)};
   Series ideal{"ideal", kIdeal, {1.0}, true}, pred{"predicted (multilane)", kAllreduce, {1.0}, false};
-  Series mpi{"predicted (system MPI)", kMpi, {a.savings.known ? std::optional<double>(1 / a.savings.job_speedup)
-                                                              : std::nullopt},
+  Series mpi{"predicted (system MPI)",
+             kMpi,
+             {a.savings.known ? std::optional<double>(1 / a.savings.job_speedup) : std::nullopt},
              true};
   for (const PredictionPoint& pt : a.prediction) {
     x.push_back(pt.factor);
@@ -234,10 +236,11 @@ void PredictionPart(Page* p, const std::string& id, const JobAnalysis& a) {
   if (a.savings.known) series.push_back(mpi);
   p->Raw(LineChartSvg("scaling prediction", x, labels, series, a.scale_unit, "speedup over this run"));
   const BetweenNodes& b = a.between_nodes;
-  p->Raw("<p class=\"meta\">Strong scaling: computation and waiting divide by k; each allreduce grows by "
-         "(1 − s) × the ring factor 2(kn−1)/kn ÷ 2(n−1)/n of the " + a.scale_unit + " (n = " +
-         std::to_string(a.scale) + " now) + s × that of the machines (" + std::to_string(b.nodes) +
-         " now), with s the step between nodes: ");
+  p->Raw(
+      "<p class=\"meta\">Strong scaling: computation and waiting divide by k; each allreduce grows by "
+      "(1 − s) × the ring factor 2(kn−1)/kn ÷ 2(n−1)/n of the " +
+      a.scale_unit + " (n = " + std::to_string(a.scale) + " now) + s × that of the machines (" +
+      std::to_string(b.nodes) + " now), with s the step between nodes: ");
   p->Figure("span", id, "between-nodes-share", b.share, Percent(b.share));
   p->Raw(" (" + HtmlEscape(b.basis) + ": ");
   p->Text(b.note);
@@ -310,9 +313,10 @@ void HistoryPart(Page* p, const std::string& id, const HistoryComparison& h) {
     waiting.values.push_back(r.wait_s);
   }
   p->Raw(GroupedBarsSvg("the job's runs", labels, {compute, allreduce, waiting}, "seconds"));
-  p->Raw("<table class=\"history\"><tr><th class=\"l\">started (UTC)</th><th>nodes</th><th>ranks</th>"
-         "<th>ranks per GPU</th><th>wall</th><th>computation</th><th>allreduce</th><th>waiting</th>"
-         "<th class=\"l\">algorithms</th></tr>");
+  p->Raw(
+      "<table class=\"history\"><tr><th class=\"l\">started (UTC)</th><th>nodes</th><th>ranks</th>"
+      "<th>ranks per GPU</th><th>wall</th><th>computation</th><th>allreduce</th><th>waiting</th>"
+      "<th class=\"l\">algorithms</th></tr>");
   for (size_t i = 0; i < h.runs.size(); ++i) {
     const mla::JobRun& r = h.runs[i];
     const std::string rid = id + "-run" + std::to_string(i);

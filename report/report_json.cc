@@ -26,10 +26,17 @@ json Verdicts(const std::vector<Verdict>& verdicts) {
 json JobJson(const JobReport& r, const JobAnalysis& a) {
   json j;
   j["file"] = mla::EscapeControlBytes(r.path);  // the command line's: the reader escapes the file's own text
-  j["job"] = {{"name", r.job_name}, {"id", r.job_id},     {"started_utc", r.started_utc},
-              {"ranks", r.ranks},   {"nodes", r.nodes},   {"ranks_per_gpu", r.ranks_per_gpu},
-              {"gpus", r.gpus},     {"hosts", r.hosts},   {"library_version", r.library_version},
-              {"algo", r.settings_algo}, {"profile", r.profile_text ? json(*r.profile_text) : json(nullptr)}};
+  j["job"] = {{"name", r.job_name},
+              {"id", r.job_id},
+              {"started_utc", r.started_utc},
+              {"ranks", r.ranks},
+              {"nodes", r.nodes},
+              {"ranks_per_gpu", r.ranks_per_gpu},
+              {"gpus", r.gpus},
+              {"hosts", r.hosts},
+              {"library_version", r.library_version},
+              {"algo", r.settings_algo},
+              {"profile", r.profile_text ? json(*r.profile_text) : json(nullptr)}};
   j["entries"] = json::object();
   for (const ReportEntry& e : r.entries)
     j["entries"][e.name] = {{"label", EntryLabel(e.name)},
@@ -79,13 +86,18 @@ json JobJson(const JobReport& r, const JobAnalysis& a) {
                                                                 {"off_profile", b.off_profile}}}});
   }
   const Savings& s = a.savings;
-  j["savings"] = {{"known", s.known},           {"saved_s", s.saved_s},       {"share_of_wall", s.share_of_wall},
-                  {"job_speedup", s.job_speedup}, {"bins_known", s.bins_known}, {"bins_total", s.bins_total},
-                  {"capped", s.capped},           {"why_not", s.why_not}};
+  j["savings"] = {{"known", s.known},
+                  {"saved_s", s.saved_s},
+                  {"share_of_wall", s.share_of_wall},
+                  {"job_speedup", s.job_speedup},
+                  {"bins_known", s.bins_known},
+                  {"bins_total", s.bins_total},
+                  {"capped", s.capped},
+                  {"why_not", s.why_not}};
   const LayoutAdvice& l = a.layout;
   json predicted = json::array();
   for (const auto& [ppg, us] : l.predicted_us) predicted.push_back({{"ranks_per_gpu", ppg}, {"time_us", us}});
-  j["ranks_per_gpu"] = {{"known", l.known}, {"note", l.note},    {"job", l.job_ppg}, {"best", l.best_ppg},
+  j["ranks_per_gpu"] = {{"known", l.known}, {"note", l.note},       {"job", l.job_ppg},      {"best", l.best_ppg},
                         {"ratio", l.ratio}, {"saved_s", l.saved_s}, {"predicted", predicted}};
   json points = json::array();
   for (const PredictionPoint& p : a.prediction)
@@ -101,12 +113,24 @@ json JobJson(const JobReport& r, const JobAnalysis& a) {
   const HistoryComparison& h = a.history;
   json runs = json::array();
   for (const mla::JobRun& r : h.runs)
-    runs.push_back({{"started_utc", r.started_utc}, {"run_id", r.run_id}, {"job_id", r.job_id}, {"nodes", r.nodes}, {"ranks", r.ranks},
-                    {"gpus", r.gpus}, {"ranks_per_gpu", r.ranks_per_gpu}, {"algorithms", r.algorithms},
-                    {"profile_digest", r.profile_digest}, {"wall_s", r.wall_s}, {"compute_s", r.compute_s},
-                    {"allreduce_s", r.allreduce_s}, {"wait_s", r.wait_s}, {"energy_j", OrNull(r.energy_j)}});
-  j["history"] = {{"known", h.known}, {"note", h.note}, {"key", h.runs.empty() ? std::string() : h.runs.back().job_key},         {"runs", runs}, {"changes", h.changes},
-                  {"wall_ratio", h.wall_ratio}, {"paid", h.paid}, {"best", h.best}};
+    runs.push_back({{"started_utc", r.started_utc},
+                    {"run_id", r.run_id},
+                    {"job_id", r.job_id},
+                    {"nodes", r.nodes},
+                    {"ranks", r.ranks},
+                    {"gpus", r.gpus},
+                    {"ranks_per_gpu", r.ranks_per_gpu},
+                    {"algorithms", r.algorithms},
+                    {"profile_digest", r.profile_digest},
+                    {"wall_s", r.wall_s},
+                    {"compute_s", r.compute_s},
+                    {"allreduce_s", r.allreduce_s},
+                    {"wait_s", r.wait_s},
+                    {"energy_j", OrNull(r.energy_j)}});
+  j["history"] = {
+      {"known", h.known}, {"note", h.note},       {"key", h.runs.empty() ? std::string() : h.runs.back().job_key},
+      {"runs", runs},     {"changes", h.changes}, {"wall_ratio", h.wall_ratio},
+      {"paid", h.paid},   {"best", h.best}};
   const BetweenNodes& b = a.between_nodes;
   j["prediction"] = {{"possible", a.prediction_possible},
                      {"note", a.prediction_note},
@@ -153,8 +177,10 @@ json AnalysisJson(const ReportSet& set) {
                         {"efficiency", p.efficiency},
                         {"predicted_speedup", OrNull(p.predicted_speedup)},
                         {"allreduce_share", p.allreduce_share}});
-    out["series"].push_back(
-        {{"job_name", s.job_name}, {"scale_unit", s.scale_unit}, {"points", points}, {"verdicts", Verdicts(s.verdicts)}});
+    out["series"].push_back({{"job_name", s.job_name},
+                             {"scale_unit", s.scale_unit},
+                             {"points", points},
+                             {"verdicts", Verdicts(s.verdicts)}});
   }
   return out;
 }

@@ -43,8 +43,7 @@ const json* Member(const json& obj, const std::string& where, const std::string&
 // -Wdangling-reference cannot tell that the result does not point into them.
 const json* Object(const json& obj, const std::string& where, const std::string& key) {
   const json* v = Member(obj, where, key, true);
-  if (!v->is_object())
-    throw FieldError("field '" + Join(where, key) + "' must be an object, not " + TypeName(*v));
+  if (!v->is_object()) throw FieldError("field '" + Join(where, key) + "' must be an object, not " + TypeName(*v));
   return v;
 }
 
@@ -112,8 +111,7 @@ MinMeanMax Spread(const json& obj, const std::string& where, const std::string& 
 }
 
 // "{mean, max}" objects of gpus[]; the mean alone is kept unless asked.
-std::optional<double> SpreadPart(const json& obj, const std::string& where, const std::string& key,
-                                 const char* part) {
+std::optional<double> SpreadPart(const json& obj, const std::string& where, const std::string& key, const char* part) {
   const json* v = Member(obj, where, key, false);
   if (!v) return std::nullopt;
   if (!v->is_object()) throw FieldError("field '" + Join(where, key) + "' must be an object, not " + TypeName(*v));
@@ -182,7 +180,8 @@ ReportGpu ParseGpu(const json& g, const std::string& where) {
 // entries: {NAME: {calls, not_served}, ...}; names this version does not know
 // are kept (a later library may count more entry points).
 void ParseEntries(const json& entries, std::vector<ReportEntry>* out) {
-  if (!entries.is_object()) throw FieldError("field 'entries' must be an object, not " + std::string(TypeName(entries)));
+  if (!entries.is_object())
+    throw FieldError("field 'entries' must be an object, not " + std::string(TypeName(entries)));
   for (auto it = entries.begin(); it != entries.end(); ++it) {
     const std::string where = "entries." + mldb::Excerpt(it.key());
     if (!it->is_object()) throw FieldError("field '" + where + "' must be an object");
@@ -279,8 +278,7 @@ bool CheckIdentity(const json& doc, const std::string& path, std::string* error)
   }
   if (format->get<std::string>() != kJobReportFormat) {
     *error = path + ": not a multilane job report (format is '" + mldb::Excerpt(format->get<std::string>()) +
-             "', expected '" +
-             kJobReportFormat + "')";
+             "', expected '" + kJobReportFormat + "')";
     return false;
   }
   auto version = doc.find("version");
@@ -324,11 +322,11 @@ bool ParseJobReport(const std::string& text, const std::string& path, JobReport*
     const bool trailing = std::strstr(e.what(), "expected end of input") != nullptr;
     const bool at_end = e.byte > last || std::strstr(e.what(), "unexpected end of input") != nullptr;
     if (at_end) {
-      *error = path + ": not a complete JSON file (truncated?): the text stops after " + std::to_string(last + 1) +
-               " bytes";
+      *error =
+          path + ": not a complete JSON file (truncated?): the text stops after " + std::to_string(last + 1) + " bytes";
     } else if (trailing) {
-      *error = path + ": not a JSON file (text after the end of the JSON document, at byte " +
-               std::to_string(e.byte) + "): give the file the library wrote";
+      *error = path + ": not a JSON file (text after the end of the JSON document, at byte " + std::to_string(e.byte) +
+               "): give the file the library wrote";
     } else {
       *error = path + ": not a JSON file (syntax error at byte " + std::to_string(e.byte) + ")";
     }

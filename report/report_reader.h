@@ -34,15 +34,16 @@ struct ReportBin {
   std::string memory;  // "host" or "device"
   uint64_t from = 0;
   std::optional<uint64_t> to;  // absent: no upper bound
-  int64_t calls = 0;   // world rank 0's calls
-  uint64_t bytes = 0;  // message size x calls, world rank 0
+  int64_t calls = 0;           // world rank 0's calls
+  uint64_t bytes = 0;          // message size x calls, world rank 0
   MinMeanMax time_s;
   double wait_s = 0;
-  int comm_ranks = 0;  // n of busbw; 0 when the file does not say
+  int comm_ranks = 0;    // n of busbw; 0 when the file does not say
   double algbw_gbs = 0;  // 0 when the file has null (no time to divide by)
   double busbw_gbs = 0;
   std::map<std::string, int64_t> algos;  // calls by algorithm
-  std::map<std::string, int64_t> transports;  // device bins: calls by path (ipc, mpi, nccl, staged); empty in older files
+  std::map<std::string, int64_t>
+      transports;              // device bins: calls by path (ipc, mpi, nccl, staged); empty in older files
   int64_t nccl_fallbacks = 0;  // device bins: calls whose NCCL transport fell back to MPI staging
   std::optional<BinProfile> profile;
 };

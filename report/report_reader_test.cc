@@ -78,15 +78,13 @@ TEST(JobReportFile, TruncatedFileSaysSo) {
 TEST(JobReportFile, HugeNumbersAreAnErrorNamingTheFile) {
   const std::string digits(400, '7');
   for (const std::string& number : {std::string("1e999"), std::string("-1e999"), digits}) {
-    const std::string text = "{\"format\": \"multilane-job-report\", \"version\": 1, \"job\": {\"ranks\": " +
-                             number + "}}";
+    const std::string text =
+        "{\"format\": \"multilane-job-report\", \"version\": 1, \"job\": {\"ranks\": " + number + "}}";
     const std::string error = ParseError(text);
     EXPECT_EQ(error.rfind("f.json: ", 0), 0u) << error;
     EXPECT_NE(error.find("number overflow"), std::string::npos) << error;
   }
-  EXPECT_EQ(ParseError("{\"format\": \"multilane-job-report\", \"version\": " + digits + "}")
-                .rfind("f.json: ", 0),
-            0u);
+  EXPECT_EQ(ParseError("{\"format\": \"multilane-job-report\", \"version\": " + digits + "}").rfind("f.json: ", 0), 0u);
 }
 
 TEST(JobReportFile, ForeignJsonNamesItsFormat) {
@@ -105,7 +103,8 @@ TEST(JobReportFile, NewerVersionIsNamed) {
   std::string error;
   const std::string path = Fixture("version2.json");
   ASSERT_FALSE(ReadJobReport(path, &r, &error));
-  EXPECT_EQ(error, path + ": job report version 2 is newer than this multilane reads (version 1): use a newer multilane");
+  EXPECT_EQ(error,
+            path + ": job report version 2 is newer than this multilane reads (version 1): use a newer multilane");
   EXPECT_NE(ParseError("{\"format\": \"multilane-job-report\", \"version\": \"1\"}").find("integer 'version'"),
             std::string::npos);
   EXPECT_NE(ParseError("{\"format\": \"multilane-job-report\", \"version\": 0}").find("version 0 is not supported"),
@@ -121,8 +120,8 @@ TEST(JobReportFile, MissingOrIllTypedFieldIsNamed) {
   const std::string head = "{\"format\": \"multilane-job-report\", \"version\": 1, ";
   const std::string job = "\"job\": {\"name\": \"x\", \"ranks\": 2}, ";
   const std::string spread = "{\"min\": 1, \"mean\": 1, \"max\": 1}";
-  const std::string time = "\"time\": {\"wall_s\": " + spread + ", \"allreduce_s\": " + spread + ", \"wait_s\": " +
-                           spread + "}";
+  const std::string time =
+      "\"time\": {\"wall_s\": " + spread + ", \"allreduce_s\": " + spread + ", \"wait_s\": " + spread + "}";
   JobReport r;
   std::string error;
   ASSERT_TRUE(ParseJobReport(head + job + time + ", \"bins\": []}", "f.json", &r, &error)) << error;
@@ -141,22 +140,25 @@ TEST(JobReportFile, UnknownFieldsAreIgnored) {
   JobReport r;
   std::string error;
   const std::string spread = "{\"min\": 1, \"mean\": 1, \"max\": 1, \"p50\": 1}";
-  ASSERT_TRUE(ParseJobReport("{\"format\": \"multilane-job-report\", \"version\": 1, \"new_field\": [1], "
-                             "\"job\": {\"name\": \"x\", \"ranks\": 2, \"color\": \"red\"}, \"time\": {\"wall_s\": " +
-                                 spread + ", \"allreduce_s\": " + spread + ", \"wait_s\": " + spread +
-                                 "}, \"bins\": []}",
-                             "f.json", &r, &error))
+  ASSERT_TRUE(
+      ParseJobReport("{\"format\": \"multilane-job-report\", \"version\": 1, \"new_field\": [1], "
+                     "\"job\": {\"name\": \"x\", \"ranks\": 2, \"color\": \"red\"}, \"time\": {\"wall_s\": " +
+                         spread + ", \"allreduce_s\": " + spread + ", \"wait_s\": " + spread + "}, \"bins\": []}",
+                     "f.json", &r, &error))
       << error;
   EXPECT_EQ(r.ranks, 2);
 }
 
 TEST(JobReportFile, ReadsDeviceTransportsAndOlderFilesWithout) {
   const std::string spread = "{\"min\": 1, \"mean\": 1, \"max\": 1}";
-  const std::string head = "{\"format\": \"multilane-job-report\", \"version\": 1, \"job\": {\"name\": \"x\", "
-                           "\"ranks\": 2}, \"time\": {\"wall_s\": " + spread + ", \"allreduce_s\": " + spread +
-                           ", \"wait_s\": " + spread + "}, \"bins\": [";
-  const std::string bin = "{\"memory\": \"device\", \"from\": 4096, \"calls\": 30, \"bytes\": 122880, "
-                          "\"time_s\": " + spread + ", \"wait_s\": 0, \"algos\": {\"lane\": 30}";
+  const std::string head =
+      "{\"format\": \"multilane-job-report\", \"version\": 1, \"job\": {\"name\": \"x\", "
+      "\"ranks\": 2}, \"time\": {\"wall_s\": " +
+      spread + ", \"allreduce_s\": " + spread + ", \"wait_s\": " + spread + "}, \"bins\": [";
+  const std::string bin =
+      "{\"memory\": \"device\", \"from\": 4096, \"calls\": 30, \"bytes\": 122880, "
+      "\"time_s\": " +
+      spread + ", \"wait_s\": 0, \"algos\": {\"lane\": 30}";
   JobReport r;
   std::string error;
   ASSERT_TRUE(ParseJobReport(head + bin + ", \"transports\": {\"mpi\": 25, \"staged\": 5}, \"nccl_fallbacks\": 25}]}",
@@ -178,9 +180,10 @@ TEST(JobReportFile, ReadsDeviceTransportsAndOlderFilesWithout) {
 
 TEST(JobReportFile, ReadsEntryPointsAndSaysWhatWasNotServed) {
   const std::string spread = "{\"min\": 1, \"mean\": 1, \"max\": 1}";
-  const std::string head = "{\"format\": \"multilane-job-report\", \"version\": 1, \"job\": {\"name\": \"x\", "
-                           "\"ranks\": 2}, \"time\": {\"wall_s\": " + spread + ", \"allreduce_s\": " + spread +
-                           ", \"wait_s\": " + spread + "}, \"bins\": []";
+  const std::string head =
+      "{\"format\": \"multilane-job-report\", \"version\": 1, \"job\": {\"name\": \"x\", "
+      "\"ranks\": 2}, \"time\": {\"wall_s\": " +
+      spread + ", \"allreduce_s\": " + spread + ", \"wait_s\": " + spread + "}, \"bins\": []";
   JobReport r;
   std::string error;
   ASSERT_TRUE(ParseJobReport(head + ", \"entries\": {\"f08\": {\"calls\": 18, \"not_served\": 0}, "
@@ -197,7 +200,8 @@ TEST(JobReportFile, ReadsEntryPointsAndSaysWhatWasNotServed) {
   EXPECT_EQ(EntryPointsUsed(r), "");
   EXPECT_EQ(ParseError(head + ", \"entries\": {\"c\": {\"calls\": 1, \"not_served\": 2}}}"),
             "f.json: bad job report: field 'entries.c.not_served' is larger than its calls");
-  EXPECT_EQ(ParseError(head + ", \"entries\": []}"), "f.json: bad job report: field 'entries' must be an object, not array");
+  EXPECT_EQ(ParseError(head + ", \"entries\": []}"),
+            "f.json: bad job report: field 'entries' must be an object, not array");
 }
 
 TEST(JobReportFile, MissingFileIsAnError) {

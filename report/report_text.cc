@@ -91,8 +91,8 @@ void HistoryLines(const HistoryComparison& h, std::string* out) {
 }
 
 void Job(const JobReport& r, const JobAnalysis& a, std::string* out) {
-  Line(out, "%s: job %s (id %s), %d rank(s) on %d node(s), %d GPU(s), started %s, libmlallreduce %s",
-       r.path.c_str(), r.job_name.c_str(), r.job_id.c_str(), r.ranks, r.nodes, r.gpus, r.started_utc.c_str(),
+  Line(out, "%s: job %s (id %s), %d rank(s) on %d node(s), %d GPU(s), started %s, libmlallreduce %s", r.path.c_str(),
+       r.job_name.c_str(), r.job_id.c_str(), r.ranks, r.nodes, r.gpus, r.started_utc.c_str(),
        r.library_version.c_str());
   if (!r.hosts.empty()) {
     constexpr size_t kHostsShown = 16;
@@ -116,8 +116,10 @@ void Job(const JobReport& r, const JobAnalysis& a, std::string* out) {
   Line(out, "    %-12s %10.3f s %7s  %s", "waiting", t.wait_s, Percent(t.wait_share).c_str(),
        Bar(t.wait_share, 40).c_str());
   if (t.setup_s > 0)
-    Line(out, "    (of the allreduce time, %.3f s was multilane's one-time setup in the first calls: the CUDA module, "
-              "communicator layouts; the size bins leave it out)", t.setup_s);
+    Line(out,
+         "    (of the allreduce time, %.3f s was multilane's one-time setup in the first calls: the CUDA module, "
+         "communicator layouts; the size bins leave it out)",
+         t.setup_s);
   if (!a.bins.empty()) {
     Line(out, "  sizes (busbw GB/s: achieved, profile's expectation, system MPI per the profile):");
     Line(out, "    %-16s %-11s %9s %7s %7s %10s %9s %9s %9s %10s  %s", "bin", "algorithm", "calls", "calls", "time",
@@ -136,13 +138,12 @@ void Job(const JobReport& r, const JobAnalysis& a, std::string* out) {
          s.bins_known, s.bins_total);
   else
     Line(out, "  multilane saved: unknown (%s)",
-         !r.profile_text ? "no profile in force"
+         !r.profile_text      ? "no profile in force"
          : !s.why_not.empty() ? s.why_not.c_str()
                               : "no system MPI times in the profile");
   if (a.layout.known) {
     std::string per;
-    for (const auto& [ppg, us] : a.layout.predicted_us)
-    {
+    for (const auto& [ppg, us] : a.layout.predicted_us) {
       char secs[32];
       std::snprintf(secs, sizeof secs, "%.4g s", us * 1e-6);
       per += (per.empty() ? "" : ", ") + std::to_string(ppg) + ": " + secs;

@@ -11,11 +11,11 @@ namespace multilane {
 namespace {
 
 constexpr int kWidth = 860;
-constexpr int kLeft = 70;     // room for the y axis labels
+constexpr int kLeft = 70;  // room for the y axis labels
 constexpr int kRight = 20;
 constexpr int kTop = 20;
 constexpr int kPlotHeight = 220;
-constexpr int kBottom = 70;   // x labels and legend
+constexpr int kBottom = 70;           // x labels and legend
 constexpr size_t kUprightLabels = 8;  // more categories than this: slanted labels
 
 std::string Num(double v) {
@@ -84,12 +84,23 @@ std::string HtmlEscape(const std::string& text) {
   out.reserve(text.size());
   for (char c : mla::EscapeControlBytes(text)) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -156,8 +167,7 @@ std::string GroupedBarsSvg(const std::string& title, const std::vector<std::stri
   const double group = plot_width / static_cast<double>(n);
   const double bar = std::min(40.0, group * 0.8 / static_cast<double>(std::max<size_t>(series.size(), 1)));
   for (size_t c = 0; c < categories.size(); ++c) {
-    const double x0 = kLeft + group * static_cast<double>(c) +
-                      (group - bar * static_cast<double>(series.size())) / 2;
+    const double x0 = kLeft + group * static_cast<double>(c) + (group - bar * static_cast<double>(series.size())) / 2;
     for (size_t i = 0; i < series.size(); ++i) {
       if (c >= series[i].values.size() || !series[i].values[c] || !std::isfinite(*series[i].values[c])) continue;
       const double v = std::max(0.0, *series[i].values[c]);

@@ -13,9 +13,7 @@ size_t Count(const std::string& text, const std::string& what) {
   return n;
 }
 
-TEST(SvgChart, EscapesText) {
-  EXPECT_EQ(HtmlEscape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&#39;");
-}
+TEST(SvgChart, EscapesText) { EXPECT_EQ(HtmlEscape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&#39;"); }
 
 // Issue 41 item 10: the page kept raw NUL and ESC bytes of a report's text.
 TEST(SvgChart, EscapesControlBytes) {

@@ -62,6 +62,7 @@ FIRST_PLATFORM_PACKAGES=(
   clang libfuzzer-14-dev               # scripts/fuzz.sh: the libFuzzer targets of fuzz/ (preset fuzz)
   libsimgrid-dev                       # smpicxx/smpirun: the simulation build of simulation/ (preset simulation)
   mmdebstrap                           # the second platform's Debian 13 root (scripts/platform-stage.sh)
+  clang-format                         # the layout check of every C and C++ file (scripts/check_format.sh)
 )
 PACKAGES=("${BUILD_PACKAGES[@]}")
 [ "$mode" = build ] || PACKAGES+=("${SUITE_PACKAGES[@]}")

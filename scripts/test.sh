@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command: installs dependencies, builds the default and the
+# The test command: installs dependencies, checks the layout of the C and
+# C++ files (scripts/check_format.sh), builds the default and the
 # sanitizer (ASan/UBSan) presets and runs every test of both with CTest, the
 # SMPI simulation build's reduction check, then
 # the ThreadSanitizer preset's thread tests (label threads) and each fuzz
@@ -60,6 +61,11 @@ on_exit() {
   [ -n "${outside_checked:-}" ] || python3 scripts/outside_files.py compare "$outside" || true
 }
 trap on_exit EXIT
+
+# The layout first (seconds): every C and C++ file as .clang-format says,
+# with Debian 12's clang-format 14.
+stage "layout: clang-format (scripts/check_format.sh)"
+bash scripts/check_format.sh
 
 for preset in default asan; do
   stage "build and test, preset '$preset'"

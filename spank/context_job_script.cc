@@ -105,7 +105,8 @@ int JobProlog(spank_t sp) {
           " runs without an MPS daemon");
     return 0;
   }
-  const SubprocessResult r = RunCapture({s.config.mps_control, "-d"}, MpsEnvironment(ids), ids.uid, ids.gid, kMpsTimeoutS);
+  const SubprocessResult r =
+      RunCapture({s.config.mps_control, "-d"}, MpsEnvironment(ids), ids.uid, ids.gid, kMpsTimeoutS);
   if (!r.ran || r.exit_status != 0) {
     Error("cannot start the MPS daemon " + s.config.mps_control + ": " +
           (r.ran ? "exit status " + std::to_string(r.exit_status) : r.error) + "; job " + std::to_string(ids.job) +
@@ -122,10 +123,11 @@ int JobEpilog(spank_t sp) {
   JobIds ids;
   if (!GetJob(sp, &ids)) return 0;
   if (!IsOwnJobDir(s.config.mps_dir, ids.job, ids.uid)) return 0;  // no daemon was started for this job
-  const SubprocessResult r = RunCapture({s.config.mps_control}, MpsEnvironment(ids), ids.uid, ids.gid, kMpsTimeoutS, "quit\n");
+  const SubprocessResult r =
+      RunCapture({s.config.mps_control}, MpsEnvironment(ids), ids.uid, ids.gid, kMpsTimeoutS, "quit\n");
   if (!r.ran || r.exit_status != 0) {
-    Error("stopping the MPS daemon of job " + std::to_string(ids.job) + " failed: " +
-          (r.ran ? "exit status " + std::to_string(r.exit_status) : r.error));
+    Error("stopping the MPS daemon of job " + std::to_string(ids.job) +
+          " failed: " + (r.ran ? "exit status " + std::to_string(r.exit_status) : r.error));
   }
   // Everything below job-ID goes, whatever the job put there: removed by
   // root without following a link and entering only the user's own folders

@@ -91,8 +91,8 @@ SubprocessResult LookUp(spank_t sp, const PluginState& s) {
   gid_t gid = static_cast<gid_t>(-1);
   Item(sp, S_JOB_UID, &uid);
   Item(sp, S_JOB_GID, &gid);
-  std::vector<std::string> argv = {s.config.multilane, "resolve", "--db", s.config.database, "--check-library",
-                                   s.config.library};
+  std::vector<std::string> argv = {s.config.multilane, "resolve",         "--db",
+                                   s.config.database,  "--check-library", s.config.library};
   const std::string partition = GetEnv(sp, "SLURM_JOB_PARTITION");
   if (!partition.empty()) {
     argv.push_back("--partition");
@@ -106,8 +106,8 @@ SubprocessResult LookUp(spank_t sp, const PluginState& s) {
     int argc = 0;
     char** args = nullptr;
     if (Item(sp, S_JOB_ARGV, &argc, &args) && argc > 0 && args != nullptr && args[0] != nullptr)
-      argv.insert(argv.end(), {"--program", args[0], "--program-path", GetEnv(sp, "PATH"), "--program-dir",
-                               GetEnv(sp, "PWD")});
+      argv.insert(argv.end(),
+                  {"--program", args[0], "--program-path", GetEnv(sp, "PATH"), "--program-dir", GetEnv(sp, "PWD")});
   }
   const std::map<std::string, std::string> env = {{"PATH", "/usr/bin:/bin"}, {"LANG", "C"}, {"HOME", "/"}};
   return RunCapture(argv, env, uid, gid, s.config.resolve_timeout_s);
@@ -138,8 +138,8 @@ std::string HistoryInbox(spank_t sp, const PluginState& s) {
   auto kv = ParseKeyValueLines(r.output);
   if (!kv["history_inbox"].empty()) return kv["history_inbox"];
   SayOnce(sp, "note: " + (kv["history_note"].empty() ? std::string("the job history is not kept: its inbox could "
-                                                                    "not be made (multilane history --make-inbox)")
-                                                       : kv["history_note"]));
+                                                                   "not be made (multilane history --make-inbox)")
+                                                     : kv["history_note"]));
   return "";
 }
 
@@ -249,9 +249,10 @@ void SayProfileNotes(spank_t sp, const PluginState& s, std::map<std::string, std
   // A ranks-per-GPU value measured under MPS, on a node that runs this step
   // without it: small calls will be much slower than the profile says.
   if (!mps && kv["mps"] == "on" && !gpus.empty() && tasks > gpus.size()) {
-    SayOnce(sp, "note: the profile's layouts of several tasks per GPU were measured under MPS, and this node runs "
-                "the job without an MPS daemon (plugstack mps=no, nvidia-cuda-mps-control missing, or the job "
-                "prolog could not start it): submit with --multilane=ranks-per-gpu:1, or ask the admin to enable mps");
+    SayOnce(sp,
+            "note: the profile's layouts of several tasks per GPU were measured under MPS, and this node runs "
+            "the job without an MPS daemon (plugstack mps=no, nvidia-cuda-mps-control missing, or the job "
+            "prolog could not start it): submit with --multilane=ranks-per-gpu:1, or ask the admin to enable mps");
   }
   // ranks-per-gpu:N the profile was not tuned at: its entries for other
   // layouts apply (the recommended value's), which the user should know.
@@ -261,8 +262,8 @@ void SayProfileNotes(spank_t sp, const PluginState& s, std::map<std::string, std
                     std::to_string(s.user.ranks_per_gpu) + ": this step runs the entries of the recommended " +
                     std::to_string(tuned) + "");
   }
-  std::string line = "profile " + kv["profile_id"] + " of node type " + kv["node_type"] + " (tuned " +
-                     kv["tuned_at"] + ", " + std::to_string(tuned) + " tasks per GPU)";
+  std::string line = "profile " + kv["profile_id"] + " of node type " + kv["node_type"] + " (tuned " + kv["tuned_at"] +
+                     ", " + std::to_string(tuned) + " tasks per GPU)";
   if (user_profile) line += "; your MULTILANE_PROFILE is kept";
   // A step at another of the profile's tuned values is one of its layouts
   // (--multilane=auto's choice from the job's history, docs/history.md).

@@ -32,12 +32,17 @@ std::string Value(const std::map<std::string, std::string>& kv, const char* key)
 bool LooksLikeLibrary(const std::string& path, std::string* why) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
-    *why = "the library " + path + " does not exist (" + std::strerror(errno) + "); the admin fixes library= in plugstack.conf";
+    *why = "the library " + path + " does not exist (" + std::strerror(errno) +
+           "); the admin fixes library= in plugstack.conf";
     return false;
   }
   FILE* f = std::fopen(path.c_str(), "rb");
   char magic[4] = {0, 0, 0, 0};
-  const bool elf = f != nullptr && std::fread(magic, 1, 4, f) == 4 && std::memcmp(magic, "\x7f" "ELF", 4) == 0;
+  const bool elf = f != nullptr && std::fread(magic, 1, 4, f) == 4 &&
+                   std::memcmp(magic,
+                               "\x7f"
+                               "ELF",
+                               4) == 0;
   if (f) std::fclose(f);
   if (!elf) {
     *why = "the library " + path + " is not a loadable shared object; the admin reinstalls multilane";
@@ -73,8 +78,10 @@ Injection DecideInjection(const SubprocessResult& lookup, const std::map<std::st
     return Make(Kind::kOff, (why.empty() ? std::string("no profile") : why) + kWithout);
   }
   if (Value(kv, "profile").empty()) {
-    return Make(Kind::kOff, "the profile look-up (" + multilane + " resolve) found a profile but printed no profile= "
-                            "line" + kWithout + " (the admin runs `multilane doctor` on this node)");
+    return Make(Kind::kOff, "the profile look-up (" + multilane +
+                                " resolve) found a profile but printed no profile= "
+                                "line" +
+                                kWithout + " (the admin runs `multilane doctor` on this node)");
   }
   return Make(Kind::kProfile, "");
 }

@@ -29,8 +29,9 @@ SubprocessResult Answered(const std::string& output) {
 
 Injection Decide(const SubprocessResult& r, bool library_ok = true) {
   return DecideInjection(r, ParseKeyValueLines(r.output), kCommand, kLibrary, library_ok,
-                         std::string("the library ") + kLibrary + " does not exist (No such file or directory); "
-                         "the admin fixes library= in plugstack.conf");
+                         std::string("the library ") + kLibrary +
+                             " does not exist (No such file or directory); "
+                             "the admin fixes library= in plugstack.conf");
 }
 
 const char* const kHit = "library_loads=yes\nfound=yes\nprofile=multilane-profile 1;host 0 inf lane\n";
@@ -55,7 +56,8 @@ TEST(Injection, AResolverTimeoutPreloadsTheLibraryOff) {
   r.output = "library_loads=yes\n";  // what it wrote before it hung
   const Injection i = Decide(r);
   EXPECT_EQ(i.kind, Kind::kOff);
-  EXPECT_NE(i.line.find("look-up (/usr/bin/multilane resolve) failed: timed out after 2 s"), std::string::npos) << i.line;
+  EXPECT_NE(i.line.find("look-up (/usr/bin/multilane resolve) failed: timed out after 2 s"), std::string::npos)
+      << i.line;
   EXPECT_NE(i.line.find("multilane doctor"), std::string::npos) << i.line;
 }
 

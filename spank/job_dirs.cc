@@ -85,8 +85,8 @@ std::string OpenFailure(int dir, const std::string& name, const std::string& pat
   const int saved = errno;
   struct stat st;
   if (fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
-    return "mps_dir " + mps_dir + ": " + path + " is a symbolic link, which the plugin does not follow: " +
-           FixRealFolder(mps_dir);
+    return "mps_dir " + mps_dir + ": " + path +
+           " is a symbolic link, which the plugin does not follow: " + FixRealFolder(mps_dir);
   }
   errno = saved;
   return Errno("cannot open " + path + " (mps_dir " + mps_dir + ")");
@@ -249,7 +249,8 @@ class Remover {
   bool Entry(int dir, const std::string& name, const std::string& path, int depth) {
     --budget_;
     struct stat st;
-    if (fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return errno == ENOENT || Keep(path, std::strerror(errno));
+    if (fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+      return errno == ENOENT || Keep(path, std::strerror(errno));
     if (!S_ISDIR(st.st_mode)) return Unlink(dir, name, 0, path);  // a file, link, socket: only its name goes
     if (st.st_uid != owner_ || st.st_dev != dev_) {
       return Keep(path, "a folder of uid " + std::to_string(st.st_uid) + " or another file system, not entered");
@@ -363,8 +364,8 @@ bool FreeJobName(int parent, const std::string& name, const std::string& mps_dir
   // Root's with files in it: a leftover of this job whose epilog never ran,
   // or the live daemon of another node that shares mps_dir.
   const std::string where = mps_dir + "/" + name;
-  *error = where + " exists already, a folder of an earlier prolog that still holds files (" + why +
-           "): if job " + name.substr(4) + " runs nowhere else, remove it (rm -r " + where +
+  *error = where + " exists already, a folder of an earlier prolog that still holds files (" + why + "): if job " +
+           name.substr(4) + " runs nowhere else, remove it (rm -r " + where +
            "); nodes that share mps_dir need %h in it";
   return false;
 }
@@ -398,7 +399,8 @@ bool CheckMade(int dir, const std::string& name, const std::string& where, uid_t
   Fd fd(openat(dir, name.c_str(), kOpenPath));
   struct stat st;
   if (!fd.ok() || fstat(fd.get(), &st) != 0) {
-    *why = Errno(where + " is not a folder the prolog made") + "; the admin checks the prolog's lines in the slurmd log";
+    *why =
+        Errno(where + " is not a folder the prolog made") + "; the admin checks the prolog's lines in the slurmd log";
     return false;
   }
   if (!S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 07777) != mode) {
@@ -466,8 +468,7 @@ bool RemoveJobDirs(const std::string& mps_dir, uint32_t job, uid_t uid, std::str
   if (!parent.ok()) return false;
   const std::string name = JobDirName(job);
   if (!MadeFor(parent.get(), name, uid)) {
-    *error = mps_dir + "/" + name + " is not a folder the prolog made for uid " + std::to_string(uid) +
-             "; left alone";
+    *error = mps_dir + "/" + name + " is not a folder the prolog made for uid " + std::to_string(uid) + "; left alone";
     return false;
   }
   std::string left;

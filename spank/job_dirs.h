@@ -40,8 +40,7 @@ std::string JobDirName(uint32_t job);
 // job-ID (a link, a file, another user's folder) is not ours: it is renamed
 // aside and removed as RemoveTree does, and *note says so in one line (and
 // what could not be removed).  On failure nothing this call made is left.
-bool MakeJobDirs(const std::string& mps_dir, uint32_t job, uid_t uid, gid_t gid, std::string* error,
-                 std::string* note);
+bool MakeJobDirs(const std::string& mps_dir, uint32_t job, uid_t uid, gid_t gid, std::string* error, std::string* note);
 
 // Whether mps_dir/job-ID is a folder MakeJobDirs made for `uid` (the
 // epilog's test): a real folder (not a link) owned by root whose pipe/ and

@@ -167,7 +167,8 @@ TEST_F(JobDirsTest, AJobFolderSomeoneElseMadeIsReplaced) {
   EXPECT_TRUE(JobDirsReady(mps_, 3, kUser, &error_)) << error_;
   // Nothing is left beside the two job folders.
   int entries = 0;
-  for (const auto& e : fs::directory_iterator(mps_)) entries += e.path().filename().string().rfind("job-", 0) == 0 ? 1 : 100;
+  for (const auto& e : fs::directory_iterator(mps_))
+    entries += e.path().filename().string().rfind("job-", 0) == 0 ? 1 : 100;
   EXPECT_EQ(entries, 2);
 }
 
@@ -323,7 +324,11 @@ TEST_F(JobDirsTest, AnEmptyLeftoverOfAnEarlierPrologIsReplaced) {
   EXPECT_EQ(Lstat(mps_ / "job-4/pipe").uid, kUser);
   // Not empty: it may serve the live daemon of another node that shares
   // mps_dir, so it is refused with the fix, not removed.
-  { FILE* f = std::fopen((mps_ / "job-4/log/control.log").c_str(), "w"); ASSERT_NE(f, nullptr); std::fclose(f); }
+  {
+    FILE* f = std::fopen((mps_ / "job-4/log/control.log").c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fclose(f);
+  }
   EXPECT_FALSE(Make(4));
   EXPECT_NE(error_.find("rm -r " + (mps_ / "job-4").string()), std::string::npos) << error_;
   EXPECT_NE(error_.find("%h"), std::string::npos) << error_;

@@ -21,11 +21,11 @@ namespace multilane_spank {
 // The state of the plugin in this process (each Slurm context is its own
 // process, and slurmstepd forks the tasks after user_init).
 struct PluginState {
-  PluginConfig config;      // from plugstack.conf
-  mla::UserOptions user;         // from --multilane (or its environment variable)
-  bool user_seen = false;   // the option callback ran
-  std::string step_gpus;    // the step's CUDA_VISIBLE_DEVICES before per-task binding
-  bool injected = false;    // user_init set LD_PRELOAD with a profile (not MULTILANE_OFF) for this step
+  PluginConfig config;     // from plugstack.conf
+  mla::UserOptions user;   // from --multilane (or its environment variable)
+  bool user_seen = false;  // the option callback ran
+  std::string step_gpus;   // the step's CUDA_VISIBLE_DEVICES before per-task binding
+  bool injected = false;   // user_init set LD_PRELOAD with a profile (not MULTILANE_OFF) for this step
 };
 PluginState& State();
 
@@ -44,12 +44,12 @@ void Say(const std::string& message);
 
 // Per context; each returns 0 or -1 (-1 only where Slurm should stop the
 // command: bad options in srun/sbatch/salloc).
-int SubmitInitPostOpt(spank_t sp);           // context_submit.cc
-int StepUserInit(spank_t sp);                // context_step.cc
-int StepTaskInitPrivileged(spank_t sp);      // context_step.cc
-int StepTaskInit(spank_t sp);                // context_step.cc
-int JobProlog(spank_t sp);                   // context_job_script.cc
-int JobEpilog(spank_t sp);                   // context_job_script.cc
+int SubmitInitPostOpt(spank_t sp);       // context_submit.cc
+int StepUserInit(spank_t sp);            // context_step.cc
+int StepTaskInitPrivileged(spank_t sp);  // context_step.cc
+int StepTaskInit(spank_t sp);            // context_step.cc
+int JobProlog(spank_t sp);               // context_job_script.cc
+int JobEpilog(spank_t sp);               // context_job_script.cc
 
 }  // namespace multilane_spank
 

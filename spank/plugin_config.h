@@ -23,8 +23,8 @@ struct PluginConfig {
   std::string library = multilane_install::kLibrary;          // injected with LD_PRELOAD
   std::string multilane = multilane_install::kCommand;        // resolves the profile
   std::string database = multilane_install::kSystemDatabase;  // the system database
-  bool default_on = false;                 // default=auto: multilane without --multilane
-  bool mps = false;                        // mps=yes: one MPS control daemon per job and node
+  bool default_on = false;                                    // default=auto: multilane without --multilane
+  bool mps = false;                                           // mps=yes: one MPS control daemon per job and node
   // mps=auto (the default): the daemon for jobs with GPUs on nodes where
   // mps_control is installed, unless the user asked for 1 task per GPU.
   bool mps_auto = true;

@@ -64,11 +64,14 @@ int OnOption(int /*val*/, const char* optarg, int remote) {
 }
 
 struct spank_option kOption = {
-    const_cast<char*>("multilane"), const_cast<char*>("[MODE]"),
+    const_cast<char*>("multilane"),
+    const_cast<char*>("[MODE]"),
     const_cast<char*>("Run MPI_Allreduce through multilane with the tuned layout; "
                       "MODE: auto, off, ranks-per-gpu:N, verbose, report[:DIR] (comma-separated); "
                       "--multilane=help explains"),
-    2, 0, OnOption};
+    2,
+    0,
+    OnOption};
 
 template <typename F>
 int Guard(const char* where, F&& body, int on_exception) {
@@ -96,7 +99,9 @@ int WithConfig(int ac, char** av, F&& body) {
 
 }  // namespace
 
-struct spank_option* MultilaneOption() { return &kOption; }
+struct spank_option* MultilaneOption() {
+  return &kOption;
+}
 
 }  // namespace multilane_spank
 
@@ -105,51 +110,60 @@ using namespace multilane_spank;
 #pragma GCC visibility push(default)
 
 extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
-  return Guard("init", [&] {
-    std::string error;
-    const spank_context_t ctx = spank_context();
-    if (!ParsePluginConfig(ac, av, &State().config, &error)) {
-      Error(error);
-      // The admin's configuration is wrong: jobs that load the plugin stop
-      // and say so; slurmd itself keeps running, so the node stays up.
-      return ctx == S_CTX_SLURMD ? 0 : -1;
-    }
-    if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR || ctx == S_CTX_REMOTE || ctx == S_CTX_JOB_SCRIPT) {
-      if (spank_option_register(sp, &kOption) != ESPANK_SUCCESS) {
-        Error("cannot register the --multilane option");
-        return -1;
-      }
-    }
-    return 0;
-  }, -1);
+  return Guard(
+      "init",
+      [&] {
+        std::string error;
+        const spank_context_t ctx = spank_context();
+        if (!ParsePluginConfig(ac, av, &State().config, &error)) {
+          Error(error);
+          // The admin's configuration is wrong: jobs that load the plugin stop
+          // and say so; slurmd itself keeps running, so the node stays up.
+          return ctx == S_CTX_SLURMD ? 0 : -1;
+        }
+        if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR || ctx == S_CTX_REMOTE || ctx == S_CTX_JOB_SCRIPT) {
+          if (spank_option_register(sp, &kOption) != ESPANK_SUCCESS) {
+            Error("cannot register the --multilane option");
+            return -1;
+          }
+        }
+        return 0;
+      },
+      -1);
 }
 
 extern "C" int slurm_spank_init_post_opt(spank_t sp, int /*ac*/, char** /*av*/) {
   const spank_context_t ctx = spank_context();
   if (ctx != S_CTX_LOCAL && ctx != S_CTX_ALLOCATOR) return 0;
-  return Guard("init_post_opt", [&] { return SubmitInitPostOpt(sp); }, 0);
+  return Guard(
+      "init_post_opt", [&] { return SubmitInitPostOpt(sp); }, 0);
 }
 
 extern "C" int slurm_spank_user_init(spank_t sp, int /*ac*/, char** /*av*/) {
-  return Guard("user_init", [&] { return StepUserInit(sp); }, 0);
+  return Guard(
+      "user_init", [&] { return StepUserInit(sp); }, 0);
 }
 
 extern "C" int slurm_spank_task_init_privileged(spank_t sp, int /*ac*/, char** /*av*/) {
-  return Guard("task_init_privileged", [&] { return StepTaskInitPrivileged(sp); }, 0);
+  return Guard(
+      "task_init_privileged", [&] { return StepTaskInitPrivileged(sp); }, 0);
 }
 
 extern "C" int slurm_spank_task_init(spank_t sp, int /*ac*/, char** /*av*/) {
-  return Guard("task_init", [&] { return StepTaskInit(sp); }, 0);
+  return Guard(
+      "task_init", [&] { return StepTaskInit(sp); }, 0);
 }
 
 // In the job script context Slurm calls no init: the plugstack.conf
 // arguments come with the callback itself.
 extern "C" int slurm_spank_job_prolog(spank_t sp, int ac, char** av) {
-  return Guard("job_prolog", [&] { return WithConfig(ac, av, [&] { return JobProlog(sp); }); }, 0);
+  return Guard(
+      "job_prolog", [&] { return WithConfig(ac, av, [&] { return JobProlog(sp); }); }, 0);
 }
 
 extern "C" int slurm_spank_job_epilog(spank_t sp, int ac, char** av) {
-  return Guard("job_epilog", [&] { return WithConfig(ac, av, [&] { return JobEpilog(sp); }); }, 0);
+  return Guard(
+      "job_epilog", [&] { return WithConfig(ac, av, [&] { return JobEpilog(sp); }); }, 0);
 }
 
 #pragma GCC visibility pop

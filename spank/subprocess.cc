@@ -145,7 +145,8 @@ void Judge(int status, bool timed_out, int timeout_s, bool exec_failed, int exec
     r->error = std::string("could not be started: ") + std::strerror(exec_error);
   } else if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
     // It was executed, and the loader (or it) gave up before running.
-    r->error = "could not be started (exit status 127" + (r->error_line.empty() ? std::string(")") : "): " + r->error_line);
+    r->error =
+        "could not be started (exit status 127" + (r->error_line.empty() ? std::string(")") : "): " + r->error_line);
   } else if (WIFEXITED(status)) {
     r->ran = true;
     r->exit_status = WEXITSTATUS(status);

@@ -12,9 +12,8 @@ const gid_t kSameGroup = static_cast<gid_t>(-1);
 
 TEST(Subprocess, CapturesOutputWithOnlyTheGivenEnvironment) {
   setenv("MULTILANE_SUBPROCESS_LEAK", "leaked", 1);
-  const SubprocessResult r =
-      RunCapture({"/bin/sh", "-c", "echo a=$A; echo leak=$MULTILANE_SUBPROCESS_LEAK; exit 3"}, {{"A", "1"}}, kSame,
-                 kSameGroup, 10);
+  const SubprocessResult r = RunCapture({"/bin/sh", "-c", "echo a=$A; echo leak=$MULTILANE_SUBPROCESS_LEAK; exit 3"},
+                                        {{"A", "1"}}, kSame, kSameGroup, 10);
   ASSERT_TRUE(r.ran) << r.error;
   EXPECT_EQ(r.exit_status, 3);
   const auto kv = ParseKeyValueLines(r.output);
@@ -78,8 +77,8 @@ TEST(Subprocess, ALoaderFailureIsReportedInItsOwnWords) {
 }
 
 TEST(Subprocess, AFailingProgramsFirstErrorLineIsKept) {
-  const SubprocessResult r = RunCapture({"/bin/sh", "-c", "echo; echo 'database is locked' >&2; exit 4"}, {}, kSame,
-                                        kSameGroup, 5);
+  const SubprocessResult r =
+      RunCapture({"/bin/sh", "-c", "echo; echo 'database is locked' >&2; exit 4"}, {}, kSame, kSameGroup, 5);
   ASSERT_TRUE(r.ran) << r.error;
   EXPECT_EQ(r.exit_status, 4);
   EXPECT_EQ(r.error_line, "database is locked");

@@ -57,8 +57,8 @@ std::string Description(int index) {
   int name_len = sizeof name, desc_len = sizeof desc, verbosity = 0, bind = 0, scope = 0;
   MPI_Datatype type;
   MPI_T_enum enumtype;
-  if (MPI_T_cvar_get_info(index, name, &name_len, &verbosity, &type, &enumtype, desc, &desc_len, &bind,
-                          &scope) != MPI_SUCCESS)
+  if (MPI_T_cvar_get_info(index, name, &name_len, &verbosity, &type, &enumtype, desc, &desc_len, &bind, &scope) !=
+      MPI_SUCCESS)
     return "";
   return std::string(desc);
 }
@@ -84,7 +84,8 @@ std::string UsersTunedSetting(bool (*counts)(const std::string& name)) {
   }
   std::vector<std::string> files = {"/etc/openmpi/openmpi-mca-params.conf"};
   if (const char* home = std::getenv("HOME")) files.push_back(std::string(home) + "/.openmpi/mca-params.conf");
-  if (const char* prefix = std::getenv("OPAL_PREFIX")) files.push_back(std::string(prefix) + "/etc/openmpi-mca-params.conf");
+  if (const char* prefix = std::getenv("OPAL_PREFIX"))
+    files.push_back(std::string(prefix) + "/etc/openmpi-mca-params.conf");
   for (const std::string& path : files) {
     std::ifstream in(path);
     std::string line;
@@ -185,8 +186,9 @@ void SystemAllreduce::FindOpenMpi() {
   Variable dynamic;
   int on = 0;
   if (!OpenVariable("coll_tuned_use_dynamic_rules", &dynamic) || !ReadInt(dynamic, &on) || !on) {
-    why_none_ = "Open MPI's coll/tuned takes a forced algorithm only with its dynamic rules on: start the job "
-                "with OMPI_MCA_coll_tuned_use_dynamic_rules=1";
+    why_none_ =
+        "Open MPI's coll/tuned takes a forced algorithm only with its dynamic rules on: start the job "
+        "with OMPI_MCA_coll_tuned_use_dynamic_rules=1";
   } else if (const char* file = std::getenv("OMPI_MCA_coll_tuned_dynamic_rules_filename"); file && *file) {
     why_none_ = std::string("a coll/tuned rules file is in force (") + file +
                 ") and takes precedence over a forced algorithm: unset OMPI_MCA_coll_tuned_dynamic_rules_filename "
@@ -249,13 +251,13 @@ void SystemAllreduce::FindHan() {
   Variable han, tuned;
   int han_priority = 0, tuned_priority = 0;
   if (OpenVariable("coll_han_priority", &han) && ReadInt(han, &han_priority) &&
-      OpenVariable("coll_tuned_priority", &tuned) && ReadInt(tuned, &tuned_priority) &&
-      han_priority > tuned_priority) {
-    han_over_tuned_ = "Open MPI's coll/han (priority " + std::to_string(han_priority) + ", over coll/tuned's " +
-                      std::to_string(tuned_priority) +
-                      ") runs the allreduce of a communicator that spans machines, where coll/tuned's algorithm "
-                      "would not run as itself: set OMPI_MCA_coll_han_priority=0 to choose among coll/tuned's algorithms "
-                      "there";
+      OpenVariable("coll_tuned_priority", &tuned) && ReadInt(tuned, &tuned_priority) && han_priority > tuned_priority) {
+    han_over_tuned_ =
+        "Open MPI's coll/han (priority " + std::to_string(han_priority) + ", over coll/tuned's " +
+        std::to_string(tuned_priority) +
+        ") runs the allreduce of a communicator that spans machines, where coll/tuned's algorithm "
+        "would not run as itself: set OMPI_MCA_coll_han_priority=0 to choose among coll/tuned's algorithms "
+        "there";
   }
   for (Variable* v : {&han, &tuned})
     if (v->handle != MPI_T_CVAR_HANDLE_NULL) MPI_T_cvar_handle_free(&v->handle);

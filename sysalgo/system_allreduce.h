@@ -116,7 +116,7 @@ class SystemAllreduce {
   std::vector<std::string> names_;
   std::vector<int> values_;  // the variable's value for each name
   Variable algorithm_, segment_, device_;
-  int device_none_ = -1;            // MPICH: the value of "none"
+  int device_none_ = -1;  // MPICH: the value of "none"
   int saved_algorithm_ = 0, saved_device_ = 0;
   bool selected_ = false;
   std::map<std::pair<MPI_Comm, int>, MPI_Comm> dups_;  // Open MPI: (comm, value) -> duplicate

@@ -15,8 +15,14 @@ namespace mltuner {
 const char* MemKindName(MemKind kind) { return kind == MemKind::kDevice ? "device" : "host"; }
 
 bool MemKindFromName(const std::string& name, MemKind* kind) {
-  if (name == "host") { *kind = MemKind::kHost; return true; }
-  if (name == "device") { *kind = MemKind::kDevice; return true; }
+  if (name == "host") {
+    *kind = MemKind::kHost;
+    return true;
+  }
+  if (name == "device") {
+    *kind = MemKind::kDevice;
+    return true;
+  }
   return false;
 }
 
@@ -111,14 +117,15 @@ bool ApplyTransport(const std::string& v, mla_choice* c, std::string* error) {
 // at run time (mlprobe asks it).  It sets nothing in an mla_choice.
 bool ApplySystemAlgorithm(const std::string& v, mla_choice*, std::string* error) {
   if (mla::IsSystemAlgorithmName(v)) return true;
-  *error = "mpi='" + v + "' is not the name of a system MPI allreduce algorithm (lowercase letters, digits "
+  *error = "mpi='" + v +
+           "' is not the name of a system MPI allreduce algorithm (lowercase letters, digits "
            "and '_', such as ring)";
   return false;
 }
 
 bool AppliesTo(const Dimension& d, const std::string& algo, MemKind mem) {
-  bool algo_ok = d.applies_to.empty() ||
-                 std::find(d.applies_to.begin(), d.applies_to.end(), algo) != d.applies_to.end();
+  bool algo_ok =
+      d.applies_to.empty() || std::find(d.applies_to.begin(), d.applies_to.end(), algo) != d.applies_to.end();
   bool mem_ok = d.memory.empty() || std::find(d.memory.begin(), d.memory.end(), mem) != d.memory.end();
   return algo_ok && mem_ok;
 }
@@ -142,20 +149,37 @@ Space DefaultSpace() {
   };
   // THE TABLE: one entry per dimension.
   s.dimensions = {
-      {"lanes", {"0", "1", "2"}, {"lane"}, {}, "0", ApplyLanes,
+      {"lanes",
+       {"0", "1", "2"},
+       {"lane"},
+       {},
+       "0",
+       ApplyLanes,
        // lanes >= ranks per node is "all" (the default) or impossible
        [](const std::string& v, const Layout& l) {
          return l.ranks_per_node > 0 && std::strtoll(v.c_str(), nullptr, 10) >= l.ranks_per_node;
        },
        nullptr},
-      {"chunk", {"0", "1M", "4M"}, {"lane", "hier", "split"}, {}, "0", ApplyChunk, nullptr,
+      {"chunk",
+       {"0", "1M", "4M"},
+       {"lane", "hier", "split"},
+       {},
+       "0",
+       ApplyChunk,
+       nullptr,
        // a chunk no smaller than the message is the whole message
        [](const std::string& v, uint64_t bytes) {
          uint64_t n = 0;
          return ParseByteSize(v, &n) && n >= bytes;
        }},
-      {"transport", {"auto", "mpi", "nccl"}, {"lane", "split"}, {MemKind::kDevice}, "auto", ApplyTransport,
-       nullptr, nullptr},
+      {"transport",
+       {"auto", "mpi", "nccl"},
+       {"lane", "split"},
+       {MemKind::kDevice},
+       "auto",
+       ApplyTransport,
+       nullptr,
+       nullptr},
       // The system MPI's own algorithms (device memory: of the staged path's
       // host collective): no values here (Expand makes no passthrough
       // candidates); mlprobe adds those the MPI offers.

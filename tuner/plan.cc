@@ -22,7 +22,10 @@ bool Plan::MeasuresAt(MemKind mem_kind, uint64_t bytes, const Candidate& c) cons
 namespace {
 
 bool GetSize(const nlohmann::json& v, uint64_t* out) {
-  if (v.is_number_unsigned()) { *out = v.get<uint64_t>(); return true; }
+  if (v.is_number_unsigned()) {
+    *out = v.get<uint64_t>();
+    return true;
+  }
   if (v.is_number_integer()) {
     if (v.get<int64_t>() < 0) return false;
     *out = static_cast<uint64_t>(v.get<int64_t>());
@@ -71,7 +74,8 @@ bool ParseSizeCandidates(const nlohmann::json& j, Plan* p, std::string* error) {
     uint64_t bytes = 0;
     if (!e.is_object() || !e.contains("size") || !GetSize(e["size"], &bytes) || !e.contains("candidates") ||
         !e["candidates"].is_array() ||
-        (e.contains("memory") && (!e["memory"].is_string() || !MemKindFromName(e["memory"].get<std::string>(), &mem)))) {
+        (e.contains("memory") &&
+         (!e["memory"].is_string() || !MemKindFromName(e["memory"].get<std::string>(), &mem)))) {
       *error = where + " must be {\"memory\": \"host\" or \"device\", \"size\": BYTES, \"candidates\": [WORDS]}";
       return false;
     }
@@ -106,9 +110,9 @@ bool ParsePlanFields(const nlohmann::json& j, Plan* plan, std::string* error) {
     *error = "the plan must be a JSON object";
     return false;
   }
-  static const char* kKnown[] = {"sizes", "memory", "datatype", "op", "candidates", "size_candidates", "space", "budget_s",
-                                 "reps_per_round", "max_rounds", "noise_floor", "margin", "warmup",
-                                 "iterations", "rep_stat", "comment"};
+  static const char* kKnown[] = {
+      "sizes",          "memory",     "datatype",    "op",     "candidates", "size_candidates", "space",    "budget_s",
+      "reps_per_round", "max_rounds", "noise_floor", "margin", "warmup",     "iterations",      "rep_stat", "comment"};
   for (const auto& kv : j.items()) {
     if (std::find_if(std::begin(kKnown), std::end(kKnown), [&](const char* k) { return kv.key() == k; }) ==
         std::end(kKnown)) {
@@ -199,8 +203,7 @@ bool ParsePlanFields(const nlohmann::json& j, Plan* plan, std::string* error) {
       !GetNumber(j, "reps_per_round", 1, 1000, &p.reps_per_round, error) ||
       !GetNumber(j, "max_rounds", 1, 100, &p.max_rounds, error) ||
       !GetNumber(j, "noise_floor", 0.0, 0.9, &p.noise_floor, error) ||
-      !GetNumber(j, "margin", 0.0, 100.0, &p.margin, error) ||
-      !GetNumber(j, "warmup", 0, 1000, &p.warmup, error))
+      !GetNumber(j, "margin", 0.0, 100.0, &p.margin, error) || !GetNumber(j, "warmup", 0, 1000, &p.warmup, error))
     return false;
   if (j.contains("iterations")) {
     const nlohmann::json& it = j["iterations"];

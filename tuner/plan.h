@@ -19,8 +19,8 @@
 namespace mltuner {
 
 struct Plan {
-  std::vector<uint64_t> sizes;  // bytes, ascending, each a multiple of 4 (fp32)
-  MemKind mem = MemKind::kHost;       // the first of memories
+  std::vector<uint64_t> sizes;                       // bytes, ascending, each a multiple of 4 (fp32)
+  MemKind mem = MemKind::kHost;                      // the first of memories
   std::vector<MemKind> memories = {MemKind::kHost};  // measured in this order (host before device)
   std::string datatype = "fp32";
   std::string op = "sum";
@@ -32,12 +32,12 @@ struct Plan {
   // each size's winner only); the sizes not listed measure them all.
   std::map<std::pair<MemKind, uint64_t>, std::vector<Candidate>> size_candidates;
   Space space = DefaultSpace();
-  double budget_s = 60;         // for all sizes together (budgeted mode)
-  int reps_per_round = 3;       // samples added to every survivor per round
-  int max_rounds = 4;           // rounds per size (exhaustive: all candidates, all rounds)
-  double noise_floor = 0.03;    // SearchOptions::noise_floor
-  double margin = 0.10;         // HalvingOptions::margin (the probe uses max(margin, 2 x noise_floor))
-  int warmup = 1;               // untimed calls before each repetition
+  double budget_s = 60;             // for all sizes together (budgeted mode)
+  int reps_per_round = 3;           // samples added to every survivor per round
+  int max_rounds = 4;               // rounds per size (exhaustive: all candidates, all rounds)
+  double noise_floor = 0.03;        // SearchOptions::noise_floor
+  double margin = 0.10;             // HalvingOptions::margin (the probe uses max(margin, 2 x noise_floor))
+  int warmup = 1;                   // untimed calls before each repetition
   uint64_t iter_bytes = 16u << 20;  // iterations per repetition = clamp(iter_bytes / size, min, max)
   int min_iters = 2;
   int max_iters = 50;

@@ -108,8 +108,10 @@ bool ReadPlan(const std::string& path, Plan* plan, json* plan_json) {
   }
   BcastString(&text);
   *plan_json = json::parse(text, nullptr, false);
-  if (plan_json->is_discarded()) error = "the plan '" + path + "' is not valid JSON";
-  else if (!ParsePlan(*plan_json, plan, &error)) error = "plan '" + path + "': " + error;
+  if (plan_json->is_discarded())
+    error = "the plan '" + path + "' is not valid JSON";
+  else if (!ParsePlan(*plan_json, plan, &error))
+    error = "plan '" + path + "': " + error;
   if (!error.empty()) {
     if (g_rank == 0) std::fprintf(stderr, "mlprobe: error: %s\n", error.c_str());
     return false;
@@ -182,8 +184,10 @@ bool AllocateBuffers(const Plan& plan, int gpu, std::map<MemKind, std::unique_pt
     (*buffers)[mem] = std::make_unique<Buffers>(max_count, mem == MemKind::kDevice ? gpu : -1);
     if (AnyRank(!(*buffers)[mem]->ok())) {
       if (g_rank == 0)
-        std::fprintf(stderr, "mlprobe: error: cannot allocate 2 x %s of device memory on a rank's GPU; "
-                             "tune smaller sizes (--sizes)\n", FormatByteSize(max_count * 4).c_str());
+        std::fprintf(stderr,
+                     "mlprobe: error: cannot allocate 2 x %s of device memory on a rank's GPU; "
+                     "tune smaller sizes (--sizes)\n",
+                     FormatByteSize(max_count * 4).c_str());
       return false;
     }
   }
@@ -199,7 +203,8 @@ int WriteProfile(const Options& o, const Plan& plan, const json& result, int nra
   so.noise_floor = plan.noise_floor;
   SearchResult sr = Decide(MeasurementsFromResult(result), so);
   std::ofstream pf(o.profile_path);
-  pf << RenderProfile(sr.bins, {{"tuned_by", "mlprobe"}, {"ranks", std::to_string(nranks)},
+  pf << RenderProfile(sr.bins, {{"tuned_by", "mlprobe"},
+                                {"ranks", std::to_string(nranks)},
                                 {"ranks_per_node", std::to_string(layout.ranks_per_node)}});
   if (!pf) {
     std::fprintf(stderr, "mlprobe: error: cannot write '%s'\n", o.profile_path.c_str());
@@ -261,8 +266,9 @@ int Run(int argc, char** argv) {
     return 2;
   }
   if (g_rank == 0 && !mla_enabled())
-    std::fprintf(stderr, "mlprobe: warning: libmlallreduce is disabled (see its warning): every candidate "
-                         "runs the system MPI\n");
+    std::fprintf(stderr,
+                 "mlprobe: warning: libmlallreduce is disabled (see its warning): every candidate "
+                 "runs the system MPI\n");
   int gpu = -1;
   if (!ChooseGpu(plan, layout, &gpu)) return 2;
   SystemAlgorithms system(g_rules_left_off);  // freed before MPI_Finalize (end of Run)

@@ -29,7 +29,7 @@ struct Entry {
   Candidate cand;
   std::string words;
   mla_choice choice{};
-  MPI_Comm comm = MPI_COMM_WORLD;  // a system algorithm's: the communicator it runs on
+  MPI_Comm comm = MPI_COMM_WORLD;        // a system algorithm's: the communicator it runs on
   SystemAlgorithms* per_call = nullptr;  // MPICH: selects the system algorithm around each call
   std::string system_name;               // mpi=NAME's NAME
   std::vector<double> samples;

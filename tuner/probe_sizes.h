@@ -88,10 +88,10 @@ class SystemAlgorithms;
 struct ProbeRun {
   const mltuner::Plan* plan = nullptr;
   SystemAlgorithms* system = nullptr;  // the system MPI's own algorithms (probe_system.h); null: none
-  int rank = 0;             // in MPI_COMM_WORLD; rank 0 prints
-  int nranks = 1;           // in MPI_COMM_WORLD
-  bool exhaustive = false;  // --exhaustive
-  bool compare = false;     // --compare
+  int rank = 0;                        // in MPI_COMM_WORLD; rank 0 prints
+  int nranks = 1;                      // in MPI_COMM_WORLD
+  bool exhaustive = false;             // --exhaustive
+  bool compare = false;                // --compare
   mltuner::HalvingOptions halving;
   double t_start = 0;           // MPI_Wtime() when the run started
   size_t steps = 0;             // sizes of every memory kind

@@ -72,7 +72,7 @@ class SystemAlgorithms {
   std::unique_ptr<mlsys::SystemAllreduce> system_;
   std::string why_none_;  // "" when the offered algorithms may be probed
   std::vector<std::string> probed_, not_offered_;
-  std::map<std::string, MPI_Comm> comms_;  // by name; MPI_COMM_NULL: refused
+  std::map<std::string, MPI_Comm> comms_;        // by name; MPI_COMM_NULL: refused
   std::map<std::string, std::string> why_made_;  // by name: why it was refused
 };
 

@@ -97,8 +97,8 @@ int main(int argc, char** argv) {
     std::printf("(one mlprobe --compare run: per size, the exhaustive sweep right after the budgeted search)\n");
   else
     std::printf("(two mlprobe runs: budgeted, then exhaustive)\n");
-  std::printf("%8s  %-26s %12s  %-26s %12s %9s\n", "size", "chosen (budgeted search)", "its exh_us",
-              "best exhaustive", "best_us", "regret");
+  std::printf("%8s  %-26s %12s  %-26s %12s %9s\n", "size", "chosen (budgeted search)", "its exh_us", "best exhaustive",
+              "best_us", "regret");
   double worst = 0, sum = 0;
   int n = 0;
   for (const Decision& d : chosen.decisions) {

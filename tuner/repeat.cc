@@ -55,15 +55,15 @@ std::vector<RepeatSize> RepeatSizes(const std::vector<Decision>& decisions, cons
 
 }  // namespace
 
-RepeatScope ScopeRepeat(const std::vector<Decision>& decisions, const std::vector<Measurement>& first,
-                        const Plan& plan, double measuring_s) {
+RepeatScope ScopeRepeat(const std::vector<Decision>& decisions, const std::vector<Measurement>& first, const Plan& plan,
+                        double measuring_s) {
   RepeatScope scope;
   scope.sizes = RepeatSizes(decisions, RepeatMedians(first), plan);
   for (const RepeatSize& r : scope.sizes) scope.predicted_s += r.predicted_s;
   while (!scope.sizes.empty() && scope.predicted_s > measuring_s) {
-    auto dearest = std::max_element(scope.sizes.begin(), scope.sizes.end(), [](const RepeatSize& a, const RepeatSize& b) {
-      return a.predicted_s < b.predicted_s;
-    });
+    auto dearest =
+        std::max_element(scope.sizes.begin(), scope.sizes.end(),
+                         [](const RepeatSize& a, const RepeatSize& b) { return a.predicted_s < b.predicted_s; });
     scope.predicted_s -= dearest->predicted_s;
     scope.left_out.push_back(*dearest);
     scope.sizes.erase(dearest);
@@ -88,8 +88,7 @@ std::string DescribeLeftOut(const RepeatScope& scope) {
 std::vector<std::string> RepeatCandidates(const std::vector<Decision>& decisions) {
   std::vector<std::string> out;
   for (const Decision& d : decisions)
-    if (d.winner != "passthrough" && std::find(out.begin(), out.end(), d.winner) == out.end())
-      out.push_back(d.winner);
+    if (d.winner != "passthrough" && std::find(out.begin(), out.end(), d.winner) == out.end()) out.push_back(d.winner);
   return out;
 }
 
@@ -178,16 +177,17 @@ RepeatSummary ApplyRepeat(const std::vector<Measurement>& repeat, double noise_f
 
 std::string DescribeRepeat(const RepeatSummary& s, const SearchResult& decided) {
   char head[256];
-  std::snprintf(head, sizeof head,
-                "repeat launch: %d winner(s) confirmed, %d undone, %d size(s) kept the system MPI, %d not measured "
-                "again; launch band %.0f%%, noise up to %.0f%% (the profile's noise includes the launches' differences)",
-                s.confirmed, s.undone, s.kept, s.unmeasured, 100 * s.band, 100 * s.widest);
+  std::snprintf(
+      head, sizeof head,
+      "repeat launch: %d winner(s) confirmed, %d undone, %d size(s) kept the system MPI, %d not measured "
+      "again; launch band %.0f%%, noise up to %.0f%% (the profile's noise includes the launches' differences)",
+      s.confirmed, s.undone, s.kept, s.unmeasured, 100 * s.band, 100 * s.widest);
   std::string out = head;
   std::string undone;
   for (const Decision& d : decided.decisions)
     if (!d.undone.empty())
-      undone += (undone.empty() ? "" : ", ") + std::string(MemKindName(d.mem)) + " " + FormatByteSize(d.bytes) +
-                " " + d.undone;
+      undone += (undone.empty() ? "" : ", ") + std::string(MemKindName(d.mem)) + " " + FormatByteSize(d.bytes) + " " +
+                d.undone;
   if (!undone.empty()) out += "; not faster than the system MPI in the repeat: " + undone;
   return out;
 }

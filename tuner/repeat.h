@@ -48,8 +48,8 @@ struct RepeatScope {
 // reps_per_round x (warmup + IterationsFor) calls at their `first` medians.
 // Sizes are left out, the most expensive first, until the rest fit
 // `measuring_s`; a left-out size keeps its first decision (ApplyRepeat).
-RepeatScope ScopeRepeat(const std::vector<Decision>& decisions, const std::vector<Measurement>& first,
-                        const Plan& plan, double measuring_s);
+RepeatScope ScopeRepeat(const std::vector<Decision>& decisions, const std::vector<Measurement>& first, const Plan& plan,
+                        double measuring_s);
 
 // The repeat launch's plan, from the first launch's plan `first`, its
 // decisions and measurements: RepeatCandidates beside the system MPI, at

@@ -31,8 +31,10 @@ double Quantile(const std::vector<double>& sorted, double q) {
 std::string Num(double v) {
   if (!(v >= 0) || !std::isfinite(v)) v = 0;
   char buf[64];
-  if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.0f", v);
-  else std::snprintf(buf, sizeof buf, "%.6g", v);
+  if (v >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.6g", v);
   std::string s = buf;
   if (s.find('e') != std::string::npos) {  // tiny values: plain decimals
     std::snprintf(buf, sizeof buf, "%.9f", v);
@@ -76,8 +78,8 @@ SearchResult Decide(const std::vector<Measurement>& measurements, const SearchOp
         fastest_med = med;
       }
     }
-    std::string where = std::string(MemKindName(static_cast<MemKind>(g.first.first))) + " " +
-                        FormatByteSize(g.first.second);
+    std::string where =
+        std::string(MemKindName(static_cast<MemKind>(g.first.first))) + " " + FormatByteSize(g.first.second);
     if (mpi == nullptr) {
       result.problems.push_back(where + ": no valid system MPI (passthrough) measurement; size left out");
       continue;
@@ -156,7 +158,7 @@ std::vector<Bin> MakeBins(const std::vector<Decision>& decisions_in) {
     if (!last_of_kind) {
       double gm = std::sqrt(static_cast<double>(d.bytes) * static_cast<double>(decisions[i + 1].bytes));
       to = static_cast<uint64_t>(std::llround(gm));
-      to = std::max(to, d.bytes + 1);            // the bin must hold its own size
+      to = std::max(to, d.bytes + 1);             // the bin must hold its own size
       to = std::min(to, decisions[i + 1].bytes);  // and not the next one's
     }
     if (!first_of_kind && bins.back().winner == d.winner) {
@@ -236,8 +238,8 @@ std::string FormatDecisionTable(const std::vector<Decision>& decisions) {
     char repeat[32] = "-";
     if (d.repeat_gain > 0) std::snprintf(repeat, sizeof repeat, "%.2fx", d.repeat_gain);
     std::snprintf(line, sizeof line, "%-6s %8s  %-*s %12.2f %12.2f %6.2fx %7s %5.0f%%\n", MemKindName(d.mem),
-                  FormatByteSize(d.bytes).c_str(), width, winners[i].c_str(), d.time_us, d.mpi_time_us, d.gain,
-                  repeat, 100 * d.noise);
+                  FormatByteSize(d.bytes).c_str(), width, winners[i].c_str(), d.time_us, d.mpi_time_us, d.gain, repeat,
+                  100 * d.noise);
     out << line;
   }
   return out.str();
@@ -257,8 +259,7 @@ std::vector<std::string> Survivors(const std::map<std::string, std::vector<doubl
   size_t cap = options.halve && !noisy ? (ranked.size() + 1) / 2 : ranked.size();
   cap = std::max(cap, options.keep_at_least);
   for (size_t i = 0; i < ranked.size(); ++i) {
-    bool k = i < options.keep_at_least ||
-             (i < cap && ranked[i].first <= ranked[0].first * (1 + margin));
+    bool k = i < options.keep_at_least || (i < cap && ranked[i].first <= ranked[0].first * (1 + margin));
     keep[ranked[i].second] = k;
   }
   std::vector<std::string> out;

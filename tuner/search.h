@@ -35,9 +35,9 @@ double MedianRelativeError(const std::vector<double>& samples);
 struct Measurement {
   MemKind mem = MemKind::kHost;
   uint64_t bytes = 0;
-  std::string candidate;       // profile words: "passthrough", "lane lanes=2"
-  std::vector<double> samples; // microseconds, one per repetition
-  bool valid = true;           // false: gave a wrong result, never chosen
+  std::string candidate;        // profile words: "passthrough", "lane lanes=2"
+  std::vector<double> samples;  // microseconds, one per repetition
+  bool valid = true;            // false: gave a wrong result, never chosen
 };
 
 struct SearchOptions {
@@ -92,8 +92,8 @@ struct Bin {
 };
 
 struct SearchResult {
-  std::vector<Decision> decisions;  // by memory kind, then size
-  std::vector<Bin> bins;            // by memory kind, then from
+  std::vector<Decision> decisions;    // by memory kind, then size
+  std::vector<Bin> bins;              // by memory kind, then from
   std::vector<std::string> problems;  // sizes without a system MPI measurement, ...
 };
 

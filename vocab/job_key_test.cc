@@ -21,12 +21,18 @@ TEST(JobKey, Rule) {
 }
 
 TEST(JobKey, DefaultIsNameAndDigestOfTheWholeCommandLine) {
-  const std::string a = DefaultJobKey("train", std::string("./train\0--epochs\0" "10\0", 20));
-  const std::string b = DefaultJobKey("train", std::string("./train\0--epochs\0" "20\0", 20));
+  const std::string a = DefaultJobKey("train", std::string("./train\0--epochs\0"
+                                                           "10\0",
+                                                           20));
+  const std::string b = DefaultJobKey("train", std::string("./train\0--epochs\0"
+                                                           "20\0",
+                                                           20));
   EXPECT_EQ(a.substr(0, 6), "train:");
   EXPECT_EQ(a.size(), 6u + 12u);
   EXPECT_NE(a, b);  // other arguments: another job
-  EXPECT_EQ(a, DefaultJobKey("train", std::string("./train\0--epochs\0" "10\0", 20)));  // stable
+  EXPECT_EQ(a, DefaultJobKey("train", std::string("./train\0--epochs\0"
+                                                  "10\0",
+                                                  20)));  // stable
   // FNV-1a 64 of the empty string is cbf29ce484222325, of "a" af63dc4c8601ec8c.
   EXPECT_EQ(Fnv1a64Hex(""), "cbf29ce484222325");
   EXPECT_EQ(Fnv1a64Hex("a"), "af63dc4c8601ec8c");

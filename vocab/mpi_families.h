@@ -49,7 +49,7 @@ struct MpiFamilyInfo {
   // a command whose file name starts with one is a launcher, and a file name
   // holding one names the family (as launcher_name_words do).
   std::vector<std::string> launcher_programs;
-  std::string srun_mpi;                             // srun's --mpi= for its ranks; "": the cluster's MpiDefault
+  std::string srun_mpi;  // srun's --mpi= for its ranks; "": the cluster's MpiDefault
   // The launcher's flags to start more ranks than a host has cores (tune's
   // probes on small hosts and virtual nodes), the same for every generation
   // below; {} where the launcher oversubscribes without being told (hydra).

@@ -108,7 +108,7 @@ void AlongSystemCurve(const ProfilePoint& point, double bytes, const std::vector
   const bool below = bytes < static_cast<double>(point.bytes);
   const ProfilePoint* next = nullptr;
   for (const ProfilePoint& c : curve) {
-    if (below && c.bytes < point.bytes) next = &c;                 // the last one below
+    if (below && c.bytes < point.bytes) next = &c;                      // the last one below
     if (!below && c.bytes > point.bytes && next == nullptr) next = &c;  // the first one above
   }
   if (next == nullptr || next->bytes == 0 || point.bytes == 0) return;

@@ -169,8 +169,7 @@ TEST(Price, AnEntryOfOnePointFollowsTheSystemMpisSlope) {
   falls.points = {{16 << 20, 7000, 1000, 0.1}};
   EXPECT_NEAR(PriceEntry(falls, 8 << 20, SystemCurve({low, falls}, MemKind::kHost, 0)).time_us, 7000, 1e-9);
   // PriceCalls borrows the same slope.
-  EXPECT_NEAR(PriceCalls(entries, {{MemKind::kHost, 8 << 20, 1, 8 << 20}}).total_us, 7000 * std::pow(0.5, slope),
-              1e-6);
+  EXPECT_NEAR(PriceCalls(entries, {{MemKind::kHost, 8 << 20, 1, 8 << 20}}).total_us, 7000 * std::pow(0.5, slope), 1e-6);
 }
 
 TEST(Price, BasisNames) {

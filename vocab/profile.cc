@@ -290,8 +290,10 @@ bool Profile::Parse(std::string_view text, std::string* error) {
                       " points (pts=): tuned profiles hold a few hundred; keep the probed sizes");
       } else if (key == "mpi") {
         if (!IsSystemAlgorithmName(value))
-          return fail("mpi must name one of the system MPI's allreduce algorithms (lowercase letters, digits and "
-                      "'_', such as ring), found " + Quoted(value));
+          return fail(
+              "mpi must name one of the system MPI's allreduce algorithms (lowercase letters, digits and "
+              "'_', such as ring), found " +
+              Quoted(value));
         e.system_algorithm = std::string(value);
       } else {
         return fail("unknown key " + Quoted(key) +
@@ -299,8 +301,8 @@ bool Profile::Parse(std::string_view text, std::string* error) {
       }
     }
     if (!e.system_algorithm.empty() && e.choice.algo != MLA_ALGO_PASSTHROUGH)
-      return fail("mpi=" + e.system_algorithm + " names the system MPI's own algorithm: it goes with passthrough, not " +
-                  std::string(words[3]));
+      return fail("mpi=" + e.system_algorithm +
+                  " names the system MPI's own algorithm: it goes with passthrough, not " + std::string(words[3]));
     entries.push_back(e);
     if (end == text.size()) break;
   }

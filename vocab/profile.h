@@ -39,14 +39,14 @@ struct ProfileEntry {
   uint64_t max_bytes = UINT64_MAX;  // exclusive; UINT64_MAX = no upper bound
   int ppg = 0;
   mla_choice choice{MLA_ALGO_PASSTHROUGH, 0, 0, MLA_TRANSPORT_AUTO};
-  double time_us = -1;          // measured time of the winner, -1 when unknown
-  double mpi_time_us = -1;      // measured time of the system MPI, -1 when unknown
-  uint64_t measured_bytes = 0;  // the message size time_us was measured at, 0 when unknown
+  double time_us = -1;               // measured time of the winner, -1 when unknown
+  double mpi_time_us = -1;           // measured time of the system MPI, -1 when unknown
+  uint64_t measured_bytes = 0;       // the message size time_us was measured at, 0 when unknown
   std::vector<ProfilePoint> points;  // pts=: every probed size in [min_bytes, max_bytes), by size; may be empty
   // mpi=: on a passthrough entry, the system MPI's own allreduce algorithm
   // that runs the entry's calls ("ring"); empty: the MPI's own choice.
   std::string system_algorithm;
-  int line = 0;                 // 1-based entry number in the text, for messages
+  int line = 0;  // 1-based entry number in the text, for messages
 };
 
 // The smallest `chunk` an entry may give (0, the whole message, is always

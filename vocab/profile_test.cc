@@ -118,8 +118,8 @@ TEST(Profile, RoundTripsThroughToString) {
 TEST(Profile, PassthroughCarriesTheSystemAlgorithm) {
   Profile p, q;
   std::string error;
-  ASSERT_TRUE(p.Parse("multilane-profile 1\nhost 0 64K passthrough mpi=recursive_doubling\nhost 64K inf passthrough\n",
-                      &error))
+  ASSERT_TRUE(
+      p.Parse("multilane-profile 1\nhost 0 64K passthrough mpi=recursive_doubling\nhost 64K inf passthrough\n", &error))
       << error;
   EXPECT_EQ(p.Lookup(MemKind::kHost, 100, 1)->system_algorithm, "recursive_doubling");
   EXPECT_EQ(p.Lookup(MemKind::kHost, 1 << 20, 1)->system_algorithm, "");
@@ -248,9 +248,10 @@ namespace {
 TEST(ProfilePoints, ParseAndRoundTrip) {
   Profile p;
   std::string error;
-  ASSERT_TRUE(p.Parse("multilane-profile 1\nhost 8K 2M hier time_us=372.7 mpi_time_us=429.1 at=1M "
-                      "pts=16K:38.1/36.2/0.04,64K:61/60.5,256K:140/170/0.031,1M:372.7/429.1/0.03\n",
-                      &error))
+  ASSERT_TRUE(
+      p.Parse("multilane-profile 1\nhost 8K 2M hier time_us=372.7 mpi_time_us=429.1 at=1M "
+              "pts=16K:38.1/36.2/0.04,64K:61/60.5,256K:140/170/0.031,1M:372.7/429.1/0.03\n",
+              &error))
       << error;
   const std::vector<ProfilePoint>& pts = p.entries()[0].points;
   ASSERT_EQ(pts.size(), 4u);
@@ -279,23 +280,23 @@ TEST(ProfilePoints, OldProfilesStillParseWithoutPoints) {
 
 TEST(ProfilePoints, RejectsBadPointsWithAReason) {
   const char* bad[] = {
-      "host 8K 2M hier pts=",                         // no point
-      "host 8K 2M hier pts=16K",                      // no times
-      "host 8K 2M hier pts=16K:38",                   // one time
-      "host 8K 2M hier pts=16K:38/36/0.1/9",          // four numbers
-      "host 8K 2M hier pts=16K:38/36/",               // a trailing slash
-      "host 8K 2M hier pts=16K:38/-1",                // negative
-      "host 8K 2M hier pts=16K:38/inf",               // not finite
-      "host 8K 2M hier pts=16K:38/nan",               // not a number
-      "host 8K 2M hier pts=16K:38/36/11",             // noise over 10
-      "host 8K 2M hier pts=4K:38/36",                 // below the range
-      "host 8K 2M hier pts=2M:38/36",                 // at the exclusive end
-      "host 8K 2M hier pts=64K:38/36,16K:20/20",      // falling sizes
-      "host 8K 2M hier pts=64K:38/36,64K:20/20",      // a size twice
-      "host 8K 2M hier pts=16K:38/36,,64K:20/20",     // an empty item
-      "host 8K 2M hier pts=16K:1/1 pts=64K:1/1",      // the key twice
-      "host 0 2M hier pts=0:1/1",                     // a size of 0
-      "host 8K 2M hier pts=16K:2e12/1",               // beyond 11 days
+      "host 8K 2M hier pts=",                      // no point
+      "host 8K 2M hier pts=16K",                   // no times
+      "host 8K 2M hier pts=16K:38",                // one time
+      "host 8K 2M hier pts=16K:38/36/0.1/9",       // four numbers
+      "host 8K 2M hier pts=16K:38/36/",            // a trailing slash
+      "host 8K 2M hier pts=16K:38/-1",             // negative
+      "host 8K 2M hier pts=16K:38/inf",            // not finite
+      "host 8K 2M hier pts=16K:38/nan",            // not a number
+      "host 8K 2M hier pts=16K:38/36/11",          // noise over 10
+      "host 8K 2M hier pts=4K:38/36",              // below the range
+      "host 8K 2M hier pts=2M:38/36",              // at the exclusive end
+      "host 8K 2M hier pts=64K:38/36,16K:20/20",   // falling sizes
+      "host 8K 2M hier pts=64K:38/36,64K:20/20",   // a size twice
+      "host 8K 2M hier pts=16K:38/36,,64K:20/20",  // an empty item
+      "host 8K 2M hier pts=16K:1/1 pts=64K:1/1",   // the key twice
+      "host 0 2M hier pts=0:1/1",                  // a size of 0
+      "host 8K 2M hier pts=16K:2e12/1",            // beyond 11 days
   };
   for (const char* line : bad) {
     Profile p;
@@ -316,7 +317,8 @@ TEST(ProfilePoints, BoundedPerEntryAndPerProfile) {
   std::string text = "multilane-profile 1\n";
   for (size_t e = 0; e < kMaxProfilePoints / kMaxProfilePointsPerEntry; ++e) {
     text += "host " + std::to_string(e * 100 + 1) + " " + std::to_string(e * 100 + 101) + " lane pts=";
-    for (size_t i = 0; i < kMaxProfilePointsPerEntry; ++i) text += (i ? "," : "") + std::to_string(e * 100 + 1 + i) + ":1/1";
+    for (size_t i = 0; i < kMaxProfilePointsPerEntry; ++i)
+      text += (i ? "," : "") + std::to_string(e * 100 + 1 + i) + ":1/1";
     text += "\n";
   }
   EXPECT_TRUE(p.Parse(text, &error)) << error;

@@ -13,8 +13,12 @@ const char* UserOptionsHelp() {
       "multilane: --multilane[=ITEM,ITEM...] runs the job's MPI_Allreduce through multilane\n"
       "  (no value), auto   the tuned layout and profile of the node type\n"
       "  off                no multilane for this job or step\n"
-      "  ranks-per-gpu:N    N tasks per GPU (1-" + std::to_string(kMaxRanksPerGpu) + ") instead of the tuned number\n"
-      "  mpi:FAMILY         the job's MPI (" + MpiFamilyChoices() + "), when multilane cannot tell it from the\n"
+      "  ranks-per-gpu:N    N tasks per GPU (1-" +
+      std::to_string(kMaxRanksPerGpu) +
+      ") instead of the tuned number\n"
+      "  mpi:FAMILY         the job's MPI (" +
+      MpiFamilyChoices() +
+      "), when multilane cannot tell it from the\n"
       "                     program (a script, python); it picks that MPI's profile\n"
       "  verbose            say what multilane did; the library prints its settings and counters\n"
       "  report[:DIR]       write the job report (JSON) into DIR (default: the submit directory);\n"

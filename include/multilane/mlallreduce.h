@@ -27,15 +27,15 @@ extern "C" {
 
 /* Same contract as MPI_Allreduce.  Decides like the interposed MPI_Allreduce:
  * the algorithm comes from MULTILANE_ALGO or the profile, else PMPI_Allreduce. */
-MLA_API int mla_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                  MPI_Op op, MPI_Comm comm);
+MLA_API int mla_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                          MPI_Comm comm);
 
 /* Same contract as MPI_Allreduce, run with the given choice whatever the
  * environment says.  Calls the algorithm cannot handle (see mla_call_supported)
  * go to PMPI_Allreduce and count as unsupported.  Every rank must pass the
  * same choice. */
-MLA_API int mla_allreduce_with(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                       MPI_Op op, MPI_Comm comm, const mla_choice *choice);
+MLA_API int mla_allreduce_with(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                               MPI_Comm comm, const mla_choice* choice);
 
 /* Returns 1 when a multilane algorithm can run this (datatype, op, comm)
  * combination, 0 when the call would go to PMPI_Allreduce whatever the
@@ -43,14 +43,14 @@ MLA_API int mla_allreduce_with(const void *sendbuf, void *recvbuf, int count, MP
  * (mla_comm_layout says regular = 0) every call goes to PMPI_Allreduce too.
  * When reason is not NULL it receives a static string saying why not (or ""
  * when supported). */
-MLA_API int mla_call_supported(MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char **reason);
+MLA_API int mla_call_supported(MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char** reason);
 
 /* Fills *layout for comm.  Collective over comm on the first call for a
  * communicator (it builds and caches the node and lane communicators).
  * Returns MPI_SUCCESS or an MPI error code; MPI_ERR_OTHER, with no call made,
  * when the start-up agreement at MPI_Init did not find every rank of the job
  * running multilane alike (or MPI_Init did not reach the library). */
-MLA_API int mla_comm_layout(MPI_Comm comm, mla_layout *layout);
+MLA_API int mla_comm_layout(MPI_Comm comm, mla_layout* layout);
 
 #ifdef __cplusplus
 }

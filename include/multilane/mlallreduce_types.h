@@ -50,8 +50,8 @@ typedef enum mla_transport {
  * fields mean the defaults. */
 typedef struct mla_choice {
   mla_algo algo;
-  int lanes;            /* lane: how many ranks of each node drive lanes; 0 = all */
-  uint64_t chunk_bytes; /* largest piece of the message handled per step; 0 = default */
+  int lanes;               /* lane: how many ranks of each node drive lanes; 0 = all */
+  uint64_t chunk_bytes;    /* largest piece of the message handled per step; 0 = default */
   mla_transport transport; /* device buffers: the transport between nodes or GPUs */
 } mla_choice;
 
@@ -72,25 +72,25 @@ typedef enum mla_device_path {
 
 /* The library's own counters, per process, since start or the last reset. */
 typedef struct mla_stats {
-  uint64_t calls;                        /* MPI_Allreduce/mla_allreduce* calls seen */
+  uint64_t calls;                         /* MPI_Allreduce/mla_allreduce* calls seen */
   uint64_t calls_by_algo[MLA_ALGO_COUNT]; /* calls completed by each algorithm */
   uint64_t bytes_by_algo[MLA_ALGO_COUNT]; /* message bytes (count x type size) per algorithm */
-  uint64_t unsupported;  /* calls a multilane algorithm was chosen for but that went to
-                            PMPI_Allreduce (datatype, op, communicator or layout) */
-  uint64_t device_calls; /* calls with device (GPU) buffers, whatever ran them */
-  uint64_t ipc_opened;   /* peer GPU allocations mapped with CUDA IPC (cache misses) */
-  uint64_t ipc_hits;     /* peer buffer lookups served by the IPC handle cache */
+  uint64_t unsupported;                   /* calls a multilane algorithm was chosen for but that went to
+                                             PMPI_Allreduce (datatype, op, communicator or layout) */
+  uint64_t device_calls;                  /* calls with device (GPU) buffers, whatever ran them */
+  uint64_t ipc_opened;                    /* peer GPU allocations mapped with CUDA IPC (cache misses) */
+  uint64_t ipc_hits;                      /* peer buffer lookups served by the IPC handle cache */
   uint64_t calls_by_path[MLA_PATH_COUNT]; /* device calls by how their data moved */
-  uint64_t nccl_fallbacks; /* device calls run with transport nccl whose step between nodes or
-                              GPUs went through MPI staging instead (NCCL missing or unusable,
-                              two ranks of a lane on one GPU, or a type/op NCCL does not carry);
-                              such calls also count in calls_by_path[MLA_PATH_MPI] */
-  uint64_t ipc_closed;     /* peer allocations closed by the IPC handle cache (beyond its
-                              1024-entry limit, least recently used first) */
-  uint64_t device_flag_calls;    /* device calls that ran on the flag path: one node, at most
-                                    MULTILANE_DEVICE_FLAG_MAX bytes, the ranks meeting on the GPU
-                                    (docs/gpu.md); they also count in calls_by_path[MLA_PATH_IPC] */
-  uint64_t device_flag_one_shot; /* of those, the one-shot form (hier, or lane with one lane) */
+  uint64_t nccl_fallbacks;                /* device calls run with transport nccl whose step between nodes or
+                                             GPUs went through MPI staging instead (NCCL missing or unusable,
+                                             two ranks of a lane on one GPU, or a type/op NCCL does not carry);
+                                             such calls also count in calls_by_path[MLA_PATH_MPI] */
+  uint64_t ipc_closed;                    /* peer allocations closed by the IPC handle cache (beyond its
+                                             1024-entry limit, least recently used first) */
+  uint64_t device_flag_calls;             /* device calls that ran on the flag path: one node, at most
+                                             MULTILANE_DEVICE_FLAG_MAX bytes, the ranks meeting on the GPU
+                                             (docs/gpu.md); they also count in calls_by_path[MLA_PATH_IPC] */
+  uint64_t device_flag_one_shot;          /* of those, the one-shot form (hier, or lane with one lane) */
 } mla_stats;
 
 /* The ways a program reaches an allreduce (docs/user.md, "Which programs get
@@ -118,46 +118,46 @@ typedef struct mla_entry_stats {
 
 /* The layout the library sees for a communicator. */
 typedef struct mla_layout {
-  int size;          /* ranks in the communicator */
-  int nodes;         /* (virtual) nodes; 0 when the layout is irregular */
-  int ranks_per_node;/* ranks on this rank's node */
-  int ranks_per_gpu; /* ranks sharing a GPU as the host-memory algorithms see it: consecutive
-                        ranks of the node, MULTILANE_RANKS_PER_GPU of them (1 when unset).
-                        Calls on device buffers use the GPU groups found from the devices'
-                        UUIDs instead (docs/gpu.md) */
-  int node_rank;     /* this rank's index within its node (its lane) */
-  int regular;       /* 1 when every node holds the same number of ranks */
-  int gpus_regular;  /* 1 when, besides, every GPU is shared by the same number of ranks
-                        (what split needs) */
+  int size;           /* ranks in the communicator */
+  int nodes;          /* (virtual) nodes; 0 when the layout is irregular */
+  int ranks_per_node; /* ranks on this rank's node */
+  int ranks_per_gpu;  /* ranks sharing a GPU as the host-memory algorithms see it: consecutive
+                         ranks of the node, MULTILANE_RANKS_PER_GPU of them (1 when unset).
+                         Calls on device buffers use the GPU groups found from the devices'
+                         UUIDs instead (docs/gpu.md) */
+  int node_rank;      /* this rank's index within its node (its lane) */
+  int regular;        /* 1 when every node holds the same number of ranks */
+  int gpus_regular;   /* 1 when, besides, every GPU is shared by the same number of ranks
+                         (what split needs) */
 } mla_layout;
 
 /* Copies this process's counters into *stats. */
-MLA_API void mla_get_stats(mla_stats *stats);
+MLA_API void mla_get_stats(mla_stats* stats);
 
 /* Sets this process's counters to zero. */
 MLA_API void mla_reset_stats(void);
 
 /* Returns "auto", "mpi", "nccl", or "unknown". */
-MLA_API const char *mla_transport_name(mla_transport transport);
+MLA_API const char* mla_transport_name(mla_transport transport);
 
 /* Parses a transport name; returns 1 and sets *transport on success, else 0. */
-MLA_API int mla_transport_from_name(const char *name, mla_transport *transport);
+MLA_API int mla_transport_from_name(const char* name, mla_transport* transport);
 
 /* Returns "ipc", "mpi", "nccl", "staged", or "unknown". */
-MLA_API const char *mla_device_path_name(mla_device_path path);
+MLA_API const char* mla_device_path_name(mla_device_path path);
 
 /* Copies this process's calls per entry point into *stats. */
-MLA_API void mla_get_entry_stats(mla_entry_stats *stats);
+MLA_API void mla_get_entry_stats(mla_entry_stats* stats);
 
 /* Returns "c", "fortran", "f08", "large_count", "nonblocking", "persistent",
  * or "unknown": the names of the stats line and the job report. */
-MLA_API const char *mla_entry_name(mla_entry entry);
+MLA_API const char* mla_entry_name(mla_entry entry);
 
 /* Returns "passthrough", "lane", "hier", "split", or "unknown". */
-MLA_API const char *mla_algo_name(mla_algo algo);
+MLA_API const char* mla_algo_name(mla_algo algo);
 
 /* Parses an algorithm name; returns 1 and sets *algo on success, else 0. */
-MLA_API int mla_algo_from_name(const char *name, mla_algo *algo);
+MLA_API int mla_algo_from_name(const char* name, mla_algo* algo);
 
 /* Returns 1 when the library runs multilane algorithms in this process, 0 when
  * a bad variable or profile (or an inconsistent environment across ranks) made
@@ -165,12 +165,12 @@ MLA_API int mla_algo_from_name(const char *name, mla_algo *algo);
 MLA_API int mla_enabled(void);
 
 /* Returns MLA_VERSION_STRING of the loaded library. */
-MLA_API const char *mla_version(void);
+MLA_API const char* mla_version(void);
 
 /* Returns the MPI family this build of the library serves ("openmpi",
  * "mpich"): the front libmlallreduce.so forwards only to the build of the
  * job's family. */
-MLA_API const char *mla_build_family(void);
+MLA_API const char* mla_build_family(void);
 
 #ifdef __cplusplus
 }

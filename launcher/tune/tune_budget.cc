@@ -52,14 +52,14 @@ RepeatPlan PlanRepeat(double share_s, double launch_s) {
   return p;
 }
 
-double RepeatMeasuringSeconds(double planned_s, double share_s, double used_s, double launch_s,
-                              std::string* why_not) {
+double RepeatMeasuringSeconds(double planned_s, double share_s, double used_s, double launch_s, std::string* why_not) {
   const double left = share_s - used_s - std::max(0.0, launch_s);
   const double measuring = std::min(planned_s, left);
   if (measuring >= kMinRepeatMeasuringS) return measuring;
   *why_not = "the first launch took " + Seconds(used_s) + " of this launch's " + Seconds(share_s) +
              " (starting and ending its MPI job " + Seconds(launch_s) + "), which leaves the repeat under " +
-             Seconds(kMinRepeatMeasuringS) + " of measurements; a larger --budget measures each winner in a "
+             Seconds(kMinRepeatMeasuringS) +
+             " of measurements; a larger --budget measures each winner in a "
              "second launch too";
   return 0;
 }
@@ -78,8 +78,7 @@ std::string ExplainOverrun(const TuneTimes& t) {
            "budget, which takes long where one call does: fewer or smaller --sizes or a larger --step shorten it)"},
       {t.before_s + launch + t.after_s - planned_overheads,
        "preparing (" + Seconds(t.before_s) + "), starting and ending the MPI job (" + Seconds(launch) +
-           ") and storing (" + Seconds(t.after_s) + ") took more than the " + Seconds(planned_overheads) +
-           " planned"},
+           ") and storing (" + Seconds(t.after_s) + ") took more than the " + Seconds(planned_overheads) + " planned"},
   };
   std::sort(causes.begin(), causes.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   char head[160];

@@ -57,8 +57,7 @@ RepeatPlan PlanRepeat(double share_s, double launch_s);
 // machine slower to start MPI jobs than ExpectedLaunchSeconds says shortens
 // the repeat instead of overrunning --budget.  0 with *why_not (ending with
 // what gives one) when that is below kMinRepeatMeasuringS.
-double RepeatMeasuringSeconds(double planned_s, double share_s, double used_s, double launch_s,
-                              std::string* why_not);
+double RepeatMeasuringSeconds(double planned_s, double share_s, double used_s, double launch_s, std::string* why_not);
 
 // Where a finished tune's time went.
 struct TuneTimes {

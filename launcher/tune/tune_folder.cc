@@ -37,13 +37,13 @@ bool Trusted(const std::string& keep, const struct stat& st, std::string* error)
   } else if (!S_ISDIR(st.st_mode)) {
     *error = "cannot make " + what + ": a file of that name is in the way; give a folder you may write";
   } else if (st.st_uid != geteuid()) {
-    *error = what + " belongs to uid " + std::to_string(st.st_uid) + ", not to you (uid " +
-             std::to_string(geteuid()) + "): its files could be anyone's; give a new folder of your own";
+    *error = what + " belongs to uid " + std::to_string(st.st_uid) + ", not to you (uid " + std::to_string(geteuid()) +
+             "): its files could be anyone's; give a new folder of your own";
   } else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    *error = what + " may be written by others (mode " + mode + "): run `chmod go-w " + keep +
-             "`, or give a new folder";
+    *error =
+        what + " may be written by others (mode " + mode + "): run `chmod go-w " + keep + "`, or give a new folder";
   } else {
     return true;
   }

@@ -44,11 +44,12 @@ std::vector<TuneLaunch> PlanLaunches(const std::vector<int>& values, int nodes, 
     l.ranks_per_node = v * gpus;
     l.np = l.ranks_per_node * nodes;
     if (l.np < 2) {
-      l.skip = "1 rank in all (1 node, 1 GPU, 1 rank per GPU) has nothing to reduce; give --virtual-nodes 2 to "
-               "measure it";
+      l.skip =
+          "1 rank in all (1 node, 1 GPU, 1 rank per GPU) has nothing to reduce; give --virtual-nodes 2 to "
+          "measure it";
     } else if (l.ranks_per_node > cores && !allow_oversubscribed) {
-      l.skip = std::to_string(l.ranks_per_node) + " ranks per node exceed its " + std::to_string(cores) +
-               " usable cores";
+      l.skip =
+          std::to_string(l.ranks_per_node) + " ranks per node exceed its " + std::to_string(cores) + " usable cores";
     }
     out.push_back(l);
   }

@@ -26,17 +26,21 @@ LayoutVerdict CheckOversubscription(int ranks_per_node, int cores, bool allowed,
                            "algorithms";
   if (to_system) {
     v.verdict = Oversubscription::kRefused;
-    v.message = what + ", so it is never published as the node type's profile in the system database; tune with "
-                       "--np " + std::to_string(cores) + " (or fewer ranks per node)";
+    v.message = what +
+                ", so it is never published as the node type's profile in the system database; tune with "
+                "--np " +
+                std::to_string(cores) + " (or fewer ranks per node)";
   } else if (!allowed) {
     v.verdict = Oversubscription::kRefused;
     v.message = what + "; tune with --np " + std::to_string(cores) +
                 " (or fewer ranks per node), or give --allow-oversubscribed for a test (the profile is then marked "
-                "oversubscribed=" + OversubscribedMark(ranks_per_node, cores) + ")";
+                "oversubscribed=" +
+                OversubscribedMark(ranks_per_node, cores) + ")";
   } else {
     v.verdict = Oversubscription::kMarked;
-    v.message = "OVERSUBSCRIBED: " + what + "; the profile is stored marked oversubscribed=" +
-                OversubscribedMark(ranks_per_node, cores) + " (for tests, not for production jobs)";
+    v.message = "OVERSUBSCRIBED: " + what +
+                "; the profile is stored marked oversubscribed=" + OversubscribedMark(ranks_per_node, cores) +
+                " (for tests, not for production jobs)";
   }
   return v;
 }

@@ -50,13 +50,13 @@ std::string ReadJobOutput(const std::string& path) {
 class ProbeJobs {
  public:
   struct Job {
-    std::string node;     // the node of the type it runs on
-    std::string db;       // its private database file
-    std::string job_id;   // Slurm's
-    std::string output;   // its output file
-    pid_t sbatch = -1;    // the waiting sbatch; -1 once reaped
-    int fd = -1;          // sbatch's standard output
-    int status = -1;      // sbatch's exit status once reaped
+    std::string node;    // the node of the type it runs on
+    std::string db;      // its private database file
+    std::string job_id;  // Slurm's
+    std::string output;  // its output file
+    pid_t sbatch = -1;   // the waiting sbatch; -1 once reaped
+    int fd = -1;         // sbatch's standard output
+    int status = -1;     // sbatch's exit status once reaped
   };
 
   ~ProbeJobs() { CancelRunning(); }
@@ -113,9 +113,7 @@ std::string ReadJobId(int fd) {
 
 // --time for a probe job: twice the inner budget plus a minute, in whole
 // minutes: room for a slow start, and a hung probe still ends.
-int TimeLimitMinutes(double inner_budget_s) {
-  return static_cast<int>(std::ceil((2 * inner_budget_s + 60) / 60));
-}
+int TimeLimitMinutes(double inner_budget_s) { return static_cast<int>(std::ceil((2 * inner_budget_s + 60) / 60)); }
 
 // The inner tune of a probe job: the request's options again, with the
 // job's own database `db`, budget and `np` (0: its GPU node type lays its

@@ -13,8 +13,7 @@ int RunFolded(const AllreduceCall& call, const Topology& topo, const mla_choice&
   // padding of pair types (MPI_DOUBLE_INT...) in recvbuf as it was.
   const void* send = call.sendbuf;
   if (fold_rank != 0 && send == MPI_IN_PLACE) send = call.recvbuf;
-  int rc = PMPI_Reduce(send, fold_rank == 0 ? call.recvbuf : nullptr, call.count, call.datatype, call.op, 0,
-                       topo.fold);
+  int rc = PMPI_Reduce(send, fold_rank == 0 ? call.recvbuf : nullptr, call.count, call.datatype, call.op, 0, topo.fold);
   // 2. The algorithm among the core ranks, in place.
   if (rc == MPI_SUCCESS && topo.core != MPI_COMM_NULL) {
     const Topology* core = nullptr;
@@ -23,10 +22,17 @@ int RunFolded(const AllreduceCall& call, const Topology& topo, const mla_choice&
       AllreduceCall in_place = call;
       in_place.sendbuf = MPI_IN_PLACE;
       switch (choice.algo) {
-        case MLA_ALGO_LANE: rc = RunLane(in_place, *core, choice); break;
-        case MLA_ALGO_HIER: rc = RunHier(in_place, *core, choice); break;
-        case MLA_ALGO_SPLIT: rc = RunSplit(in_place, *core, choice); break;
-        default: rc = PMPI_Allreduce(MPI_IN_PLACE, call.recvbuf, call.count, call.datatype, call.op, topo.core);
+        case MLA_ALGO_LANE:
+          rc = RunLane(in_place, *core, choice);
+          break;
+        case MLA_ALGO_HIER:
+          rc = RunHier(in_place, *core, choice);
+          break;
+        case MLA_ALGO_SPLIT:
+          rc = RunSplit(in_place, *core, choice);
+          break;
+        default:
+          rc = PMPI_Allreduce(MPI_IN_PLACE, call.recvbuf, call.count, call.datatype, call.op, topo.core);
       }
     }
   }

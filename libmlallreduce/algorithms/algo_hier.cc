@@ -18,8 +18,8 @@ int RunHier(const AllreduceCall& call, const Topology& topo, const mla_choice& c
     const MPI_Aint byte_offset = static_cast<MPI_Aint>(offset) * call.extent;
     int rc;
     if (leader) {
-      rc = PMPI_Reduce(in_place ? MPI_IN_PLACE : src + byte_offset, dst + byte_offset, seg, call.datatype, call.op,
-                       0, topo.node);
+      rc = PMPI_Reduce(in_place ? MPI_IN_PLACE : src + byte_offset, dst + byte_offset, seg, call.datatype, call.op, 0,
+                       topo.node);
     } else {
       rc = PMPI_Reduce(src + byte_offset, nullptr, seg, call.datatype, call.op, 0, topo.node);
     }

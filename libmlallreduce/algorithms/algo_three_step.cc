@@ -29,8 +29,8 @@ long long ChunkElements(const AllreduceCall& call, const mla_choice& choice) {
 // group: where the message is cut into blocks (group_size blocks, the first
 // `active` non-empty); cross: the ranks holding the same block index on the
 // other groups.
-int ThreeStep(const AllreduceCall& call, MPI_Comm group, int group_rank, int group_size, int active,
-              MPI_Comm cross, int cross_size, long long chunk_elems) {
+int ThreeStep(const AllreduceCall& call, MPI_Comm group, int group_rank, int group_size, int active, MPI_Comm cross,
+              int cross_size, long long chunk_elems) {
   const char* src = static_cast<const char*>(call.sendbuf == MPI_IN_PLACE ? call.recvbuf : call.sendbuf);
   char* dst = static_cast<char*>(call.recvbuf);
   long long offset = 0;
@@ -45,8 +45,8 @@ int ThreeStep(const AllreduceCall& call, MPI_Comm group, int group_rank, int gro
       rc = PMPI_Allreduce(MPI_IN_PLACE, block, mine, call.datatype, call.op, cross);
       if (rc != MPI_SUCCESS) return rc;
     }
-    rc = PMPI_Allgatherv(block, mine, call.datatype, dst + byte_offset, p.counts.data(), p.displs.data(),
-                         call.datatype, group);
+    rc = PMPI_Allgatherv(block, mine, call.datatype, dst + byte_offset, p.counts.data(), p.displs.data(), call.datatype,
+                         group);
     if (rc != MPI_SUCCESS) return rc;
     offset += seg;
   }

@@ -130,8 +130,7 @@ mlsys::SystemAllreduce* Agreed(Copies* copies, const std::string& name, MPI_Comm
     why = "the program runs MPI_THREAD_MULTIPLE, where a choice could reach another thread's call";
   }
   int first_refusing = system != nullptr ? INT_MAX : rank;
-  const bool exchanged =
-      PMPI_Allreduce(MPI_IN_PLACE, &first_refusing, 1, MPI_INT, MPI_MIN, comm) == MPI_SUCCESS;
+  const bool exchanged = PMPI_Allreduce(MPI_IN_PLACE, &first_refusing, 1, MPI_INT, MPI_MIN, comm) == MPI_SUCCESS;
   const bool all = exchanged && first_refusing == INT_MAX;
   if (!all && first_refusing == rank) {
     static std::set<std::string> said;  // one line per name and process
@@ -174,7 +173,8 @@ bool AgreedPerCall(Copies* copies, mlsys::SystemAllreduce* system, const std::st
   const bool mine = system->Select(name, comm, &error) != MPI_COMM_NULL;
   system->Release();
   const bool all = AllRanks(mine, comm);
-  if (!all) WarnOnce("the profile's mpi=" + name + " is not applied: " + (error.empty() ? "another rank failed" : error));
+  if (!all)
+    WarnOnce("the profile's mpi=" + name + " is not applied: " + (error.empty() ? "another rank failed" : error));
   copies->per_call_agreed[name] = all;
   return all;
 }

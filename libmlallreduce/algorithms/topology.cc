@@ -73,7 +73,8 @@ int Build(MPI_Comm comm, Topology* t) {
   // nodes are cut from the host's ranks in MPI_COMM_WORLD, so that a
   // sub-communicator sees the nodes MPI_COMM_WORLD sees.
   MPI_Comm shared = MPI_COMM_NULL;
-  if ((rc = PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, t->rank, MPI_INFO_NULL, &shared)) != MPI_SUCCESS) return rc;
+  if ((rc = PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, t->rank, MPI_INFO_NULL, &shared)) != MPI_SUCCESS)
+    return rc;
   int shared_rank = 0;
   PMPI_Comm_rank(shared, &shared_rank);
   const int host_rank = config.host_rank >= 0 ? config.host_rank : shared_rank;
@@ -94,8 +95,8 @@ int Build(MPI_Comm comm, Topology* t) {
   t->regular = (min_size == max_size);
   t->num_nodes = t->regular ? t->size / t->node_size : 0;
   if (!t->regular) {
-    t->irregular_reason = "nodes of different sizes (" + std::to_string(min_size) + " to " +
-                          std::to_string(max_size) + " ranks)";
+    t->irregular_reason =
+        "nodes of different sizes (" + std::to_string(min_size) + " to " + std::to_string(max_size) + " ranks)";
   }
 
   // Lane: same node-local index on every node.

@@ -15,7 +15,9 @@ enum { kMemoryTypeDevice = 2 };
 
 int cuPointerGetAttribute(void* data, int attribute, unsigned long long ptr) {
   if (ptr != FAKE_CUDA_DEVICE_POINTER) return kNotInitialized;
-  if (attribute == kAttributeMemoryType) *(unsigned int*)data = kMemoryTypeDevice;
-  else if (attribute == kAttributeIsManaged) *(unsigned int*)data = 0;
+  if (attribute == kAttributeMemoryType)
+    *(unsigned int*)data = kMemoryTypeDevice;
+  else if (attribute == kAttributeIsManaged)
+    *(unsigned int*)data = 0;
   return kSuccess;
 }

@@ -21,9 +21,7 @@ int WorldRank() { return g_world_rank.load(); }
 
 namespace {
 // Messages quote variables and files: their control bytes never reach the terminal raw.
-void PrintWarning(const std::string& message) {
-  PrintLine("warning: " + message);
-}
+void PrintWarning(const std::string& message) { PrintLine("warning: " + message); }
 }  // namespace
 
 void WarnOnce(const std::string& message) {

@@ -27,15 +27,15 @@ size_t FlagMaxBytes();
 // Turns a CUDA error into an MPI error code after one warning naming `what`.
 int CudaFailure(const char* what, cudaError_t error);
 
-#define MLA_CUDA_TRY(what, expr)                                  \
-  do {                                                            \
-    cudaError_t mla_cuda_rc_ = (expr);                            \
+#define MLA_CUDA_TRY(what, expr)                                             \
+  do {                                                                       \
+    cudaError_t mla_cuda_rc_ = (expr);                                       \
     if (mla_cuda_rc_ != cudaSuccess) return CudaFailure(what, mla_cuda_rc_); \
   } while (0)
 
-#define MLA_MPI_TRY(expr)                      \
-  do {                                         \
-    int mla_mpi_rc_ = (expr);                  \
+#define MLA_MPI_TRY(expr)                               \
+  do {                                                  \
+    int mla_mpi_rc_ = (expr);                           \
     if (mla_mpi_rc_ != MPI_SUCCESS) return mla_mpi_rc_; \
   } while (0)
 

@@ -54,7 +54,7 @@ struct Plan {
   int active = 0;
   MPI_Comm cross = MPI_COMM_NULL;
   int cross_size = 1;
-  NcclLane* nccl = nullptr;  // for the cross step, or nullptr
+  NcclLane* nccl = nullptr;           // for the cross step, or nullptr
   ExchangeCache* exchange = nullptr;  // the group's last buffer exchange
 };
 
@@ -80,8 +80,8 @@ int MapGroup(MPI_Comm comm, const Plan& plan, const void* send, void* recv, std:
     cache.valid = false;
     cache.mine = mine;
     cache.all.assign(static_cast<size_t>(plan.group_size), Exchange{});
-    MLA_MPI_TRY(PMPI_Allgather(&mine, sizeof(Exchange), MPI_BYTE, cache.all.data(), sizeof(Exchange), MPI_BYTE,
-                               plan.group));
+    MLA_MPI_TRY(
+        PMPI_Allgather(&mine, sizeof(Exchange), MPI_BYTE, cache.all.data(), sizeof(Exchange), MPI_BYTE, plan.group));
   }
   *mapped = 1;
   for (int r = 0; r < plan.group_size; ++r) {
@@ -266,8 +266,8 @@ int DeviceAllreduce(const AllreduceCall& call, MPI_Comm comm, const Topology& to
       plan.group_rank = topo.node_rank;
       plan.group_size = topo.node_size;
       plan.active = choice.algo == MLA_ALGO_HIER ? 1
-                    : choice.lanes > 0          ? std::min(choice.lanes, topo.node_size)
-                                                : topo.node_size;
+                    : choice.lanes > 0           ? std::min(choice.lanes, topo.node_size)
+                                                 : topo.node_size;
       plan.cross = topo.lane;
       plan.cross_size = topo.num_nodes;
       plan.nccl = &dc->lane_nccl;
@@ -275,7 +275,8 @@ int DeviceAllreduce(const AllreduceCall& call, MPI_Comm comm, const Topology& to
       break;
     case MLA_ALGO_SPLIT:
       if (!dc->gpus_regular) {
-        if (Verbose()) Warn("split cannot run on a communicator with " + dc->irregular_reason + ": staging through the host");
+        if (Verbose())
+          Warn("split cannot run on a communicator with " + dc->irregular_reason + ": staging through the host");
         return Staged(call, comm, run);
       }
       plan.group = dc->gpu_group;

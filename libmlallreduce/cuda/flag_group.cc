@@ -87,8 +87,8 @@ int FlagGroup::Create(MPI_Comm node, bool shares_gpu, size_t max_bytes, std::uni
   if (err == cudaSuccess) err = cudaIpcGetMemHandle(&handle, g->own_);
   if (err == cudaSuccess) err = cudaEventCreateWithFlags(&g->app_done_, cudaEventDisableTiming);
   if (err == cudaSuccess)
-    err = cudaHostAlloc(reinterpret_cast<void**>(&g->done_), sizeof(unsigned int) * kFlagMaxBlocks,
-                        cudaHostAllocMapped);
+    err =
+        cudaHostAlloc(reinterpret_cast<void**>(&g->done_), sizeof(unsigned int) * kFlagMaxBlocks, cudaHostAllocMapped);
   if (err == cudaSuccess) {
     std::memset(g->done_, 0, sizeof(unsigned int) * kFlagMaxBlocks);
     err = cudaHostGetDevicePointer(reinterpret_cast<void**>(&g->args_.done), g->done_, 0);

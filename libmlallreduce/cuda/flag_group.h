@@ -68,9 +68,9 @@ class FlagGroup {
 
   MPI_Comm comm_ = MPI_COMM_NULL;  // a duplicate of the node communicator
   FlagArgs args_;
-  void* own_ = nullptr;            // this rank's allocation (args_.base[rank])
-  cudaEvent_t app_done_ = nullptr; // recorded on the legacy stream (SyncRule::kStream)
-  unsigned int* done_ = nullptr;   // host-mapped, kFlagMaxBlocks words (FlagArgs::done)
+  void* own_ = nullptr;             // this rank's allocation (args_.base[rank])
+  cudaEvent_t app_done_ = nullptr;  // recorded on the legacy stream (SyncRule::kStream)
+  unsigned int* done_ = nullptr;    // host-mapped, kFlagMaxBlocks words (FlagArgs::done)
   uint32_t calls_ = 0;
 };
 

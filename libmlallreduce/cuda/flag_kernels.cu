@@ -25,12 +25,28 @@ struct alignas(sizeof(T) * L) Pack {
   T v[L];
 };
 
-template <int B> struct RawOf;
-template <> struct RawOf<1> { using type = unsigned char; };
-template <> struct RawOf<2> { using type = unsigned short; };
-template <> struct RawOf<4> { using type = unsigned int; };
-template <> struct RawOf<8> { using type = unsigned long long; };
-template <> struct RawOf<16> { using type = uint4; };
+template <int B>
+struct RawOf;
+template <>
+struct RawOf<1> {
+  using type = unsigned char;
+};
+template <>
+struct RawOf<2> {
+  using type = unsigned short;
+};
+template <>
+struct RawOf<4> {
+  using type = unsigned int;
+};
+template <>
+struct RawOf<8> {
+  using type = unsigned long long;
+};
+template <>
+struct RawOf<16> {
+  using type = uint4;
+};
 
 // A load that bypasses L1 (which is not coherent with other processes' or
 // GPUs' writes): peers' areas are read only after the barrier, from L2 or
@@ -134,8 +150,8 @@ struct FlagLaunch {
   static cudaError_t Run(const FlagArgs& a, const void* send, void* recv, size_t n, uint32_t call, bool two_shot,
                          cudaStream_t stream, int* launched) {
     constexpr int kLanes = 16 / sizeof(T);
-    const bool wide = reinterpret_cast<uintptr_t>(send) % 16 == 0 && reinterpret_cast<uintptr_t>(recv) % 16 == 0 &&
-                      n % kLanes == 0;
+    const bool wide =
+        reinterpret_cast<uintptr_t>(send) % 16 == 0 && reinterpret_cast<uintptr_t>(recv) % 16 == 0 && n % kLanes == 0;
     const size_t units = wide ? n / kLanes : n;
     const int chunks = two_shot ? a.nranks : 1;
     const size_t chunk = (units + chunks - 1) / chunks;
@@ -153,11 +169,11 @@ struct FlagLaunch {
     if (wide) {
       using P = Pack<T, kLanes>;
       FlagKernel<T, Op, kLanes><<<grid, kFlagThreads, 0, stream>>>(a, static_cast<const P*>(send),
-                                                                    static_cast<P*>(recv), units, call, two_shot);
+                                                                   static_cast<P*>(recv), units, call, two_shot);
     } else {
       using P = Pack<T, 1>;
       FlagKernel<T, Op, 1><<<grid, kFlagThreads, 0, stream>>>(a, static_cast<const P*>(send), static_cast<P*>(recv),
-                                                               units, call, two_shot);
+                                                              units, call, two_shot);
     }
     return cudaGetLastError();
   }

@@ -34,7 +34,7 @@ struct FlagArgs {
   char* base[kFlagMaxRanks];  // every rank's allocation, mapped here (base[rank] is our own)
   int nranks = 0;
   int rank = 0;
-  size_t area_bytes = 0;      // bytes of one input (or result) area, a multiple of 256
+  size_t area_bytes = 0;  // bytes of one input (or result) area, a multiple of 256
   // Host-mapped words, one per block: block b stores the call number into
   // done[b] once all its writes are visible, so the host can wait for the
   // call by reading its own memory instead of synchronising the stream.

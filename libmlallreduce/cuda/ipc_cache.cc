@@ -26,9 +26,9 @@ struct Imported {
 };
 
 std::mutex g_mutex;
-std::map<uintptr_t, Exported> g_exported;                  // by allocation base
+std::map<uintptr_t, Exported> g_exported;                     // by allocation base
 std::map<std::pair<int32_t, uint64_t>, Imported> g_imported;  // by (pid, buffer id)
-std::list<std::pair<int32_t, uint64_t>> g_lru;               // most recent first
+std::list<std::pair<int32_t, uint64_t>> g_lru;                // most recent first
 IpcCacheStats g_stats;
 
 }  // namespace

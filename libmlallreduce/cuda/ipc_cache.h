@@ -19,7 +19,7 @@ struct ExportedBuffer {
   uint64_t buffer_id;  // unique per allocation within the exporting process
   uint64_t offset;     // of the buffer from the allocation's base
   int32_t pid;
-  int32_t valid;       // 0 when the buffer cannot be shared (e.g. pool memory)
+  int32_t valid;  // 0 when the buffer cannot be shared (e.g. pool memory)
 };
 
 // Fills *out for `ptr` (device memory of the current device).  Thread-safe.

@@ -98,8 +98,8 @@ int BufferCopy(void* dst, const void* src, size_t bytes) {
   return static_cast<int>(e);
 }
 
-const DeviceModule kModule = {kDeviceModuleAbi, Classify,  Allreduce,   StagedAllreduce, IpcStats,  RanksPerGpu,
-                              GpuCount,         BufferAlloc, BufferFree, BufferCopy,     FlagStats};
+const DeviceModule kModule = {kDeviceModuleAbi, Classify,    Allreduce,  StagedAllreduce, IpcStats, RanksPerGpu,
+                              GpuCount,         BufferAlloc, BufferFree, BufferCopy,      FlagStats};
 
 }  // namespace
 }  // namespace cuda

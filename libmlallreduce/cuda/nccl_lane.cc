@@ -43,25 +43,51 @@ const NcclApi* Nccl() {
 
 bool MapType(DType t, ncclDataType_t* out) {
   switch (t) {
-    case DType::kI8: *out = ncclInt8; return true;
-    case DType::kU8: *out = ncclUint8; return true;
-    case DType::kI32: *out = ncclInt32; return true;
-    case DType::kU32: *out = ncclUint32; return true;
-    case DType::kI64: *out = ncclInt64; return true;
-    case DType::kU64: *out = ncclUint64; return true;
-    case DType::kF32: *out = ncclFloat32; return true;
-    case DType::kF64: *out = ncclFloat64; return true;
-    default: return false;
+    case DType::kI8:
+      *out = ncclInt8;
+      return true;
+    case DType::kU8:
+      *out = ncclUint8;
+      return true;
+    case DType::kI32:
+      *out = ncclInt32;
+      return true;
+    case DType::kU32:
+      *out = ncclUint32;
+      return true;
+    case DType::kI64:
+      *out = ncclInt64;
+      return true;
+    case DType::kU64:
+      *out = ncclUint64;
+      return true;
+    case DType::kF32:
+      *out = ncclFloat32;
+      return true;
+    case DType::kF64:
+      *out = ncclFloat64;
+      return true;
+    default:
+      return false;
   }
 }
 
 bool MapOp(DOp op, ncclRedOp_t* out) {
   switch (op) {
-    case DOp::kSum: *out = ncclSum; return true;
-    case DOp::kProd: *out = ncclProd; return true;
-    case DOp::kMin: *out = ncclMin; return true;
-    case DOp::kMax: *out = ncclMax; return true;
-    default: return false;
+    case DOp::kSum:
+      *out = ncclSum;
+      return true;
+    case DOp::kProd:
+      *out = ncclProd;
+      return true;
+    case DOp::kMin:
+      *out = ncclMin;
+      return true;
+    case DOp::kMax:
+      *out = ncclMax;
+      return true;
+    default:
+      return false;
   }
 }
 

@@ -33,7 +33,7 @@ class NcclLane {
   int Allreduce(const void* src, void* dst, size_t n, DType type, DOp op, cudaStream_t stream);
 
  private:
-  int state_ = 0;  // 0 not tried, 1 ready, -1 unusable
+  int state_ = 0;         // 0 not tried, 1 ready, -1 unusable
   void* comm_ = nullptr;  // ncclComm_t
 };
 

@@ -38,12 +38,11 @@ enum class Class { kNone, kSigned, kUnsigned, kFloat, kByte, kBool };
 
 Class Classify(MPI_Datatype t) {
   if (t == MPI_SIGNED_CHAR || t == MPI_INT8_T || t == MPI_SHORT || t == MPI_INT16_T || t == MPI_INT ||
-      t == MPI_INT32_T || t == MPI_LONG || t == MPI_LONG_LONG || t == MPI_INT64_T || t == MPI_AINT ||
-      t == MPI_OFFSET || t == MPI_COUNT)
+      t == MPI_INT32_T || t == MPI_LONG || t == MPI_LONG_LONG || t == MPI_INT64_T || t == MPI_AINT || t == MPI_OFFSET ||
+      t == MPI_COUNT)
     return Class::kSigned;
-  if (t == MPI_UNSIGNED_CHAR || t == MPI_UINT8_T || t == MPI_UNSIGNED_SHORT || t == MPI_UINT16_T ||
-      t == MPI_UNSIGNED || t == MPI_UINT32_T || t == MPI_UNSIGNED_LONG || t == MPI_UNSIGNED_LONG_LONG ||
-      t == MPI_UINT64_T)
+  if (t == MPI_UNSIGNED_CHAR || t == MPI_UINT8_T || t == MPI_UNSIGNED_SHORT || t == MPI_UINT16_T || t == MPI_UNSIGNED ||
+      t == MPI_UINT32_T || t == MPI_UNSIGNED_LONG || t == MPI_UNSIGNED_LONG_LONG || t == MPI_UINT64_T)
     return Class::kUnsigned;
   if (t == MPI_FLOAT || t == MPI_DOUBLE) return Class::kFloat;
   if (t == MPI_BYTE) return Class::kByte;
@@ -52,17 +51,28 @@ Class Classify(MPI_Datatype t) {
 }
 
 bool MapOp(MPI_Op op, DOp* out) {
-  if (op == MPI_SUM) *out = DOp::kSum;
-  else if (op == MPI_PROD) *out = DOp::kProd;
-  else if (op == MPI_MIN) *out = DOp::kMin;
-  else if (op == MPI_MAX) *out = DOp::kMax;
-  else if (op == MPI_LAND) *out = DOp::kLand;
-  else if (op == MPI_LOR) *out = DOp::kLor;
-  else if (op == MPI_LXOR) *out = DOp::kLxor;
-  else if (op == MPI_BAND) *out = DOp::kBand;
-  else if (op == MPI_BOR) *out = DOp::kBor;
-  else if (op == MPI_BXOR) *out = DOp::kBxor;
-  else return false;
+  if (op == MPI_SUM)
+    *out = DOp::kSum;
+  else if (op == MPI_PROD)
+    *out = DOp::kProd;
+  else if (op == MPI_MIN)
+    *out = DOp::kMin;
+  else if (op == MPI_MAX)
+    *out = DOp::kMax;
+  else if (op == MPI_LAND)
+    *out = DOp::kLand;
+  else if (op == MPI_LOR)
+    *out = DOp::kLor;
+  else if (op == MPI_LXOR)
+    *out = DOp::kLxor;
+  else if (op == MPI_BAND)
+    *out = DOp::kBand;
+  else if (op == MPI_BOR)
+    *out = DOp::kBor;
+  else if (op == MPI_BXOR)
+    *out = DOp::kBxor;
+  else
+    return false;
   return true;
 }
 
@@ -96,14 +106,24 @@ bool MapReduction(MPI_Datatype datatype, MPI_Op op, DType* type, DOp* dop) {
       // Only comparisons tell signed from unsigned bits.
       if (*dop == DOp::kMin || *dop == DOp::kMax) is_signed = ComparesSigned(datatype, size, is_signed);
       switch (size) {
-        case 1: *type = is_signed ? DType::kI8 : DType::kU8; return true;
-        case 2: *type = is_signed ? DType::kI16 : DType::kU16; return true;
-        case 4: *type = is_signed ? DType::kI32 : DType::kU32; return true;
-        case 8: *type = is_signed ? DType::kI64 : DType::kU64; return true;
-        default: return false;
+        case 1:
+          *type = is_signed ? DType::kI8 : DType::kU8;
+          return true;
+        case 2:
+          *type = is_signed ? DType::kI16 : DType::kU16;
+          return true;
+        case 4:
+          *type = is_signed ? DType::kI32 : DType::kU32;
+          return true;
+        case 8:
+          *type = is_signed ? DType::kI64 : DType::kU64;
+          return true;
+        default:
+          return false;
       }
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 

@@ -73,10 +73,10 @@ std::vector<TypeCase> Types() {
           {"MPI_WCHAR", MPI_WCHAR, TypeCase::kOther}};
 }
 
-const OpCase kOps[] = {{"MPI_SUM", MPI_SUM},   {"MPI_PROD", MPI_PROD}, {"MPI_MIN", MPI_MIN},
-                       {"MPI_MAX", MPI_MAX},   {"MPI_LAND", MPI_LAND}, {"MPI_LOR", MPI_LOR},
-                       {"MPI_LXOR", MPI_LXOR}, {"MPI_BAND", MPI_BAND}, {"MPI_BOR", MPI_BOR},
-                       {"MPI_BXOR", MPI_BXOR}, {"MPI_MINLOC", MPI_MINLOC}, {"MPI_MAXLOC", MPI_MAXLOC},
+const OpCase kOps[] = {{"MPI_SUM", MPI_SUM},        {"MPI_PROD", MPI_PROD},     {"MPI_MIN", MPI_MIN},
+                       {"MPI_MAX", MPI_MAX},        {"MPI_LAND", MPI_LAND},     {"MPI_LOR", MPI_LOR},
+                       {"MPI_LXOR", MPI_LXOR},      {"MPI_BAND", MPI_BAND},     {"MPI_BOR", MPI_BOR},
+                       {"MPI_BXOR", MPI_BXOR},      {"MPI_MINLOC", MPI_MINLOC}, {"MPI_MAXLOC", MPI_MAXLOC},
                        {"MPI_REPLACE", MPI_REPLACE}};
 
 bool IsArith(MPI_Op op) { return op == MPI_SUM || op == MPI_PROD || op == MPI_MIN || op == MPI_MAX; }
@@ -87,21 +87,36 @@ bool IsBitwise(MPI_Op op) { return op == MPI_BAND || op == MPI_BOR || op == MPI_
 // the call first on the host path; the device path never sees one it refuses).
 bool KernelsCover(const TypeCase& t, MPI_Op op) {
   switch (t.kind) {
-    case TypeCase::kInt: return IsArith(op) || IsLogical(op) || IsBitwise(op);
-    case TypeCase::kFloat: return IsArith(op);
-    case TypeCase::kByte: return IsBitwise(op);
-    case TypeCase::kBool: return IsLogical(op);
-    case TypeCase::kOther: return false;
+    case TypeCase::kInt:
+      return IsArith(op) || IsLogical(op) || IsBitwise(op);
+    case TypeCase::kFloat:
+      return IsArith(op);
+    case TypeCase::kByte:
+      return IsBitwise(op);
+    case TypeCase::kBool:
+      return IsLogical(op);
+    case TypeCase::kOther:
+      return false;
   }
   return false;
 }
 
 size_t Size(DType t) {
   switch (t) {
-    case DType::kI8: case DType::kU8: return 1;
-    case DType::kI16: case DType::kU16: return 2;
-    case DType::kI32: case DType::kU32: case DType::kF32: return 4;
-    case DType::kI64: case DType::kU64: case DType::kF64: return 8;
+    case DType::kI8:
+    case DType::kU8:
+      return 1;
+    case DType::kI16:
+    case DType::kU16:
+      return 2;
+    case DType::kI32:
+    case DType::kU32:
+    case DType::kF32:
+      return 4;
+    case DType::kI64:
+    case DType::kU64:
+    case DType::kF64:
+      return 8;
   }
   return 0;
 }
@@ -113,24 +128,39 @@ T Apply(DOp op, T a, T b) {
   if constexpr (std::is_integral_v<T>) {
     using U = std::make_unsigned_t<T>;
     switch (op) {
-      case DOp::kSum: return static_cast<T>(static_cast<U>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)));
-      case DOp::kProd: return static_cast<T>(static_cast<U>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)));
-      case DOp::kMin: return b < a ? b : a;
-      case DOp::kMax: return a < b ? b : a;
-      case DOp::kLand: return static_cast<T>(a && b);
-      case DOp::kLor: return static_cast<T>(a || b);
-      case DOp::kLxor: return static_cast<T>(!a != !b);
-      case DOp::kBand: return static_cast<T>(a & b);
-      case DOp::kBor: return static_cast<T>(a | b);
-      case DOp::kBxor: return static_cast<T>(a ^ b);
+      case DOp::kSum:
+        return static_cast<T>(static_cast<U>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)));
+      case DOp::kProd:
+        return static_cast<T>(static_cast<U>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)));
+      case DOp::kMin:
+        return b < a ? b : a;
+      case DOp::kMax:
+        return a < b ? b : a;
+      case DOp::kLand:
+        return static_cast<T>(a && b);
+      case DOp::kLor:
+        return static_cast<T>(a || b);
+      case DOp::kLxor:
+        return static_cast<T>(!a != !b);
+      case DOp::kBand:
+        return static_cast<T>(a & b);
+      case DOp::kBor:
+        return static_cast<T>(a | b);
+      case DOp::kBxor:
+        return static_cast<T>(a ^ b);
     }
   } else {
     switch (op) {
-      case DOp::kSum: return a + b;
-      case DOp::kProd: return a * b;
-      case DOp::kMin: return b < a ? b : a;
-      case DOp::kMax: return a < b ? b : a;
-      default: break;
+      case DOp::kSum:
+        return a + b;
+      case DOp::kProd:
+        return a * b;
+      case DOp::kMin:
+        return b < a ? b : a;
+      case DOp::kMax:
+        return a < b ? b : a;
+      default:
+        break;
     }
   }
   ADD_FAILURE() << "op " << static_cast<int>(op) << " on a type that does not take it";
@@ -154,16 +184,26 @@ void ModelAs(DOp op, const std::vector<std::vector<unsigned char>>& in, int coun
 
 void Model(DType t, DOp op, const std::vector<std::vector<unsigned char>>& in, int count, unsigned char* out) {
   switch (t) {
-    case DType::kI8: return ModelAs<int8_t>(op, in, count, out);
-    case DType::kU8: return ModelAs<uint8_t>(op, in, count, out);
-    case DType::kI16: return ModelAs<int16_t>(op, in, count, out);
-    case DType::kU16: return ModelAs<uint16_t>(op, in, count, out);
-    case DType::kI32: return ModelAs<int32_t>(op, in, count, out);
-    case DType::kU32: return ModelAs<uint32_t>(op, in, count, out);
-    case DType::kI64: return ModelAs<int64_t>(op, in, count, out);
-    case DType::kU64: return ModelAs<uint64_t>(op, in, count, out);
-    case DType::kF32: return ModelAs<float>(op, in, count, out);
-    case DType::kF64: return ModelAs<double>(op, in, count, out);
+    case DType::kI8:
+      return ModelAs<int8_t>(op, in, count, out);
+    case DType::kU8:
+      return ModelAs<uint8_t>(op, in, count, out);
+    case DType::kI16:
+      return ModelAs<int16_t>(op, in, count, out);
+    case DType::kU16:
+      return ModelAs<uint16_t>(op, in, count, out);
+    case DType::kI32:
+      return ModelAs<int32_t>(op, in, count, out);
+    case DType::kU32:
+      return ModelAs<uint32_t>(op, in, count, out);
+    case DType::kI64:
+      return ModelAs<int64_t>(op, in, count, out);
+    case DType::kU64:
+      return ModelAs<uint64_t>(op, in, count, out);
+    case DType::kF32:
+      return ModelAs<float>(op, in, count, out);
+    case DType::kF64:
+      return ModelAs<double>(op, in, count, out);
   }
 }
 
@@ -235,8 +275,8 @@ TEST_F(ReductionMap, MappedTypeHasTheMpiTypesSizeAndItsSignedness) {
       EXPECT_EQ(Size(type), static_cast<size_t>(size)) << t.name << " " << o.name;
       if (t.kind != TypeCase::kInt || o.op == MPI_MIN || o.op == MPI_MAX) continue;
       // Only MIN and MAX depend on the sign; the others take the C type's.
-      const bool c_unsigned = std::string(t.name).find("UNSIGNED") != std::string::npos ||
-                              std::string(t.name).find("MPI_UINT") == 0;
+      const bool c_unsigned =
+          std::string(t.name).find("UNSIGNED") != std::string::npos || std::string(t.name).find("MPI_UINT") == 0;
       const DType* list = c_unsigned ? kUnsigned : kSigned;
       EXPECT_TRUE(type == list[0] || type == list[1] || type == list[2] || type == list[3])
           << t.name << " " << o.name << " mapped to the other signedness";
@@ -272,9 +312,9 @@ TEST_F(ReductionMap, ModelOfTheMappedKernelGivesTheSystemMpisBits) {
       Model(type, dop, in, kCount, model.data());
       size_t i = 0;
       while (i < mpi.size() && mpi[i] == model[i]) ++i;
-      EXPECT_EQ(i, mpi.size()) << t.name << " " << o.name << ": element " << i / size
-                               << " of the mapped kernel (DType " << static_cast<int>(type) << ", DOp "
-                               << static_cast<int>(dop) << ") differs from MPI_Reduce_local";
+      EXPECT_EQ(i, mpi.size()) << t.name << " " << o.name << ": element " << i / size << " of the mapped kernel (DType "
+                               << static_cast<int>(type) << ", DOp " << static_cast<int>(dop)
+                               << ") differs from MPI_Reduce_local";
       ++compared;
     }
   }

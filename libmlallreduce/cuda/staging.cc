@@ -46,8 +46,8 @@ int StagingPipeline::Ensure(size_t slot_bytes) {
   return MPI_SUCCESS;
 }
 
-int StagingPipeline::Allreduce(const void* src, void* dst, size_t n, size_t elem_size, MPI_Datatype datatype,
-                               MPI_Op op, MPI_Comm comm, size_t chunk_bytes, cudaStream_t after) {
+int StagingPipeline::Allreduce(const void* src, void* dst, size_t n, size_t elem_size, MPI_Datatype datatype, MPI_Op op,
+                               MPI_Comm comm, size_t chunk_bytes, cudaStream_t after) {
   if (n == 0) return MPI_SUCCESS;
   if (chunk_bytes == 0) chunk_bytes = kDefaultChunkBytes;
   // Whole elements per chunk, and no chunk over INT_MAX elements for MPI.
@@ -108,8 +108,7 @@ struct PinnedPair {
 
 }  // namespace
 
-int StagedAllreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                    MPI_Comm comm) {
+int StagedAllreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   if (count <= 0) return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
   // cudaMemcpy below runs on the legacy default stream, which does not wait
   // for streams made with cudaStreamNonBlocking: wait for the whole device so

@@ -28,8 +28,8 @@ class StagingPipeline {
   // current device; src may equal dst), `elem_size` bytes per element of the
   // contiguous `datatype`.  Starts after the work already queued on `after`
   // and makes `after` wait for the result.  Returns an MPI error code.
-  int Allreduce(const void* src, void* dst, size_t n, size_t elem_size, MPI_Datatype datatype, MPI_Op op,
-                MPI_Comm comm, size_t chunk_bytes, cudaStream_t after);
+  int Allreduce(const void* src, void* dst, size_t n, size_t elem_size, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                size_t chunk_bytes, cudaStream_t after);
 
  private:
   static constexpr int kDepth = 3;
@@ -46,8 +46,7 @@ class StagingPipeline {
 // memory and one PMPI_Allreduce: for datatypes, ops and communicators the
 // multilane algorithms do not take.  Waits for the device first (work queued
 // on any stream before the call is complete).  Thread-safe.
-int StagedAllreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                    MPI_Comm comm);
+int StagedAllreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 
 }  // namespace cuda
 }  // namespace mla::lib

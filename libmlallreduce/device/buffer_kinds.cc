@@ -13,9 +13,9 @@ namespace {
 
 // The CUDA driver API's own values (cuda.h), so that no CUDA header is needed.
 constexpr int kCuSuccess = 0;
-constexpr int kCuErrorStubLibrary = 34;     // the toolkit's stub libcuda, no driver
-constexpr int kCuAttributeMemoryType = 2;   // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
-constexpr int kCuAttributeIsManaged = 8;    // CU_POINTER_ATTRIBUTE_IS_MANAGED
+constexpr int kCuErrorStubLibrary = 34;      // the toolkit's stub libcuda, no driver
+constexpr int kCuAttributeMemoryType = 2;    // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+constexpr int kCuAttributeIsManaged = 8;     // CU_POINTER_ATTRIBUTE_IS_MANAGED
 constexpr unsigned kCuMemoryTypeDevice = 2;  // CU_MEMORYTYPE_DEVICE
 constexpr unsigned kCuMemoryTypeArray = 3;   // CU_MEMORYTYPE_ARRAY
 

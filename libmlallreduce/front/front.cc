@@ -130,9 +130,8 @@ void* OpenBuild(const std::string& build, mla::MpiFamily family, std::string* wh
   void* handle = dlopen(build.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* e = dlerror();
-    *why = "the " + std::string(mla::MpiFamilyName(family)) + " build of multilane (" + build +
-           ") cannot be loaded (" + (e != nullptr ? e : "unknown error") + ")" + kUnchanged +
-           "install it beside libmlallreduce.so";
+    *why = "the " + std::string(mla::MpiFamilyName(family)) + " build of multilane (" + build + ") cannot be loaded (" +
+           (e != nullptr ? e : "unknown error") + ")" + kUnchanged + "install it beside libmlallreduce.so";
     return nullptr;
   }
   using TextFn = const char* (*)();
@@ -165,8 +164,8 @@ void Resolve() {
     return;
   }
   const std::string dir = OwnDirectory();
-  std::string why = std::string("the directory of libmlallreduce.so cannot be found in /proc/self/maps") +
-                    kUnchanged + "inject it by its absolute path";
+  std::string why = std::string("the directory of libmlallreduce.so cannot be found in /proc/self/maps") + kUnchanged +
+                    "inject it by its absolute path";
   const std::string build = dir + "/" + mla::FamilyLibraryFile(mla::MpiFamilyName(family));
   void* handle = dir.empty() ? nullptr : OpenBuild(build, family, &why);
   for (int s = 0; handle != nullptr && s < kSlots; ++s) {

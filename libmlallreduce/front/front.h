@@ -10,9 +10,10 @@
 // every family build defines, then the Fortran names of fortran_names.h, which
 // only one family's build defines (under the other family they go to the
 // MPI's own function).
-#define MLA_FRONT_C_SLOTS(X)                                                                     \
-  X(MPI_Init) X(MPI_Init_thread) X(MPI_Finalize) X(MPI_Allreduce) X(MPI_Allreduce_c) X(MPI_Iallreduce) \
-  X(MPI_Allreduce_init) X(MPIX_Allreduce_init)
+#define MLA_FRONT_C_SLOTS(X) \
+  X(MPI_Init)                \
+  X(MPI_Init_thread)         \
+  X(MPI_Finalize) X(MPI_Allreduce) X(MPI_Allreduce_c) X(MPI_Iallreduce) X(MPI_Allreduce_init) X(MPIX_Allreduce_init)
 #define MLA_FRONT_SLOTS(X) MLA_FRONT_C_SLOTS(X) MLA_OPENMPI_FORTRAN_NAMES(X) MLA_MPICH_FORTRAN_NAMES(X)
 
 namespace mla::lib::front {

@@ -55,8 +55,8 @@ MLA_FRONT int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, Hand
   return At<Fn>(mla::lib::front::k_MPI_Iallreduce)(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
-MLA_FRONT int MPI_Allreduce_init(const void* sendbuf, void* recvbuf, int count, Handle datatype, Handle op,
-                                 Handle comm, Handle info, void* request) {
+MLA_FRONT int MPI_Allreduce_init(const void* sendbuf, void* recvbuf, int count, Handle datatype, Handle op, Handle comm,
+                                 Handle info, void* request) {
   using Fn = int (*)(const void*, void*, int, Handle, Handle, Handle, Handle, void*);
   return At<Fn>(mla::lib::front::k_MPI_Allreduce_init)(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }

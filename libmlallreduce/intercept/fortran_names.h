@@ -11,6 +11,8 @@
 #ifndef MLA_FORTRAN_NAMES_H_
 #define MLA_FORTRAN_NAMES_H_
 
+// Left as written: clang-format 14 realigns these continuation lines on every run.
+// clang-format off
 #define MLA_OPENMPI_FORTRAN_NAMES(X)                                                                \
   X(mpi_allreduce_, Allreduce) X(mpi_allreduce, Allreduce) X(mpi_allreduce__, Allreduce)           \
   X(MPI_ALLREDUCE, Allreduce) X(MPI_Allreduce_f, Allreduce)                                        \
@@ -32,5 +34,6 @@
 // and PMPI_Finalize directly: these names take their place in the MPICH build.
 #define MLA_MPICH_FORTRAN_NAMES(X) \
   X(mpi_init_f08_, Init) X(mpi_init_thread_f08_, InitThread) X(mpi_finalize_f08_, Finalize)
+// clang-format on
 
 #endif  // MLA_FORTRAN_NAMES_H_

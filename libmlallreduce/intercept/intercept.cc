@@ -29,8 +29,10 @@ namespace {
 // int (MPICH's ABI).
 template <typename Handle>
 Handle FromBits(std::uintptr_t bits) {
-  if constexpr (std::is_pointer_v<Handle>) return reinterpret_cast<Handle>(bits);
-  else return static_cast<Handle>(bits);
+  if constexpr (std::is_pointer_v<Handle>)
+    return reinterpret_cast<Handle>(bits);
+  else
+    return static_cast<Handle>(bits);
 }
 
 }  // namespace
@@ -92,7 +94,8 @@ int ForeignInit(const std::function<int()>& init) {
   off.version = MLA_VERSION_STRING;
   off.on = false;
   off.counts = false;  // it cannot read the others' ballots through this ABI
-  off.reason = "multilane's " MLA_MPI_FAMILY " build was injected into a job of another MPI; inject "
+  off.reason = "multilane's " MLA_MPI_FAMILY
+               " build was injected into a job of another MPI; inject "
                "libmlallreduce.so, which picks the build of the job's MPI";
   mla::lib::CastBallot(off);
   const int rc = init();

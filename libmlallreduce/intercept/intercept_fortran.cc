@@ -42,14 +42,13 @@ struct Sentinel {
 };
 
 const Sentinel& InPlace() {
-  static const Sentinel s({"mpi_fortran_in_place_", "mpi_fortran_in_place", "mpi_fortran_in_place__",
-                           "MPI_FORTRAN_IN_PLACE"});
+  static const Sentinel s(
+      {"mpi_fortran_in_place_", "mpi_fortran_in_place", "mpi_fortran_in_place__", "MPI_FORTRAN_IN_PLACE"});
   return s;
 }
 
 const Sentinel& Bottom() {
-  static const Sentinel s({"mpi_fortran_bottom_", "mpi_fortran_bottom", "mpi_fortran_bottom__",
-                           "MPI_FORTRAN_BOTTOM"});
+  static const Sentinel s({"mpi_fortran_bottom_", "mpi_fortran_bottom", "mpi_fortran_bottom__", "MPI_FORTRAN_BOTTOM"});
   return s;
 }
 
@@ -82,8 +81,8 @@ using InitThreadF = void (*)(Fint*, Fint*, Fint*);
 using FinalizeF = void (*)(Fint*);
 
 #if defined(OPEN_MPI)
-void Allreduce(const char* name, mla_entry entry, void* sendbuf, void* recvbuf, Fint* count, Fint* datatype,
-               Fint* op, Fint* comm, Fint* ierr) {
+void Allreduce(const char* name, mla_entry entry, void* sendbuf, void* recvbuf, Fint* count, Fint* datatype, Fint* op,
+               Fint* comm, Fint* ierr) {
   if (mla::lib::ForeignMpi()) {
     if (auto next = Next<AllreduceF>(name)) next(sendbuf, recvbuf, count, datatype, op, comm, ierr);
     return;
@@ -151,17 +150,16 @@ void Finalize(const char* name, Fint* ierr) {
 // One definition per name of fortran_names.h; each passes its own name on (for
 // the other family's MPI) and does the work of its kind.
 #define MLA_DEFINE_Allreduce(name)                                                                     \
-  MLA_FORTRAN void name(void* s, void* r, Fint* count, Fint* type, Fint* op, Fint* comm, Fint* ierr) {  \
-    Allreduce(#name, MLA_ENTRY_FORTRAN, s, r, count, type, op, comm, ierr);                           \
+  MLA_FORTRAN void name(void* s, void* r, Fint* count, Fint* type, Fint* op, Fint* comm, Fint* ierr) { \
+    Allreduce(#name, MLA_ENTRY_FORTRAN, s, r, count, type, op, comm, ierr);                            \
   }
 #define MLA_DEFINE_AllreduceF08(name)                                                                  \
-  MLA_FORTRAN void name(void* s, void* r, Fint* count, Fint* type, Fint* op, Fint* comm, Fint* ierr) {  \
-    Allreduce(#name, MLA_ENTRY_F08, s, r, count, type, op, comm, ierr);                               \
+  MLA_FORTRAN void name(void* s, void* r, Fint* count, Fint* type, Fint* op, Fint* comm, Fint* ierr) { \
+    Allreduce(#name, MLA_ENTRY_F08, s, r, count, type, op, comm, ierr);                                \
   }
-#define MLA_DEFINE_Iallreduce(name)                                                                      \
-  MLA_FORTRAN void name(void* s, void* r, Fint* count, Fint* type, Fint* op, Fint* comm, Fint* request, \
-                        Fint* ierr) {                                                                    \
-    Iallreduce(#name, s, r, count, type, op, comm, request, ierr);                                      \
+#define MLA_DEFINE_Iallreduce(name)                                                                                   \
+  MLA_FORTRAN void name(void* s, void* r, Fint* count, Fint* type, Fint* op, Fint* comm, Fint* request, Fint* ierr) { \
+    Iallreduce(#name, s, r, count, type, op, comm, request, ierr);                                                    \
   }
 #define MLA_DEFINE_Init(name) \
   MLA_FORTRAN void name(Fint* ierr) { Init(#name, ierr); }

@@ -51,8 +51,8 @@ bool LoadNvml() {
   if (!Bind(lib, "nvmlInit_v2", &n.init) || !Bind(lib, "nvmlShutdown", &n.shutdown) ||
       !Bind(lib, "nvmlDeviceGetCount_v2", &n.count) || !Bind(lib, "nvmlDeviceGetHandleByIndex_v2", &n.handle) ||
       !Bind(lib, "nvmlDeviceGetUUID", &n.uuid) || !Bind(lib, "nvmlDeviceGetName", &n.name) ||
-      !Bind(lib, "nvmlDeviceGetUtilizationRates", &n.utilization) ||
-      !Bind(lib, "nvmlDeviceGetPowerUsage", &n.power) || n.init() != 0) {
+      !Bind(lib, "nvmlDeviceGetUtilizationRates", &n.utilization) || !Bind(lib, "nvmlDeviceGetPowerUsage", &n.power) ||
+      n.init() != 0) {
     dlclose(lib);
     return false;
   }
@@ -158,8 +158,8 @@ void GpuSampler::SampleAll() {
     const bool has_util = g_nvml.utilization(devices_[i], &u) == 0;
     const bool has_power = g_nvml.power(devices_[i], &mw) == 0;
     const bool has_energy = g_nvml.energy != nullptr && g_nvml.energy(devices_[i], &mj) == 0;
-    series_[i].Add(now, has_util ? u.gpu : -1.0, has_util ? u.memory : -1.0, has_power ? mw / 1000.0 : -1.0,
-                   has_energy, mj);
+    series_[i].Add(now, has_util ? u.gpu : -1.0, has_util ? u.memory : -1.0, has_power ? mw / 1000.0 : -1.0, has_energy,
+                   mj);
   }
 }
 

@@ -45,7 +45,7 @@ using report_internal::g_on;
 struct BinCounters {
   std::atomic<uint64_t> calls{0};
   std::atomic<uint64_t> bytes{0};
-  std::atomic<uint64_t> time{0};  // ticks, as every time below
+  std::atomic<uint64_t> time{0};   // ticks, as every time below
   std::atomic<uint64_t> setup{0};  // this rank's one-time setup inside these calls (part of time)
   std::atomic<uint64_t> sampled{0};
   std::atomic<uint64_t> sampled_wait{0};
@@ -75,7 +75,7 @@ constexpr int kCalibrations = 4;
 constexpr int kKinds = 2;
 BinCounters g_bins[kKinds][kSizeBins];
 std::atomic<uint64_t> g_sampled_calls{0};
-std::atomic<uint64_t> g_sampling{0};  // ticks the sampling barriers added beyond waiting
+std::atomic<uint64_t> g_sampling{0};      // ticks the sampling barriers added beyond waiting
 thread_local uint64_t t_setup_ticks = 0;  // this thread's setup ticks in its current call
 thread_local int t_setup_depth = 0;       // ReportSetupTimers open on this thread
 int g_sample_period = 64;
@@ -301,8 +301,10 @@ void StartJobReport(const Config& config, int host_rank) {
   }
   if (host_rank == 0 && config.report_interval_s > 0) {
     auto* sampler = new GpuSampler();
-    if (sampler->Start(config.report_interval_s)) g_sampler = sampler;
-    else delete sampler;
+    if (sampler->Start(config.report_interval_s))
+      g_sampler = sampler;
+    else
+      delete sampler;
   }
   g_world_counter.size = 1;
   PMPI_Comm_size(MPI_COMM_WORLD, &g_world_counter.size);
@@ -330,8 +332,7 @@ ReportClock ReportCallBegin(MPI_Comm comm) {
   clock.start = Ticks();
   if (counter != nullptr) {
     clock.comm_size = counter->size;
-    if (counter->sampleable &&
-        SampledCall(counter->calls.fetch_add(1, std::memory_order_relaxed), g_sample_period)) {
+    if (counter->sampleable && SampledCall(counter->calls.fetch_add(1, std::memory_order_relaxed), g_sample_period)) {
       PMPI_Barrier(comm);
       const uint64_t arrived = Ticks();
       // Every rank samples the same calls, so every rank calibrates alike.
@@ -442,7 +443,8 @@ void FinishJobReport(const Config& config) {
   bool device_used = hi[kDeviceUsed] > 0;
   static const unsigned char kZero[16] = {0};
   for (int r = 0; r < world_size; ++r) {
-    if (std::memcmp(&uuids[16 * r], kZero, 16) != 0) distinct.insert(std::string(reinterpret_cast<char*>(&uuids[16 * r]), 16));
+    if (std::memcmp(&uuids[16 * r], kZero, 16) != 0)
+      distinct.insert(std::string(reinterpret_cast<char*>(&uuids[16 * r]), 16));
   }
   data.gpus = static_cast<int>(distinct.size());
   if (device_used && data.gpus == 0) data.gpus = 1;  // some GPU ran them, even if its UUID could not be read
@@ -492,8 +494,9 @@ void FinishJobReport(const Config& config) {
   if (config.history_dir.empty()) return;
   const std::string kept = WriteFileAtomically(config.history_dir, name, RenderReport(data));
   if (!kept.empty())
-    WarnOnce("MULTILANE_HISTORY=" + Quoted(config.history_dir) + ": the job's history record cannot be written there (" +
-             kept + "): `multilane run` makes that folder; create it, or unset MULTILANE_HISTORY; the job itself is "
+    WarnOnce("MULTILANE_HISTORY=" + Quoted(config.history_dir) +
+             ": the job's history record cannot be written there (" + kept +
+             "): `multilane run` makes that folder; create it, or unset MULTILANE_HISTORY; the job itself is "
              "not affected");
 }
 

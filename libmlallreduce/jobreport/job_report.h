@@ -39,11 +39,11 @@ void StartJobReport(const Config& config, int host_rank);
 
 // What the dispatch learned about one call, for the report.
 struct CallOutcome {
-  uint64_t bytes = 0;                     // count x type size
-  MemKind kind = MemKind::kHost;          // where the buffers live
-  mla_algo algo = MLA_ALGO_PASSTHROUGH;   // the algorithm that ran it
-  int path = -1;                          // device buffers: how the data moved (mla_device_path)
-  bool nccl_fallback = false;             // device buffers: NCCL was asked for, MPI staging ran
+  uint64_t bytes = 0;                    // count x type size
+  MemKind kind = MemKind::kHost;         // where the buffers live
+  mla_algo algo = MLA_ALGO_PASSTHROUGH;  // the algorithm that ran it
+  int path = -1;                         // device buffers: how the data moved (mla_device_path)
+  bool nccl_fallback = false;            // device buffers: NCCL was asked for, MPI staging ran
 };
 
 // One call being timed: ReportCallBegin before the allreduce, ReportCallEnd
@@ -120,10 +120,10 @@ struct Spread {
 struct ReportBin {
   MemKind kind = MemKind::kHost;
   int bin = 0;
-  double calls = 0, bytes = 0;   // world rank 0's (the busiest rank's when rank 0 made none)
-  Spread time_s;                 // per rank
-  double wait_s_sum = 0;         // sum over ranks of the estimated waiting
-  int comm_size = 0;             // the largest communicator the bin's calls ran on
+  double calls = 0, bytes = 0;           // world rank 0's (the busiest rank's when rank 0 made none)
+  Spread time_s;                         // per rank
+  double wait_s_sum = 0;                 // sum over ranks of the estimated waiting
+  int comm_size = 0;                     // the largest communicator the bin's calls ran on
   uint64_t algos[MLA_ALGO_COUNT] = {0};  // rank 0's calls by algorithm
   uint64_t paths[MLA_PATH_COUNT] = {0};  // rank 0's device calls by how their data moved
   uint64_t nccl_fallbacks = 0;           // rank 0's device calls whose NCCL fell back to MPI

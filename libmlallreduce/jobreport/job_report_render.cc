@@ -44,8 +44,9 @@ std::string RenderReport(const ReportData& d) {
   s += "{\n  \"format\": \"multilane-job-report\",\n  \"version\": 1,\n";
   s += "  \"library_version\": " + JsonString(MLA_VERSION_STRING) + ",\n";
   s += "  \"job\": {\"id\": " + JsonString(d.job_id) + ", \"name\": " + JsonString(d.job_name) +
-       ", \"key\": " + JsonString(d.job_key) + ", \"started_utc\": " + JsonString(d.started_utc) + ",\n    \"ranks\": " + std::to_string(d.ranks) +
-       ", \"nodes\": " + std::to_string(d.nodes) + ", \"ranks_per_node\": " + std::to_string(d.ranks_per_node) +
+       ", \"key\": " + JsonString(d.job_key) + ", \"started_utc\": " + JsonString(d.started_utc) +
+       ",\n    \"ranks\": " + std::to_string(d.ranks) + ", \"nodes\": " + std::to_string(d.nodes) +
+       ", \"ranks_per_node\": " + std::to_string(d.ranks_per_node) +
        ", \"ranks_per_gpu\": " + std::to_string(d.ranks_per_gpu) + ", \"gpus\": " + std::to_string(d.gpus) +
        ",\n    \"hosts\": [";
   for (size_t i = 0; i < d.hosts.size(); ++i) s += (i ? ", " : "") + JsonString(d.hosts[i]);
@@ -82,8 +83,8 @@ std::string RenderReport(const ReportData& d) {
     bool first = true;
     for (int a = 0; a < MLA_ALGO_COUNT; ++a) {
       if (b.algos[a] == 0) continue;
-      s += (first ? "" : ", ") + JsonString(mla::AlgoName(static_cast<mla_algo>(a))) + ": " +
-           std::to_string(b.algos[a]);
+      s +=
+          (first ? "" : ", ") + JsonString(mla::AlgoName(static_cast<mla_algo>(a))) + ": " + std::to_string(b.algos[a]);
       first = false;
     }
     s += "}";

@@ -101,9 +101,9 @@ TEST(JobReport, SampledCallDependsOnlyOnItsArguments) {
 }
 
 TEST(JobReport, WaitEstimate) {
-  EXPECT_DOUBLE_EQ(EstimatedWait(10, 1, 4, 0.9), 2.5);   // the bin's own share
-  EXPECT_DOUBLE_EQ(EstimatedWait(10, 0, 0, 0.1), 1.0);   // no sample: the rank's share
-  EXPECT_DOUBLE_EQ(EstimatedWait(10, 5, 4, 0), 10.0);    // never more than the time
+  EXPECT_DOUBLE_EQ(EstimatedWait(10, 1, 4, 0.9), 2.5);  // the bin's own share
+  EXPECT_DOUBLE_EQ(EstimatedWait(10, 0, 0, 0.1), 1.0);  // no sample: the rank's share
+  EXPECT_DOUBLE_EQ(EstimatedWait(10, 5, 4, 0), 10.0);   // never more than the time
 }
 
 TEST(JobReport, ConfigReadsTheReportVariables) {
@@ -112,8 +112,8 @@ TEST(JobReport, ConfigReadsTheReportVariables) {
   EXPECT_EQ(off.report_sample, 64);
   EXPECT_DOUBLE_EQ(off.report_interval_s, 1.0);
 
-  Config c = Load({{"MULTILANE_REPORT", "/tmp/r"}, {"MULTILANE_REPORT_SAMPLE", "8"},
-                   {"MULTILANE_REPORT_INTERVAL", "0.5"}});
+  Config c =
+      Load({{"MULTILANE_REPORT", "/tmp/r"}, {"MULTILANE_REPORT_SAMPLE", "8"}, {"MULTILANE_REPORT_INTERVAL", "0.5"}});
   EXPECT_TRUE(c.enabled);
   EXPECT_TRUE(c.warnings.empty());
   EXPECT_EQ(c.report_dir, "/tmp/r");
@@ -129,8 +129,8 @@ TEST(JobReport, IntervalZeroTurnsGpuSamplingOff) {
 }
 
 TEST(JobReport, BadReportValuesWarnAndKeepMultilaneOn) {
-  Config c = Load({{"MULTILANE_REPORT", "/tmp/r"}, {"MULTILANE_REPORT_SAMPLE", "0"},
-                   {"MULTILANE_REPORT_INTERVAL", "soon"}});
+  Config c =
+      Load({{"MULTILANE_REPORT", "/tmp/r"}, {"MULTILANE_REPORT_SAMPLE", "0"}, {"MULTILANE_REPORT_INTERVAL", "soon"}});
   EXPECT_TRUE(c.enabled);
   EXPECT_TRUE(c.problems.empty());
   ASSERT_EQ(c.warnings.size(), 2u);
@@ -267,7 +267,7 @@ TEST(GpuSampler, SeriesMeansMaxAndEnergy) {
   s.name = "Test GPU";
   s.Add(0, 50, 10, 100, false, 0);
   s.Add(1, 100, 30, 300, false, 0);
-  s.Add(2, -1, -1, -1, false, 0);  // unreadable sample
+  s.Add(2, -1, -1, -1, false, 0);           // unreadable sample
   EXPECT_DOUBLE_EQ(s.EnergyJoules(), 200);  // trapezoid of 100 W and 300 W over 1 s
   const json j = json::parse(s.ToJson("node01", 1.0));
   EXPECT_EQ(j["host"], "node01");

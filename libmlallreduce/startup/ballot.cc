@@ -64,19 +64,24 @@ std::optional<Verdict> MissingRanks(const std::vector<std::optional<Ballot>>& ba
   std::vector<int> bare, foreign;
   const int first_carrier = FirstCounting(ballots);
   for (size_t r = 0; r < ballots.size(); ++r) {
-    if (!published[r]) bare.push_back(static_cast<int>(r));
-    else if (!ballots[r]) foreign.push_back(static_cast<int>(r));
+    if (!published[r])
+      bare.push_back(static_cast<int>(r));
+    else if (!ballots[r])
+      foreign.push_back(static_cast<int>(r));
   }
   if (!bare.empty()) {
     return Off(first_carrier, RankList(bare) + " of " + std::to_string(ballots.size()) +
-                                  (bare.size() == 1 ? " runs" : " run") + " without multilane (the library is not in their LD_PRELOAD or did not load "
-                                  "there); " + kOffForAll +
+                                  (bare.size() == 1 ? " runs" : " run") +
+                                  " without multilane (the library is not in their LD_PRELOAD or did not load "
+                                  "there); " +
+                                  kOffForAll +
                                   "; give every rank the library: multilane run, srun --multilane, or "
                                   "mpirun -x LD_PRELOAD");
   }
   if (!foreign.empty()) {
-    return Off(first_carrier, RankList(foreign) + (foreign.size() == 1 ? " runs" : " run") + " a multilane version with another start-up protocol; " +
-                                  kOffForAll + "; install one multilane version on every node");
+    return Off(first_carrier, RankList(foreign) + (foreign.size() == 1 ? " runs" : " run") +
+                                  " a multilane version with another start-up protocol; " + kOffForAll +
+                                  "; install one multilane version on every node");
   }
   return std::nullopt;
 }
@@ -84,7 +89,11 @@ std::optional<Verdict> MissingRanks(const std::vector<std::optional<Ballot>>& ba
 }  // namespace
 
 std::string EncodeBallot(const Ballot& b) {
-  return std::string(kTag) + "|" + (b.on ? "on" : b.counts ? "off" : "mute") + "|" + Hex(b.settings) + "|" + b.version + "|" + b.reason;
+  return std::string(kTag) + "|" +
+         (b.on       ? "on"
+          : b.counts ? "off"
+                     : "mute") +
+         "|" + Hex(b.settings) + "|" + b.version + "|" + b.reason;
 }
 
 std::optional<Ballot> DecodeBallot(const std::string& text) {
@@ -96,7 +105,8 @@ std::optional<Ballot> DecodeBallot(const std::string& text) {
     f.push_back(text.substr(start, bar - start));
     start = bar + 1;
   }
-  if (f[0] != kTag || (f[1] != "on" && f[1] != "off" && f[1] != "mute") || f[2].size() != 16 || f[3].empty()) return std::nullopt;
+  if (f[0] != kTag || (f[1] != "on" && f[1] != "off" && f[1] != "mute") || f[2].size() != 16 || f[3].empty())
+    return std::nullopt;
   Ballot b;
   for (char c : f[2]) {
     const bool digit = c >= '0' && c <= '9', letter = c >= 'a' && c <= 'f';
@@ -121,8 +131,8 @@ Verdict Decide(const std::vector<std::optional<std::string>>& published) {
   for (size_t r = 1; r < ballots.size(); ++r) {
     if (ballots[r]->version != first.version) {
       return Off(reporter, "ranks run different multilane versions (" + first.version + " on rank 0, " +
-                        ballots[r]->version + " on rank " + std::to_string(r) + "); " + kOffForAll +
-                        "; install one version on every node, and upgrade while no job runs");
+                               ballots[r]->version + " on rank " + std::to_string(r) + "); " + kOffForAll +
+                               "; install one version on every node, and upgrade while no job runs");
     }
   }
   Verdict v;
@@ -176,8 +186,8 @@ Verdict DecideFromWords(const uint64_t words[kBallotWords], const Ballot& mine, 
     // Only the lowest off-voting rank knows its reason, and it reports.
     v.reporter = static_cast<int>(kMask - words[6]);
     if (v.reporter == rank) {
-      v.line = v.consistent ? mine.reason
-                            : std::string(kOffForAll) + ": rank " + std::to_string(rank) + ": " + mine.reason;
+      v.line =
+          v.consistent ? mine.reason : std::string(kOffForAll) + ": rank " + std::to_string(rank) + ": " + mine.reason;
     }
     return v;
   }

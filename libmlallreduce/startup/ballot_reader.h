@@ -34,8 +34,7 @@ constexpr int kBallotReadSeconds = 2;
 // about kBallotReadSeconds.  A text longer than 64 KiB counts as none.
 // Returns false in *complete when an answer did not come back in time (its
 // request is left to PMIx, which must then stay initialised).
-std::vector<std::optional<std::string>> ReadBallots(const BallotReads& pmix, const char* key, int size,
-                                                    bool* complete);
+std::vector<std::optional<std::string>> ReadBallots(const BallotReads& pmix, const char* key, int size, bool* complete);
 
 }  // namespace mla::lib
 

@@ -91,8 +91,10 @@ void Answer() {
       value.type = pmix::kTypeString;
       std::string text = TextFor(a.rank);
       value.data.string = text.data();
-      if (a.rank % 2 == 0) a.cb(pmix::kSuccess, &value, a.cbdata);
-      else a.cb(pmix::kErrNotFound, nullptr, a.cbdata);
+      if (a.rank % 2 == 0)
+        a.cb(pmix::kSuccess, &value, a.cbdata);
+      else
+        a.cb(pmix::kErrNotFound, nullptr, a.cbdata);
     }
   }
 }

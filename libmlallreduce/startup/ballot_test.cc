@@ -131,8 +131,10 @@ Verdict Combine(const std::vector<Ballot>& ballots, int self, bool as_signed = f
   for (size_t r = 0; r < ballots.size(); ++r) {
     uint64_t w[kBallotWords];
     BallotToWords(ballots[r], static_cast<int>(r), w);
-    if (r == 0) std::copy(w, w + kBallotWords, all);
-    else CombineInto(all, w, as_signed);
+    if (r == 0)
+      std::copy(w, w + kBallotWords, all);
+    else
+      CombineInto(all, w, as_signed);
   }
   return DecideFromWords(all, ballots[static_cast<size_t>(self)], self);
 }

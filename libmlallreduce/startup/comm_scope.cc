@@ -37,8 +37,10 @@ int Translate(MPI_Comm comm, int* first_of_world) {
     std::iota(ranks.begin(), ranks.end(), 0);
     if (PMPI_Group_translate_ranks(group, size, ranks.data(), world, in_world.data()) != MPI_SUCCESS) outside = 1;
     for (int r = 0; r < size; ++r) {
-      if (in_world[static_cast<size_t>(r)] == MPI_UNDEFINED) ++outside;
-      else if (*first_of_world < 0) *first_of_world = r;
+      if (in_world[static_cast<size_t>(r)] == MPI_UNDEFINED)
+        ++outside;
+      else if (*first_of_world < 0)
+        *first_of_world = r;
     }
   }
   if (group != MPI_GROUP_NULL) PMPI_Group_free(&group);

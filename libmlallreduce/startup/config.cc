@@ -62,9 +62,12 @@ bool ParseSeconds(const std::string& s, double* out) {
   if (s.empty() || s.size() > 16) return false;
   int dots = 0, digits = 0;
   for (char c : s) {
-    if (c == '.') ++dots;
-    else if (c >= '0' && c <= '9') ++digits;
-    else return false;
+    if (c == '.')
+      ++dots;
+    else if (c >= '0' && c <= '9')
+      ++digits;
+    else
+      return false;
   }
   if (dots > 1 || digits == 0) return false;
   const double v = std::strtod(s.c_str(), nullptr);
@@ -91,8 +94,10 @@ std::string Config::Summary() const {
   if (ranks_per_node > 0) out << ", virtual nodes of " << ranks_per_node << " ranks";
   if (ranks_per_gpu > 0) out << ", " << ranks_per_gpu << " ranks per GPU";
   if (device_sync_stream) out << ", device calls wait for the legacy stream only";
-  if (device_flag_max == 0) out << ", device flag path off";
-  else if (device_flag_max != kDefaultDeviceFlagMax) out << ", device flag path up to " << FormatByteSize(device_flag_max);
+  if (device_flag_max == 0)
+    out << ", device flag path off";
+  else if (device_flag_max != kDefaultDeviceFlagMax)
+    out << ", device flag path up to " << FormatByteSize(device_flag_max);
   if (!report_dir.empty()) out << ", job report into " << report_dir;
   return out.str();
 }
@@ -152,13 +157,13 @@ Config LoadConfig(const EnvLookup& env) {
             "blocking streams)");
   }
   const std::string flag_max = get("MULTILANE_DEVICE_FLAG_MAX");
-  if (!flag_max.empty() &&
-      (!ParseByteSize(flag_max, &c.device_flag_max) || c.device_flag_max > kMaxDeviceFlagMax)) {
+  if (!flag_max.empty() && (!ParseByteSize(flag_max, &c.device_flag_max) || c.device_flag_max > kMaxDeviceFlagMax)) {
     problem("MULTILANE_DEVICE_FLAG_MAX=" + Quoted(flag_max) + " must be a byte size from 0 (off) to " +
             FormatByteSize(kMaxDeviceFlagMax) + ", such as 1M");
   }
   const std::string stats = get("MULTILANE_STATS");
-  if (stats == "1" || stats == "yes" || stats == "on") c.stats = true;
+  if (stats == "1" || stats == "yes" || stats == "on")
+    c.stats = true;
   else if (!stats.empty() && stats != "0" && stats != "no" && stats != "off")
     problem("MULTILANE_STATS=" + Quoted(stats) + " must be 1 or 0");
   const std::string verbose = get("MULTILANE_VERBOSE");
@@ -183,8 +188,7 @@ Config LoadConfig(const EnvLookup& env) {
   }
   const std::string sample = get("MULTILANE_REPORT_SAMPLE");
   if (!sample.empty() && !ParsePositive(sample, &c.report_sample)) {
-    c.warnings.push_back(CountMessage("MULTILANE_REPORT_SAMPLE", sample, "sample about one call in N") +
-                         "; using 64");
+    c.warnings.push_back(CountMessage("MULTILANE_REPORT_SAMPLE", sample, "sample about one call in N") + "; using 64");
   }
   const std::string interval = get("MULTILANE_REPORT_INTERVAL");
   if (interval == "0") {

@@ -77,18 +77,17 @@ TEST_P(ConfigErrors, TurnsOffAndNamesTheVariable) {
   EXPECT_NE(c.problems[0].find("system MPI"), std::string::npos) << c.problems[0];
 }
 
-INSTANTIATE_TEST_SUITE_P(All, ConfigErrors,
-                         testing::Values(BadVariable{"MULTILANE_ALGO", "ring"}, BadVariable{"MULTILANE_LANES", "0"},
-                                         BadVariable{"MULTILANE_LANES", "two"}, BadVariable{"MULTILANE_CHUNK", "1.5M"},
-                                         BadVariable{"MULTILANE_RANKS_PER_NODE", "-2"},
-                                         BadVariable{"MULTILANE_RANKS_PER_GPU", "x"},
-                                         BadVariable{"MULTILANE_STATS", "maybe"},
-                                         BadVariable{"MULTILANE_VERBOSE", "loud"}, BadVariable{"MULTILANE_TRANSPORT", "ib"},
-                                         BadVariable{"MULTILANE_PROFILE", "host 0 inf lane"},
-                                         BadVariable{"MULTILANE_PROFILE_FILE", "/nonexistent/profile.txt"},
-                                         // Issue 15 item 9: 0 passed silently (it means nothing).
-                                         BadVariable{"MULTILANE_CHUNK", "0"},
-                                         BadVariable{"MULTILANE_LANES", " 2"}, BadVariable{"MULTILANE_LANES", "0x10"}));
+INSTANTIATE_TEST_SUITE_P(
+    All, ConfigErrors,
+    testing::Values(BadVariable{"MULTILANE_ALGO", "ring"}, BadVariable{"MULTILANE_LANES", "0"},
+                    BadVariable{"MULTILANE_LANES", "two"}, BadVariable{"MULTILANE_CHUNK", "1.5M"},
+                    BadVariable{"MULTILANE_RANKS_PER_NODE", "-2"}, BadVariable{"MULTILANE_RANKS_PER_GPU", "x"},
+                    BadVariable{"MULTILANE_STATS", "maybe"}, BadVariable{"MULTILANE_VERBOSE", "loud"},
+                    BadVariable{"MULTILANE_TRANSPORT", "ib"}, BadVariable{"MULTILANE_PROFILE", "host 0 inf lane"},
+                    BadVariable{"MULTILANE_PROFILE_FILE", "/nonexistent/profile.txt"},
+                    // Issue 15 item 9: 0 passed silently (it means nothing).
+                    BadVariable{"MULTILANE_CHUNK", "0"}, BadVariable{"MULTILANE_LANES", " 2"},
+                    BadVariable{"MULTILANE_LANES", "0x10"}));
 
 // The problem's text for one variable.
 std::string ProblemOf(const char* name, const char* value) {
@@ -108,7 +107,8 @@ TEST(Config, TooLargeCountsAreCalledTooLarge) {
   // Ranks per GPU: the one rule of every part (vocab/ranks_per_gpu.h).
   for (const char* bad : {"0", "65", "2147483647", "+2"})
     EXPECT_NE(ProblemOf("MULTILANE_RANKS_PER_GPU", bad).find("must be a number from 1 to 64 (ranks sharing one GPU)"),
-              std::string::npos) << bad;
+              std::string::npos)
+        << bad;
   EXPECT_NE(ProblemOf("MULTILANE_CHUNK", "0").find("must be above 0"), std::string::npos);
   Config c = Load({{"MULTILANE_LANES", "9999999"}});
   EXPECT_TRUE(c.enabled);
@@ -155,8 +155,8 @@ TEST(Config, ReportIntervalIsAPlainDecimal) {
     EXPECT_NE(c.warnings[0].find("MULTILANE_REPORT_INTERVAL='" + std::string(bad) + "'"), std::string::npos);
     EXPECT_EQ(c.report_interval_s, 1.0);
   }
-  for (auto [good, value] : {std::pair<const char*, double>{"2", 2}, {"0.5", 0.5}, {".25", 0.25}, {"3600", 3600},
-                             {"0", 0}}) {
+  for (auto [good, value] :
+       {std::pair<const char*, double>{"2", 2}, {"0.5", 0.5}, {".25", 0.25}, {"3600", 3600}, {"0", 0}}) {
     Config c = Load({{"MULTILANE_REPORT_INTERVAL", good}});
     EXPECT_TRUE(c.warnings.empty()) << good;
     EXPECT_EQ(c.report_interval_s, value) << good;
@@ -226,8 +226,7 @@ TEST(Config, ProfileFileMustBeARegularFileBelowTheCap) {
   };
   for (const Case& k : {Case{"/dev/zero", "is not a regular file (a character device)"},
                         Case{fifo, "is not a regular file (a FIFO (named pipe))"},
-                        Case{dir, "is not a regular file (a folder)"},
-                        Case{big, "is larger than 1 MiB"}}) {
+                        Case{dir, "is not a regular file (a folder)"}, Case{big, "is larger than 1 MiB"}}) {
     Config c = Load({{"MULTILANE_PROFILE_FILE", k.path}});
     EXPECT_FALSE(c.enabled) << k.path;
     ASSERT_EQ(c.problems.size(), 1u) << k.path;
@@ -309,9 +308,8 @@ TEST(ConfigText, WarningsQuoteLongVariablesAsAnExcerpt) {
   const std::string huge(100 * 1024, 'z');
   for (const char* var : {"MULTILANE_ALGO", "MULTILANE_LANES", "MULTILANE_CHUNK", "MULTILANE_STATS",
                           "MULTILANE_PROFILE", "MULTILANE_PROFILE_FILE", "MULTILANE_REPORT_INTERVAL"}) {
-    const Config c = LoadConfig([&](const char* name) -> const char* {
-      return std::string(name) == var ? huge.c_str() : nullptr;
-    });
+    const Config c =
+        LoadConfig([&](const char* name) -> const char* { return std::string(name) == var ? huge.c_str() : nullptr; });
     std::vector<std::string> all = c.problems;
     all.insert(all.end(), c.warnings.begin(), c.warnings.end());
     ASSERT_EQ(all.size(), 1u) << var;

@@ -79,7 +79,8 @@ bool FindMpiAbiHandles(MpiFamily family, void* mpi, MpiAbiHandles* h) {
       h->in_place = reinterpret_cast<const void*>(1);
       return h->comm_world != 0 && h->unsigned_long_long != 0 && h->op_max != 0;
     }
-    case MpiFamily::kNeither: break;
+    case MpiFamily::kNeither:
+      break;
   }
   return false;
 }

@@ -13,13 +13,13 @@ namespace mla::lib::pmix {
 
 constexpr int kMaxNsLen = 255;
 constexpr int kMaxKeyLen = 511;
-constexpr int kSuccess = 0;                // PMIX_SUCCESS
-constexpr int kErrNotFound = -46;          // PMIX_ERR_NOT_FOUND
-constexpr int kErrInit = -31;              // PMIX_ERR_INIT
-constexpr uint16_t kTypeBool = 1;          // PMIX_BOOL
-constexpr uint16_t kTypeString = 3;        // PMIX_STRING
-constexpr uint16_t kTypeInt = 6;           // PMIX_INT
-constexpr uint8_t kScopeGlobal = 3;        // PMIX_GLOBAL
+constexpr int kSuccess = 0;                    // PMIX_SUCCESS
+constexpr int kErrNotFound = -46;              // PMIX_ERR_NOT_FOUND
+constexpr int kErrInit = -31;                  // PMIX_ERR_INIT
+constexpr uint16_t kTypeBool = 1;              // PMIX_BOOL
+constexpr uint16_t kTypeString = 3;            // PMIX_STRING
+constexpr uint16_t kTypeInt = 6;               // PMIX_INT
+constexpr uint8_t kScopeGlobal = 3;            // PMIX_GLOBAL
 constexpr char kOptional[] = "pmix.optional";  // PMIX_OPTIONAL: look in the local store only
 constexpr char kTimeout[] = "pmix.timeout";    // PMIX_TIMEOUT: seconds before the operation gives up
 

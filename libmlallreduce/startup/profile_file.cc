@@ -21,7 +21,8 @@ bool ReadProfileFile(const std::string& path, std::string* text, std::string* wh
       *text = std::move(content);
       return true;
     case Outcome::kNotRegular:
-      *why = std::string("is not a regular file (") + r.kind + "): name a profile file written by "
+      *why = std::string("is not a regular file (") + r.kind +
+             "): name a profile file written by "
              "multilane show or tune";
       return false;
     case Outcome::kTooLarge:

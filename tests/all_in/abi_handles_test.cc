@@ -22,8 +22,10 @@ constexpr MpiFamily kFamily = MpiFamily::kMpich;
 
 template <typename T>
 std::uintptr_t Bits(T handle) {
-  if constexpr (std::is_pointer_v<T>) return reinterpret_cast<std::uintptr_t>(handle);
-  else return static_cast<std::uintptr_t>(handle);
+  if constexpr (std::is_pointer_v<T>)
+    return reinterpret_cast<std::uintptr_t>(handle);
+  else
+    return static_cast<std::uintptr_t>(handle);
 }
 
 TEST(AbiHandles, MatchThisFamilysMpiH) {

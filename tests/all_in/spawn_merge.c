@@ -67,8 +67,7 @@ int main(int argc, char** argv) {
     for (int i = 2; i < argc; ++i) args[k++] = argv[i];
     args[k++] = self;
     args[k++] = "--child";
-    MPI_Comm_spawn("/usr/bin/env", args, atoi(argv[1]), MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
-                   MPI_ERRCODES_IGNORE);
+    MPI_Comm_spawn("/usr/bin/env", args, atoi(argv[1]), MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE);
     free(args);
   }
   MPI_Comm merged = MPI_COMM_NULL, shared = MPI_COMM_NULL, side = MPI_COMM_NULL;

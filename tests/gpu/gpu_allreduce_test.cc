@@ -33,9 +33,9 @@ struct Large {
   bool in_place;
 };
 const Large kLarge[] = {
-    {MPI_FLOAT, MPI_SUM, (16 << 20) - 3, false},      // 64 MiB - 12 B
-    {MPI_UINT8_T, MPI_BXOR, (4 << 20) + 1, true},     // 4 MiB + 1 B
-    {MPI_DOUBLE, MPI_MAX, (1 << 20) + 3, false},      // 8 MiB + 24 B
+    {MPI_FLOAT, MPI_SUM, (16 << 20) - 3, false},   // 64 MiB - 12 B
+    {MPI_UINT8_T, MPI_BXOR, (4 << 20) + 1, true},  // 4 MiB + 1 B
+    {MPI_DOUBLE, MPI_MAX, (1 << 20) + 3, false},   // 8 MiB + 24 B
 };
 constexpr size_t kLargestBytes = 64u << 20;
 
@@ -151,13 +151,13 @@ TEST_P(DeviceTransports, SmallChunksPipelineCorrectly) {
   SkipWhereNcclCannotRun(expected);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    All, DeviceTransports,
-    testing::Combine(testing::Values(MLA_ALGO_LANE, MLA_ALGO_HIER, MLA_ALGO_SPLIT),
-                     testing::Values(MLA_TRANSPORT_MPI, MLA_TRANSPORT_NCCL)),
-    [](const testing::TestParamInfo<std::tuple<mla_algo, mla_transport>>& info) {
-      return std::string(mla_algo_name(std::get<0>(info.param))) + "_" + mla_transport_name(std::get<1>(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(All, DeviceTransports,
+                         testing::Combine(testing::Values(MLA_ALGO_LANE, MLA_ALGO_HIER, MLA_ALGO_SPLIT),
+                                          testing::Values(MLA_TRANSPORT_MPI, MLA_TRANSPORT_NCCL)),
+                         [](const testing::TestParamInfo<std::tuple<mla_algo, mla_transport>>& info) {
+                           return std::string(mla_algo_name(std::get<0>(info.param))) + "_" +
+                                  mla_transport_name(std::get<1>(info.param));
+                         });
 
 }  // namespace
 }  // namespace gputest

@@ -116,7 +116,8 @@ TEST(IpcCache, BuffersFreedAndReallocatedAtTheSameAddressAreOpenedAfresh) {
   // Without a reuse of the address the test would prove nothing about stale
   // mappings: it must have happened.
   if (Peers() > 0 && same_address == 0)
-    local.Fail("cudaMalloc never returned a freed address again in 3 reallocations: the stale-mapping case was not exercised");
+    local.Fail(
+        "cudaMalloc never returned a freed address again in 3 reallocations: the stale-mapping case was not exercised");
   if (g_rank == 0) std::printf("# reallocations at the same address on rank 0: %d of 3\n", same_address);
   ExpectAllRanksOk(local);
 }
@@ -133,7 +134,8 @@ TEST(IpcCache, HoldsAtMost1024PeerAllocationsAndClosesTheLeastRecentlyUsed) {
   for (void*& b : bufs) Check(cudaMalloc(&b, bytes), "cudaMalloc", &local);
   mla_stats s0, s1, s2, s3;
   mla_get_stats(&s0);
-  for (int r = 0; r < rounds; ++r) SumOnes(bufs[r], count, r == 0 || r == rounds - 1, &local, "round " + std::to_string(r));
+  for (int r = 0; r < rounds; ++r)
+    SumOnes(bufs[r], count, r == 0 || r == rounds - 1, &local, "round " + std::to_string(r));
   mla_get_stats(&s1);
   const uint64_t open_before = s0.ipc_opened - s0.ipc_closed;
   const uint64_t opened = static_cast<uint64_t>(rounds) * peers;
@@ -190,8 +192,10 @@ TEST(DeviceBuffers, PoolMemoryFromCudaMallocAsyncIsStagedWithOneWarning) {
     if (got != expect) local.Fail("pool memory: call " + std::to_string(i) + " differs from PMPI_Allreduce");
     // With peers, IPC is needed and cannot share pool memory: staged.
     // Alone on its node, a rank needs no IPC and lane runs.
-    if (Peers() > 0) ExpectStagedCall(&expected);
-    else ExpectDeviceCall(f, MPI_SUM, lane, count, &expected);
+    if (Peers() > 0)
+      ExpectStagedCall(&expected);
+    else
+      ExpectDeviceCall(f, MPI_SUM, lane, count, &expected);
   }
   const std::string said = capture.Stop();
   mla_get_stats(&after);
@@ -302,8 +306,11 @@ TEST(Streams, WorkQueuedOnAnotherStreamBeforeTheCallIsComplete) {
     mla_algo algo;
     bool mixed;  // device send, host receive
   };
-  const Way ways[] = {{MLA_ALGO_PASSTHROUGH, false}, {MLA_ALGO_LANE, false}, {MLA_ALGO_HIER, false},
-                      {MLA_ALGO_SPLIT, false}, {MLA_ALGO_LANE, true}};
+  const Way ways[] = {{MLA_ALGO_PASSTHROUGH, false},
+                      {MLA_ALGO_LANE, false},
+                      {MLA_ALGO_HIER, false},
+                      {MLA_ALGO_SPLIT, false},
+                      {MLA_ALGO_LANE, true}};
   uint64_t seed = 60;
   for (const Way& way : ways) {
     const std::string what = std::string(mla_algo_name(way.algo)) + (way.mixed ? " (host receive buffer)" : "");
@@ -329,9 +336,12 @@ TEST(Streams, WorkQueuedOnAnotherStreamBeforeTheCallIsComplete) {
       std::memcpy(got.data(), pinned, bytes);
     }
     Check(cudaStreamSynchronize(user), "cudaStreamSynchronize", &local);
-    if (got != expect) local.Fail(what + ": the result differs from PMPI_Allreduce (read before the stream's copy landed?)");
-    if (way.mixed) ExpectStagedCall(&expected);
-    else ExpectDeviceCall(f, MPI_SUM, choice, count, &expected);
+    if (got != expect)
+      local.Fail(what + ": the result differs from PMPI_Allreduce (read before the stream's copy landed?)");
+    if (way.mixed)
+      ExpectStagedCall(&expected);
+    else
+      ExpectDeviceCall(f, MPI_SUM, choice, count, &expected);
   }
   mla_get_stats(&after);
   CheckCounts(before, after, expected, "streams", &local);

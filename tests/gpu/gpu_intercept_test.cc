@@ -81,10 +81,10 @@ TEST(Intercepted, DeviceCallsFollowTheEnvironment) {
     int count;
   };
   // Sizes on both sides of the profile's 4 KiB edge.
-  const Case cases[] = {{MPI_FLOAT, MPI_SUM, 7},      {MPI_FLOAT, MPI_SUM, 1000},  {MPI_FLOAT, MPI_SUM, 1025},
-                        {MPI_FLOAT, MPI_SUM, 262147}, {MPI_INT, MPI_MAX, 1023},    {MPI_INT, MPI_MAX, 1024},
+  const Case cases[] = {{MPI_FLOAT, MPI_SUM, 7},       {MPI_FLOAT, MPI_SUM, 1000},    {MPI_FLOAT, MPI_SUM, 1025},
+                        {MPI_FLOAT, MPI_SUM, 262147},  {MPI_INT, MPI_MAX, 1023},      {MPI_INT, MPI_MAX, 1024},
                         {MPI_UINT8_T, MPI_BXOR, 4095}, {MPI_UINT8_T, MPI_BXOR, 4097}, {MPI_SHORT, MPI_SUM, 3001},
-                        {MPI_2INT, MPI_MAXLOC, 601},  {MPI_DOUBLE, MPI_PROD, 511}, {MPI_DOUBLE, MPI_PROD, 513}};
+                        {MPI_2INT, MPI_MAXLOC, 601},   {MPI_DOUBLE, MPI_PROD, 511},   {MPI_DOUBLE, MPI_PROD, 513}};
   DevicePair bufs(262147 * sizeof(float), &local);
   Counts expected;
   mla_stats before, after;

@@ -84,7 +84,8 @@ int main(int argc, char** argv) {
   if (g_rank == 0 && ran == 0) std::printf("gpu_allreduce_test: FAILED: no test matched the filter\n");
   if (g_rank == 0 && !failed && skipped > 0 && skipped < ran)
     std::printf("gpu_allreduce_test: FAILED: %d of %d tests were skipped: register them apart\n", skipped, ran);
-  if (g_rank == 0 && status == kSkipped) std::printf("gpu_allreduce_test: SKIPPED: every test was not applicable here\n");
+  if (g_rank == 0 && status == kSkipped)
+    std::printf("gpu_allreduce_test: SKIPPED: every test was not applicable here\n");
   // Any failure wins; 77 only when every rank skipped everything.
   int mine[2] = {status == 1 ? 1 : 0, status == kSkipped ? 0 : 1}, all[2];
   PMPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

@@ -162,11 +162,16 @@ bool GpuLayout::CrossStep(mla_algo algo) const {
 
 bool GpuLayout::NcclCanRun(mla_algo algo, std::string* why) const {
   std::string w;
-  if (!CrossStep(algo)) w = "no step between nodes or GPUs in this layout";
-  else if (!nccl_lib) w = "libnccl.so.2 does not load on every rank";
-  else if (algo == MLA_ALGO_LANE && !lanes_distinct) w = "two ranks of a lane share a GPU (NCCL takes one rank per GPU)";
-  else if (algo == MLA_ALGO_HIER && !lane0_distinct) w = "two node leaders share a GPU (NCCL takes one rank per GPU)";
-  else if (algo == MLA_ALGO_SPLIT && !slices_distinct) w = "two ranks of a slice share a GPU (NCCL takes one rank per GPU)";
+  if (!CrossStep(algo))
+    w = "no step between nodes or GPUs in this layout";
+  else if (!nccl_lib)
+    w = "libnccl.so.2 does not load on every rank";
+  else if (algo == MLA_ALGO_LANE && !lanes_distinct)
+    w = "two ranks of a lane share a GPU (NCCL takes one rank per GPU)";
+  else if (algo == MLA_ALGO_HIER && !lane0_distinct)
+    w = "two node leaders share a GPU (NCCL takes one rank per GPU)";
+  else if (algo == MLA_ALGO_SPLIT && !slices_distinct)
+    w = "two ranks of a slice share a GPU (NCCL takes one rank per GPU)";
   if (why != nullptr) *why = w;
   return w.empty();
 }
@@ -174,13 +179,14 @@ bool GpuLayout::NcclCanRun(mla_algo algo, std::string* why) const {
 std::string GpuLayout::Describe() const {
   std::ostringstream o;
   o << g_size << " ranks, " << nodes << " node(s) of " << node_size << ", " << gpus << " GPU(s), " << ppg
-    << " rank(s) per GPU (by UUID), " << gpu_groups << " GPU group(s), NCCL "
-    << (nccl_lib ? "loads" : "absent") << (mps ? ", MPS" : "") << (regular ? "" : ", IRREGULAR")
-    << ", flag path " << (FlagPath(1) ? "on" : "off");
+    << " rank(s) per GPU (by UUID), " << gpu_groups << " GPU group(s), NCCL " << (nccl_lib ? "loads" : "absent")
+    << (mps ? ", MPS" : "") << (regular ? "" : ", IRREGULAR") << ", flag path " << (FlagPath(1) ? "on" : "off");
   for (mla_algo a : {MLA_ALGO_LANE, MLA_ALGO_HIER, MLA_ALGO_SPLIT}) {
     std::string why;
     o << "; " << mla_algo_name(a) << ": "
-      << (!CrossStep(a) ? "no step between nodes/GPUs" : NcclCanRun(a, &why) ? "nccl can run" : "nccl cannot run (" + why + ")");
+      << (!CrossStep(a)         ? "no step between nodes/GPUs"
+          : NcclCanRun(a, &why) ? "nccl can run"
+                                : "nccl cannot run (" + why + ")");
   }
   return o.str();
 }
@@ -192,8 +198,8 @@ std::string OpName(MPI_Op op) {
   struct {
     MPI_Op op;
     const char* name;
-  } names[] = {{MPI_SUM, "sum"},   {MPI_PROD, "prod"}, {MPI_MIN, "min"},   {MPI_MAX, "max"},
-               {MPI_LAND, "land"}, {MPI_LOR, "lor"},   {MPI_LXOR, "lxor"}, {MPI_BAND, "band"},
+  } names[] = {{MPI_SUM, "sum"},   {MPI_PROD, "prod"}, {MPI_MIN, "min"},       {MPI_MAX, "max"},
+               {MPI_LAND, "land"}, {MPI_LOR, "lor"},   {MPI_LXOR, "lxor"},     {MPI_BAND, "band"},
                {MPI_BOR, "bor"},   {MPI_BXOR, "bxor"}, {MPI_MINLOC, "minloc"}, {MPI_MAXLOC, "maxloc"}};
   for (auto& n : names)
     if (n.op == op) return n.name;
@@ -264,8 +270,7 @@ bool KernelsTake(const TypeCase& tc, MPI_Op) {
 
 bool NcclTakes(const TypeCase& tc, MPI_Op op) {
   const bool arith = op == MPI_SUM || op == MPI_PROD || op == MPI_MIN || op == MPI_MAX;
-  const bool type = tc.cls == Cls::kFloat ||
-                    ((tc.cls == Cls::kSigned || tc.cls == Cls::kUnsigned) && tc.size != 2);
+  const bool type = tc.cls == Cls::kFloat || ((tc.cls == Cls::kSigned || tc.cls == Cls::kUnsigned) && tc.size != 2);
   return arith && type;
 }
 
@@ -284,7 +289,9 @@ void PutInt(unsigned char* p, int64_t v, int size) { std::memcpy(p, &v, static_c
 std::vector<unsigned char> Fill(const TypeCase& tc, MPI_Op op, int count, uint64_t seed) {
   std::mt19937_64 rng(seed * 0x9e3779b97f4a7c15ull + static_cast<uint64_t>(g_rank) * 1000003u +
                       static_cast<uint64_t>(count));
-  auto uni = [&](int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1)); };
+  auto uni = [&](int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1));
+  };
   std::vector<unsigned char> out(static_cast<size_t>(count) * tc.size);
   for (int i = 0; i < count; ++i) {
     unsigned char* p = out.data() + static_cast<size_t>(i) * tc.size;
@@ -293,30 +300,43 @@ std::vector<unsigned char> Fill(const TypeCase& tc, MPI_Op op, int count, uint64
       case Cls::kSigned:
       case Cls::kUnsigned: {
         int64_t v;
-        if (op == MPI_SUM) v = sgn ? uni(-3, 3) : uni(0, 5);
-        else if (op == MPI_PROD) v = sgn ? (uni(0, 1) ? 1 : -1) : uni(1, 2);
+        if (op == MPI_SUM)
+          v = sgn ? uni(-3, 3) : uni(0, 5);
+        else if (op == MPI_PROD)
+          v = sgn ? (uni(0, 1) ? 1 : -1) : uni(1, 2);
         else if (op == MPI_MIN || op == MPI_MAX) {
           // Unsigned: half the values with the top bit set, so that comparing
           // them as signed (a wrong map) picks other elements (issue 27).
           const int64_t top = static_cast<int64_t>(uint64_t{1} << (8 * tc.size - 1));
           v = sgn ? uni(-60, 60) : uni(0, 1) ? uni(0, 120) : top + uni(0, 120);
-        }
-        else if (op == MPI_LAND) v = uni(0, 9) ? uni(1, 3) : 0;
-        else if (op == MPI_LOR) v = uni(0, 9) ? 0 : uni(1, 3);
-        else if (op == MPI_LXOR) v = uni(0, 2);
-        else if (op == MPI_BAND) v = static_cast<int64_t>(rng() | rng() | rng());  // bits mostly 1
-        else if (op == MPI_BOR) v = static_cast<int64_t>(rng() & rng() & rng());   // bits mostly 0
-        else v = static_cast<int64_t>(rng());
+        } else if (op == MPI_LAND)
+          v = uni(0, 9) ? uni(1, 3) : 0;
+        else if (op == MPI_LOR)
+          v = uni(0, 9) ? 0 : uni(1, 3);
+        else if (op == MPI_LXOR)
+          v = uni(0, 2);
+        else if (op == MPI_BAND)
+          v = static_cast<int64_t>(rng() | rng() | rng());  // bits mostly 1
+        else if (op == MPI_BOR)
+          v = static_cast<int64_t>(rng() & rng() & rng());  // bits mostly 0
+        else
+          v = static_cast<int64_t>(rng());
         PutInt(p, v, tc.size);
         break;
       }
-      case Cls::kByte: *p = static_cast<unsigned char>(rng()); break;
-      case Cls::kBool: *p = op == MPI_LAND ? uni(0, 9) != 0 : op == MPI_LOR ? uni(0, 9) == 0 : uni(0, 1); break;
+      case Cls::kByte:
+        *p = static_cast<unsigned char>(rng());
+        break;
+      case Cls::kBool:
+        *p = op == MPI_LAND ? uni(0, 9) != 0 : op == MPI_LOR ? uni(0, 9) == 0 : uni(0, 1);
+        break;
       case Cls::kFloat: {
         static const int prod_values[] = {-2, -1, 1, 2};
         const double v = op == MPI_SUM ? uni(-8, 8) : op == MPI_PROD ? prod_values[uni(0, 3)] : uni(-100, 100);
-        if (tc.size == 4) Put(p, static_cast<float>(v));
-        else Put(p, v);
+        if (tc.size == 4)
+          Put(p, static_cast<float>(v));
+        else
+          Put(p, v);
         break;
       }
       case Cls::kComplex: {
@@ -326,8 +346,14 @@ std::vector<unsigned char> Fill(const TypeCase& tc, MPI_Op op, int count, uint64
         Put(p + 8, op == MPI_SUM ? static_cast<double>(uni(-8, 8)) : static_cast<double>(pv[1]));
         break;
       }
-      case Cls::kPairInt: Put(p, static_cast<int32_t>(uni(-2, 2))); Put(p + 4, static_cast<int32_t>(uni(0, 5))); break;
-      case Cls::kPairFloat: Put(p, static_cast<float>(uni(-2, 2))); Put(p + 4, static_cast<int32_t>(uni(0, 5))); break;
+      case Cls::kPairInt:
+        Put(p, static_cast<int32_t>(uni(-2, 2)));
+        Put(p + 4, static_cast<int32_t>(uni(0, 5)));
+        break;
+      case Cls::kPairFloat:
+        Put(p, static_cast<float>(uni(-2, 2)));
+        Put(p + 4, static_cast<int32_t>(uni(0, 5)));
+        break;
     }
   }
   return out;
@@ -364,8 +390,8 @@ std::string Name(const mla_choice& c) {
 
 void RunCall(const Call& c, const mla_choice* choice, DevicePair* bufs, Local* local) {
   const TypeCase& tc = *c.tc;
-  const std::string where = std::string(choice ? Name(*choice) : "MPI_Allreduce") + " " + tc.name + " " +
-                            OpName(c.op) + " count " + std::to_string(c.count) + (c.in_place ? " in place" : "");
+  const std::string where = std::string(choice ? Name(*choice) : "MPI_Allreduce") + " " + tc.name + " " + OpName(c.op) +
+                            " count " + std::to_string(c.count) + (c.in_place ? " in place" : "");
   const std::vector<unsigned char> send = Fill(tc, c.op, c.count, c.seed);
   const size_t bytes = send.size();
   // The reference: the system MPI on host copies, the receive buffer holding
@@ -381,8 +407,8 @@ void RunCall(const Call& c, const mla_choice* choice, DevicePair* bufs, Local* l
     local->Fail(where + ": buffers of " + std::to_string(bufs->bytes) + " bytes are too small");
     return;  // the same on every rank: no collective is skipped on one rank only
   }
-  CudaCheck(cudaMemcpy(c.in_place ? bufs->recv : bufs->send, send.data(), bytes, cudaMemcpyHostToDevice),
-            "cudaMemcpy", where, local);
+  CudaCheck(cudaMemcpy(c.in_place ? bufs->recv : bufs->send, send.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy",
+            where, local);
   if (!c.in_place) CudaCheck(cudaMemset(bufs->recv, 0x5a, bytes), "cudaMemset", where, local);
   CudaCheck(cudaDeviceSynchronize(), "cudaDeviceSynchronize", where, local);
   const void* sbuf = c.in_place ? MPI_IN_PLACE : bufs->send;

@@ -68,13 +68,13 @@ struct GpuLayout {
   int gpu_groups = 1;  // (node, GPU) groups in MPI_COMM_WORLD
   int gpus = 1;        // distinct UUIDs in MPI_COMM_WORLD
   bool regular = true;
-  bool nccl_lib = false;     // libnccl.so.2 loads on every rank
-  bool lanes_distinct = false;  // every lane's ranks are on distinct GPUs
-  bool lane0_distinct = false;  // lane 0's ranks (hier's only lane) are
-  bool slices_distinct = false; // every slice's ranks are
-  bool mps = false;             // CUDA reports MPS on every rank's device
-  bool concurrent = false;      // every rank's kernels can run alongside the others' (alone on
-                                // its GPU, or MPS)
+  bool nccl_lib = false;         // libnccl.so.2 loads on every rank
+  bool lanes_distinct = false;   // every lane's ranks are on distinct GPUs
+  bool lane0_distinct = false;   // lane 0's ranks (hier's only lane) are
+  bool slices_distinct = false;  // every slice's ranks are
+  bool mps = false;              // CUDA reports MPS on every rank's device
+  bool concurrent = false;       // every rank's kernels can run alongside the others' (alone on
+                                 // its GPU, or MPS)
 
   // Whether `algo` has a step between nodes (lane, hier) or GPUs (split).
   bool CrossStep(mla_algo algo) const;

@@ -41,8 +41,8 @@ struct Local {
 };
 
 bool AllRanksOk(const Local& local) {
-  if (local.failures > 0) std::fprintf(stderr, "[rank %d] %d failure(s); first: %s\n", g_rank, local.failures,
-                                       local.first.c_str());
+  if (local.failures > 0)
+    std::fprintf(stderr, "[rank %d] %d failure(s); first: %s\n", g_rank, local.failures, local.first.c_str());
   int ok = local.failures == 0 ? 1 : 0, all = 0;
   PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   return all == 1;
@@ -299,8 +299,8 @@ std::vector<unsigned char> RunPairs(const PairType& t, MPI_Op op, bool in_place,
 }
 
 void CheckPadding(const PairType& t, MPI_Op op, bool in_place, const std::vector<mla_algo>& algos, Local& local) {
-  const std::string what = std::string(t.name) + (op == MPI_MINLOC ? " MPI_MINLOC" : " MPI_MAXLOC") +
-                           (in_place ? " in place" : "");
+  const std::string what =
+      std::string(t.name) + (op == MPI_MINLOC ? " MPI_MINLOC" : " MPI_MAXLOC") + (in_place ? " in place" : "");
   // The results themselves are checked by allreduce_mpi_test.cc; here only
   // the bytes that hold no member.
   std::vector<unsigned char> before;
@@ -315,7 +315,8 @@ void CheckPadding(const PairType& t, MPI_Op op, bool in_place, const std::vector
   for (mla_algo algo : algos) {
     const std::vector<unsigned char> got = RunPairs(t, op, in_place, ThroughChoice, algo, &rc);
     const long at = PaddingChanged(t, got, before);
-    if (rc != MPI_SUCCESS) local.Fail(what + " " + mla_algo_name(algo) + ": returned " + std::to_string(rc));
+    if (rc != MPI_SUCCESS)
+      local.Fail(what + " " + mla_algo_name(algo) + ": returned " + std::to_string(rc));
     else if (at >= 0)
       local.Fail(what + " " + mla_algo_name(algo) + ": padding byte " + std::to_string(at) + " of recvbuf is " +
                  Hex(got[at]) + ", was " + Hex(before[at]));

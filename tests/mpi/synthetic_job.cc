@@ -56,9 +56,12 @@ bool ParseSize(const std::string& s, uint64_t* out) {
   if (end == s.c_str()) return false;
   uint64_t mult = 1;
   const std::string suffix = end;
-  if (suffix == "K" || suffix == "k") mult = 1024;
-  else if (suffix == "M" || suffix == "m") mult = 1024 * 1024;
-  else if (!suffix.empty()) return false;
+  if (suffix == "K" || suffix == "k")
+    mult = 1024;
+  else if (suffix == "M" || suffix == "m")
+    mult = 1024 * 1024;
+  else if (!suffix.empty())
+    return false;
   *out = v * mult;
   return *out >= 4 && *out % 4 == 0;
 }
@@ -157,8 +160,7 @@ int main(int argc, char** argv) {
 
   // The truth, from what every rank measured (no MPI_Allreduce: it would count).
   std::vector<double> all_compute(rank == 0 ? static_cast<size_t>(size) * o.iterations : 0);
-  MPI_Gather(compute.data(), o.iterations, MPI_DOUBLE, all_compute.data(), o.iterations, MPI_DOUBLE, 0,
-             MPI_COMM_WORLD);
+  MPI_Gather(compute.data(), o.iterations, MPI_DOUBLE, all_compute.data(), o.iterations, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   std::vector<double> all_arrivals(rank == 0 ? static_cast<size_t>(size) * calls : 0);
   MPI_Gather(arrivals.data(), static_cast<int>(calls), MPI_DOUBLE, all_arrivals.data(), static_cast<int>(calls),
              MPI_DOUBLE, 0, MPI_COMM_WORLD);
@@ -178,7 +180,8 @@ int main(int argc, char** argv) {
     }
     for (int it = 0; it < o.iterations; ++it) {
       double slowest = 0;
-      for (int r = 0; r < size; ++r) slowest = std::max(slowest, all_compute[static_cast<size_t>(r) * o.iterations + it]);
+      for (int r = 0; r < size; ++r)
+        slowest = std::max(slowest, all_compute[static_cast<size_t>(r) * o.iterations + it]);
       for (int r = 0; r < size; ++r) imbalance_sum += slowest - all_compute[static_cast<size_t>(r) * o.iterations + it];
     }
     for (size_t c = 0; c < calls; ++c) {
@@ -191,12 +194,13 @@ int main(int argc, char** argv) {
       bins[SizeBin(b)].first += o.iterations;
       bins[SizeBin(b)].second += b * o.iterations;
     }
-    std::printf("synthetic_job truth: {\"ranks\": %d, \"iterations\": %d, \"slow_rank\": %d, "
-                "\"compute_ms\": %g, \"imbalance_ms\": %g, \"wall_s_mean\": %.6f, \"compute_s_mean\": %.6f, "
-                "\"allreduce_s_mean\": %.6f, \"wait_s_mean\": %.6f, \"imbalance_s_mean\": %.6f, "
-                "\"wrong_ranks\": %d, \"bins\": [",
-                size, o.iterations, slow, o.compute_ms, o.imbalance_ms, wall_sum / size, compute_sum / size,
-                allreduce_sum / size, wait_sum / size, imbalance_sum / size, wrong);
+    std::printf(
+        "synthetic_job truth: {\"ranks\": %d, \"iterations\": %d, \"slow_rank\": %d, "
+        "\"compute_ms\": %g, \"imbalance_ms\": %g, \"wall_s_mean\": %.6f, \"compute_s_mean\": %.6f, "
+        "\"allreduce_s_mean\": %.6f, \"wait_s_mean\": %.6f, \"imbalance_s_mean\": %.6f, "
+        "\"wrong_ranks\": %d, \"bins\": [",
+        size, o.iterations, slow, o.compute_ms, o.imbalance_ms, wall_sum / size, compute_sum / size,
+        allreduce_sum / size, wait_sum / size, imbalance_sum / size, wrong);
     bool first = true;
     for (const auto& [bin, cb] : bins) {
       std::printf("%s{\"memory\": \"host\", \"from\": %llu, \"calls\": %llu, \"bytes\": %llu}", first ? "" : ", ",

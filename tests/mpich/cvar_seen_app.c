@@ -12,7 +12,7 @@
 static MPI_T_cvar_handle algorithm, device;
 static int inside_algorithm = -1, inside_device = -1;
 
-static int Open(const char *name, MPI_T_cvar_handle *handle) {
+static int Open(const char* name, MPI_T_cvar_handle* handle) {
   int index = -1, count = 0;
   if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS) return 0;
   return MPI_T_cvar_handle_alloc(index, NULL, handle, &count) == MPI_SUCCESS;
@@ -24,14 +24,14 @@ static int Read(MPI_T_cvar_handle handle) {
   return value;
 }
 
-static void sum_ints(void *in, void *inout, int *len, MPI_Datatype *type) {
+static void sum_ints(void* in, void* inout, int* len, MPI_Datatype* type) {
   (void)type;
   inside_algorithm = Read(algorithm);
   inside_device = Read(device);
-  for (int i = 0; i < *len; ++i) ((int *)inout)[i] += ((int *)in)[i];
+  for (int i = 0; i < *len; ++i) ((int*)inout)[i] += ((int*)in)[i];
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int provided = 0, rank = 0, size = 1;
   MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);

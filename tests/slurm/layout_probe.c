@@ -20,14 +20,14 @@
 
 #include "mlallreduce.h"
 
-static void cpus_allowed(char *out, size_t size) {
-  FILE *f = fopen("/proc/self/status", "r");
+static void cpus_allowed(char* out, size_t size) {
+  FILE* f = fopen("/proc/self/status", "r");
   char line[4096];
   snprintf(out, size, "?");
   if (!f) return;
   while (fgets(line, sizeof line, f)) {
     if (strncmp(line, "Cpus_allowed_list:", 18) == 0) {
-      char *v = line + 18;
+      char* v = line + 18;
       while (*v == ' ' || *v == '\t') ++v;
       v[strcspn(v, "\n")] = 0;
       snprintf(out, size, "%s", v);
@@ -36,7 +36,7 @@ static void cpus_allowed(char *out, size_t size) {
   fclose(f);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   const int iterations = argc > 1 ? atoi(argv[1]) : 10;
   const int count = 64 * 1024;
   MPI_Init(&argc, &argv);
@@ -55,26 +55,26 @@ int main(int argc, char **argv) {
   }
   mla_stats stats;
   memset(&stats, 0, sizeof stats);
-  void (*get_stats)(mla_stats *) = (void (*)(mla_stats *))dlsym(RTLD_DEFAULT, "mla_get_stats");
+  void (*get_stats)(mla_stats*) = (void (*)(mla_stats*))dlsym(RTLD_DEFAULT, "mla_get_stats");
   if (get_stats) get_stats(&stats);
   char cpus[4096];
   cpus_allowed(cpus, sizeof cpus);
-  const char *gpu = getenv("CUDA_VISIBLE_DEVICES");
-  const char *preload = getenv("LD_PRELOAD");
-  const char *off = getenv("MULTILANE_OFF");
+  const char* gpu = getenv("CUDA_VISIBLE_DEVICES");
+  const char* preload = getenv("LD_PRELOAD");
+  const char* off = getenv("MULTILANE_OFF");
   char host[256] = "?";
   gethostname(host, sizeof host - 1);
   mla_layout layout;
   memset(&layout, 0, sizeof layout);
-  int (*get_layout)(MPI_Comm, mla_layout *) = (int (*)(MPI_Comm, mla_layout *))dlsym(RTLD_DEFAULT, "mla_comm_layout");
+  int (*get_layout)(MPI_Comm, mla_layout*) = (int (*)(MPI_Comm, mla_layout*))dlsym(RTLD_DEFAULT, "mla_comm_layout");
   if (get_layout) get_layout(MPI_COMM_WORLD, &layout);
-  printf("rank=%d size=%d host=%s nodes=%d gpu=%s cpus=%s preload=%d off=%d ok=%d calls=%llu passthrough=%llu "
-         "lane=%llu hier=%llu split=%llu\n",
-         rank, size, host, layout.nodes, gpu ? gpu : "none", cpus, preload && strstr(preload, "libmlallreduce") ? 1 : 0,
-         off ? 1 : 0, ok,
-         (unsigned long long)stats.calls, (unsigned long long)stats.calls_by_algo[MLA_ALGO_PASSTHROUGH],
-         (unsigned long long)stats.calls_by_algo[MLA_ALGO_LANE], (unsigned long long)stats.calls_by_algo[MLA_ALGO_HIER],
-         (unsigned long long)stats.calls_by_algo[MLA_ALGO_SPLIT]);
+  printf(
+      "rank=%d size=%d host=%s nodes=%d gpu=%s cpus=%s preload=%d off=%d ok=%d calls=%llu passthrough=%llu "
+      "lane=%llu hier=%llu split=%llu\n",
+      rank, size, host, layout.nodes, gpu ? gpu : "none", cpus, preload && strstr(preload, "libmlallreduce") ? 1 : 0,
+      off ? 1 : 0, ok, (unsigned long long)stats.calls, (unsigned long long)stats.calls_by_algo[MLA_ALGO_PASSTHROUGH],
+      (unsigned long long)stats.calls_by_algo[MLA_ALGO_LANE], (unsigned long long)stats.calls_by_algo[MLA_ALGO_HIER],
+      (unsigned long long)stats.calls_by_algo[MLA_ALGO_SPLIT]);
   if (off) printf("rank %d MULTILANE_OFF=%s\n", rank, off);
   fflush(stdout);
   free(in);

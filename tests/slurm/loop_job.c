@@ -27,7 +27,7 @@ static void compute(double ms) {
   nanosleep(&t, NULL);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc != 5 || (strcmp(argv[4], "split") != 0 && strcmp(argv[4], "shared") != 0)) {
     fprintf(stderr, "usage: loop_job STEPS BYTES COMPUTE_MS split|shared\n");
     return 2;
@@ -47,7 +47,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; ok && i < count; ++i) in[i] = (double)(rank + 1) + (double)(i % 5);
   for (int s = 0; s < steps && ok; ++s) {
     compute(per_step_ms);
-    memset(out, 0xff, sizeof(double) * count);  /* NaN: a sum not written is wrong */
+    memset(out, 0xff, sizeof(double) * count); /* NaN: a sum not written is wrong */
     MPI_Allreduce(in, out, (int)count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     /* Every element on the last step, a spread sample before: the check must
      * not be the computation the layouts are compared on. */

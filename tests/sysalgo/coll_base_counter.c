@@ -19,19 +19,18 @@
  * pass the 7th and 8th the same way to the callee as they came). */
 typedef int (*coll_fn)(uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t);
 
-static const char *const kNames[] = {"basic_linear", "nonoverlapping", "recursivedoubling",
-                                     "ring", "ring_segmented", "redscat_allgather"};
+static const char* const kNames[] = {"basic_linear", "nonoverlapping", "recursivedoubling",
+                                     "ring",         "ring_segmented", "redscat_allgather"};
 static unsigned long counts[6];
-static void *world; /* &ompi_mpi_comm_world, Open MPI's MPI_COMM_WORLD */
+static void* world; /* &ompi_mpi_comm_world, Open MPI's MPI_COMM_WORLD */
 
-#define COUNTED(i, fn)                                                                              \
-  int fn(uintptr_t a, uintptr_t b, uintptr_t c, uintptr_t d, uintptr_t e, uintptr_t f, uintptr_t g, \
-         uintptr_t h) {                                                                             \
-    static coll_fn real;                                                                            \
-    if (!real) real = (coll_fn)dlsym(RTLD_NEXT, #fn);                                               \
-    if (!world) world = dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world");                                  \
-    if ((void *)f != world) counts[i]++; /* f: the communicator */                                  \
-    return real(a, b, c, d, e, f, g, h);                                                            \
+#define COUNTED(i, fn)                                                                                             \
+  int fn(uintptr_t a, uintptr_t b, uintptr_t c, uintptr_t d, uintptr_t e, uintptr_t f, uintptr_t g, uintptr_t h) { \
+    static coll_fn real;                                                                                           \
+    if (!real) real = (coll_fn)dlsym(RTLD_NEXT, #fn);                                                              \
+    if (!world) world = dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world");                                                \
+    if ((void*)f != world) counts[i]++; /* f: the communicator */                                                  \
+    return real(a, b, c, d, e, f, g, h);                                                                           \
   }
 
 COUNTED(0, ompi_coll_base_allreduce_intra_basic_linear)
@@ -42,11 +41,11 @@ COUNTED(4, ompi_coll_base_allreduce_intra_ring_segmented)
 COUNTED(5, ompi_coll_base_allreduce_intra_redscat_allgather)
 
 __attribute__((destructor)) static void report(void) {
-  const char *dir = getenv("COLL_BASE_COUNTS_DIR");
+  const char* dir = getenv("COLL_BASE_COUNTS_DIR");
   char path[4096];
   if (!dir) return;
   snprintf(path, sizeof path, "%s/counts.%ld", dir, (long)getpid());
-  FILE *f = fopen(path, "w");
+  FILE* f = fopen(path, "w");
   if (!f) return;
   fprintf(f, "coll-base-counts:");
   for (int i = 0; i < 6; ++i) fprintf(f, " %s=%lu", kNames[i], counts[i]);

@@ -12,12 +12,12 @@
 enum { SUM_CALLS = 5, ORDER_CALLS = 3, COUNT = 262144 };
 
 /* inout = in (op) inout with `in` from the lower ranks: keep the left one. */
-static void keep_left(void *in, void *inout, int *len, MPI_Datatype *type) {
+static void keep_left(void* in, void* inout, int* len, MPI_Datatype* type) {
   (void)type;
-  for (int i = 0; i < *len; ++i) ((int *)inout)[i] = ((int *)in)[i];
+  for (int i = 0; i < *len; ++i) ((int*)inout)[i] = ((int*)in)[i];
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0, size = 0, bad = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -51,8 +51,10 @@ int main(int argc, char **argv) {
     bad++;
   }
   MPI_Comm_free(&returns);
-  if (bad) fprintf(stderr, "profile-choice-app: rank %d: %d wrong elements\n", rank, bad);
-  else printf("profile-choice-app: ok\n");
+  if (bad)
+    fprintf(stderr, "profile-choice-app: rank %d: %d wrong elements\n", rank, bad);
+  else
+    printf("profile-choice-app: ok\n");
   free(a), free(b), free(x), free(y);
   MPI_Finalize();
   return bad ? 1 : 0;

@@ -36,9 +36,9 @@ TEST(ByteSize, ParseAndFormat) {
 TEST(Expand, HostTwoRanksPerNode) {
   // lanes=2 is "all" on nodes of 2 ranks: dropped; split needs ranks per GPU > 1.
   std::vector<std::string> w = Words(Expand(DefaultSpace(), MemKind::kHost, 2, 1));
-  std::vector<std::string> expected = {
-      "lane", "lane chunk=1M", "lane chunk=4M", "lane lanes=1", "lane lanes=1 chunk=1M", "lane lanes=1 chunk=4M",
-      "hier", "hier chunk=1M", "hier chunk=4M"};
+  std::vector<std::string> expected = {"lane",         "lane chunk=1M",         "lane chunk=4M",
+                                       "lane lanes=1", "lane lanes=1 chunk=1M", "lane lanes=1 chunk=4M",
+                                       "hier",         "hier chunk=1M",         "hier chunk=4M"};
   EXPECT_EQ(w, expected);
 }
 
@@ -76,8 +76,14 @@ TEST(Expand, TransportOnDeviceOnly) {
 TEST(Expand, AddingADimensionIsOneTableEntry) {
   Space s = DefaultSpace();
   size_t before = Expand(s, MemKind::kHost, 2, 1).size();
-  s.dimensions.push_back({"pipeline", {"1", "2", "4"}, {"lane"}, {MemKind::kHost}, "1",
-                          [](const std::string&, mla_choice*, std::string*) { return true; }, nullptr, nullptr});
+  s.dimensions.push_back({"pipeline",
+                          {"1", "2", "4"},
+                          {"lane"},
+                          {MemKind::kHost},
+                          "1",
+                          [](const std::string&, mla_choice*, std::string*) { return true; },
+                          nullptr,
+                          nullptr});
   std::vector<std::string> w = Words(Expand(s, MemKind::kHost, 2, 1));
   EXPECT_EQ(w.size(), before + 6u * 2u);  // 6 lane candidates x 2 more values
   EXPECT_TRUE(Has(w, "lane lanes=1 chunk=4M pipeline=4"));
@@ -105,7 +111,7 @@ TEST(Candidate, RendersAndConverts) {
   EXPECT_EQ(ch.transport, MLA_TRANSPORT_NCCL);
 
   ASSERT_TRUE(ParseCandidate(s, "lane lanes=0 chunk=0", &c, &error)) << error;
-  EXPECT_EQ(c.Render(), "lane");  // default values are not rendered
+  EXPECT_EQ(c.Render(), "lane");                                // default values are not rendered
   EXPECT_FALSE(ParseCandidate(s, "hier lanes=1", &c, &error));  // lanes does not apply to hier
 }
 
@@ -148,7 +154,6 @@ TEST(Space, Restrict) {
   EXPECT_FALSE(s.Restrict("nope", {"1"}, &error));
 }
 
-
 TEST(SystemCandidates, EveryOfferedAlgorithmUnlessThePlanNamesSome) {
   Space s = DefaultSpace();
   const std::vector<std::string> offered = {"basic_linear", "ring", "rabenseifner"};
@@ -166,7 +171,8 @@ TEST(SystemCandidates, EveryOfferedAlgorithmUnlessThePlanNamesSome) {
   EXPECT_TRUE(SystemCandidates(s, offered, nullptr).empty());
   EXPECT_FALSE(s.Restrict("mpi", {"Ring"}, &error));
   // Never expanded: the space alone does not know the MPI's names.
-  for (const std::string& w : Words(Expand(DefaultSpace(), MemKind::kHost, 0, 0))) EXPECT_EQ(w.find("mpi="), std::string::npos);
+  for (const std::string& w : Words(Expand(DefaultSpace(), MemKind::kHost, 0, 0)))
+    EXPECT_EQ(w.find("mpi="), std::string::npos);
 }
 
 TEST(SystemCandidates, ParseAndRenderAsTheProfileDoes) {

@@ -15,10 +15,10 @@ TEST(Plan, Defaults) {
   EXPECT_EQ(p.mem, MemKind::kHost);
   EXPECT_FALSE(p.has_candidates);
   EXPECT_EQ(p.reps_per_round, 3);
-  EXPECT_EQ(p.IterationsFor(4096), 50);       // 16M / 4K, capped at 50
+  EXPECT_EQ(p.IterationsFor(4096), 50);  // 16M / 4K, capped at 50
   EXPECT_EQ(p.IterationsFor(1 << 20), 16);
-  EXPECT_EQ(p.IterationsFor(64u << 20), 2);   // at least 2
-  EXPECT_EQ(p.rep_stat, "loop");              // what a job's ranks see (probe_sizes.cc)
+  EXPECT_EQ(p.IterationsFor(64u << 20), 2);  // at least 2
+  EXPECT_EQ(p.rep_stat, "loop");             // what a job's ranks see (probe_sizes.cc)
 }
 
 TEST(Plan, CandidatesSpaceAndKnobs) {
@@ -61,8 +61,8 @@ TEST(Plan, WrongTypesAndHugeNumbersAreErrors) {
   Plan p;
   std::string error;
   for (const char* bad : {R"({"sizes": [4096], "warmup": 1e300})", R"({"sizes": [4096], "max_rounds": -1e300})",
-                          R"({"sizes": [4096], "iterations": {"min": 1e30}})",
-                          R"({"sizes": [4096], "rep_stat": 3})", R"({"sizes": [4096], "rep_stat": "max"})", R"({"sizes": [4096], "memory": 7})"}) {
+                          R"({"sizes": [4096], "iterations": {"min": 1e30}})", R"({"sizes": [4096], "rep_stat": 3})",
+                          R"({"sizes": [4096], "rep_stat": "max"})", R"({"sizes": [4096], "memory": 7})"}) {
     error.clear();
     EXPECT_FALSE(ParsePlan(json::parse(bad), &p, &error)) << bad;
     EXPECT_FALSE(error.empty()) << bad;
@@ -84,7 +84,7 @@ TEST(Plan, SizeCandidatesLimitASizeToItsOwn) {
   EXPECT_TRUE(p.MeasuresAt(MemKind::kHost, 4096, hier));
   EXPECT_FALSE(p.MeasuresAt(MemKind::kHost, 4096, lane));
   EXPECT_TRUE(p.MeasuresAt(MemKind::kHost, 4096, Passthrough()));  // always
-  EXPECT_TRUE(p.MeasuresAt(MemKind::kDevice, 4096, lane));           // not listed: all of them
+  EXPECT_TRUE(p.MeasuresAt(MemKind::kDevice, 4096, lane));         // not listed: all of them
   EXPECT_FALSE(p.MeasuresAt(MemKind::kDevice, 65536, lane));
   EXPECT_FALSE(p.MeasuresAt(MemKind::kDevice, 65536, hier));
   EXPECT_TRUE(p.MeasuresAt(MemKind::kDevice, 65536, Passthrough()));
@@ -97,8 +97,7 @@ TEST(Plan, SizeCandidatesRejectsWhatTheProbeWouldNotMeasure) {
   const std::string base = R"("sizes": ["4K"], "candidates": ["lane"])";
   for (const std::string& bad :
        {std::string(R"({"sizes": ["4K"], "size_candidates": []})"),  // no candidates list
-        R"({)" + base + R"(, "size_candidates": {}})",
-        R"({)" + base + R"(, "size_candidates": [{"size": "4K"}]})",
+        R"({)" + base + R"(, "size_candidates": {}})", R"({)" + base + R"(, "size_candidates": [{"size": "4K"}]})",
         R"({)" + base + R"(, "size_candidates": [{"size": "8K", "candidates": []}]})",
         R"({)" + base + R"(, "size_candidates": [{"memory": "device", "size": "4K", "candidates": []}]})",
         R"({)" + base + R"(, "size_candidates": [{"memory": 1, "size": "4K", "candidates": []}]})",
@@ -111,11 +110,12 @@ TEST(Plan, SizeCandidatesRejectsWhatTheProbeWouldNotMeasure) {
 }
 
 TEST(Result, MalformedResultsAreErrors) {
-  for (const char* bad : {R"([1])", R"({"sizes": 3})", R"({"sizes": [{"bytes": "x", "candidates": []}]})",
-                          R"({"sizes": [{"bytes": 4096}]})",
-                          R"({"sizes": [{"bytes": 4096, "candidates": [{"candidate": 1, "samples_us": []}]}]})",
-                          R"({"sizes": [{"bytes": 4096, "candidates": [{"candidate": "lane", "samples_us": ["a"]}]}]})",
-                          R"({"sizes": [{"bytes": 4096, "candidates": [{"candidate": "lane", "samples_us": [], "valid": 2}]}]})"}) {
+  for (const char* bad :
+       {R"([1])", R"({"sizes": 3})", R"({"sizes": [{"bytes": "x", "candidates": []}]})",
+        R"({"sizes": [{"bytes": 4096}]})",
+        R"({"sizes": [{"bytes": 4096, "candidates": [{"candidate": 1, "samples_us": []}]}]})",
+        R"({"sizes": [{"bytes": 4096, "candidates": [{"candidate": "lane", "samples_us": ["a"]}]}]})",
+        R"({"sizes": [{"bytes": 4096, "candidates": [{"candidate": "lane", "samples_us": [], "valid": 2}]}]})"}) {
     std::vector<Measurement> m;
     std::string error;
     EXPECT_FALSE(ReadMeasurements(json::parse(bad), &m, &error)) << bad;

@@ -35,12 +35,13 @@ TEST(Repeat, CandidatesAreTheDistinctWinners) {
 
 TEST(Repeat, ConfirmedWinnerGetsTheMeanAndTheLaunchesDifferenceAsNoise) {
   SearchResult r = FirstLaunch();
-  const RepeatSummary s = ApplyRepeat({M(4096, "passthrough", {120, 120, 120}), M(4096, "lane", {70, 70, 70})}, kFloor, &r);
+  const RepeatSummary s =
+      ApplyRepeat({M(4096, "passthrough", {120, 120, 120}), M(4096, "lane", {70, 70, 70})}, kFloor, &r);
   const Decision& d = r.decisions[0];
   EXPECT_EQ(d.winner, "lane");
-  EXPECT_DOUBLE_EQ(d.time_us, 60);        // (50 + 70) / 2
-  EXPECT_DOUBLE_EQ(d.mpi_time_us, 110);   // (100 + 120) / 2
-  EXPECT_DOUBLE_EQ(d.noise, 0.4);         // lane 50 -> 70 (the band, sqrt(3) x 0.2, is less)
+  EXPECT_DOUBLE_EQ(d.time_us, 60);       // (50 + 70) / 2
+  EXPECT_DOUBLE_EQ(d.mpi_time_us, 110);  // (100 + 120) / 2
+  EXPECT_DOUBLE_EQ(d.noise, 0.4);        // lane 50 -> 70 (the band, sqrt(3) x 0.2, is less)
   EXPECT_NEAR(d.repeat_gain, 120.0 / 70, 1e-12);
   EXPECT_EQ(s.confirmed, 1);
   EXPECT_EQ(s.unmeasured, 2);  // 1M and 64M were not measured again
@@ -54,8 +55,8 @@ TEST(Repeat, ConfirmedWinnerGetsTheMeanAndTheLaunchesDifferenceAsNoise) {
 
 TEST(Repeat, WinnerNotFasterInTheRepeatIsUndone) {
   SearchResult r = FirstLaunch();
-  const RepeatSummary s = ApplyRepeat({M(64 << 20, "passthrough", {8000, 8000, 8000}),
-                                       M(64 << 20, "hier", {8100, 8100, 8100})}, kFloor, &r);
+  const RepeatSummary s = ApplyRepeat(
+      {M(64 << 20, "passthrough", {8000, 8000, 8000}), M(64 << 20, "hier", {8100, 8100, 8100})}, kFloor, &r);
   const Decision& d = r.decisions[2];
   EXPECT_EQ(d.winner, "passthrough");
   EXPECT_EQ(d.undone, "hier");
@@ -81,7 +82,8 @@ TEST(Repeat, KeptSystemMpiGetsItsOwnDifference) {
 TEST(Repeat, InvalidOrMissingRepeatLeavesTheDecision) {
   SearchResult r = FirstLaunch();
   const Decision before = r.decisions[0];
-  const RepeatSummary s = ApplyRepeat({M(4096, "passthrough", {200, 200, 200}), M(4096, "lane", {10}, false)}, kFloor, &r);
+  const RepeatSummary s =
+      ApplyRepeat({M(4096, "passthrough", {200, 200, 200}), M(4096, "lane", {10}, false)}, kFloor, &r);
   EXPECT_EQ(r.decisions[0].winner, "lane");
   EXPECT_DOUBLE_EQ(r.decisions[0].time_us, before.time_us);
   EXPECT_DOUBLE_EQ(r.decisions[0].noise, before.noise);
@@ -116,11 +118,11 @@ TEST(Repeat, AWinnerMustBeatTheSystemMpiByTheFloorAgain) {
 TEST(Repeat, TheBandPoolsTheSystemMpisDifferencesOverSizes) {
   SearchResult r = FirstLaunch();
   // The system MPI: 4K 10 % apart, 1M 0 %, 64M 0 %: rms = 0.1 / sqrt(3), band 0.1.
-  const RepeatSummary s = ApplyRepeat({M(4096, "passthrough", {110, 110, 110}), M(4096, "lane", {55, 55, 55}),
-                                       M(1 << 20, "passthrough", {1000, 1000, 1000}),
-                                       M(64 << 20, "passthrough", {9000, 9000, 9000}),
-                                       M(64 << 20, "hier", {6000, 6000, 6000})},
-                                      kFloor, &r);
+  const RepeatSummary s =
+      ApplyRepeat({M(4096, "passthrough", {110, 110, 110}), M(4096, "lane", {55, 55, 55}),
+                   M(1 << 20, "passthrough", {1000, 1000, 1000}), M(64 << 20, "passthrough", {9000, 9000, 9000}),
+                   M(64 << 20, "hier", {6000, 6000, 6000})},
+                  kFloor, &r);
   EXPECT_NEAR(s.band, 0.1, 1e-12);
   EXPECT_NEAR(r.decisions[1].noise, 0.1, 1e-12);  // 1M agreed exactly, and gets the band
   EXPECT_NEAR(r.decisions[2].noise, 0.1, 1e-12);

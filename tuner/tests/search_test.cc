@@ -26,13 +26,13 @@ TEST(Stats, MedianAndSpread) {
   EXPECT_DOUBLE_EQ(Median({4, 1, 2, 3}), 2.5);
   EXPECT_TRUE(std::isnan(Median({})));
   EXPECT_DOUBLE_EQ(RelativeSpread({100}), 0);
-  EXPECT_DOUBLE_EQ(RelativeSpread({90, 100, 110}), 0.1);   // half the range over the median
+  EXPECT_DOUBLE_EQ(RelativeSpread({90, 100, 110}), 0.1);            // half the range over the median
   EXPECT_DOUBLE_EQ(RelativeSpread({100, 100, 100, 100, 1000}), 0);  // one outlier does not count
 }
 
 TEST(Decide, ClearWinner) {
-  SearchResult r = Decide({M(1 << 20, "passthrough", {100, 101, 99}), M(1 << 20, "lane", {50, 51, 49}),
-                           M(1 << 20, "hier", {80, 80, 80})});
+  SearchResult r = Decide(
+      {M(1 << 20, "passthrough", {100, 101, 99}), M(1 << 20, "lane", {50, 51, 49}), M(1 << 20, "hier", {80, 80, 80})});
   ASSERT_EQ(r.decisions.size(), 1u);
   const Decision& d = r.decisions[0];
   EXPECT_EQ(d.winner, "lane");
@@ -75,8 +75,7 @@ TEST(Decide, WithinNoiseKeepsSystemMpi) {
 }
 
 TEST(Decide, InvalidNeverWinsAndMissingMpiIsReported) {
-  SearchResult r = Decide({M(4096, "passthrough", {100}), M(4096, "lane", {10}, false),
-                           M(8192, "lane", {10})});
+  SearchResult r = Decide({M(4096, "passthrough", {100}), M(4096, "lane", {10}, false), M(8192, "lane", {10})});
   ASSERT_EQ(r.decisions.size(), 1u);
   EXPECT_EQ(r.decisions[0].winner, "passthrough");
   EXPECT_EQ(r.decisions[0].fastest, "passthrough");
@@ -102,7 +101,7 @@ TEST(Bins, GeometricBoundariesAndMerging) {
   EXPECT_EQ(r.bins[0].to, 32768u);  // sqrt(16K * 64K)
   EXPECT_EQ(r.bins[1].winner, "lane");
   EXPECT_EQ(r.bins[1].from, 32768u);
-  EXPECT_EQ(r.bins[1].to, 2u << 20);  // sqrt(1M * 4M)
+  EXPECT_EQ(r.bins[1].to, 2u << 20);         // sqrt(1M * 4M)
   EXPECT_DOUBLE_EQ(r.bins[1].time_us, 250);  // figures of the largest size (1M)
   EXPECT_DOUBLE_EQ(r.bins[1].mpi_time_us, 500);
   EXPECT_EQ(r.bins[2].winner, "hier");
@@ -130,10 +129,9 @@ TEST(Bins, NonPowerOfTwoSizesAndMemoryKinds) {
 // Issue 30: a merged bin keeps the medians of every size it was measured at,
 // not only the largest (the report prices a job's sizes between them).
 TEST(Profile, BinsKeepEveryMeasuredSize) {
-  std::vector<Measurement> ms = {
-      M(16 << 10, "passthrough", {41}), M(16 << 10, "hier", {35}),
-      M(64 << 10, "passthrough", {70}), M(64 << 10, "hier", {60}),
-      M(1 << 20, "passthrough", {429.1}), M(1 << 20, "hier", {372.7})};
+  std::vector<Measurement> ms = {M(16 << 10, "passthrough", {41}),   M(16 << 10, "hier", {35}),
+                                 M(64 << 10, "passthrough", {70}),   M(64 << 10, "hier", {60}),
+                                 M(1 << 20, "passthrough", {429.1}), M(1 << 20, "hier", {372.7})};
   SearchResult r = Decide(ms, SearchOptions{0.05, true});
   ASSERT_EQ(r.bins.size(), 1u);
   ASSERT_EQ(r.bins[0].points.size(), 3u);
@@ -153,20 +151,29 @@ TEST(Profile, BinsKeepEveryMeasuredSize) {
 }
 
 TEST(Profile, RenderedTextParsesWithTheLibraryParser) {
-  std::vector<Measurement> ms = {
-      M(4096, "passthrough", {10.5}), M(4096, "lane lanes=1", {20}),
-      M(1 << 20, "passthrough", {1000}), M(1 << 20, "lane lanes=1 chunk=1M", {400.25}),
-      M(64 << 20, "passthrough", {90000}), M(64 << 20, "hier chunk=4M", {45000}),
-      M(1 << 20, "passthrough", {800}, true, MemKind::kDevice), M(1 << 20, "lane transport=nccl", {100}, true,
-                                                                   MemKind::kDevice)};
+  std::vector<Measurement> ms = {M(4096, "passthrough", {10.5}),
+                                 M(4096, "lane lanes=1", {20}),
+                                 M(1 << 20, "passthrough", {1000}),
+                                 M(1 << 20, "lane lanes=1 chunk=1M", {400.25}),
+                                 M(64 << 20, "passthrough", {90000}),
+                                 M(64 << 20, "hier chunk=4M", {45000}),
+                                 M(1 << 20, "passthrough", {800}, true, MemKind::kDevice),
+                                 M(1 << 20, "lane transport=nccl", {100}, true, MemKind::kDevice)};
   SearchResult r = Decide(ms);
   std::string text = RenderProfile(r.bins, {{"node_type", "abc123"}, {"tuned", "2026-11-29"}});
   EXPECT_EQ(text.rfind("multilane-profile 1 node_type=abc123 tuned=2026-11-29\n", 0), 0u) << text;
-  EXPECT_NE(text.find("host 0 64K passthrough time_us=10.5 mpi_time_us=10.5 at=4K pts=4K:10.5/10.5/0.03\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("host 64K 8M lane lanes=1 chunk=1M time_us=400.25 mpi_time_us=1000 at=1M pts=1M:400.25/1000/0.03\n"), std::string::npos)
+  EXPECT_NE(text.find("host 0 64K passthrough time_us=10.5 mpi_time_us=10.5 at=4K pts=4K:10.5/10.5/0.03\n"),
+            std::string::npos)
       << text;
-  EXPECT_NE(text.find("host 8M inf hier chunk=4M time_us=45000 mpi_time_us=90000 at=64M pts=64M:45000/90000/0.03\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("device 0 inf lane transport=nccl time_us=100 mpi_time_us=800 at=1M pts=1M:100/800/0.03\n"), std::string::npos)
+  EXPECT_NE(
+      text.find("host 64K 8M lane lanes=1 chunk=1M time_us=400.25 mpi_time_us=1000 at=1M pts=1M:400.25/1000/0.03\n"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("host 8M inf hier chunk=4M time_us=45000 mpi_time_us=90000 at=64M pts=64M:45000/90000/0.03\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("device 0 inf lane transport=nccl time_us=100 mpi_time_us=800 at=1M pts=1M:100/800/0.03\n"),
+            std::string::npos)
       << text;
 
   mla::Profile p;
@@ -226,9 +233,13 @@ TEST(DecisionTable, ALongWinnerLabelKeepsTheColumnsAligned) {
 }
 
 TEST(Halving, DropsLosersKeepsBestTwoAndMpi) {
-  std::map<std::string, std::vector<double>> s = {
-      {"passthrough", {300, 300}}, {"a", {100, 100}}, {"b", {105, 104}}, {"c", {200}}, {"d", {400}},
-      {"e", {108}},                {"f", {150}}};
+  std::map<std::string, std::vector<double>> s = {{"passthrough", {300, 300}},
+                                                  {"a", {100, 100}},
+                                                  {"b", {105, 104}},
+                                                  {"c", {200}},
+                                                  {"d", {400}},
+                                                  {"e", {108}},
+                                                  {"f", {150}}};
   // within 10 %: a, b, e; at most half of 7 = 4; passthrough always.
   EXPECT_EQ(Survivors(s), (std::vector<std::string>{"a", "b", "e", "passthrough"}));
   // Far apart: the best two and the system MPI.
@@ -274,13 +285,17 @@ TEST(Decide, PairedRepetitionsCancelDriftOfTheMachine) {
 TEST(Halving, NoisyRoundsDropLess) {
   // The best's samples spread by about 30 %: a candidate 14 % behind stays
   // (it would be dropped in a quiet round), and nothing is halved away.
-  std::map<std::string, std::vector<double>> quiet = {
-      {"passthrough", {500, 500, 500}}, {"a", {100, 100, 100}}, {"b", {101, 101, 101}}, {"c", {114, 114, 114}},
-      {"d", {300, 300, 300}}};
+  std::map<std::string, std::vector<double>> quiet = {{"passthrough", {500, 500, 500}},
+                                                      {"a", {100, 100, 100}},
+                                                      {"b", {101, 101, 101}},
+                                                      {"c", {114, 114, 114}},
+                                                      {"d", {300, 300, 300}}};
   EXPECT_EQ(Survivors(quiet), (std::vector<std::string>{"a", "b", "passthrough"}));
-  std::map<std::string, std::vector<double>> noisy = {
-      {"passthrough", {500, 500, 500}}, {"a", {80, 100, 140}}, {"b", {101, 101, 101}}, {"c", {114, 114, 114}},
-      {"d", {300, 300, 300}}};
+  std::map<std::string, std::vector<double>> noisy = {{"passthrough", {500, 500, 500}},
+                                                      {"a", {80, 100, 140}},
+                                                      {"b", {101, 101, 101}},
+                                                      {"c", {114, 114, 114}},
+                                                      {"d", {300, 300, 300}}};
   EXPECT_EQ(Survivors(noisy), (std::vector<std::string>{"a", "b", "c", "passthrough"}));
 }
 
