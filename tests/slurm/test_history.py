@@ -52,6 +52,39 @@ def scale_times(doc, factor):
                     scale_times(x, factor)
 
 
+def calibrate(s, heavy_comm):
+    """The computation per step of the communication-heavy job: 4 times what
+    its 40 allreduces alone take here at 1 per GPU (measured now)."""
+    p, out = s.sbatch(["--gpus=2", "--multilane=ranks-per-gpu:1"],
+                      heavy_comm.format(job=ARGS.loop_job, ms=0, mode="split"), name="calibrate")
+    allreduce_s = float(re.search(r"^loop size=2 ok=1 wall_s=([\d.]+)", out, re.M).group(1))
+    step_ms = max(10.0, 4 * allreduce_s * 1000 / 40)
+    log(f"the allreduces alone take {allreduce_s:.3f} s: {step_ms:.1f} ms of computation per step")
+    return step_ms
+
+
+def comm_sequence(s, reports, key, job, second, third):
+    """Runs 1 to 3 of a communication-heavy job under job key KEY: 1 per GPU
+    first, then a try of 2 whose report shows the change and whether it paid
+    (SECOND), then THIRD per GPU.  Returns (None, the try's report) when all
+    held, else (what did not, None)."""
+    ppg, line, _ = loop_run(s, reports, key, job, key + "-1")
+    if ppg != 1:
+        return f"run 1: {ppg} per GPU: {line}", None
+    ppg, line, report = loop_run(s, reports, key, job, key + "-2")
+    if not (ppg == 2 and "trying 2 per GPU" in line):
+        return f"run 2 did not try 2 per GPU: {ppg}: {line}", None
+    doc = json.loads(run([ARGS.multilane, "report", "--json", report], env=s.env).stdout)
+    h = doc["jobs"][0]["history"]
+    if not (any("ranks per GPU 1 -> 2" in c for c in h["changes"]) and h["paid"] == second):
+        return f"the report of the try does not show the change and paid={second}: {h}", None
+    ppg, line, _ = loop_run(s, reports, key, job, key + "-3")
+    want = "the fastest measured" if third == 2 else "back to 1 per GPU"
+    if not (ppg == third and want in line):
+        return f"run 3: {ppg} per GPU, expected {third}: {line}", None
+    return None, report
+
+
 def case_auto_layout_from_history(root):
     """Issue 29: sbatch --multilane=report under a job key (MULTILANE_JOB_KEY)
     chooses the tasks per GPU from the job's own history.  The profile was
@@ -72,35 +105,38 @@ def case_auto_layout_from_history(root):
         compute = heavy.format(job=ARGS.loop_job, steps=4, ms=1500, mode="split")
         # The communication-heavy job: 40 allreduces of 16 MiB, and a
         # computation 4 times as long as they take here at 1 per GPU
-        # (measured first), so that a fifth of the time is allreduce: the
+        # (measured: calibrate), so that a fifth of the time is allreduce: the
         # profile's price at 2 per GPU then predicts a gain beyond the margin
         # (a share above 1/9 does), and halving the computation pays even
         # where the allreduce of 4 ranks takes up to 2.75 times longer (this
         # machine's 2 cores: 2.3).
         heavy_comm = "srun --mpi=pmix {job} 40 16777216 {ms} {mode}\n"
-        p, out = s.sbatch(["--gpus=2", "--multilane=ranks-per-gpu:1"],
-                          heavy_comm.format(job=ARGS.loop_job, ms=0, mode="split"), name="calibrate")
-        allreduce_s = float(re.search(r"^loop size=2 ok=1 wall_s=([\d.]+)", out, re.M).group(1))
-        step_ms = max(10.0, 4 * allreduce_s * 1000 / 40)
-        log(f"the allreduces alone take {allreduce_s:.3f} s: {step_ms:.1f} ms of computation per step")
         ppg, line, _ = loop_run(s, reports, "compute-heavy", compute, "compute-1")
         check(ppg == 1 and "no earlier run of this job" in line, f"compute-heavy run 1: {ppg} per GPU: {line}")
         ppg, line, _ = loop_run(s, reports, "compute-heavy", compute, "compute-2")
         check(ppg == 1 and "the fastest measured" in line, f"compute-heavy run 2 left 1 per GPU: {ppg}: {line}")
+        # The communication-heavy cases assume this machine's speed stays
+        # what the calibration measured for the three runs of a sequence.  On
+        # a busy machine it may not (the allreduce time of 4 ranks on 2 cores
+        # beside other work varies 2-3 times): a sequence whose timing
+        # assumption broke is run again under a new job key after a new
+        # calibration, up to 3 times, each broken attempt named in the log.
+        # What the program does with the times it measured is checked every
+        # time; a program that never tries, or never judges, fails all three.
+        step_ms = calibrate(s, heavy_comm)
         for mode, second, third in (("split", "yes", 2), ("shared", "no", 1)):
-            key = "comm-" + mode
-            job = heavy_comm.format(job=ARGS.loop_job, ms=f"{step_ms:.1f}", mode=mode)
-            ppg, line, _ = loop_run(s, reports, key, job, key + "-1")
-            check(ppg == 1, f"{key} run 1: {ppg} per GPU: {line}")
-            ppg, line, report = loop_run(s, reports, key, job, key + "-2")
-            check(ppg == 2 and "trying 2 per GPU" in line, f"{key} run 2 did not try 2 per GPU: {ppg}: {line}")
-            doc = json.loads(run([ARGS.multilane, "report", "--json", report], env=s.env).stdout)
-            h = doc["jobs"][0]["history"]
-            check(any("ranks per GPU 1 -> 2" in c for c in h["changes"]) and h["paid"] == second,
-                  f"{key}: the report of the try does not show the change and paid={second}: {h}")
-            ppg, line, _ = loop_run(s, reports, key, job, key + "-3")
-            want = "the fastest measured" if third == 2 else "back to 1 per GPU"
-            check(ppg == third and want in line, f"{key} run 3: {ppg} per GPU, expected {third}: {line}")
+            whys = []
+            for attempt in (1, 2, 3):
+                key = f"comm-{mode}" if attempt == 1 else f"comm-{mode}-attempt{attempt}"
+                if attempt > 1:
+                    step_ms = calibrate(s, heavy_comm)
+                job = heavy_comm.format(job=ARGS.loop_job, ms=f"{step_ms:.1f}", mode=mode)
+                why, report = comm_sequence(s, reports, key, job, second, third)
+                if why is None:
+                    break
+                whys.append(f"{key}: {why}")
+                log(f"{key}: {why}: calibrating again")
+            check(why is None, f"comm-{mode}: three attempts, none as expected: {whys}")
         # A damaged file in the inbox and a run of another node type: one line each, never fatal.
         inbox = os.path.join(root, "state", "history")
         with open(os.path.join(inbox, "multilane-report-damaged.json"), "w") as f:
@@ -112,8 +148,8 @@ def case_auto_layout_from_history(root):
         for name in ("foreign-1", "foreign-2"):  # two: the median at 2 per GPU would be theirs
             with open(os.path.join(inbox, f"multilane-report-{name}.json"), "w") as f:
                 json.dump(foreign, f)
-        ppg, line, _ = loop_run(s, reports, "comm-shared", job, "comm-shared-4")
-        check(ppg == 1 and "the fastest measured" in line, f"comm-shared run 4: {ppg} per GPU: {line}")
+        ppg, line, _ = loop_run(s, reports, key, job, key + "-4")  # the comm-shared sequence that held
+        check(ppg == 1 and "the fastest measured" in line, f"{key} run 4: {ppg} per GPU: {line}")
         notes = [l for l in loop_run.stderr.splitlines() if "multilane:" in l and "rank(s) per GPU:" not in l]
         check(len(notes) == 2 and "2 of another node type" in notes[0] + notes[1] and
               "multilane-report-damaged.json" in notes[0] + notes[1], f"expected one line each for the two: {notes}")
