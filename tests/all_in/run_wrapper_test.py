@@ -31,12 +31,15 @@ if os.environ.get("MULTILANE_TEST_PRELOAD", "").strip(":"):
 # A real short tune of this node type, published as a profile that sends
 # every host call to `lane`.
 tuned, db = os.path.join(workdir, "tuned.db"), os.path.join(workdir, "profiles.db")
-run([multilane, "tune", "--db", tuned, "--budget", "3", "--sizes", "64K:256K", "--np", "2", "--memory", "host"],
-    env=env, timeout=400)
+tune = run_shown([multilane, "tune", "--db", tuned, "--budget", "3", "--sizes", "64K:256K", "--np", "2", "--memory",
+                 "host"], "run_wrapper", env=env, timeout=400)
+if tune.returncode != 0:
+    sys.exit(verdict("run_wrapper", [f"the tune exited {tune.returncode}"]))
 doc_path = os.path.join(workdir, "profiles.json")
 run([multilane, "export", "--db", tuned, doc_path], env=env)
 doc = json.load(open(doc_path))
 prof = doc["profiles"][0]
+tuned_node = doc["node_types"][0]
 prof["profile_text"] = prof["profile_text"].splitlines()[0] + "\nhost 0 inf lane\n"
 prof["entries"] = [{"algo": "lane", "chunk_bytes": 0, "lanes": 0, "mem_kind": "host", "min_bytes": 0,
                     "max_bytes": None, "mpi_time_us": -1, "ppg": 0, "time_us": -1, "transport": ""}]
@@ -68,6 +71,10 @@ for drop, want_lane in ((False, 20), (True, 0)):
     want_warnings = 1 if drop else 0
     if len(warnings) != want_warnings or (drop and "ranks 2 and 3 of 4 run without multilane" not in warnings[0]):
         failures.append(f"library {what}: warnings {warnings}, want {want_warnings} naming ranks 2 and 3")
+    if not drop and "no profile for node type" in text:
+        # The control found nothing: say which node type the tune saw, so a
+        # fingerprint that changed between two commands shows its field.
+        failures.append(f"the run's node type differs from the tune's, which was {json.dumps(tuned_node)}")
     stats = re.findall(r"^multilane: stats: rank 0: .*\blane=(\d+)", text, re.M)
     if stats != [str(want_lane)]:
         failures.append(f"library {what}: rank 0's lane calls {stats}, want [{want_lane}]")
