@@ -43,7 +43,8 @@ fi
 if has test; then
   GPU_TESTS=${GPU_TESTS:-22}
   NCCL_SKIPS_1GPU=${NCCL_SKIPS_1GPU:-"gpu_2vnodes_1pergpu_env_lane_nccl gpu_2vnodes_1pergpu_nccl gpu_2vnodes_2pergpu_nccl"}
-  registered=$(ctest --test-dir $BUILD -N -L gpu 2>/dev/null | sed -n 's/^Total Tests: *//p')
+  # Only the gpu_* names: -L also lists the fixture tests they require (test_homes).
+  registered=$(ctest --test-dir $BUILD -N -L gpu 2>/dev/null | grep -cE "Test +#[0-9]+: gpu_" || true)
   if [ "${registered:-0}" != "$GPU_TESTS" ]; then
     echo "gpu-run: GPU tests FAILED: ${registered:-no} GPU tests registered in $BUILD, expected exactly $GPU_TESTS"
     exit 1

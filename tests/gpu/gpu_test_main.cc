@@ -23,6 +23,7 @@
 
 #include "../gtest_filter_check.h"
 #include "gpu_test_support.h"
+#include "vocab/ranks_per_gpu.h"
 
 using gputest::g_device;
 using gputest::g_rank;
@@ -59,9 +60,10 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(host, &local_rank);
   MPI_Comm_size(host, &local_size);
   MPI_Comm_free(&host);
-  int per_gpu = (local_size + min_devices - 1) / min_devices;
+  // The placement multilane's own parts use (vocab/ranks_per_gpu.h).
+  int per_gpu = 0;
   if (const char* v = std::getenv("MLA_TEST_RANKS_PER_GPU")) per_gpu = std::max(1, std::atoi(v));
-  g_device = (local_rank / per_gpu) % min_devices;
+  g_device = mla::GpuOfRank(local_rank, local_size, per_gpu, min_devices);
   cudaSetDevice(g_device);
   gputest::ComputeLayout();
   if (g_rank == 0) std::printf("# layout: %s\n", gputest::Layout().Describe().c_str());
