@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "vocab/profile.h"
@@ -301,20 +302,21 @@ void AddResolveCommand(CLI::App& app, int* status) {
   cmd->add_option("--partition", opt->partition, "Slurm partition whose profile to prefer");
   cmd->add_flag("--any-node-type", opt->any_node_type,
                 "With --partition: any node type's profile of that partition (for submit hosts)");
-  cmd->add_option("--check-library", opt->check_library, "Also say whether this library loads (dlopen)");
-  cmd->add_option("--mpi", opt->mpi,
-                  "The job's MPI family: auto (default: the program's, else the first family with a profile), " +
-                      mla::MpiFamilyChoices());
-  cmd->add_option("--program", opt->program, "With --mpi auto: the job's program, whose MPI library names the family");
-  cmd->add_option("--program-path", opt->program_path, "The job's PATH, to find a --program named without '/'");
-  cmd->add_option("--program-dir", opt->program_dir, "The job's working directory, for a relative --program");
-  cmd->add_option("--options", opt->options,
-                  "The user's --multilane value: prints options=ok (and the items it sets) or options_error=WHY");
-  cmd->add_option("--job-key", opt->job_key,
-                  "The job's key (MULTILANE_JOB_KEY): its history chooses the ranks per GPU (ranks_per_gpu_chosen=N)");
-  cmd->add_option("--history-db", opt->history_db,
-                  "With --job-key: the database holding the job history (default: the "
-                  "user's)");
+  for (const auto& [name, value, help] : std::initializer_list<std::tuple<const char*, std::string*, std::string>>{
+           {"--check-library", &opt->check_library, "Also say whether this library loads (dlopen)"},
+           {"--mpi", &opt->mpi,
+            "The job's MPI family: auto (default: the program's, else the first family with a profile), " +
+                mla::MpiFamilyChoices()},
+           {"--program", &opt->program, "With --mpi auto: the job's program, whose MPI library names the family"},
+           {"--program-path", &opt->program_path, "The job's PATH, to find a --program named without '/'"},
+           {"--program-dir", &opt->program_dir, "The job's working directory, for a relative --program"},
+           {"--options", &opt->options,
+            "The user's --multilane value: prints options=ok (and the items it sets) or options_error=WHY"},
+           {"--job-key", &opt->job_key,
+            "The job's key (MULTILANE_JOB_KEY): its history chooses the ranks per GPU (ranks_per_gpu_chosen=N)"},
+           {"--history-db", &opt->history_db,
+            "With --job-key: the database holding the job history (default: the user's)"}})
+    cmd->add_option(name, *value, help);
   cmd->callback([opt, status] { *status = Resolve(*opt); });
 }
 

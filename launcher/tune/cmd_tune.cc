@@ -1,7 +1,7 @@
-// cmd_tune.cc: `multilane tune`: reads the request (tune_request.h), this
-// machine and the launches' layout, runs the probes (probe_launch.h), turns
-// their timings into a profile and stores it (the record and its
-// publishing: tune_record.h).
+// cmd_tune.cc: `multilane tune`: resolves the request (tune_request.h) on
+// this machine once (TuneSetup), plans the launches' layout, runs the probes
+// (probe_launch.h), turns their timings into a profile and stores it (the
+// record and its publishing: tune_record.h); none of them reads the request.
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,15 +27,6 @@
 
 namespace multilane {
 namespace {
-
-// The ranks per node of the probe: all of them outside Slurm (one machine,
-// whatever --virtual-nodes says), the allocation's share inside.
-int RanksPerNode(int np) {
-  if (!InSlurmAllocation()) return np;
-  const char* nodes = std::getenv("SLURM_JOB_NUM_NODES");
-  const int n = nodes != nullptr ? std::max(1, std::atoi(nodes)) : 1;
-  return (np + n - 1) / n;
-}
 
 // The GPUs of a node of this tune: the ones NVML reports here, and inside
 // Slurm no more than the allocation's (SLURM_GPUS_ON_NODE).  A GPU that
@@ -72,19 +63,25 @@ bool CallsFromReport(const JobReport& report, const std::vector<mltuner::MemKind
   return true;
 }
 
-// What a tune on this node knows before its first probe: this machine's
-// MPI, node type, memory kinds and database.
+// What a tune on this node knows before its first probe: the request as
+// resolved on this machine (ResolveRequest), which every later stage takes.
 struct TuneSetup {
-  Installation install;  // install.probe: the MPI family's probe
-  std::string mpi;       // the MPI's version line
+  const mla::MpiFamilyInfo* family = nullptr;  // --mpi's row of the family table
+  std::string probe;                           // the MPI family's probe program
+  std::string mpi;                             // the MPI's version line
   mldb::NodeFingerprint fp;
-  int gpus = 0;  // GPUs of a node of this tune
-  std::vector<mltuner::MemKind> kinds;
+  int nodes = 1;  // the allocation's nodes in Slurm, else the virtual ones (at least 1)
+  int gpus = 0;   // GPUs of a node of this tune
+  int cores = 0;
+  mltuner::Plan plan;   // what every launch measures: the sizes of this node's memory kinds
   bool device = false;  // device memory is tuned
   StoreTarget target;
-  bool rollback = false;   // a rollback journal, not WAL (OpenStoreTarget)
-  bool to_system = false;  // the profile is (or becomes) the system database's
-  int cores = 0;
+  bool rollback = false;               // a rollback journal, not WAL (OpenStoreTarget)
+  bool to_system = false;              // the profile is (or becomes) the system database's
+  TuneSettings asked;                  // the options taken as given (--np, --virtual-nodes, --keep, ...)
+  std::vector<int> ranks_per_gpu;      // --ranks-per-gpu; empty: not given
+  double budget_s = 0;                 // --budget
+  const JobReport* weights = nullptr;  // --weights: the job's report; null: none
 };
 
 // A tune from its launches to its summary.
@@ -97,22 +94,25 @@ struct TuneRun {
   TuneTimes times;
 };
 
-// This machine as the tune sees it: the MPI family's probe and version, the
-// node type, the GPUs and memory kinds, the target database.  0, or the exit
-// status of the tune with the message printed.
-int ReadThisMachine(const TuneRequest& request, TuneSetup* s) {
+// Resolves the request on this machine: the MPI family's probe and version,
+// the node type, the GPUs, the memory kinds and sizes measured, the target
+// database.  0, or the exit status of the tune with the message printed.
+int ResolveRequest(const TuneRequest& request, TuneSetup* s) {
   std::string error;
-  s->install = FindInstallation();
+  s->family = request.family;
   // The probe of the MPI family to tune with (mlprobe, mlprobe-mpich).
-  s->install.probe = ProbeOfFamily(s->install.probe, request.family->name);
-  if (access(s->install.probe.c_str(), X_OK) != 0)
-    return Fail("the probe program " + s->install.probe + " is missing: build multilane or set MULTILANE_PROBE");
-  s->mpi = MpiVersionOfFamily(request.family->name, s->install.probe, &error);
+  s->probe = ProbeOfFamily(FindInstallation().probe, request.family->name);
+  if (access(s->probe.c_str(), X_OK) != 0)
+    return Fail("the probe program " + s->probe + " is missing: build multilane or set MULTILANE_PROBE");
+  s->mpi = MpiVersionOfFamily(request.family->name, s->probe, &error);
   if (s->mpi.empty()) return Fail(error);
   s->fp = mldb::CollectNodeFingerprint(s->mpi);
   s->gpus = GpusPerNode(s->fp);
-  if (!ResolveTuneMemory(request.memory, s->gpus, &s->kinds, &error)) return Fail(error);
-  s->device = std::find(s->kinds.begin(), s->kinds.end(), mltuner::MemKind::kDevice) != s->kinds.end();
+  if (!ResolveTuneMemory(request.memory, s->gpus, &s->plan.memories, &error)) return Fail(error);
+  s->plan.sizes = request.sizes.bytes;
+  s->plan.mem = s->plan.memories.front();
+  s->plan.comment = "multilane tune of node type " + s->fp.Key();
+  s->device = std::count(s->plan.memories.begin(), s->plan.memories.end(), mltuner::MemKind::kDevice) > 0;
   s->target = ChooseStoreTarget(request.database, request.system);
   if (s->target.path.empty()) return Fail("no user database path (no HOME): give --db PATH or set MULTILANE_USER_DB");
   s->to_system = s->target.publish || request.for_system;
@@ -120,28 +120,36 @@ int ReadThisMachine(const TuneRequest& request, TuneSetup* s) {
   // --partition`) writes a file on the shared file system: no WAL there.
   s->rollback = !request.partition.empty() && InSlurmAllocation();
   s->cores = UsableCores();
+  const char* slurm_nodes = std::getenv("SLURM_JOB_NUM_NODES");
+  s->nodes = std::max(1, !InSlurmAllocation() ? request.virtual_nodes : slurm_nodes ? std::atoi(slurm_nodes) : 1);
+  s->asked = request;
+  s->ranks_per_gpu = request.ranks_per_gpu;
+  s->budget_s = request.budget_s;
+  s->weights = request.weights ? &*request.weights : nullptr;
   return 0;
 }
 
 // A host tune without a list of ranks per GPU: one launch of --np ranks
 // (default: the cores; in Slurm, the allocation's tasks).  0, or the exit
 // status of the tune with the message printed.
-int PlanOneLaunch(const TuneRequest& request, const TuneSetup& s, TuneRun* run) {
+int PlanOneLaunch(const TuneSetup& s, TuneRun* run) {
   ProbeLaunch l;
-  l.ranks_per_gpu = request.ranks_per_gpu.empty() ? 0 : request.ranks_per_gpu.front();
-  l.np = request.np > 0 ? request.np : static_cast<int>(std::max(2L, sysconf(_SC_NPROCESSORS_ONLN)));
-  if (InSlurmAllocation() && request.np <= 0) {
+  l.ranks_per_gpu = s.ranks_per_gpu.empty() ? 0 : s.ranks_per_gpu.front();
+  l.np = s.asked.np > 0 ? s.asked.np : static_cast<int>(std::max(2L, sysconf(_SC_NPROCESSORS_ONLN)));
+  if (InSlurmAllocation() && s.asked.np <= 0) {
     const char* tasks = std::getenv("SLURM_NTASKS");
     if (tasks != nullptr && std::atoi(tasks) > 0) l.np = std::atoi(tasks);
   }
-  l.per_node = RanksPerNode(l.np);
-  run->layout = CheckOversubscription(l.per_node, s.cores, request.allow_oversubscribed, s.to_system);
+  // All the ranks on a node outside Slurm (one machine, whatever
+  // --virtual-nodes says), the allocation's share inside.
+  l.per_node = InSlurmAllocation() ? (l.np + s.nodes - 1) / s.nodes : l.np;
+  run->layout = CheckOversubscription(l.per_node, s.cores, s.asked.allow_oversubscribed, s.to_system);
   if (run->layout.verdict == Oversubscription::kRefused) return Fail(run->layout.message);
   if (run->layout.verdict == Oversubscription::kMarked)
     std::fprintf(stderr, "multilane tune: %s\n", run->layout.message.c_str());
-  if (request.virtual_nodes > 0 && l.np % request.virtual_nodes != 0)
+  if (s.asked.virtual_nodes > 0 && l.np % s.asked.virtual_nodes != 0)
     return Fail("--np " + std::to_string(l.np) + " is not a multiple of --virtual-nodes " +
-                std::to_string(request.virtual_nodes));
+                std::to_string(s.asked.virtual_nodes));
   run->launches.push_back(l);
   return 0;
 }
@@ -150,23 +158,16 @@ int PlanOneLaunch(const TuneRequest& request, const TuneSetup& s, TuneRun* run) 
 // that many ranks on each GPU of each (virtual) node; values that cannot be
 // measured here are noted and left out.  0, or the exit status of the tune
 // with the message printed.
-int PlanPerGpuLaunches(const TuneRequest& request, const TuneSetup& s, TuneRun* run) {
-  if (request.np > 0)
+int PlanPerGpuLaunches(const TuneSetup& s, TuneRun* run) {
+  if (s.asked.np > 0)
     return Fail(
         "--np cannot be given with device memory or several --ranks-per-gpu values: each launch has "
         "(ranks per GPU) x (GPUs per node) x (nodes) ranks; leave --np out");
-  const std::vector<int> values =
-      request.ranks_per_gpu.empty() ? DefaultRanksPerGpuList(s.cores, s.gpus) : request.ranks_per_gpu;
-  int nodes = 1;
-  if (InSlurmAllocation()) {
-    if (const char* v = std::getenv("SLURM_JOB_NUM_NODES"); v != nullptr && std::atoi(v) > 0) nodes = std::atoi(v);
-  } else if (request.virtual_nodes > 0) {
-    nodes = request.virtual_nodes;
-  }
+  const std::vector<int> values = s.ranks_per_gpu.empty() ? DefaultRanksPerGpuList(s.cores, s.gpus) : s.ranks_per_gpu;
   // Outside Slurm the (virtual) nodes share this machine's cores.
   const bool one_machine = !InSlurmAllocation();
-  for (const TuneLaunch& t : PlanLaunches(values, nodes, s.gpus, one_machine ? s.cores : s.cores * nodes,
-                                          request.allow_oversubscribed && !s.to_system)) {
+  for (const TuneLaunch& t : PlanLaunches(values, s.nodes, s.gpus, one_machine ? s.cores : s.cores * s.nodes,
+                                          s.asked.allow_oversubscribed && !s.to_system)) {
     if (!t.skip.empty()) {
       std::fprintf(stderr, "multilane tune: note: %d rank(s) per GPU not measured: %s\n", t.ranks_per_gpu,
                    t.skip.c_str());
@@ -177,7 +178,7 @@ int PlanPerGpuLaunches(const TuneRequest& request, const TuneSetup& s, TuneRun* 
     l.np = t.np;
     l.per_node = t.ranks_per_node;
     const LayoutVerdict v =
-        CheckOversubscription(one_machine ? l.np : l.per_node, s.cores, request.allow_oversubscribed, s.to_system);
+        CheckOversubscription(one_machine ? l.np : l.per_node, s.cores, s.asked.allow_oversubscribed, s.to_system);
     if (v.verdict == Oversubscription::kRefused) continue;  // PlanLaunches said so already
     if (v.verdict == Oversubscription::kMarked) run->layout = v;
     run->launches.push_back(l);
@@ -195,25 +196,17 @@ int PlanPerGpuLaunches(const TuneRequest& request, const TuneSetup& s, TuneRun* 
 // (PlanOneLaunch); a tune with device memory or a list launches once per
 // ranks-per-GPU value (PlanPerGpuLaunches).  0, or the exit status of the
 // tune with the message printed.
-int PlanTuneLaunches(const TuneRequest& request, const TuneSetup& s, TuneRun* run) {
+int PlanTuneLaunches(const TuneSetup& s, TuneRun* run) {
   TuneOutcome& o = run->outcome;
-  o.per_gpu_launches = s.device || request.ranks_per_gpu.size() > 1;
+  o.per_gpu_launches = s.device || s.ranks_per_gpu.size() > 1;
   o.device = s.device;
   o.cores = s.cores;
-  const int rc = o.per_gpu_launches ? PlanPerGpuLaunches(request, s, run) : PlanOneLaunch(request, s, run);
+  o.partition = s.asked.partition;
+  o.virtual_nodes = s.asked.virtual_nodes > 0;
+  o.weighted = s.weights != nullptr;
+  const int rc = o.per_gpu_launches ? PlanPerGpuLaunches(s, run) : PlanOneLaunch(s, run);
   o.oversubscribed = run->layout.verdict == Oversubscription::kMarked;
   return rc;
-}
-
-// What every launch measures: the request's sizes of this node's memory
-// kinds (each launch sets its budget).
-mltuner::Plan LaunchPlan(const TuneRequest& request, const TuneSetup& s) {
-  mltuner::Plan plan;
-  plan.sizes = request.sizes.bytes;
-  plan.memories = s.kinds;
-  plan.mem = s.kinds.front();
-  plan.comment = "multilane tune of node type " + s.fp.Key();
-  return plan;
 }
 
 // The probe's layout: the variables the library reads, and nothing that
@@ -229,11 +222,11 @@ void ClearProbeEnvironment() {
 // time over the sizes; sets run->outcome's recommended value and best launch,
 // run->weights and run->scores.  0, or the exit status of the tune with the
 // message printed.
-int Recommend(const TuneRequest& request, const TuneSetup& s, TuneRun* run) {
+int Recommend(const TuneSetup& s, TuneRun* run) {
   std::map<int, std::vector<mltuner::Decision>> by_ppg;
   for (const ProbeLaunch& l : run->launches) by_ppg[l.ranks_per_gpu] = l.decided.decisions;
   std::string error;
-  if (request.weights && !CallsFromReport(*request.weights, s.kinds, &run->weights, &error)) return Fail(error);
+  if (s.weights && !CallsFromReport(*s.weights, s.plan.memories, &run->weights, &error)) return Fail(error);
   const int recommended = RecommendRanksPerGpu(by_ppg, run->weights, &run->scores);
   run->outcome.recommended = recommended;
   run->outcome.best = &run->launches.front();
@@ -244,22 +237,20 @@ int Recommend(const TuneRequest& request, const TuneSetup& s, TuneRun* run) {
 
 // Prints what the tune decided and stored: each launch's decision table,
 // the ranks-per-GPU scores, the stored profile, and any overrun.
-void PrintTuneSummary(double budget_s, const TuneSetup& s, const TuneRun& run, const mldb::ProfileRecord& record) {
-  const ProbeLaunch* best = run.outcome.best;
-  const int recommended = run.outcome.recommended;
-  const bool per_gpu_launches = run.outcome.per_gpu_launches;
+void PrintTuneSummary(const TuneSetup& s, const TuneRun& run, const mldb::ProfileRecord& record) {
+  const TuneOutcome& o = run.outcome;
   for (const ProbeLaunch& l : run.launches) {
     if (run.launches.size() > 1)
       std::printf("\n%d rank(s) per GPU (%d ranks%s):\n", l.ranks_per_gpu, l.np, l.mps ? ", MPS" : "");
     std::printf("%s", mltuner::FormatDecisionTable(l.decided.decisions).c_str());
     if (!l.repeat_note.empty()) std::printf("%s\n", l.repeat_note.c_str());
   }
-  if (per_gpu_launches) {
+  if (o.per_gpu_launches) {
     std::printf("\n%-14s %14s %6s\n", "ranks per GPU", run.weights.empty() ? "sum time_us" : "job_us",
                 run.weights.empty() ? "sizes" : "bins");
     for (const auto& sc : run.scores)
       std::printf("%-14d %14.1f %6d%s\n", sc.ranks_per_gpu, sc.total_us, sc.sizes,
-                  sc.ranks_per_gpu == recommended ? "  <- recommended" : "");
+                  sc.ranks_per_gpu == o.recommended ? "  <- recommended" : "");
     if (!run.weights.empty()) {
       std::printf("job_us: the --weights job's calls, each bin priced at its mean message size (docs/report.md)\n");
       int beyond = 0;
@@ -273,9 +264,9 @@ void PrintTuneSummary(double budget_s, const TuneSetup& s, const TuneRun& run, c
   }
   std::printf(
       "\nprofile %lld stored in %s for node type %s (%d node(s), %d ranks; tuned in %.1f s of a %.1f s budget)\n",
-      static_cast<long long>(record.id), s.target.path.c_str(), s.fp.Key().c_str(), best->nodes, best->np,
-      run.times.total_s, budget_s);
-  if (per_gpu_launches) std::printf("recommended ranks per GPU: %d\n", recommended);
+      static_cast<long long>(record.id), s.target.path.c_str(), s.fp.Key().c_str(), o.best->nodes, o.best->np,
+      run.times.total_s, s.budget_s);
+  if (o.per_gpu_launches) std::printf("recommended ranks per GPU: %d\n", o.recommended);
   if (run.layout.verdict == Oversubscription::kMarked) std::printf("%s\n", run.layout.message.c_str());
   const std::string overrun = ExplainOverrun(run.times);
   if (!overrun.empty()) std::printf("note: %s\n", overrun.c_str());
@@ -285,37 +276,37 @@ void PrintTuneSummary(double budget_s, const TuneSetup& s, const TuneRun& run, c
 int Tune(const TuneRequest& request, std::chrono::steady_clock::time_point start) {
   InterruptGuard interrupts;  // SIGINT/SIGTERM: stop the probe, remove the folder, store nothing
   TuneSetup s;
-  if (const int rc = ReadThisMachine(request, &s); rc != 0) return rc;
+  if (const int rc = ResolveRequest(request, &s); rc != 0) return rc;
   TuneRun run;
-  if (const int rc = PlanTuneLaunches(request, s, &run); rc != 0) return rc;
+  if (const int rc = PlanTuneLaunches(s, &run); rc != 0) return rc;
 
   // Open the database first: a broken one fails before minutes of probes.
   std::string error;
   auto store = OpenStoreTarget(s.target, &error, s.rollback);
   if (!store) return Fail(error);
   TuneFolder folder;  // removed on every way out of this function unless --keep
-  if (!folder.Make(request.keep, TemporaryParent(), &error)) return Fail(error);
+  if (!folder.Make(s.asked.keep, TemporaryParent(), &error)) return Fail(error);
   ClearProbeEnvironment();
   std::fprintf(stderr, "multilane tune: node type %s: %s\n", s.fp.Key().c_str(), s.fp.Description().c_str());
-  std::fprintf(stderr, "multilane tune: budget %.1f s in all, %zu launch(es)\n", request.budget_s, run.launches.size());
-  run.times.budget_s = request.budget_s;
+  std::fprintf(stderr, "multilane tune: budget %.1f s in all, %zu launch(es)\n", s.budget_s, run.launches.size());
+  run.times.budget_s = s.budget_s;
   run.times.probe_budget_s = 0;  // the launches' planned measurements, added as they run
   run.times.before_s = SecondsSince(start);
   run.times.measuring_s = 0;
-  const ProbeContext context{
-      request, s.install.probe, LaunchPlan(request, s), folder, s.device ? MpsControlProgram() : "", start};
+  const std::string mps = s.device ? MpsControlProgram() : "";  // several ranks on a GPU share it through MPS
+  const ProbeContext context{*s.family,          s.probe,    s.plan, folder, mps, s.asked.virtual_nodes, s.asked.np > 0,
+                             s.asked.exhaustive, s.budget_s, start};
   if (const int rc = RunLaunches(context, &run.launches, &run.times); rc != 0) return rc;
   for (const ProbeLaunch& l : run.launches)
     if (l.decided.bins.empty()) return Fail("the probes measured nothing usable; nothing was stored");
-  if (const int rc = Recommend(request, s, &run); rc != 0) return rc;
+  if (const int rc = Recommend(s, &run); rc != 0) return rc;
 
   const auto after_start = std::chrono::steady_clock::now();
-  mldb::ProfileRecord record =
-      BuildTuneRecord(request, run.launches, run.outcome, s.mpi, s.fp.Key(), SecondsSince(start));
+  mldb::ProfileRecord record = BuildTuneRecord(run.launches, run.outcome, s.mpi, s.fp.Key(), SecondsSince(start));
   if (!StoreTuneRecord(store.get(), s.target, s.fp, run.launches, &record, &error)) return Fail(error);
   run.times.total_s = SecondsSince(start);
   run.times.after_s = SecondsSince(after_start);
-  PrintTuneSummary(request.budget_s, s, run, record);
+  PrintTuneSummary(s, run, record);
   return 0;
 }
 

@@ -80,15 +80,15 @@ int RunProbe(const std::vector<std::string>& command, const SharedProgress& prog
 
 // The layout's variables of launch `l`, set here for the probe's ranks: the
 // names to forward.
-std::vector<std::string> SetLaunchVariables(const TuneRequest& request, const ProbeLaunch& l) {
+std::vector<std::string> SetLaunchVariables(int virtual_nodes, const ProbeLaunch& l) {
   // Every rank of a probe launch runs the probe, linked with the family build:
   // the launch certifies it (docs/all-in-or-all-out.md), as multilane run does,
   // so that the start-up agreement runs without PMIx across nodes too (srun
   // --mpi=pmi2 shows no rank that its siblings on other nodes run it).
   setenv("MULTILANE_ALL_RANKS", "1", 1);
   std::vector<std::string> forward = {"MULTILANE_ALL_RANKS"};
-  if (request.virtual_nodes > 0) {
-    setenv("MULTILANE_RANKS_PER_NODE", std::to_string(l.np / request.virtual_nodes).c_str(), 1);
+  if (virtual_nodes > 0) {
+    setenv("MULTILANE_RANKS_PER_NODE", std::to_string(l.np / virtual_nodes).c_str(), 1);
     forward.push_back("MULTILANE_RANKS_PER_NODE");
   }
   if (l.ranks_per_gpu > 0) {
@@ -106,13 +106,13 @@ std::vector<std::string> SetLaunchVariables(const TuneRequest& request, const Pr
 // family's launcher (its row's flags), forwarding the layout's variables.
 std::vector<std::string> ProbeCommand(const ProbeContext& c, const ProbeLaunch& l, const std::string& plan_path,
                                       const std::string& result_path) {
-  const mla::MpiFamilyInfo& family = *c.request.family;
-  const std::vector<std::string> forward = SetLaunchVariables(c.request, l);
+  const mla::MpiFamilyInfo& family = c.family;
+  const std::vector<std::string> forward = SetLaunchVariables(c.virtual_nodes, l);
   std::vector<std::string> command;
   if (InSlurmAllocation()) {
     command = {"srun", "--kill-on-bad-exit=1"};
     if (!family.srun_mpi.empty()) command.push_back("--mpi=" + family.srun_mpi);
-    if (c.request.np > 0 || l.ranks_per_gpu > 0) command.push_back("--ntasks=" + std::to_string(l.np));
+    if (c.np_given || l.ranks_per_gpu > 0) command.push_back("--ntasks=" + std::to_string(l.np));
     if (l.ranks_per_gpu > 0) command.push_back("--ntasks-per-node=" + std::to_string(l.per_node));
   } else {
     command = {family.launcher, family.ranks_flag, std::to_string(l.np)};
@@ -122,7 +122,7 @@ std::vector<std::string> ProbeCommand(const ProbeContext& c, const ProbeLaunch& 
   }
   for (const std::string& a : {c.probe, std::string("--plan"), plan_path, std::string("--out"), result_path})
     command.push_back(a);
-  if (c.request.exhaustive) command.push_back("--exhaustive");
+  if (c.exhaustive) command.push_back("--exhaustive");
   return command;
 }
 
@@ -216,7 +216,7 @@ int RunRepeat(const ProbeContext& c, const std::string& tag, double measuring_s,
 int RunLaunch(const ProbeContext& c, double budget_s, const SharedProgress& progress, ProbeLaunch* l) {
   const double launch_s = ExpectedLaunchSeconds(l->np, InSlurmAllocation());
   const RepeatPlan repeat =
-      c.request.exhaustive ? RepeatPlan{budget_s, 0, "--exhaustive measures once"} : PlanRepeat(budget_s, launch_s);
+      c.exhaustive ? RepeatPlan{budget_s, 0, "--exhaustive measures once"} : PlanRepeat(budget_s, launch_s);
   const std::string tag = l->ranks_per_gpu > 0 && progress.count > 2 ? "-ppg" + std::to_string(l->ranks_per_gpu) : "";
   const BudgetPlan first_plan = PlanBudget(repeat.first_s, 0, launch_s);
   if (!first_plan.warning.empty()) std::fprintf(stderr, "multilane tune: note: %s\n", first_plan.warning.c_str());
@@ -282,7 +282,7 @@ int RunLaunches(const ProbeContext& c, std::vector<ProbeLaunch>* launches, TuneT
     ProbeLaunch& l = (*launches)[i];
     MpsDaemon mps;  // stopped when this launch ends, on every way out
     StartMps(c, &l, &mps, &mps_missing_noted);
-    const double left = c.request.budget_s - SecondsSince(c.start);
+    const double left = c.budget_s - SecondsSince(c.start);
     const double share = std::max(0.1, left / static_cast<double>(count - i));
     // Two steps of the bar a launch: the probe and its repeat (RunLaunch).
     SharedProgress progress{&bar, 2 * static_cast<int>(i), 2 * static_cast<int>(count),

@@ -12,7 +12,7 @@
 
 #include "tune_budget.h"
 #include "tune_folder.h"
-#include "tune_request.h"
+#include "vocab/mpi_families.h"
 #include "tuner/plan.h"
 #include "tuner/search.h"
 
@@ -34,18 +34,22 @@ struct ProbeLaunch {
   std::string repeat_note;         // what the repeat launch did, or why there was none (one line)
 };
 
-// What every probe launch of a tune shares.
+// What every probe launch of a tune shares: the tune's request as resolved.
 struct ProbeContext {
-  const TuneRequest& request;
-  std::string probe;         // the MPI family's probe program
-  mltuner::Plan plan;        // the sizes and memory kinds every launch measures (its budget set per launch)
-  const TuneFolder& folder;  // where the plans and results go
-  std::string mps_program;   // the MPS control program; "" when there is none or no device memory is tuned
+  const mla::MpiFamilyInfo& family;  // the MPI family to tune with: its launcher's row
+  std::string probe;                 // the MPI family's probe program
+  mltuner::Plan plan;                // the sizes and memory kinds every launch measures (its budget set per launch)
+  const TuneFolder& folder;          // where the plans and results go
+  std::string mps_program;           // the MPS control program; "" when there is none or no device memory is tuned
+  int virtual_nodes = 0;             // --virtual-nodes: each launch's ranks split into that many nodes; 0: none
+  bool np_given = false;             // --np was given: srun gets the launch's ranks (--ntasks)
+  bool exhaustive = false;           // --exhaustive: every candidate measured fully, no repeat
+  double budget_s = 0;               // the whole tune's seconds (--budget)
   std::chrono::steady_clock::time_point start;  // when the tune started: the budget counts from there
 };
 
 // Runs every launch of *launches in turn, each with its share of what is
-// left of the request's budget, under one progress bar, and fills each from
+// left of the tune's budget, under one progress bar, and fills each from
 // its probe's result.  Launches with several ranks on a GPU run under a
 // private MPS daemon where the launch is on this machine.  Adds the probes'
 // times to *times.  0, or the exit status of the tune with the message

@@ -47,9 +47,8 @@ mldb::ProfileEntryRow EntryFromBin(const mltuner::Space& space, const mltuner::B
 
 // The profile's metadata lines (docs/profile-format.md): what `show` and
 // `resolve` say about how the profile was tuned.
-std::map<std::string, std::string> TuneMetadata(const TuneRequest& request, const std::vector<ProbeLaunch>& launches,
-                                                const TuneOutcome& outcome, const std::string& node_type_key,
-                                                const std::string& tuned_at) {
+std::map<std::string, std::string> TuneMetadata(const std::vector<ProbeLaunch>& launches, const TuneOutcome& outcome,
+                                                const std::string& node_type_key, const std::string& tuned_at) {
   const ProbeLaunch* best = outcome.best;
   std::map<std::string, std::string> metadata = {{"node_type", node_type_key},
                                                  {"tuned_at", tuned_at},
@@ -57,8 +56,8 @@ std::map<std::string, std::string> TuneMetadata(const TuneRequest& request, cons
                                                  {"ranks", std::to_string(best->np)}};
   // Whether those nodes were virtual (MULTILANE_RANKS_PER_NODE on one
   // machine) or real ones of a Slurm allocation: `show` and `resolve` say it.
-  metadata["nodes_virtual"] = request.virtual_nodes > 0 && best->nodes > 1 ? "yes" : "no";
-  if (!request.partition.empty()) metadata["partition"] = request.partition;
+  metadata["nodes_virtual"] = outcome.virtual_nodes && best->nodes > 1 ? "yes" : "no";
+  if (!outcome.partition.empty()) metadata["partition"] = outcome.partition;
   if (outcome.oversubscribed)
     metadata["oversubscribed"] =
         OversubscribedMark(launches.size() > 1 || outcome.per_gpu_launches ? best->np : best->per_node, outcome.cores);
@@ -75,44 +74,12 @@ std::map<std::string, std::string> TuneMetadata(const TuneRequest& request, cons
     metadata["ranks_per_gpu"] = std::to_string(outcome.recommended);
     metadata["ranks_per_gpu_tuned"] = tuned;
     metadata["mps"] = !any_shared ? "none" : all_mps ? "on" : "off";
-    if (request.weights) metadata["weights"] = "job-report";
+    if (outcome.weighted) metadata["weights"] = "job-report";
   }
   return metadata;
 }
 
-}  // namespace
-
-mldb::ProfileRecord BuildTuneRecord(const TuneRequest& request, const std::vector<ProbeLaunch>& launches,
-                                    const TuneOutcome& outcome, const std::string& mpi_version,
-                                    const std::string& node_type_key, double duration_s) {
-  const ProbeLaunch* best = outcome.best;
-  mldb::ProfileRecord record;
-  record.partition = request.partition;
-  record.nodes = best->nodes;
-  record.ranks_per_gpu = mla::RanksPerGpuOrOne(best->ranks_per_gpu);
-  record.library_version = LibraryVersion();
-  record.mpi_version = mpi_version;
-  record.tuned_by = CurrentUser();
-  record.tuned_at = mla::UtcNow();
-  record.duration_s = duration_s;
-  const auto metadata = TuneMetadata(request, launches, outcome, node_type_key, record.tuned_at);
-  // Entries: each value's own (ppg=N) when several were tuned, and the
-  // recommended value's again without ppg, for jobs of any other layout.
-  std::vector<mltuner::Bin> bins;
-  const mltuner::Space space = mltuner::DefaultSpace();
-  for (const ProbeLaunch& l : launches) {
-    if (launches.size() < 2) break;
-    for (mltuner::Bin b : l.decided.bins) {
-      b.ppg = l.ranks_per_gpu;
-      bins.push_back(b);
-    }
-  }
-  for (const mltuner::Bin& b : best->decided.bins) bins.push_back(b);
-  record.profile_text = mltuner::RenderProfile(bins, metadata);
-  for (const auto& bin : bins) record.entries.push_back(EntryFromBin(space, bin, bin.ppg));
-  return record;
-}
-
+// Every sampled measurement of `launches` as the store keeps it.
 std::vector<mldb::Measurement> StoredMeasurements(const std::vector<ProbeLaunch>& launches) {
   std::vector<mldb::Measurement> raw;
   for (const ProbeLaunch& l : launches) {
@@ -129,6 +96,39 @@ std::vector<mldb::Measurement> StoredMeasurements(const std::vector<ProbeLaunch>
     }
   }
   return raw;
+}
+
+}  // namespace
+
+mldb::ProfileRecord BuildTuneRecord(const std::vector<ProbeLaunch>& launches, const TuneOutcome& outcome,
+                                    const std::string& mpi_version, const std::string& node_type_key,
+                                    double duration_s) {
+  const ProbeLaunch* best = outcome.best;
+  mldb::ProfileRecord record;
+  record.partition = outcome.partition;
+  record.nodes = best->nodes;
+  record.ranks_per_gpu = mla::RanksPerGpuOrOne(best->ranks_per_gpu);
+  record.library_version = LibraryVersion();
+  record.mpi_version = mpi_version;
+  record.tuned_by = CurrentUser();
+  record.tuned_at = mla::UtcNow();
+  record.duration_s = duration_s;
+  const auto metadata = TuneMetadata(launches, outcome, node_type_key, record.tuned_at);
+  // Entries: each value's own (ppg=N) when several were tuned, and the
+  // recommended value's again without ppg, for jobs of any other layout.
+  std::vector<mltuner::Bin> bins;
+  const mltuner::Space space = mltuner::DefaultSpace();
+  for (const ProbeLaunch& l : launches) {
+    if (launches.size() < 2) break;
+    for (mltuner::Bin b : l.decided.bins) {
+      b.ppg = l.ranks_per_gpu;
+      bins.push_back(b);
+    }
+  }
+  for (const mltuner::Bin& b : best->decided.bins) bins.push_back(b);
+  record.profile_text = mltuner::RenderProfile(bins, metadata);
+  for (const auto& bin : bins) record.entries.push_back(EntryFromBin(space, bin, bin.ppg));
+  return record;
 }
 
 bool StoreTuneRecord(mldb::ProfileStore* store, const StoreTarget& target, const mldb::NodeFingerprint& fp,

@@ -11,7 +11,6 @@
 #include "db/profile_store.h"
 #include "probe_launch.h"
 #include "store_target.h"
-#include "tune_request.h"
 
 namespace mldb {
 struct NodeFingerprint;
@@ -27,26 +26,26 @@ struct TuneOutcome {
   bool device = false;                // device memory was tuned
   bool oversubscribed = false;        // the layout was marked oversubscribed (tune_layout.h)
   int cores = 0;                      // usable cores of a node
+  std::string partition;              // --partition; "": none
+  bool virtual_nodes = false;         // the nodes were virtual (--virtual-nodes on one machine)
+  bool weighted = false;              // --weights chose the ranks per GPU
 };
 
 // The profile record of a tune of node type `node_type_key` with MPI
-// `mpi_version` that has run `duration_s` so far: partition, nodes and ranks
-// per GPU of the best launch, this library's version, the user, now; the
+// `mpi_version` that has run `duration_s` so far: the outcome's partition,
+// nodes and ranks per GPU of the best launch, this library's version, the user, now; the
 // profile text (metadata and bins) and its entries: with several launches
 // each value's own bins (ppg=N), then the best launch's without ppg, for
 // jobs of any other layout.
-mldb::ProfileRecord BuildTuneRecord(const TuneRequest& request, const std::vector<ProbeLaunch>& launches,
-                                    const TuneOutcome& outcome, const std::string& mpi_version,
-                                    const std::string& node_type_key, double duration_s);
+mldb::ProfileRecord BuildTuneRecord(const std::vector<ProbeLaunch>& launches, const TuneOutcome& outcome,
+                                    const std::string& mpi_version, const std::string& node_type_key,
+                                    double duration_s);
 
-// Every sampled measurement of `launches` as the store keeps it: median
-// time, repetitions, the launch's ranks per GPU (at least 1), and a wrong
-// result marked in the candidate's name.
-std::vector<mldb::Measurement> StoredMeasurements(const std::vector<ProbeLaunch>& launches);
-
-// Publishes *record with the launches' measurements for node type `fp` into
-// `store` and finishes the target (publishing the snapshot of the system
-// database).  Sets record->id.  On failure returns false with *error set.
+// Publishes *record with the launches' sampled measurements (median time,
+// repetitions, ranks per GPU, a wrong result marked in the candidate's name)
+// for node type `fp` into `store` and finishes the target (publishing the
+// snapshot of the system database).  Sets record->id.  On failure returns
+// false with *error set.
 bool StoreTuneRecord(mldb::ProfileStore* store, const StoreTarget& target, const mldb::NodeFingerprint& fp,
                      const std::vector<ProbeLaunch>& launches, mldb::ProfileRecord* record, std::string* error);
 

@@ -1,9 +1,9 @@
 // tune_request.h: what `multilane tune` was asked, read and checked once.
 // The command line lands in TuneOptions as typed (text); ParseTuneRequest
 // validates every option with the vocabulary's readers and gives the typed
-// TuneRequest that every later part of the tune takes (cmd_tune.cc, the
-// probe launches, the record, the tune of a partition).  Nothing after it
-// reads an option's text again.
+// TuneRequest, read in two places: cmd_tune.cc resolves it on this machine
+// once (the probe launches and the record take what it resolved), and the
+// tune of a partition hands it to its probe jobs.  No text is read again.
 #ifndef MULTILANE_LAUNCHER_TUNE_REQUEST_H_
 #define MULTILANE_LAUNCHER_TUNE_REQUEST_H_
 
