@@ -30,7 +30,7 @@ TEST_USER = "mltest"
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from e2e import cases_in, check, home_variables, listed, log, run  # noqa: E402  (tests/e2e.py, the scripts' shared helpers)
+from e2e import cases_in, check, home_variables, listed, log, rank_lines, run, run_case  # noqa: E402,F401  (tests/e2e.py, the scripts' shared helpers; rank_lines for the feature scripts)
 
 
 class Slurm:
@@ -207,14 +207,6 @@ def publish_tuned_copy(db, tune_args, lines, header_extra="", ranks_per_gpu=None
     shutil.rmtree(tmp, ignore_errors=True)
 
 
-def rank_lines(text):
-    rows = []
-    for line in text.splitlines():
-        if line.startswith("rank="):
-            rows.append(dict(kv.split("=", 1) for kv in line.split()))
-    return sorted(rows, key=lambda r: int(r["rank"]))
-
-
 def multilane_lines(text):
     return [l for l in text.splitlines() if "multilane:" in l]
 
@@ -255,13 +247,4 @@ def main(names):
     if os.geteuid() != 0:
         print("SKIP: the Slurm tests start slurmctld and slurmd and need root")
         return 77
-    root = tempfile.mkdtemp(prefix=f"mlslurm-{ARGS.case}-")
-    try:
-        cases[ARGS.case](root)
-    except AssertionError as e:
-        print(f"FAIL: {ARGS.case}: {e}")
-        print(f"(files kept in {root})")
-        return 1
-    print(f"PASS: {ARGS.case}")
-    shutil.rmtree(root, ignore_errors=True)
-    return 0
+    return run_case(ARGS.case, cases[ARGS.case], "mlslurm")
