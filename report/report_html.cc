@@ -210,6 +210,19 @@ void SavingsPart(Page* p, const std::string& id, const Savings& s) {
          std::to_string(s.bins_total) + "</td></tr></table>");
 }
 
+// Adds `points` to a speedup chart (x: factor, label: scale): its ideal (the factor), speedup and `other` lines.
+template <typename Point, typename Other>
+void AddSpeedups(const std::vector<Point>& points, Other Point::*other, std::vector<double>* x,
+                 std::vector<std::string>* labels, std::vector<Series>* lines) {
+  for (const Point& pt : points) {
+    x->push_back(pt.factor);
+    labels->push_back(std::to_string(pt.scale));
+    (*lines)[0].values.push_back(pt.factor);
+    (*lines)[1].values.push_back(pt.speedup);
+    (*lines)[2].values.push_back(pt.*other);
+  }
+}
+
 void PredictionPart(Page* p, const std::string& id, const JobAnalysis& a) {
   p->Raw("<h3>Scaling prediction</h3>");
   if (!a.prediction_possible) {
@@ -220,21 +233,14 @@ void PredictionPart(Page* p, const std::string& id, const JobAnalysis& a) {
   }
   std::vector<double> x = {1};
   std::vector<std::string> labels = {std::to_string(a.scale)};
-  Series ideal{"ideal", kIdeal, {1.0}, true}, pred{"predicted (multilane)", kAllreduce, {1.0}, false};
-  Series mpi{"predicted (system MPI)",
-             kMpi,
-             {a.savings.known ? std::optional<double>(1 / a.savings.job_speedup) : std::nullopt},
-             true};
-  for (const PredictionPoint& pt : a.prediction) {
-    x.push_back(pt.factor);
-    labels.push_back(std::to_string(pt.scale));
-    ideal.values.push_back(pt.factor);
-    pred.values.push_back(pt.speedup);
-    mpi.values.push_back(pt.speedup_system_mpi);
-  }
-  std::vector<Series> series = {ideal, pred};
-  if (a.savings.known) series.push_back(mpi);
-  p->Raw(LineChartSvg("scaling prediction", x, labels, series, a.scale_unit, "speedup over this run"));
+  const std::optional<double> mpi_now =
+      a.savings.known ? std::optional<double>(1 / a.savings.job_speedup) : std::nullopt;
+  std::vector<Series> lines = {{"ideal", kIdeal, {1.0}, true},
+                               {"predicted (multilane)", kAllreduce, {1.0}, false},
+                               {"predicted (system MPI)", kMpi, {mpi_now}, true}};
+  AddSpeedups(a.prediction, &PredictionPoint::speedup_system_mpi, &x, &labels, &lines);
+  if (!a.savings.known) lines.pop_back();
+  p->Raw(LineChartSvg("scaling prediction", x, labels, lines, a.scale_unit, "speedup over this run"));
   const BetweenNodes& b = a.between_nodes;
   p->Raw(
       "<p class=\"meta\">Strong scaling: computation and waiting divide by k; each allreduce grows by "
@@ -362,17 +368,11 @@ void SeriesSection(Page* p, size_t index, const ScalingSeries& s) {
   Verdicts(p, s.verdicts);
   std::vector<double> x;
   std::vector<std::string> labels;
-  Series ideal{"ideal", kIdeal, {}, true}, measured{"measured", kAllreduce, {}, false},
-      predicted{"predicted from the smallest run", kExpected, {}, true};
-  for (const SeriesPoint& pt : s.points) {
-    x.push_back(pt.factor);
-    labels.push_back(std::to_string(pt.scale));
-    ideal.values.push_back(pt.factor);
-    measured.values.push_back(pt.speedup);
-    predicted.values.push_back(pt.predicted_speedup);
-  }
-  p->Raw(LineChartSvg("measured scaling", x, labels, {ideal, measured, predicted}, s.scale_unit,
-                      "speedup over the smallest run"));
+  std::vector<Series> lines = {{"ideal", kIdeal, {}, true},
+                               {"measured", kAllreduce, {}, false},
+                               {"predicted from the smallest run", kExpected, {}, true}};
+  AddSpeedups(s.points, &SeriesPoint::predicted_speedup, &x, &labels, &lines);
+  p->Raw(LineChartSvg("measured scaling", x, labels, lines, s.scale_unit, "speedup over the smallest run"));
   p->Raw("<table class=\"series-points\"><tr><th>" + s.scale_unit +
          "</th><th>wall s</th><th>ideal</th><th>speedup</th><th>efficiency</th><th>predicted</th>"
          "<th>allreduce share</th></tr>");
