@@ -60,15 +60,21 @@ class Page {
     html_ += "<" + std::string(tag) + " id=\"" + HtmlEscape(prefix + "-" + name) + "\" data-figure=\"" +
              HtmlEscape(name) + "\" data-value=\"" + Value(value) + "\">" + HtmlEscape(shown) + "</" + tag + ">";
   }
-  // A figure that may be unknown: data-value="" and "-" shown.
+  // A figure that may be unknown: data-value="" and "-" shown; else show(value).
+  template <typename Show>
   void MaybeFigure(const char* tag, const std::string& prefix, const std::string& name,
-                   const std::optional<double>& value, const char* fmt) {
+                   const std::optional<double>& value, Show show) {
     if (value) {
-      Figure(tag, prefix, name, *value, Fmt(fmt, *value));
+      Figure(tag, prefix, name, *value, show(*value));
     } else {
       html_ += "<" + std::string(tag) + " id=\"" + HtmlEscape(prefix + "-" + name) + "\" data-figure=\"" +
                HtmlEscape(name) + "\" data-value=\"\">-</" + tag + ">";
     }
+  }
+  // The same, shown as printf format `fmt` says.
+  void MaybeFigure(const char* tag, const std::string& prefix, const std::string& name,
+                   const std::optional<double>& value, const char* fmt) {
+    MaybeFigure(tag, prefix, name, value, [fmt](double v) { return Fmt(fmt, v); });
   }
   std::string& html() { return html_; }
 
@@ -264,10 +270,7 @@ void PredictionPart(Page* p, const std::string& id, const JobAnalysis& a) {
     p->Figure("td", pid, "time", pt.time_s, Fmt("%.3f s", pt.time_s));
     p->Figure("td", pid, "speedup", pt.speedup, Times(pt.speedup));
     p->Figure("td", pid, "efficiency", pt.efficiency, Percent(pt.efficiency));
-    if (pt.speedup_system_mpi)
-      p->Figure("td", pid, "speedup-system-mpi", *pt.speedup_system_mpi, Times(*pt.speedup_system_mpi));
-    else
-      p->MaybeFigure("td", pid, "speedup-system-mpi", std::nullopt, "");
+    p->MaybeFigure("td", pid, "speedup-system-mpi", pt.speedup_system_mpi, Times);
     p->Raw("</tr>");
   }
   p->Raw("</table>");
@@ -385,10 +388,7 @@ void SeriesSection(Page* p, size_t index, const ScalingSeries& s) {
     p->Figure("td", pid, "factor", pt.factor, Times(pt.factor));
     p->Figure("td", pid, "speedup", pt.speedup, Times(pt.speedup));
     p->Figure("td", pid, "efficiency", pt.efficiency, Percent(pt.efficiency));
-    if (pt.predicted_speedup)
-      p->Figure("td", pid, "predicted-speedup", *pt.predicted_speedup, Times(*pt.predicted_speedup));
-    else
-      p->MaybeFigure("td", pid, "predicted-speedup", std::nullopt, "");
+    p->MaybeFigure("td", pid, "predicted-speedup", pt.predicted_speedup, Times);
     p->Figure("td", pid, "allreduce-share", pt.allreduce_share, Percent(pt.allreduce_share));
     p->Raw("</tr>");
   }
