@@ -219,6 +219,36 @@ def ensure_test_user(root):
     return pwd.getpwnam(TEST_USER).pw_uid
 
 
+def write_mps_stand_in(root, start, stop, modes=False):
+    """A stand-in for nvidia-cuda-mps-control (there is no NVIDIA driver
+    here), ROOT/mps-control, that records how it was called in
+    ROOT/mps-record/calls: with -d "start START" (with MODES, the pipe
+    folder's and the job folder's modes and owners next), then it stays alive
+    like the daemon until it reads a word, recorded as "WORD STOP" (START and
+    STOP: shell words).  Returns (its path, the record folder)."""
+    record = os.path.join(root, "mps-record")
+    os.makedirs(record, exist_ok=True)
+    os.chmod(record, 0o777)  # the job's user may run it
+    stand_in = os.path.join(root, "mps-control")
+    stat = f"""  stat -c '%a %U' "$CUDA_MPS_PIPE_DIRECTORY" >> {record}/calls
+  stat -c 'jobdir %a %U' "$(dirname "$CUDA_MPS_PIPE_DIRECTORY")" >> {record}/calls
+"""
+    with open(stand_in, "w") as f:
+        f.write(f"""#!/bin/sh
+# stand-in for nvidia-cuda-mps-control (records its calls)
+if [ "$1" = "-d" ]; then
+  echo "start {start}" >> {record}/calls
+{stat if modes else ""}  setsid sh -c 'echo $$ > "$CUDA_MPS_PIPE_DIRECTORY/daemon.pid"; exec sleep 300' </dev/null >/dev/null 2>&1 &
+  exit 0
+fi
+read word
+echo "$word {stop}" >> {record}/calls
+kill "$(cat "$CUDA_MPS_PIPE_DIRECTORY/daemon.pid")"
+""")
+    os.chmod(stand_in, 0o755)
+    return stand_in, record
+
+
 PROBE_JOB = "srun --mpi=pmix {probe} 5\n"
 
 

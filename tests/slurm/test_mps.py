@@ -11,43 +11,20 @@ import re
 import time
 import sys
 
-from slurm_fixtures import TEST_USER, Slurm, publish_lane_profile, ensure_test_user, main
+from slurm_fixtures import TEST_USER, Slurm, publish_lane_profile, ensure_test_user, main, write_mps_stand_in
 from e2e import check, log  # noqa: E402  (tests/e2e.py: slurm_fixtures puts it on the path)
-
-
-def write_mps_stand_in(root, record):
-    """A stand-in for nvidia-cuda-mps-control (there is no NVIDIA driver
-    here) that records how it was called in record/calls - user, folders,
-    their modes - and stays alive like the daemon until it reads `quit`."""
-    os.makedirs(record, exist_ok=True)
-    os.chmod(record, 0o777)
-    stand_in = os.path.join(root, "mps-control")
-    with open(stand_in, "w") as f:
-        f.write(f"""#!/bin/sh
-# stand-in for nvidia-cuda-mps-control (records its calls)
-if [ "$1" = "-d" ]; then
-  echo "start uid=$(id -u) pipe=$CUDA_MPS_PIPE_DIRECTORY log=$CUDA_MPS_LOG_DIRECTORY gpus=$CUDA_VISIBLE_DEVICES" >> {record}/calls
-  stat -c '%a %U' "$CUDA_MPS_PIPE_DIRECTORY" >> {record}/calls
-  stat -c 'jobdir %a %U' "$(dirname "$CUDA_MPS_PIPE_DIRECTORY")" >> {record}/calls
-  setsid sh -c 'echo $$ > "$CUDA_MPS_PIPE_DIRECTORY/daemon.pid"; exec sleep 300' </dev/null >/dev/null 2>&1 &
-  exit 0
-fi
-read word
-echo "$word uid=$(id -u) pipe=$CUDA_MPS_PIPE_DIRECTORY" >> {record}/calls
-kill "$(cat "$CUDA_MPS_PIPE_DIRECTORY/daemon.pid")"
-""")
-    os.chmod(stand_in, 0o755)
-    return stand_in
 
 
 def shared_mps_dir(root):
     """What the mps=yes cases start from: the test user, the stand-in
-    recording in ROOT/mps-record and an admin's shared mps_dir ROOT/mps
-    (like /tmp: 1777, root's).  Returns (mps_dir, record, the plugin options)."""
+    recording the user, the folders and their modes in ROOT/mps-record, and an
+    admin's shared mps_dir ROOT/mps (like /tmp: 1777, root's).  Returns
+    (mps_dir, record, the plugin options)."""
     ensure_test_user(root)
     mps_dir = os.path.join(root, "mps")
-    record = os.path.join(root, "mps-record")
-    stand_in = write_mps_stand_in(root, record)
+    stand_in, record = write_mps_stand_in(
+        root, "uid=$(id -u) pipe=$CUDA_MPS_PIPE_DIRECTORY log=$CUDA_MPS_LOG_DIRECTORY gpus=$CUDA_VISIBLE_DEVICES",
+        "uid=$(id -u) pipe=$CUDA_MPS_PIPE_DIRECTORY", modes=True)
     os.chmod(root, 0o777)
     os.makedirs(mps_dir)
     os.chmod(mps_dir, 0o1777)
