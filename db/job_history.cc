@@ -11,73 +11,62 @@
 
 namespace mldb {
 
-using sql::ClearError;
-using sql::DbError;
-using sql::Prefix;
-using sql::SetError;
 using sql::Stmt;
 
 namespace {
 
-const char kRunColumns[] =
-    "SELECT id, job_key, run_id, job_name, job_id, started_utc, recorded_utc, node_type, profile_digest, nodes, ranks, "
-    "gpus,"
-    " ranks_per_gpu, algorithms, wall_s, compute_s, allreduce_s, wait_s, energy_j, histogram_json FROM job_history";
+// The job_history columns after id, in the table's order, each with its field
+// of `r`: the one list that the query, the insert and the reader follow.
+template <typename Run, typename Visit>
+void EachColumn(Run& r, Visit visit) {
+  visit("job_key", r.job_key);
+  visit("run_id", r.run_id);
+  visit("job_name", r.job_name);
+  visit("job_id", r.job_id);
+  visit("started_utc", r.started_utc);
+  visit("recorded_utc", r.recorded_utc);
+  visit("node_type", r.node_type);
+  visit("profile_digest", r.profile_digest);
+  visit("nodes", r.nodes);
+  visit("ranks", r.ranks);
+  visit("gpus", r.gpus);
+  visit("ranks_per_gpu", r.ranks_per_gpu);
+  visit("algorithms", r.algorithms);
+  visit("wall_s", r.wall_s);
+  visit("compute_s", r.compute_s);
+  visit("allreduce_s", r.allreduce_s);
+  visit("wait_s", r.wait_s);
+  visit("energy_j", r.energy_j);
+  visit("histogram_json", r.histogram_json);
+}
+
+// "job_key, run_id, ...": the names of EachColumn, each after `before`
+// (":" makes them the insert's named parameters, numbered in this order).
+std::string ColumnList(const char* before) {
+  std::string list;
+  mla::JobRun r;
+  EachColumn(r, [&](const char* name, auto&) { list += std::string(list.empty() ? "" : ", ") + before + name; });
+  return list;
+}
+
+// The start of every query of runs: id, then the columns ReadRun reads.
+std::string RunQuery() { return "SELECT id, " + ColumnList("") + " FROM job_history"; }
 
 mla::JobRun ReadRun(Stmt& s) {
   mla::JobRun r;
   r.id = s.Int(0);
-  r.job_key = s.Text(1);
-  r.run_id = s.Text(2);
-  r.job_name = s.Text(3);
-  r.job_id = s.Text(4);
-  r.started_utc = s.Text(5);
-  r.recorded_utc = s.Text(6);
-  r.node_type = s.Text(7);
-  r.profile_digest = s.Text(8);
-  r.nodes = static_cast<int>(s.Int(9));
-  r.ranks = static_cast<int>(s.Int(10));
-  r.gpus = static_cast<int>(s.Int(11));
-  r.ranks_per_gpu = static_cast<int>(s.Int(12));
-  r.algorithms = s.Text(13);
-  r.wall_s = s.Double(14);
-  r.compute_s = s.Double(15);
-  r.allreduce_s = s.Double(16);
-  r.wait_s = s.Double(17);
-  if (!s.IsNull(18)) r.energy_j = s.Double(18);
-  r.histogram_json = s.Text(19);
+  int c = 1;
+  EachColumn(r, [&](const char*, auto& field) { s.Read(c++, &field); });
   return r;
 }
 
 int InsertRun(sqlite3* db, const mla::JobRun& r, bool* added) {
-  Stmt s(db,
-         "INSERT OR IGNORE INTO job_history(job_key, run_id, job_name, job_id, started_utc, recorded_utc, node_type,"
-         " profile_digest, nodes, ranks, gpus, ranks_per_gpu, algorithms, wall_s, compute_s, allreduce_s, wait_s,"
-         " energy_j, histogram_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
-         " ?17, ?18, ?19)");
+  const std::string insert =
+      "INSERT OR IGNORE INTO job_history(" + ColumnList("") + ") VALUES (" + ColumnList(":") + ")";
+  Stmt s(db, insert.c_str());
   if (s.prepare_rc() != SQLITE_OK) return s.prepare_rc();
-  s.Bind(1, r.job_key);
-  s.Bind(2, r.run_id);
-  s.Bind(3, r.job_name);
-  s.Bind(4, r.job_id);
-  s.Bind(5, r.started_utc);
-  s.Bind(6, r.recorded_utc);
-  s.Bind(7, r.node_type);
-  s.Bind(8, r.profile_digest);
-  s.Bind(9, static_cast<int64_t>(r.nodes));
-  s.Bind(10, static_cast<int64_t>(r.ranks));
-  s.Bind(11, static_cast<int64_t>(r.gpus));
-  s.Bind(12, static_cast<int64_t>(r.ranks_per_gpu));
-  s.Bind(13, r.algorithms);
-  s.BindDouble(14, r.wall_s);
-  s.BindDouble(15, r.compute_s);
-  s.BindDouble(16, r.allreduce_s);
-  s.BindDouble(17, r.wait_s);
-  if (r.energy_j)
-    s.BindDouble(18, *r.energy_j);
-  else
-    s.BindNull(18);
-  s.Bind(19, r.histogram_json);
+  int i = 1;
+  EachColumn(r, [&](const char*, const auto& field) { s.Put(i++, field); });
   const int rc = s.Step();
   if (rc != SQLITE_DONE) return rc;
   *added = sqlite3_changes(db) > 0;
@@ -122,14 +111,14 @@ std::string InvalidJobRun(const mla::JobRun& r) {
 
 bool ProfileStore::RecordJobRun(const mla::JobRun& run, bool* added, std::string* error) {
   std::lock_guard<std::mutex> lock(mu_);
-  ClearError(error);
+  sql::ClearError(error);
   *added = false;
   if (access_ != Access::kReadWrite) {
-    SetError(error, Prefix(path_) + "opened read-only, cannot record a job run; open it read-write");
+    sql::SetError(error, sql::Prefix(path_) + "opened read-only, cannot record a job run; open it read-write");
     return false;
   }
   if (const std::string invalid = InvalidJobRun(run); !invalid.empty()) {
-    SetError(error, Prefix(path_) + "cannot record an invalid job run: " + invalid);
+    sql::SetError(error, sql::Prefix(path_) + "cannot record an invalid job run: " + invalid);
     return false;
   }
   mla::JobRun copy = run;
@@ -154,14 +143,14 @@ bool ProfileStore::RecordJobRun(const mla::JobRun& run, bool* added, std::string
 
 std::vector<mla::JobRun> ProfileStore::JobRuns(const std::string& job_key, std::string* error) {
   std::lock_guard<std::mutex> lock(mu_);
-  ClearError(error);
+  sql::ClearError(error);
   std::vector<mla::JobRun> out;
   {  // a database of schema 2 or older (opened read-only) has no history yet
     Stmt t(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'job_history'");
     if (t.prepare_rc() == SQLITE_OK && t.Step() == SQLITE_DONE) return out;
   }
   const std::string query =
-      std::string(kRunColumns) + (job_key.empty() ? "" : " WHERE job_key = ?1") + " ORDER BY job_key, started_utc, id";
+      RunQuery() + (job_key.empty() ? "" : " WHERE job_key = ?1") + " ORDER BY job_key, started_utc, id";
   Stmt s(db_, query.c_str());
   int rc = s.prepare_rc();
   if (rc == SQLITE_OK) {
@@ -170,7 +159,7 @@ std::vector<mla::JobRun> ProfileStore::JobRuns(const std::string& job_key, std::
     if (rc == SQLITE_DONE) rc = SQLITE_OK;
   }
   if (rc != SQLITE_OK) {
-    SetError(error, DbError(path_, db_, rc, "reading the job history"));
+    sql::SetError(error, sql::DbError(path_, db_, rc, "reading the job history"));
     return {};
   }
   return out;
@@ -178,10 +167,10 @@ std::vector<mla::JobRun> ProfileStore::JobRuns(const std::string& job_key, std::
 
 bool ProfileStore::ForgetJobRuns(const std::string& job_key, int* forgotten, std::string* error) {
   std::lock_guard<std::mutex> lock(mu_);
-  ClearError(error);
+  sql::ClearError(error);
   *forgotten = 0;
   if (access_ != Access::kReadWrite) {
-    SetError(error, Prefix(path_) + "opened read-only, cannot forget job runs; open it read-write");
+    sql::SetError(error, sql::Prefix(path_) + "opened read-only, cannot forget job runs; open it read-write");
     return false;
   }
   return sql::WriteTransaction(

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "db/profile_json.h"
 #include "db/test_util.h"
 
@@ -13,11 +15,10 @@ std::string Check(const std::string& text, const std::vector<ProfileEntryRow>& e
   return CheckProfileText(text, entries, &error) ? "" : error;
 }
 
+// A host entry of `algo` from `from` to `to` bytes, the rest default.
 ProfileEntryRow Row(const std::string& algo, int64_t from, std::optional<int64_t> to) {
   ProfileEntryRow e;
-  e.algo = algo;
-  e.min_bytes = from;
-  e.max_bytes = to;
+  std::tie(e.algo, e.min_bytes, e.max_bytes) = std::make_tuple(algo, from, to);
   return e;
 }
 

@@ -221,12 +221,10 @@ int AddNewProfiles(sqlite3* db, const std::string& path, std::vector<ProfileReco
     }
     if (rc != SQLITE_ROW) return rc;
     dup.Reset();
-    dup.Bind(1, r.node_type_key);
-    dup.Bind(2, r.partition);
-    dup.Bind(3, r.library_version);
-    dup.Bind(4, r.mpi_version);
-    dup.Bind(5, r.tuned_at);
-    dup.Bind(6, r.profile_text);
+    int param = 1;
+    for (const std::string* v :
+         {&r.node_type_key, &r.partition, &r.library_version, &r.mpi_version, &r.tuned_at, &r.profile_text})
+      dup.Bind(param++, *v);
     rc = dup.Step();
     if (rc == SQLITE_ROW) continue;
     if (rc != SQLITE_DONE) return rc;

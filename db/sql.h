@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -60,12 +61,24 @@ class Stmt {
   void BindOptText(int i, const std::string& v) { v.empty() ? BindNull(i) : Bind(i, v); }
   void BindOptDouble(int i, double v) { v >= 0 ? BindDouble(i, v) : BindNull(i); }
 
+  // Binds the field v (an empty optional as NULL), for tables read and
+  // written field by field (Read below).
+  void Put(int i, const std::string& v) { Bind(i, v); }
+  void Put(int i, int v) { Bind(i, int64_t{v}); }
+  void Put(int i, double v) { BindDouble(i, v); }
+  void Put(int i, const std::optional<double>& v) { v ? BindDouble(i, *v) : BindNull(i); }
+
   int Step() { return stmt_ == nullptr ? rc_ : sqlite3_step(stmt_); }
   int Reset() { return sqlite3_reset(stmt_); }
 
   bool IsNull(int c) { return sqlite3_column_type(stmt_, c) == SQLITE_NULL; }
   int64_t Int(int c) { return sqlite3_column_int64(stmt_, c); }
   double Double(int c) { return sqlite3_column_double(stmt_, c); }
+  // Column c into the field *v, the inverse of Put (NULL as an empty optional).
+  void Read(int c, std::string* v) { *v = Text(c); }
+  void Read(int c, int* v) { *v = static_cast<int>(Int(c)); }
+  void Read(int c, double* v) { *v = Double(c); }
+  void Read(int c, std::optional<double>* v) { *v = IsNull(c) ? std::nullopt : std::optional<double>(Double(c)); }
   std::string Text(int c) {
     const unsigned char* t = sqlite3_column_text(stmt_, c);
     return t == nullptr

@@ -26,6 +26,17 @@ RunMpsFacts Measured(int ranks_per_gpu) {
   return f;
 }
 
+// The note of the plan for Measured(4) facts after `change`, a plan that
+// starts no daemon (checked).
+template <typename Change>
+std::string NoteOfNoStart(Change change) {
+  RunMpsFacts f = Measured(4);
+  change(f);
+  const RunMpsPlan p = PlanRunMps(f);
+  EXPECT_FALSE(p.start);
+  return p.note;
+}
+
 TEST(RunMpsTest, ParsesTheThreeModesAndNothingElse) {
   RunMpsMode m = RunMpsMode::kNo;
   EXPECT_TRUE(ParseRunMpsMode("auto", &m));
@@ -55,41 +66,29 @@ TEST(RunMpsTest, AutoLeavesJobsTheProfileDoesNotExpectUnderMpsAlone) {
 }
 
 TEST(RunMpsTest, ARunningDaemonServesTheJobInstead) {
-  RunMpsFacts f = Measured(4);
-  f.daemon = "/tmp/nvidia-mps";
-  const RunMpsPlan p = PlanRunMps(f);
-  EXPECT_FALSE(p.start);
-  EXPECT_NE(p.note.find("already running (/tmp/nvidia-mps)"), std::string::npos) << p.note;
+  const std::string note = NoteOfNoStart([](RunMpsFacts& f) { f.daemon = "/tmp/nvidia-mps"; });
+  EXPECT_NE(note.find("already running (/tmp/nvidia-mps)"), std::string::npos) << note;
 }
 
 TEST(RunMpsTest, WithoutTheControlProgramTheNoteSaysWhatToInstall) {
-  RunMpsFacts f = Measured(4);
-  f.program = "";
-  const RunMpsPlan p = PlanRunMps(f);
-  EXPECT_FALSE(p.start);
-  EXPECT_NE(p.note.find("measured under MPS"), std::string::npos) << p.note;
-  EXPECT_NE(p.note.find("nvidia-cuda-mps-control is not found"), std::string::npos) << p.note;
-  EXPECT_NE(p.note.find("--ranks-per-gpu 1"), std::string::npos) << p.note;
+  const std::string note = NoteOfNoStart([](RunMpsFacts& f) { f.program = ""; });
+  for (const char* part : {"measured under MPS", "nvidia-cuda-mps-control is not found", "--ranks-per-gpu 1"})
+    EXPECT_NE(note.find(part), std::string::npos) << note;
 }
 
 TEST(RunMpsTest, RanksOnOtherNodesAreLeftToTheSlurmPlugin) {
-  RunMpsFacts f = Measured(4);
-  f.ranks_here = false;
-  const RunMpsPlan p = PlanRunMps(f);
-  EXPECT_FALSE(p.start);
-  EXPECT_NE(p.note.find("srun --multilane"), std::string::npos) << p.note;
+  const std::string note = NoteOfNoStart([](RunMpsFacts& f) { f.ranks_here = false; });
+  EXPECT_NE(note.find("srun --multilane"), std::string::npos) << note;
 }
 
 TEST(RunMpsTest, NoNeverStartsOneAndSaysWhatTheJobLoses) {
-  RunMpsFacts f = Measured(4);
-  f.mode = RunMpsMode::kNo;
-  RunMpsPlan p = PlanRunMps(f);
-  EXPECT_FALSE(p.start);
-  EXPECT_NE(p.note.find("drop --mps no"), std::string::npos) << p.note;
-  f.ranks_per_gpu = 1;
-  p = PlanRunMps(f);
-  EXPECT_FALSE(p.start);
-  EXPECT_EQ(p.note, "");
+  const std::string note = NoteOfNoStart([](RunMpsFacts& f) { f.mode = RunMpsMode::kNo; });
+  EXPECT_NE(note.find("drop --mps no"), std::string::npos) << note;
+  EXPECT_EQ(NoteOfNoStart([](RunMpsFacts& f) {
+              f.mode = RunMpsMode::kNo;
+              f.ranks_per_gpu = 1;
+            }),
+            "");
 }
 
 TEST(RunMpsTest, YesStartsOneWhateverTheProfileSays) {
@@ -104,11 +103,9 @@ TEST(RunMpsTest, YesStartsOneWhateverTheProfileSays) {
 }
 
 TEST(RunMpsTest, TheDaemonsFolderIsEchoedWithoutItsControlBytes) {
-  RunMpsFacts f = Measured(4);
-  f.daemon = "/run/\x1b]0;owned\x07mps";
-  const RunMpsPlan p = PlanRunMps(f);
-  EXPECT_EQ(p.note.find('\x1b'), std::string::npos) << p.note;
-  EXPECT_NE(p.note.find("/run/\\x1b]0;owned\\x07mps"), std::string::npos) << p.note;
+  const std::string note = NoteOfNoStart([](RunMpsFacts& f) { f.daemon = "/run/\x1b]0;owned\x07mps"; });
+  EXPECT_EQ(note.find('\x1b'), std::string::npos) << note;
+  EXPECT_NE(note.find("/run/\\x1b]0;owned\\x07mps"), std::string::npos) << note;
 }
 
 TEST(RunMpsTest, TerminalSignalsReachTheJobByThemselvesOthersArePassedOn) {

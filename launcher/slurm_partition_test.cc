@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 namespace multilane {
 namespace {
 
@@ -24,15 +26,11 @@ TEST(SlurmPartition, GroupsNodesDescribedAlike) {
 }
 
 TEST(SlurmPartition, GpusInGres) {
-  EXPECT_EQ(GpusInGres("gpu:2"), 2);
-  EXPECT_EQ(GpusInGres("gpu:h100:8(S:0-1)"), 8);
-  EXPECT_EQ(GpusInGres("gpu:a:2,gpu:b:1,nic:1"), 3);
-  EXPECT_EQ(GpusInGres("(null)"), 0);
-  EXPECT_EQ(GpusInGres(""), 0);
-  // Found by fuzz/fuzz_sinfo.cc: a sign or an overflowing count used to pass through atoi.
-  EXPECT_EQ(GpusInGres("gpu:h100:-4"), 0);
-  EXPECT_EQ(GpusInGres("gpu:99999999999999999999"), 0);
-  EXPECT_EQ(GpusInGres("gpu:a:2,gpu:b:x,gpu:c:+1"), 2);
+  // The last three found by fuzz/fuzz_sinfo.cc: a sign or an overflowing count used to pass through atoi.
+  const std::pair<const char*, int> cases[] = {
+      {"gpu:2", 2}, {"gpu:h100:8(S:0-1)", 8}, {"gpu:a:2,gpu:b:1,nic:1", 3},    {"(null)", 0},
+      {"", 0},      {"gpu:h100:-4", 0},       {"gpu:99999999999999999999", 0}, {"gpu:a:2,gpu:b:x,gpu:c:+1", 2}};
+  for (const auto& [gres, gpus] : cases) EXPECT_EQ(GpusInGres(gres), gpus) << gres;
 }
 
 TEST(SlurmPartition, SinfoArguments) {

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "report_html.h"
 #include "report_json.h"
@@ -177,10 +179,9 @@ JobReport MakeJob(int ranks, int ppg, const std::string& memory, uint64_t from, 
 // The savings of a 2-rank job against a profile tuned on 8 ranks: not claimed,
 // and the report says why (it once claimed 617 % of the wall time).
 TEST(ReportAnalysis, SavingsNotClaimedAgainstAnotherRankCount) {
-  const JobReport r =
+  const JobAnalysis a = AnalyzeJob(
       MakeJob(2, 0, "host", 1 << 20, 1 << 20, 1000, 500,
-              "multilane-profile 1 nodes=1 ranks=8\nhost 0 inf lane time_us=100 mpi_time_us=90000\n", 90000, 100);
-  const JobAnalysis a = AnalyzeJob(r);
+              "multilane-profile 1 nodes=1 ranks=8\nhost 0 inf lane time_us=100 mpi_time_us=90000\n", 90000, 100));
   EXPECT_FALSE(a.savings.known);
   EXPECT_EQ(a.savings.saved_s, 0);
   EXPECT_FALSE(a.bins[0].saved_s.has_value());
@@ -189,9 +190,9 @@ TEST(ReportAnalysis, SavingsNotClaimedAgainstAnotherRankCount) {
   ASSERT_NE(v, nullptr);
   EXPECT_EQ(v->text.rfind("what multilane saved is not claimed: ", 0), 0u) << v->text;
   // The same with the profile's rank count unrecorded.
-  const JobReport old = MakeJob(8, 0, "host", 1 << 20, 1 << 20, 1000, 500,
-                                "multilane-profile 1\nhost 0 inf lane time_us=100 mpi_time_us=900\n", 900, 100);
-  const JobAnalysis b = AnalyzeJob(old);
+  const JobAnalysis b =
+      AnalyzeJob(MakeJob(8, 0, "host", 1 << 20, 1 << 20, 1000, 500,
+                         "multilane-profile 1\nhost 0 inf lane time_us=100 mpi_time_us=900\n", 900, 100));
   EXPECT_FALSE(b.savings.known);
   EXPECT_NE(b.savings.why_not.find("does not record the rank count"), std::string::npos) << b.savings.why_not;
 }
@@ -199,10 +200,9 @@ TEST(ReportAnalysis, SavingsNotClaimedAgainstAnotherRankCount) {
 // Each entry's own measured size: the job's 1 MiB messages against a system
 // MPI time measured at 4 MiB count a quarter of it (a lower bound), never more.
 TEST(ReportAnalysis, SavingsUseTheEntrysMeasuredSize) {
-  const JobReport r =
+  const JobAnalysis a = AnalyzeJob(
       MakeJob(8, 0, "host", 1 << 20, 1 << 20, 1000, 500,
-              "multilane-profile 1 ranks=8\nhost 0 inf lane time_us=1000 mpi_time_us=4000 at=4M\n", 4000, 1000);
-  const JobAnalysis a = AnalyzeJob(r);
+              "multilane-profile 1 ranks=8\nhost 0 inf lane time_us=1000 mpi_time_us=4000 at=4M\n", 4000, 1000));
   ASSERT_TRUE(a.savings.known);
   EXPECT_NEAR(a.savings.saved_s, 1000 * (1000 - 500) * 1e-6, 1e-9);  // 4000 us x 1/4 - 500 us, 1000 calls
   EXPECT_FALSE(a.savings.capped);
@@ -229,26 +229,31 @@ TEST(ReportAnalysis, SavingsNeverExceedTheAllreduceTime) {
 
 // Device entries tuned at another ranks-per-GPU value are not the job's.
 TEST(ReportAnalysis, DeviceSavingsOnlyAtTheJobsRanksPerGpu) {
-  const JobReport r = MakeJob(8, 1, "device", 1 << 20, 1 << 20, 1000, 500,
-                              "multilane-profile 1 ranks=8 ranks_per_gpu=4\ndevice 0 inf lane time_us=100 "
-                              "mpi_time_us=900\n",
-                              900, 100);
-  const JobAnalysis a = AnalyzeJob(r);
+  const JobAnalysis a = AnalyzeJob(MakeJob(8, 1, "device", 1 << 20, 1 << 20, 1000, 500,
+                                           "multilane-profile 1 ranks=8 ranks_per_gpu=4\ndevice 0 inf lane time_us=100 "
+                                           "mpi_time_us=900\n",
+                                           900, 100));
   EXPECT_FALSE(a.savings.known);
   EXPECT_NE(a.savings.why_not.find("tuned at 4 rank(s) per GPU and the job ran 1"), std::string::npos)
       << a.savings.why_not;
 }
 
+// A profile of 8 ranks tuned at 1, 2 and 4 ranks per GPU: a device entry for
+// each value ending with its `words`, and 4's again as the entry for any other.
+std::string TunedAtOneTwoFour(const std::vector<std::string>& words) {
+  std::string text = "multilane-profile 1 ranks=8 ranks_per_gpu=4 ranks_per_gpu_tuned=1,2,4\n";
+  const char* ppg[] = {"ppg=1 ", "ppg=2 ", "ppg=4 ", ""};
+  for (size_t i = 0; i < 4; ++i)
+    text += std::string("device 0 inf lane ") + ppg[i] + words[std::min<size_t>(i, 2)] + "\n";
+  return text;
+}
+
 // Which ranks per GPU the profile predicts for the job's device calls.
 TEST(ReportAnalysis, RanksPerGpuAdvice) {
   const std::string profile =
-      "multilane-profile 1 ranks=8 ranks_per_gpu=4 ranks_per_gpu_tuned=1,2,4\n"
-      "device 0 inf lane ppg=1 time_us=1000 mpi_time_us=2000 at=1M\n"
-      "device 0 inf lane ppg=2 time_us=600 mpi_time_us=2000 at=1M\n"
-      "device 0 inf lane ppg=4 time_us=400 mpi_time_us=2000 at=1M\n"
-      "device 0 inf lane time_us=400 mpi_time_us=2000 at=1M\n";
-  const JobReport r = MakeJob(8, 2, "device", 1 << 20, 1 << 20, 1000, 700, profile, 2000, 600);
-  const JobAnalysis a = AnalyzeJob(r);
+      TunedAtOneTwoFour({"time_us=1000 mpi_time_us=2000 at=1M", "time_us=600 mpi_time_us=2000 at=1M",
+                         "time_us=400 mpi_time_us=2000 at=1M"});
+  const JobAnalysis a = AnalyzeJob(MakeJob(8, 2, "device", 1 << 20, 1 << 20, 1000, 700, profile, 2000, 600));
   ASSERT_TRUE(a.layout.known) << a.layout.note;
   EXPECT_EQ(a.layout.job_ppg, 2);
   EXPECT_EQ(a.layout.best_ppg, 4);
@@ -270,14 +275,12 @@ TEST(ReportAnalysis, RanksPerGpuAdvice) {
 // (at=64K): there 4 ranks per GPU look fastest (80 us against 90 and 100),
 // at 24 KiB 1 rank per GPU is (44 us against 53 and 57).
 TEST(ReportAnalysis, RanksPerGpuAdviceIsPricedAtTheJobsMeanSize) {
-  const std::string profile =
-      "multilane-profile 1 ranks=8 ranks_per_gpu=4 ranks_per_gpu_tuned=1,2,4\n"
-      "device 0 inf lane ppg=1 time_us=100 mpi_time_us=200 at=64K pts=4K:10/20/0.05,64K:100/200/0.05\n"
-      "device 0 inf lane ppg=2 time_us=90 mpi_time_us=200 at=64K pts=4K:20/20/0.05,64K:90/200/0.05\n"
-      "device 0 inf lane ppg=4 time_us=80 mpi_time_us=200 at=64K pts=4K:30/20/0.05,64K:80/200/0.05\n"
-      "device 0 inf lane time_us=80 mpi_time_us=200 at=64K pts=4K:30/20/0.05,64K:80/200/0.05\n";
-  const JobReport r = MakeJob(8, 2, "device", 16 << 10, 24 << 10, 1000, 53, profile, 200, 90);
-  const JobAnalysis a = AnalyzeJob(r);
+  const JobAnalysis a =
+      AnalyzeJob(MakeJob(8, 2, "device", 16 << 10, 24 << 10, 1000, 53,
+                         TunedAtOneTwoFour({"time_us=100 mpi_time_us=200 at=64K pts=4K:10/20/0.05,64K:100/200/0.05",
+                                            "time_us=90 mpi_time_us=200 at=64K pts=4K:20/20/0.05,64K:90/200/0.05",
+                                            "time_us=80 mpi_time_us=200 at=64K pts=4K:30/20/0.05,64K:80/200/0.05"}),
+                         200, 90));
   ASSERT_TRUE(a.layout.known) << a.layout.note;
   EXPECT_EQ(a.layout.best_ppg, 1);
   ASSERT_EQ(a.layout.predicted_us.size(), 3u);

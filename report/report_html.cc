@@ -60,15 +60,21 @@ class Page {
     html_ += "<" + std::string(tag) + " id=\"" + HtmlEscape(prefix + "-" + name) + "\" data-figure=\"" +
              HtmlEscape(name) + "\" data-value=\"" + Value(value) + "\">" + HtmlEscape(shown) + "</" + tag + ">";
   }
-  // A figure that may be unknown: data-value="" and "-" shown.
+  // A figure that may be unknown: data-value="" and "-" shown; else show(value).
+  template <typename Show>
   void MaybeFigure(const char* tag, const std::string& prefix, const std::string& name,
-                   const std::optional<double>& value, const char* fmt) {
+                   const std::optional<double>& value, Show show) {
     if (value) {
-      Figure(tag, prefix, name, *value, Fmt(fmt, *value));
+      Figure(tag, prefix, name, *value, show(*value));
     } else {
       html_ += "<" + std::string(tag) + " id=\"" + HtmlEscape(prefix + "-" + name) + "\" data-figure=\"" +
                HtmlEscape(name) + "\" data-value=\"\">-</" + tag + ">";
     }
+  }
+  // The same, shown as printf format `fmt` says.
+  void MaybeFigure(const char* tag, const std::string& prefix, const std::string& name,
+                   const std::optional<double>& value, const char* fmt) {
+    MaybeFigure(tag, prefix, name, value, [fmt](double v) { return Fmt(fmt, v); });
   }
   std::string& html() { return html_; }
 
@@ -210,6 +216,19 @@ void SavingsPart(Page* p, const std::string& id, const Savings& s) {
          std::to_string(s.bins_total) + "</td></tr></table>");
 }
 
+// Adds `points` to a speedup chart (x: factor, label: scale): its ideal (the factor), speedup and `other` lines.
+template <typename Point, typename Other>
+void AddSpeedups(const std::vector<Point>& points, Other Point::*other, std::vector<double>* x,
+                 std::vector<std::string>* labels, std::vector<Series>* lines) {
+  for (const Point& pt : points) {
+    x->push_back(pt.factor);
+    labels->push_back(std::to_string(pt.scale));
+    (*lines)[0].values.push_back(pt.factor);
+    (*lines)[1].values.push_back(pt.speedup);
+    (*lines)[2].values.push_back(pt.*other);
+  }
+}
+
 void PredictionPart(Page* p, const std::string& id, const JobAnalysis& a) {
   p->Raw("<h3>Scaling prediction</h3>");
   if (!a.prediction_possible) {
@@ -220,21 +239,14 @@ void PredictionPart(Page* p, const std::string& id, const JobAnalysis& a) {
   }
   std::vector<double> x = {1};
   std::vector<std::string> labels = {std::to_string(a.scale)};
-  Series ideal{"ideal", kIdeal, {1.0}, true}, pred{"predicted (multilane)", kAllreduce, {1.0}, false};
-  Series mpi{"predicted (system MPI)",
-             kMpi,
-             {a.savings.known ? std::optional<double>(1 / a.savings.job_speedup) : std::nullopt},
-             true};
-  for (const PredictionPoint& pt : a.prediction) {
-    x.push_back(pt.factor);
-    labels.push_back(std::to_string(pt.scale));
-    ideal.values.push_back(pt.factor);
-    pred.values.push_back(pt.speedup);
-    mpi.values.push_back(pt.speedup_system_mpi);
-  }
-  std::vector<Series> series = {ideal, pred};
-  if (a.savings.known) series.push_back(mpi);
-  p->Raw(LineChartSvg("scaling prediction", x, labels, series, a.scale_unit, "speedup over this run"));
+  const std::optional<double> mpi_now =
+      a.savings.known ? std::optional<double>(1 / a.savings.job_speedup) : std::nullopt;
+  std::vector<Series> lines = {{"ideal", kIdeal, {1.0}, true},
+                               {"predicted (multilane)", kAllreduce, {1.0}, false},
+                               {"predicted (system MPI)", kMpi, {mpi_now}, true}};
+  AddSpeedups(a.prediction, &PredictionPoint::speedup_system_mpi, &x, &labels, &lines);
+  if (!a.savings.known) lines.pop_back();
+  p->Raw(LineChartSvg("scaling prediction", x, labels, lines, a.scale_unit, "speedup over this run"));
   const BetweenNodes& b = a.between_nodes;
   p->Raw(
       "<p class=\"meta\">Strong scaling: computation and waiting divide by k; each allreduce grows by "
@@ -258,10 +270,7 @@ void PredictionPart(Page* p, const std::string& id, const JobAnalysis& a) {
     p->Figure("td", pid, "time", pt.time_s, Fmt("%.3f s", pt.time_s));
     p->Figure("td", pid, "speedup", pt.speedup, Times(pt.speedup));
     p->Figure("td", pid, "efficiency", pt.efficiency, Percent(pt.efficiency));
-    if (pt.speedup_system_mpi)
-      p->Figure("td", pid, "speedup-system-mpi", *pt.speedup_system_mpi, Times(*pt.speedup_system_mpi));
-    else
-      p->MaybeFigure("td", pid, "speedup-system-mpi", std::nullopt, "");
+    p->MaybeFigure("td", pid, "speedup-system-mpi", pt.speedup_system_mpi, Times);
     p->Raw("</tr>");
   }
   p->Raw("</table>");
@@ -362,17 +371,11 @@ void SeriesSection(Page* p, size_t index, const ScalingSeries& s) {
   Verdicts(p, s.verdicts);
   std::vector<double> x;
   std::vector<std::string> labels;
-  Series ideal{"ideal", kIdeal, {}, true}, measured{"measured", kAllreduce, {}, false},
-      predicted{"predicted from the smallest run", kExpected, {}, true};
-  for (const SeriesPoint& pt : s.points) {
-    x.push_back(pt.factor);
-    labels.push_back(std::to_string(pt.scale));
-    ideal.values.push_back(pt.factor);
-    measured.values.push_back(pt.speedup);
-    predicted.values.push_back(pt.predicted_speedup);
-  }
-  p->Raw(LineChartSvg("measured scaling", x, labels, {ideal, measured, predicted}, s.scale_unit,
-                      "speedup over the smallest run"));
+  std::vector<Series> lines = {{"ideal", kIdeal, {}, true},
+                               {"measured", kAllreduce, {}, false},
+                               {"predicted from the smallest run", kExpected, {}, true}};
+  AddSpeedups(s.points, &SeriesPoint::predicted_speedup, &x, &labels, &lines);
+  p->Raw(LineChartSvg("measured scaling", x, labels, lines, s.scale_unit, "speedup over the smallest run"));
   p->Raw("<table class=\"series-points\"><tr><th>" + s.scale_unit +
          "</th><th>wall s</th><th>ideal</th><th>speedup</th><th>efficiency</th><th>predicted</th>"
          "<th>allreduce share</th></tr>");
@@ -385,10 +388,7 @@ void SeriesSection(Page* p, size_t index, const ScalingSeries& s) {
     p->Figure("td", pid, "factor", pt.factor, Times(pt.factor));
     p->Figure("td", pid, "speedup", pt.speedup, Times(pt.speedup));
     p->Figure("td", pid, "efficiency", pt.efficiency, Percent(pt.efficiency));
-    if (pt.predicted_speedup)
-      p->Figure("td", pid, "predicted-speedup", *pt.predicted_speedup, Times(*pt.predicted_speedup));
-    else
-      p->MaybeFigure("td", pid, "predicted-speedup", std::nullopt, "");
+    p->MaybeFigure("td", pid, "predicted-speedup", pt.predicted_speedup, Times);
     p->Figure("td", pid, "allreduce-share", pt.allreduce_share, Percent(pt.allreduce_share));
     p->Raw("</tr>");
   }

@@ -25,6 +25,19 @@ std::string ParseError(const std::string& text) {
   return error;
 }
 
+const char kSpread[] = "{\"min\": 1, \"mean\": 1, \"max\": 1}";
+
+// A report's time field, each of its spreads `spread`.
+std::string TimeField(const std::string& spread = kSpread) {
+  return "\"time\": {\"wall_s\": " + spread + ", \"allreduce_s\": " + spread + ", \"wait_s\": " + spread + "}";
+}
+
+// A report up to its bins' opening bracket: format, version, {job} and time.
+std::string Head(const std::string& job = "\"name\": \"x\", \"ranks\": 2") {
+  return "{\"format\": \"multilane-job-report\", \"version\": 1, \"job\": {" + job + "}, " + TimeField() +
+         ", \"bins\": [";
+}
+
 TEST(JobReportFile, ReadsTheKnownJob) {
   JobReport r;
   std::string error;
@@ -119,9 +132,7 @@ TEST(JobReportFile, NotJsonAtAll) {
 TEST(JobReportFile, MissingOrIllTypedFieldIsNamed) {
   const std::string head = "{\"format\": \"multilane-job-report\", \"version\": 1, ";
   const std::string job = "\"job\": {\"name\": \"x\", \"ranks\": 2}, ";
-  const std::string spread = "{\"min\": 1, \"mean\": 1, \"max\": 1}";
-  const std::string time =
-      "\"time\": {\"wall_s\": " + spread + ", \"allreduce_s\": " + spread + ", \"wait_s\": " + spread + "}";
+  const std::string time = TimeField();
   JobReport r;
   std::string error;
   ASSERT_TRUE(ParseJobReport(head + job + time + ", \"bins\": []}", "f.json", &r, &error)) << error;
@@ -139,26 +150,20 @@ TEST(JobReportFile, MissingOrIllTypedFieldIsNamed) {
 TEST(JobReportFile, UnknownFieldsAreIgnored) {
   JobReport r;
   std::string error;
-  const std::string spread = "{\"min\": 1, \"mean\": 1, \"max\": 1, \"p50\": 1}";
   ASSERT_TRUE(
       ParseJobReport("{\"format\": \"multilane-job-report\", \"version\": 1, \"new_field\": [1], "
-                     "\"job\": {\"name\": \"x\", \"ranks\": 2, \"color\": \"red\"}, \"time\": {\"wall_s\": " +
-                         spread + ", \"allreduce_s\": " + spread + ", \"wait_s\": " + spread + "}, \"bins\": []}",
+                     "\"job\": {\"name\": \"x\", \"ranks\": 2, \"color\": \"red\"}, " +
+                         TimeField("{\"min\": 1, \"mean\": 1, \"max\": 1, \"p50\": 1}") + ", \"bins\": []}",
                      "f.json", &r, &error))
       << error;
   EXPECT_EQ(r.ranks, 2);
 }
 
 TEST(JobReportFile, ReadsDeviceTransportsAndOlderFilesWithout) {
-  const std::string spread = "{\"min\": 1, \"mean\": 1, \"max\": 1}";
-  const std::string head =
-      "{\"format\": \"multilane-job-report\", \"version\": 1, \"job\": {\"name\": \"x\", "
-      "\"ranks\": 2}, \"time\": {\"wall_s\": " +
-      spread + ", \"allreduce_s\": " + spread + ", \"wait_s\": " + spread + "}, \"bins\": [";
+  const std::string head = Head();
   const std::string bin =
-      "{\"memory\": \"device\", \"from\": 4096, \"calls\": 30, \"bytes\": 122880, "
-      "\"time_s\": " +
-      spread + ", \"wait_s\": 0, \"algos\": {\"lane\": 30}";
+      "{\"memory\": \"device\", \"from\": 4096, \"calls\": 30, \"bytes\": 122880, \"time_s\": " + std::string(kSpread) +
+      ", \"wait_s\": 0, \"algos\": {\"lane\": 30}";
   JobReport r;
   std::string error;
   ASSERT_TRUE(ParseJobReport(head + bin + ", \"transports\": {\"mpi\": 25, \"staged\": 5}, \"nccl_fallbacks\": 25}]}",
@@ -179,11 +184,7 @@ TEST(JobReportFile, ReadsDeviceTransportsAndOlderFilesWithout) {
 }
 
 TEST(JobReportFile, ReadsEntryPointsAndSaysWhatWasNotServed) {
-  const std::string spread = "{\"min\": 1, \"mean\": 1, \"max\": 1}";
-  const std::string head =
-      "{\"format\": \"multilane-job-report\", \"version\": 1, \"job\": {\"name\": \"x\", "
-      "\"ranks\": 2}, \"time\": {\"wall_s\": " +
-      spread + ", \"allreduce_s\": " + spread + ", \"wait_s\": " + spread + "}, \"bins\": []";
+  const std::string head = Head() + "]";
   JobReport r;
   std::string error;
   ASSERT_TRUE(ParseJobReport(head + ", \"entries\": {\"f08\": {\"calls\": 18, \"not_served\": 0}, "
@@ -216,14 +217,8 @@ TEST(JobReportFile, MissingFileIsAnError) {
 // N14: what the reader refused only partly before.
 class JobReportStrictness : public ::testing::Test {
  protected:
-  const std::string spread = "{\"min\": 1, \"mean\": 1, \"max\": 1}";
-  std::string Head(const std::string& job = "\"name\": \"x\", \"ranks\": 2") const {
-    return "{\"format\": \"multilane-job-report\", \"version\": 1, \"job\": {" + job +
-           "}, \"time\": {\"wall_s\": " + spread + ", \"allreduce_s\": " + spread + ", \"wait_s\": " + spread +
-           "}, \"bins\": [";
-  }
   std::string Bin(const std::string& fields) const {
-    return "{" + fields + ", \"bytes\": 1, \"time_s\": " + spread + ", \"wait_s\": 0}";
+    return "{" + fields + ", \"bytes\": 1, \"time_s\": " + kSpread + ", \"wait_s\": 0}";
   }
   std::string Good() const { return Bin("\"memory\": \"host\", \"from\": 4096, \"to\": 8192, \"calls\": 3"); }
 };

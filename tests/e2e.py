@@ -6,9 +6,12 @@ status 1 and says why.
 Scripts outside tests/ import it with
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "<up>/tests"))
 """
+import argparse
 import pwd
+import shutil
 import subprocess
 import sys
+import tempfile
 
 # Open MPI run here as root and oversubscribed (more ranks than cores), for
 # both generations of vocab/mpi_families.cc: Open MPI 4 (ORTE) reads
@@ -74,6 +77,45 @@ def run_shown(cmd, name, env=None, timeout=300, cwd=None):
     p = run(cmd, check=False, env=env, timeout=timeout, cwd=cwd)
     log("----- stdout -----\n" + p.stdout + "----- stderr -----\n" + p.stderr + "------------------")
     return p
+
+
+def client_arguments(timeout):
+    """The parser of a preloaded client's test (tests/CMakeLists.txt,
+    mla_add_client_test): --mpirun, --preload, --workdir, --np and --timeout
+    (seconds, TIMEOUT unless given); the script adds its own."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mpirun", default="mpirun")
+    ap.add_argument("--preload", required=True, help="LD_PRELOAD value for the ranks")
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--np", type=int, default=4)
+    ap.add_argument("--timeout", type=float, default=timeout)
+    return ap
+
+
+def rank_lines(text):
+    """The lines "rank=R key=value ..." of TEXT (what the layout probes
+    print) as dicts, by rank."""
+    rows = []
+    for line in text.splitlines():
+        if line.startswith("rank="):
+            rows.append(dict(kv.split("=", 1) for kv in line.split()))
+    return sorted(rows, key=lambda r: int(r["rank"]))
+
+
+def run_case(name, case, prefix, errors=(AssertionError,)):
+    """Runs case(root) in a new folder PREFIX-NAME-* and prints "PASS: NAME"
+    (the folder removed) or, on one of ERRORS, "FAIL: NAME: why" (the folder
+    kept); returns the script's exit status, 0 or 1."""
+    root = tempfile.mkdtemp(prefix=f"{prefix}-{name}-")
+    try:
+        case(root)
+    except errors as e:
+        print(f"FAIL: {name}: {e}")
+        print(f"(files kept in {root})")
+        return 1
+    print(f"PASS: {name}")
+    shutil.rmtree(root, ignore_errors=True)
+    return 0
 
 
 def verdict(name, failures):

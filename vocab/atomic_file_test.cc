@@ -31,6 +31,15 @@ class AtomicFileTest : public ::testing::Test {
     dir_ = tmpl;
   }
   void TearDown() override { fs::remove_all(dir_); }
+  // Plants a link at DIR/`name` to a file "victim" holding "precious", then
+  // writes "report" to DIR/r.json; the victim must keep its text.
+  void WriteBesideALinkAt(const char* name) {
+    const fs::path victim = dir_ / "victim";
+    { std::ofstream(victim) << "precious"; }
+    fs::create_symlink(victim, dir_ / name);
+    ASSERT_EQ(WriteFileAtomically(dir_, "r.json", "report"), "");
+    EXPECT_EQ(Read(victim), "precious");
+  }
   fs::path dir_;
 };
 
@@ -48,20 +57,12 @@ TEST_F(AtomicFileTest, WritesTheTextAndLeavesNoTemporaryFile) {
 // The old writer used the fixed name DIR/.NAME.tmp and fopen(..., "w"), which
 // follows a link planted there by anyone who can write DIR.
 TEST_F(AtomicFileTest, NeverFollowsALinkAtThePredictableTemporaryName) {
-  const fs::path victim = dir_ / "victim";
-  { std::ofstream(victim) << "precious"; }
-  fs::create_symlink(victim, dir_ / ".r.json.tmp");
-  ASSERT_EQ(WriteFileAtomically(dir_, "r.json", "report"), "");
-  EXPECT_EQ(Read(victim), "precious");
+  ASSERT_NO_FATAL_FAILURE(WriteBesideALinkAt(".r.json.tmp"));
   EXPECT_EQ(Read(dir_ / "r.json"), "report");
 }
 
 TEST_F(AtomicFileTest, ReplacesALinkAtTheFinalNameInsteadOfFollowingIt) {
-  const fs::path victim = dir_ / "victim";
-  { std::ofstream(victim) << "precious"; }
-  fs::create_symlink(victim, dir_ / "r.json");
-  ASSERT_EQ(WriteFileAtomically(dir_, "r.json", "report"), "");
-  EXPECT_EQ(Read(victim), "precious");
+  ASSERT_NO_FATAL_FAILURE(WriteBesideALinkAt("r.json"));
   EXPECT_FALSE(fs::is_symlink(dir_ / "r.json"));
   EXPECT_EQ(Read(dir_ / "r.json"), "report");
 }

@@ -3,16 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 namespace mla {
 namespace {
 
 TEST(VerboseLevel, ZeroOneAndLargerNumbers) {
-  EXPECT_EQ(VerboseLevel(""), 0);
-  EXPECT_EQ(VerboseLevel("0"), 0);
-  EXPECT_EQ(VerboseLevel("1"), 1);
-  EXPECT_EQ(VerboseLevel("01"), 1);
-  EXPECT_EQ(VerboseLevel("2"), 2);
-  EXPECT_EQ(VerboseLevel("9999999"), 9999999);
+  const std::pair<const char*, int> cases[] = {{"", 0}, {"0", 0}, {"1", 1}, {"01", 1}, {"2", 2}, {"9999999", 9999999}};
+  for (const auto& [text, level] : cases) EXPECT_EQ(VerboseLevel(text), level) << text;
 }
 
 // Issue 41 item 10: the front took every value but "0" as "on" and spoke

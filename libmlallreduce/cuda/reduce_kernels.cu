@@ -89,23 +89,6 @@ struct Launch {
 
 }  // namespace
 
-size_t DTypeSize(DType type) {
-  switch (type) {
-    case DType::kI8:
-    case DType::kU8:
-      return 1;
-    case DType::kI16:
-    case DType::kU16:
-      return 2;
-    case DType::kI32:
-    case DType::kU32:
-    case DType::kF32:
-      return 4;
-    default:
-      return 8;
-  }
-}
-
 cudaError_t LaunchReduce(DType type, DOp op, const BufferSet& b, size_t n, cudaStream_t stream) {
   return DispatchReduction<Launch>(type, op, b, n, stream);
 }

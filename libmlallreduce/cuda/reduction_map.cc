@@ -1,4 +1,5 @@
-// reduction_map.cc: which MPI (datatype, op) pairs the device kernels run.
+// reduction_map.cc: which MPI (datatype, op) pairs the device kernels run,
+// and the size of their element types.
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -124,6 +125,23 @@ bool MapReduction(MPI_Datatype datatype, MPI_Op op, DType* type, DOp* dop) {
     }
     default:
       return false;
+  }
+}
+
+size_t DTypeSize(DType type) {
+  switch (type) {
+    case DType::kI8:
+    case DType::kU8:
+      return 1;
+    case DType::kI16:
+    case DType::kU16:
+      return 2;
+    case DType::kI32:
+    case DType::kU32:
+    case DType::kF32:
+      return 4;
+    default:
+      return 8;
   }
 }
 

@@ -101,26 +101,6 @@ bool KernelsCover(const TypeCase& t, MPI_Op op) {
   return false;
 }
 
-size_t Size(DType t) {
-  switch (t) {
-    case DType::kI8:
-    case DType::kU8:
-      return 1;
-    case DType::kI16:
-    case DType::kU16:
-      return 2;
-    case DType::kI32:
-    case DType::kU32:
-    case DType::kF32:
-      return 4;
-    case DType::kI64:
-    case DType::kU64:
-    case DType::kF64:
-      return 8;
-  }
-  return 0;
-}
-
 // The kernels' element operation (reduce_ops.cuh) on the host; sums and
 // products wrap in the type's width as on the device.
 template <class T>
@@ -272,7 +252,7 @@ TEST_F(ReductionMap, MappedTypeHasTheMpiTypesSizeAndItsSignedness) {
       DType type;
       DOp dop;
       if (!MapReduction(t.type, o.op, &type, &dop)) continue;
-      EXPECT_EQ(Size(type), static_cast<size_t>(size)) << t.name << " " << o.name;
+      EXPECT_EQ(DTypeSize(type), static_cast<size_t>(size)) << t.name << " " << o.name;
       if (t.kind != TypeCase::kInt || o.op == MPI_MIN || o.op == MPI_MAX) continue;
       // Only MIN and MAX depend on the sign; the others take the C type's.
       const bool c_unsigned =

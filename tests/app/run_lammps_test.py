@@ -25,7 +25,6 @@ print no stats line.
 
 A missing `lmp` fails the test (scripts/install-deps.sh installs `lammps`).
 """
-import argparse
 import os
 import re
 import shutil
@@ -35,7 +34,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, ".."), os.path.join(HERE, "..", "mpi")]
 from check_run import STATS_PREFIX, stats_fields  # noqa: E402
-from e2e import check, expect, log, run  # noqa: E402
+from e2e import check, client_arguments, expect, log, run  # noqa: E402
 
 # compute rdf all rdf 2000 1 1 1 2 2 2: 3 pairs x 2000 bins of doubles per evaluation.
 RDF_ARRAY_BYTES = 3 * 2000 * 8
@@ -132,14 +131,9 @@ def check_stats(name, lines, min_bytes):
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = client_arguments(timeout=150)
     ap.add_argument("--lmp", default="/usr/bin/lmp")
-    ap.add_argument("--mpirun", default="mpirun")
-    ap.add_argument("--preload", required=True, help="LD_PRELOAD value for the ranks")
-    ap.add_argument("--workdir", required=True)
     ap.add_argument("--input", default=os.path.join(HERE, "lammps_rdf.in"))
-    ap.add_argument("--np", type=int, default=4)
-    ap.add_argument("--timeout", type=float, default=150)
     a = ap.parse_args()
     a.preload = ":".join(os.path.abspath(x) for x in a.preload.split(":") if x)  # the runs start in their own folders
     check(os.access(a.lmp, os.X_OK),

@@ -27,9 +27,9 @@ program fortran_allreduce
   integer :: ierr, rank, size, provided, calls, bad, round
   HANDLE(MPI_Comm) :: split
   HANDLE(MPI_Request) :: req
-  double precision, allocatable :: d(:), dref(:), dout(:)
-  real, allocatable :: r(:), rref(:)
-  integer, allocatable :: k(:), kref(:), kout(:)
+  double precision, allocatable :: d(:), dsum(:), dmax(:), dout(:)
+  real, allocatable :: r(:), rmin(:)
+  integer, allocatable :: k(:), ksum(:), kmax(:), kout(:)
   integer :: i
 
 #if defined(MPIF_H) || defined(F08)
@@ -41,7 +41,7 @@ program fortran_allreduce
   if (ierr /= MPI_SUCCESS) stop 1
   call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
   call MPI_COMM_SIZE(MPI_COMM_WORLD, size, ierr)
-  allocate(d(n), dref(n), dout(n), r(n), rref(n), k(n), kref(n), kout(n))
+  allocate(d(n), dsum(n), dmax(n), dout(n), r(n), rmin(n), k(n), ksum(n), kmax(n), kout(n))
   bad = 0
   calls = 0
 
@@ -85,49 +85,41 @@ contains
   ! Six calls on `comm`, whose members are the world ranks first, first +
   ! stride, ...: double SUM and MAX, integer MAX out of place; real MIN,
   ! integer SUM and double SUM in place.  Each result is compared with the
-  ! sum, maximum or minimum computed here from the members' values.
+  ! sum, maximum or minimum computed here first from the members' values.
   subroutine check_comm(comm, first, stride, seed)
     HANDLE(MPI_Comm), intent(in) :: comm
     integer, intent(in) :: first, stride, seed
     integer :: m
+    dsum = 0
+    dmax = -1
+    ksum = 0
+    kmax = -huge(0)
+    rmin = huge(0.0)
     do i = 1, n
       d(i) = dv(i, rank, seed)
       r(i) = rv(i, rank, seed)
       k(i) = kv(i, rank, seed)
+      do m = first, size - 1, stride
+        dsum(i) = dsum(i) + dv(i, m, seed)
+        dmax(i) = max(dmax(i), dv(i, m, seed))
+        ksum(i) = ksum(i) + kv(i, m, seed)
+        kmax(i) = max(kmax(i), kv(i, m, seed))
+        rmin(i) = min(rmin(i), rv(i, m, seed))
+      end do
     end do
     call MPI_ALLREDUCE(d, dout, n, MPI_DOUBLE_PRECISION, MPI_SUM, comm, ierr)
     if (ierr /= MPI_SUCCESS) bad = bad + 1
-    dref = 0
-    do m = first, size - 1, stride
-      dref = dref + (/ (dv(i, m, seed), i = 1, n) /)
-    end do
-    if (any(dout /= dref)) bad = bad + 1
+    if (any(dout /= dsum)) bad = bad + 1
     call MPI_ALLREDUCE(MPI_IN_PLACE, dout, n, MPI_DOUBLE_PRECISION, MPI_SUM, comm, ierr)
-    if (any(dout /= dref * ((size - first + stride - 1) / stride))) bad = bad + 1
+    if (any(dout /= dsum * ((size - first + stride - 1) / stride))) bad = bad + 1
     call MPI_ALLREDUCE(d, dout, n, MPI_DOUBLE_PRECISION, MPI_MAX, comm, ierr)
-    dref = -1
-    do m = first, size - 1, stride
-      dref = max(dref, (/ (dv(i, m, seed), i = 1, n) /))
-    end do
-    if (any(dout /= dref)) bad = bad + 1
+    if (any(dout /= dmax)) bad = bad + 1
     call MPI_ALLREDUCE(k, kout, n, MPI_INTEGER, MPI_MAX, comm, ierr)
-    kref = -huge(0)
-    do m = first, size - 1, stride
-      kref = max(kref, (/ (kv(i, m, seed), i = 1, n) /))
-    end do
-    if (any(kout /= kref)) bad = bad + 1
+    if (any(kout /= kmax)) bad = bad + 1
     call MPI_ALLREDUCE(MPI_IN_PLACE, k, n, MPI_INTEGER, MPI_SUM, comm, ierr)
-    kref = 0
-    do m = first, size - 1, stride
-      kref = kref + (/ (kv(i, m, seed), i = 1, n) /)
-    end do
-    if (any(k /= kref)) bad = bad + 1
+    if (any(k /= ksum)) bad = bad + 1
     call MPI_ALLREDUCE(MPI_IN_PLACE, r, n, MPI_REAL, MPI_MIN, comm, ierr)
-    rref = huge(0.0)
-    do m = first, size - 1, stride
-      rref = min(rref, (/ (rv(i, m, seed), i = 1, n) /))
-    end do
-    if (any(r /= rref)) bad = bad + 1
+    if (any(r /= rmin)) bad = bad + 1
     calls = calls + 6
   end subroutine check_comm
 

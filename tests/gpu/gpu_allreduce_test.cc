@@ -64,12 +64,9 @@ void RunMatrix(const mla_choice& choice, Local* local, Counts* expected) {
   }
 }
 
-class DeviceAlgorithms : public testing::TestWithParam<mla_algo> {};
-
-TEST_P(DeviceAlgorithms, MatchTheSystemMpiOnEveryTypeAndOp) {
-  mla_choice choice{};
-  choice.algo = GetParam();
-  choice.transport = MLA_TRANSPORT_AUTO;
+// RunMatrix with `choice`, every rank's results and the counters checked;
+// returns what the calls had to count.
+Counts CheckMatrix(const mla_choice& choice) {
   Local local;
   Counts expected;
   mla_stats before, after;
@@ -78,6 +75,16 @@ TEST_P(DeviceAlgorithms, MatchTheSystemMpiOnEveryTypeAndOp) {
   mla_get_stats(&after);
   CheckCounts(before, after, expected, Name(choice), &local);
   ExpectAllRanksOk(local);
+  return expected;
+}
+
+class DeviceAlgorithms : public testing::TestWithParam<mla_algo> {};
+
+TEST_P(DeviceAlgorithms, MatchTheSystemMpiOnEveryTypeAndOp) {
+  mla_choice choice{};
+  choice.algo = GetParam();
+  choice.transport = MLA_TRANSPORT_AUTO;
+  CheckMatrix(choice);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, DeviceAlgorithms,
@@ -114,16 +121,7 @@ class DeviceTransports : public testing::TestWithParam<std::tuple<mla_algo, mla_
 
 TEST_P(DeviceTransports, MatchTheSystemMpiOnEveryTypeAndOp) {
   if (!Applicable()) GTEST_SKIP() << "no step between nodes or GPUs in this layout";
-  const mla_choice choice = Choice();
-  Local local;
-  Counts expected;
-  mla_stats before, after;
-  mla_get_stats(&before);
-  RunMatrix(choice, &local, &expected);
-  mla_get_stats(&after);
-  CheckCounts(before, after, expected, Name(choice), &local);
-  ExpectAllRanksOk(local);
-  SkipWhereNcclCannotRun(expected);
+  SkipWhereNcclCannotRun(CheckMatrix(Choice()));
 }
 
 TEST_P(DeviceTransports, SmallChunksPipelineCorrectly) {

@@ -33,10 +33,6 @@ mla_choice Lane() {
 // lane maps the buffers of the other ranks of its node.
 int Peers() { return Layout().node_size - 1; }
 
-void Check(cudaError_t rc, const char* what, Local* local) {
-  if (rc != cudaSuccess) local->Fail(std::string(what) + " failed: " + cudaGetErrorString(rc));
-}
-
 // An in-place float sum of `count` ones at `buf` (device memory); checks the
 // return code and, when `check`, the result (g_size everywhere).
 void SumOnes(void* buf, int count, bool check, Local* local, const std::string& what) {
@@ -168,12 +164,8 @@ TEST(DeviceBuffers, PoolMemoryFromCudaMallocAsyncIsStagedWithOneWarning) {
   Local local;
   const int count = (1 << 18) + 3;  // above any flag path limit the tests set (gpu_flag_test.cc covers below)
   const size_t bytes = count * sizeof(float);
-  cudaStream_t stream;
-  Check(cudaStreamCreate(&stream), "cudaStreamCreate", &local);
-  void *send = nullptr, *recv = nullptr;
-  Check(cudaMallocAsync(&send, bytes, stream), "cudaMallocAsync", &local);
-  Check(cudaMallocAsync(&recv, bytes, stream), "cudaMallocAsync", &local);
-  Check(cudaStreamSynchronize(stream), "cudaStreamSynchronize", &local);
+  DevicePair pool(bytes, &local, true);
+  void *send = pool.send, *recv = pool.recv;
   const TypeCase& f = FindType(MPI_FLOAT);
   const mla_choice lane = Lane();
   Counts expected;
@@ -204,10 +196,6 @@ TEST(DeviceBuffers, PoolMemoryFromCudaMallocAsyncIsStagedWithOneWarning) {
   if (g_rank == 0 && warnings != (Peers() > 0 ? 1 : 0))
     local.Fail("pool memory: " + std::to_string(warnings) + " warnings '" + kIpcWarning + "' over 3 calls, expected " +
                (Peers() > 0 ? "1" : "0"));
-  cudaFreeAsync(send, stream);
-  cudaFreeAsync(recv, stream);
-  cudaStreamSynchronize(stream);
-  cudaStreamDestroy(stream);
   ExpectAllRanksOk(local);
 }
 

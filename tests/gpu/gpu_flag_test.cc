@@ -29,10 +29,6 @@
 namespace gputest {
 namespace {
 
-void Check(cudaError_t rc, const char* what, Local* local) {
-  if (rc != cudaSuccess) local->Fail(std::string(what) + " failed: " + cudaGetErrorString(rc));
-}
-
 mla_choice Choice(mla_algo algo, int lanes = 0) {
   mla_choice c{};
   c.algo = algo;
@@ -210,12 +206,8 @@ TEST(FlagPath, PoolMemoryIsCopiedNotShared) {
   Local local;
   const int count = 10007;
   const size_t bytes = count * sizeof(float);
-  cudaStream_t stream;
-  Check(cudaStreamCreate(&stream), "cudaStreamCreate", &local);
-  void *send = nullptr, *recv = nullptr;
-  Check(cudaMallocAsync(&send, bytes, stream), "cudaMallocAsync", &local);
-  Check(cudaMallocAsync(&recv, bytes, stream), "cudaMallocAsync", &local);
-  Check(cudaStreamSynchronize(stream), "cudaStreamSynchronize", &local);
+  DevicePair pool(bytes, &local, true);
+  void *send = pool.send, *recv = pool.recv;
   const TypeCase& f = FindType(MPI_FLOAT);
   const mla_choice hier = Choice(MLA_ALGO_HIER);
   const bool flag = Layout().FlagPath(bytes);
@@ -239,10 +231,6 @@ TEST(FlagPath, PoolMemoryIsCopiedNotShared) {
     CheckCounts(before, after, expected, "pool memory on the flag path", &local);
     if (!said.empty()) local.Fail("pool memory on the flag path: the library said '" + said + "'");
   }
-  cudaFreeAsync(send, stream);
-  cudaFreeAsync(recv, stream);
-  cudaStreamSynchronize(stream);
-  cudaStreamDestroy(stream);
   ExpectAllRanksOk(local);
 }
 

@@ -362,15 +362,31 @@ std::vector<unsigned char> Fill(const TypeCase& tc, MPI_Op op, int count, uint64
 // ---------------------------------------------------------------------------
 // Calls.
 
-DevicePair::DevicePair(size_t n, Local* local) : bytes(n) {
-  if (cudaMalloc(&send, n ? n : 1) != cudaSuccess || cudaMalloc(&recv, n ? n : 1) != cudaSuccess) {
+void Check(cudaError_t rc, const char* what, Local* local) {
+  if (rc != cudaSuccess) local->Fail(std::string(what) + " failed: " + cudaGetErrorString(rc));
+}
+
+DevicePair::DevicePair(size_t n, Local* local, bool pool) : bytes(n) {
+  if (pool) {
+    Check(cudaStreamCreate(&stream), "cudaStreamCreate", local);
+    Check(cudaMallocAsync(&send, n, stream), "cudaMallocAsync", local);
+    Check(cudaMallocAsync(&recv, n, stream), "cudaMallocAsync", local);
+    Check(cudaStreamSynchronize(stream), "cudaStreamSynchronize", local);
+  } else if (cudaMalloc(&send, n ? n : 1) != cudaSuccess || cudaMalloc(&recv, n ? n : 1) != cudaSuccess) {
     local->Fail("cudaMalloc of " + std::to_string(n) + " bytes failed");
   }
 }
 
 DevicePair::~DevicePair() {
-  cudaFree(send);
-  cudaFree(recv);
+  if (stream == nullptr) {
+    cudaFree(send);
+    cudaFree(recv);
+    return;
+  }
+  cudaFreeAsync(send, stream);
+  cudaFreeAsync(recv, stream);
+  cudaStreamSynchronize(stream);
+  cudaStreamDestroy(stream);
 }
 
 namespace {

@@ -121,15 +121,21 @@ bool NcclTakes(const TypeCase& tc, MPI_Op op);
 // products), different on every rank.
 std::vector<unsigned char> Fill(const TypeCase& tc, MPI_Op op, int count, uint64_t seed);
 
-// Two device buffers of `bytes` each, from cudaMalloc; freed at scope end.
+// Fails *local with "WHAT failed: why" unless rc is cudaSuccess.
+void Check(cudaError_t rc, const char* what, Local* local);
+
+// Two device buffers of `bytes` each, from cudaMalloc, or with `pool` from
+// the stream-ordered pool (cudaMallocAsync on a stream of their own, ready
+// when constructed); freed at scope end.
 struct DevicePair {
-  explicit DevicePair(size_t bytes, Local* local);
+  explicit DevicePair(size_t bytes, Local* local, bool pool = false);
   ~DevicePair();
   DevicePair(const DevicePair&) = delete;
   DevicePair& operator=(const DevicePair&) = delete;
   void* send = nullptr;
   void* recv = nullptr;
   size_t bytes = 0;
+  cudaStream_t stream = nullptr;  // the pool's
 };
 
 // One call: how it is made.

@@ -23,13 +23,11 @@ Cases:
 import argparse
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from e2e import OPENMPI_TEST_ENV, check, log, run as e2e_run  # noqa: E402
+from e2e import OPENMPI_TEST_ENV, check, log, run as e2e_run, run_case  # noqa: E402
 
 ARGS = None
 
@@ -268,16 +266,7 @@ def main():
     ap.add_argument("--mpirun", required=True)
     ap.add_argument("--version", required=True, help="the build's version (CMake's PROJECT_VERSION)")
     ARGS = ap.parse_args()
-    root = tempfile.mkdtemp(prefix=f"mlinstall-{ARGS.case}-")
-    try:
-        CASES[ARGS.case](root)
-    except (AssertionError, subprocess.TimeoutExpired) as e:
-        print(f"FAIL: {ARGS.case}: {e}")
-        print(f"(files kept in {root})")
-        return 1
-    print(f"PASS: {ARGS.case}")
-    shutil.rmtree(root, ignore_errors=True)
-    return 0
+    return run_case(ARGS.case, CASES[ARGS.case], "mlinstall", (AssertionError, subprocess.TimeoutExpired))
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ import sys
 # tests/e2e.py: deb_e2e.sh copies it beside this script (the tree is hidden
 # while it runs); from the tree it is one folder up.
 sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from e2e import OPENMPI_TEST_ENV, check, home_variables, log, run as e2e_run  # noqa: E402
+from e2e import OPENMPI_TEST_ENV, check, home_variables, log, rank_lines, run as e2e_run  # noqa: E402
 
 ARGS = None
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
@@ -70,14 +70,6 @@ def run(cmd, env=None, timeout=300, check_rc=True, cwd=None):
 
 def assert_not_hidden_tree(text, what):
     check(ARGS.hidden not in text, f"{what} names the source/build tree {ARGS.hidden}:\n{text}")
-
-
-def rank_lines(text):
-    rows = []
-    for line in text.splitlines():
-        if line.startswith("rank="):
-            rows.append(dict(kv.split("=", 1) for kv in line.split()))
-    return sorted(rows, key=lambda r: int(r["rank"]))
 
 
 def step_doctor():

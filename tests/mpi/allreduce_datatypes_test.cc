@@ -24,35 +24,19 @@ namespace {
 // Exact comparisons over every predefined type and valid predefined op.
 constexpr int kMatrixCount = 37;
 
-TEST(PredefinedTypes, Integers) {
+// Runs `cases` over MPI_COMM_WORLD, kMatrixCount elements; every rank must
+// get the exact result.
+void ExpectMatrixExact(const std::vector<TypeCase>& cases) {
   Local local;
-  RunTypeMatrix(IntegerCases(), MPI_COMM_WORLD, kMatrixCount, local);
+  RunTypeMatrix(cases, MPI_COMM_WORLD, kMatrixCount, local);
   EXPECT_ALL_RANKS_OK(local);
 }
 
-TEST(PredefinedTypes, ByteAndBool) {
-  Local local;
-  RunTypeMatrix(ByteBoolCases(), MPI_COMM_WORLD, kMatrixCount, local);
-  EXPECT_ALL_RANKS_OK(local);
-}
-
-TEST(PredefinedTypes, Floating) {
-  Local local;
-  RunTypeMatrix(FloatCases(), MPI_COMM_WORLD, kMatrixCount, local);
-  EXPECT_ALL_RANKS_OK(local);
-}
-
-TEST(PredefinedTypes, Complex) {
-  Local local;
-  RunTypeMatrix(ComplexCases(), MPI_COMM_WORLD, kMatrixCount, local);
-  EXPECT_ALL_RANKS_OK(local);
-}
-
-TEST(PredefinedTypes, MinLocMaxLocPairs) {
-  Local local;
-  RunTypeMatrix(PairCases(), MPI_COMM_WORLD, kMatrixCount, local);
-  EXPECT_ALL_RANKS_OK(local);
-}
+TEST(PredefinedTypes, Integers) { ExpectMatrixExact(IntegerCases()); }
+TEST(PredefinedTypes, ByteAndBool) { ExpectMatrixExact(ByteBoolCases()); }
+TEST(PredefinedTypes, Floating) { ExpectMatrixExact(FloatCases()); }
+TEST(PredefinedTypes, Complex) { ExpectMatrixExact(ComplexCases()); }
+TEST(PredefinedTypes, MinLocMaxLocPairs) { ExpectMatrixExact(PairCases()); }
 
 // Counts around the edges: 0, 1, small odd ones, below the number of ranks,
 // and larger ones that no number of lanes divides evenly.

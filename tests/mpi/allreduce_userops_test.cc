@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "allreduce_cases.h"
@@ -137,28 +136,28 @@ void UserFloatSum(void* in, void* inout, int* len, MPI_Datatype* dt) {
   for (long i = 0; i < n; ++i) b[i] = a[i] + b[i];
 }
 
-// Commutative user op summing the ints of MPI_Type_vector(2, 1, 2, MPI_INT)
+// Open MPI refuses predefined ops (MPI_SUM) on derived datatypes ("MPI_SUM is
 // not defined for non-intrinsic datatypes"), as the standard allows, so the
-// derived-type tests reduce with commutative user ops, and with MPI_SUM too
-// where the system MPI accepts it.
-std::vector<std::pair<MPI_Op, std::string>> DerivedTypeOps(MPI_Datatype dt, MPI_User_function* fn,
-                                                           std::vector<MPI_Op>* to_free) {
-  std::vector<std::pair<MPI_Op, std::string>> ops;
+// derived-type tests reduce with a commutative user op of `fn`, and with
+// MPI_SUM too where the system MPI accepts it: body(op, its name) for each,
+// on `dt` committed.  Frees the op and the type after.
+template <typename Body>
+void ForEachDerivedTypeOp(MPI_Datatype& dt, MPI_User_function* fn, Body body) {
+  MPI_Type_commit(&dt);
   MPI_Op user;
   MPI_Op_create(fn, 1, &user);
-  to_free->push_back(user);
-  ops.emplace_back(user, "commutative user op");
-  if (MpiAccepts(dt, MPI_SUM)) ops.emplace_back(MPI_SUM, "MPI_SUM");
-  return ops;
+  const bool sum = MpiAccepts(dt, MPI_SUM);
+  body(user, std::string("commutative user op"));
+  if (sum) body(MPI_SUM, std::string("MPI_SUM"));
+  MPI_Op_free(&user);
+  MPI_Type_free(&dt);
 }
 
 TEST(DerivedTypes, ContiguousFloatsRunMultilane) {
   Local local;
   MPI_Datatype vec3;
   MPI_Type_contiguous(3, MPI_FLOAT, &vec3);
-  MPI_Type_commit(&vec3);
-  std::vector<MPI_Op> to_free;
-  for (auto& [op, opname] : DerivedTypeOps(vec3, &UserFloatSum, &to_free)) {
+  ForEachDerivedTypeOp(vec3, &UserFloatSum, [&](MPI_Op op, const std::string& opname) {
     if (g_size >= 2) {
       const char* why = nullptr;
       if (!mla_call_supported(vec3, op, MPI_COMM_WORLD, &why))
@@ -191,9 +190,7 @@ TEST(DerivedTypes, ContiguousFloatsRunMultilane) {
         }
       }
     }
-  }
-  for (MPI_Op& op : to_free) MPI_Op_free(&op);
-  MPI_Type_free(&vec3);
+  });
   EXPECT_ALL_RANKS_OK(local);
 }
 
@@ -202,9 +199,7 @@ TEST(DerivedTypes, NonContiguousVectorGoesToPmpi) {
   // 2 ints with a hole of one int between them: extent 3 ints.
   MPI_Datatype vec;
   MPI_Type_vector(2, 1, 2, MPI_INT, &vec);
-  MPI_Type_commit(&vec);
-  std::vector<MPI_Op> to_free;
-  for (auto& [op, opname] : DerivedTypeOps(vec, &UserVectorSum, &to_free)) {
+  ForEachDerivedTypeOp(vec, &UserVectorSum, [&](MPI_Op op, const std::string& opname) {
     {
       const char* why = nullptr;
       if (mla_call_supported(vec, op, MPI_COMM_WORLD, &why))
@@ -243,9 +238,7 @@ TEST(DerivedTypes, NonContiguousVectorGoesToPmpi) {
           ExpectUnsupported(b, a, v.choice.algo, what, local);
       }
     }
-  }
-  for (MPI_Op& op : to_free) MPI_Op_free(&op);
-  MPI_Type_free(&vec);
+  });
   EXPECT_ALL_RANKS_OK(local);
 }
 

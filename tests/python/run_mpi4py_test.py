@@ -10,7 +10,6 @@ the preloaded run must print one "multilane: stats:" line showing that every
 MPI_Allreduce of the client went through the lane algorithm; the plain run
 must print none.
 """
-import argparse
 import os
 import re
 import sys
@@ -19,7 +18,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
-from e2e import run_shown, verdict  # noqa: E402  (tests/e2e.py, the scripts' shared helpers)
+from e2e import client_arguments, run_shown, verdict  # noqa: E402  (tests/e2e.py, the scripts' shared helpers)
 STATS_PREFIX = "multilane: stats:"
 
 
@@ -30,13 +29,8 @@ def run_lines(cmd, timeout):
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = client_arguments(timeout=240)
     ap.add_argument("--python", default="/usr/bin/python3")
-    ap.add_argument("--mpirun", default="mpirun")
-    ap.add_argument("--preload", required=True, help="LD_PRELOAD value for the ranks")
-    ap.add_argument("--workdir", required=True)
-    ap.add_argument("--np", type=int, default=4)
-    ap.add_argument("--timeout", type=float, default=240)
     a = ap.parse_args()
 
     os.makedirs(a.workdir, exist_ok=True)

@@ -247,57 +247,39 @@ class Dom(html.parser.HTMLParser):
             self._open = None
 
 
+def take(want, prefix, obj, figures):
+    """want[prefix + FIGURE] = obj[FIELD] for each "FIGURE=FIELD" of figures."""
+    for pair in figures.split():
+        figure, field = pair.split("=")
+        want[prefix + figure] = obj[field]
+
+
 def expected_figures(doc):
     """The DOM id of every figure the page must show, with the --json value."""
     want = {}
     for j, job in enumerate(doc["jobs"]):
         p = "j%d-" % j
-        t = job["time"]
-        for name, key in (("compute", "compute"), ("allreduce", "allreduce"), ("waiting", "wait")):
-            want[p + "time-" + name] = t[key + "_s"]
-            want[p + "share-" + name] = t[key + "_share"]
-        want[p + "time-wall"] = t["wall_s"]
+        take(want, p, job["time"], "time-compute=compute_s share-compute=compute_share time-allreduce=allreduce_s"
+             " share-allreduce=allreduce_share time-waiting=wait_s share-waiting=wait_share time-wall=wall_s")
         for i, b in enumerate(job["bins"]):
-            q = p + "bin%d-" % i
-            want[q + "calls"] = b["calls"]
-            want[q + "calls-share"] = b["calls_share"]
-            want[q + "time-share"] = b["time_share"]
-            want[q + "per-call-us"] = b["per_call_us"]
-            want[q + "busbw"] = b["busbw_gbs"]
-            want[q + "expected-busbw"] = b["expected_busbw_gbs"]
-            want[q + "mpi-busbw"] = b["mpi_busbw_gbs"]
-            want[q + "saved-s"] = b["saved_s"]
-        s = job["savings"]
-        if s["known"]:
-            want[p + "saved-s"] = s["saved_s"]
-            want[p + "saved-share"] = s["share_of_wall"]
-            want[p + "saved-speedup"] = s["job_speedup"]
+            take(want, p + "bin%d-" % i, b, "calls=calls calls-share=calls_share time-share=time_share"
+                 " per-call-us=per_call_us busbw=busbw_gbs expected-busbw=expected_busbw_gbs"
+                 " mpi-busbw=mpi_busbw_gbs saved-s=saved_s")
+        if job["savings"]["known"]:
+            take(want, p, job["savings"], "saved-s=saved_s saved-share=share_of_wall saved-speedup=job_speedup")
         if job["prediction"]["possible"]:
             want[p + "between-nodes-share"] = job["prediction"]["between_nodes"]["share"]
         for pt in job["prediction"]["points"]:
-            q = p + "predict-%dx-" % pt["factor"]
-            want[q + "ring-factor"] = pt["ring_factor"]
-            want[q + "node-ring-factor"] = pt["node_ring_factor"]
-            want[q + "growth"] = pt["allreduce_growth"]
-            want[q + "time"] = pt["time_s"]
-            want[q + "speedup"] = pt["speedup"]
-            want[q + "efficiency"] = pt["efficiency"]
-            want[q + "speedup-system-mpi"] = pt["speedup_system_mpi"]
-        e = job["energy"]
-        if e["measured"]:
-            want[p + "energy-j"] = e["energy_j"]
-            want[p + "power-mean-w"] = e["mean_power_w"]
-            want[p + "utilization-mean-pct"] = e["mean_utilization_pct"]
-            want[p + "energy-communication-j"] = e["communication_energy_j"]
+            take(want, p + "predict-%dx-" % pt["factor"], pt, "ring-factor=ring_factor node-ring-factor=node_ring_factor"
+                 " growth=allreduce_growth time=time_s speedup=speedup efficiency=efficiency"
+                 " speedup-system-mpi=speedup_system_mpi")
+        if job["energy"]["measured"]:
+            take(want, p, job["energy"], "energy-j=energy_j power-mean-w=mean_power_w"
+                 " utilization-mean-pct=mean_utilization_pct energy-communication-j=communication_energy_j")
     for k, s in enumerate(doc["series"]):
         for i, pt in enumerate(s["points"]):
-            q = "s%d-p%d-" % (k, i)
-            want[q + "wall"] = pt["wall_s"]
-            want[q + "factor"] = pt["factor"]
-            want[q + "speedup"] = pt["speedup"]
-            want[q + "efficiency"] = pt["efficiency"]
-            want[q + "predicted-speedup"] = pt["predicted_speedup"]
-            want[q + "allreduce-share"] = pt["allreduce_share"]
+            take(want, "s%d-p%d-" % (k, i), pt, "wall=wall_s factor=factor speedup=speedup efficiency=efficiency"
+                 " predicted-speedup=predicted_speedup allreduce-share=allreduce_share")
     return want
 
 

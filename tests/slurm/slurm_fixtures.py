@@ -30,7 +30,7 @@ TEST_USER = "mltest"
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from e2e import cases_in, check, home_variables, listed, log, run  # noqa: E402  (tests/e2e.py, the scripts' shared helpers)
+from e2e import cases_in, check, home_variables, listed, log, rank_lines, run, run_case  # noqa: E402,F401  (tests/e2e.py, the scripts' shared helpers; rank_lines for the feature scripts)
 
 
 class Slurm:
@@ -207,14 +207,6 @@ def publish_tuned_copy(db, tune_args, lines, header_extra="", ranks_per_gpu=None
     shutil.rmtree(tmp, ignore_errors=True)
 
 
-def rank_lines(text):
-    rows = []
-    for line in text.splitlines():
-        if line.startswith("rank="):
-            rows.append(dict(kv.split("=", 1) for kv in line.split()))
-    return sorted(rows, key=lambda r: int(r["rank"]))
-
-
 def multilane_lines(text):
     return [l for l in text.splitlines() if "multilane:" in l]
 
@@ -225,6 +217,36 @@ def ensure_test_user(root):
     except KeyError:
         run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", TEST_USER])
     return pwd.getpwnam(TEST_USER).pw_uid
+
+
+def write_mps_stand_in(root, start, stop, modes=False):
+    """A stand-in for nvidia-cuda-mps-control (there is no NVIDIA driver
+    here), ROOT/mps-control, that records how it was called in
+    ROOT/mps-record/calls: with -d "start START" (with MODES, the pipe
+    folder's and the job folder's modes and owners next), then it stays alive
+    like the daemon until it reads a word, recorded as "WORD STOP" (START and
+    STOP: shell words).  Returns (its path, the record folder)."""
+    record = os.path.join(root, "mps-record")
+    os.makedirs(record, exist_ok=True)
+    os.chmod(record, 0o777)  # the job's user may run it
+    stand_in = os.path.join(root, "mps-control")
+    stat = f"""  stat -c '%a %U' "$CUDA_MPS_PIPE_DIRECTORY" >> {record}/calls
+  stat -c 'jobdir %a %U' "$(dirname "$CUDA_MPS_PIPE_DIRECTORY")" >> {record}/calls
+"""
+    with open(stand_in, "w") as f:
+        f.write(f"""#!/bin/sh
+# stand-in for nvidia-cuda-mps-control (records its calls)
+if [ "$1" = "-d" ]; then
+  echo "start {start}" >> {record}/calls
+{stat if modes else ""}  setsid sh -c 'echo $$ > "$CUDA_MPS_PIPE_DIRECTORY/daemon.pid"; exec sleep 300' </dev/null >/dev/null 2>&1 &
+  exit 0
+fi
+read word
+echo "$word {stop}" >> {record}/calls
+kill "$(cat "$CUDA_MPS_PIPE_DIRECTORY/daemon.pid")"
+""")
+    os.chmod(stand_in, 0o755)
+    return stand_in, record
 
 
 PROBE_JOB = "srun --mpi=pmix {probe} 5\n"
@@ -255,13 +277,4 @@ def main(names):
     if os.geteuid() != 0:
         print("SKIP: the Slurm tests start slurmctld and slurmd and need root")
         return 77
-    root = tempfile.mkdtemp(prefix=f"mlslurm-{ARGS.case}-")
-    try:
-        cases[ARGS.case](root)
-    except AssertionError as e:
-        print(f"FAIL: {ARGS.case}: {e}")
-        print(f"(files kept in {root})")
-        return 1
-    print(f"PASS: {ARGS.case}")
-    shutil.rmtree(root, ignore_errors=True)
-    return 0
+    return run_case(ARGS.case, cases[ARGS.case], "mlslurm")

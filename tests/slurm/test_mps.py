@@ -11,33 +11,24 @@ import re
 import time
 import sys
 
-from slurm_fixtures import TEST_USER, Slurm, publish_lane_profile, ensure_test_user, main
+from slurm_fixtures import TEST_USER, Slurm, publish_lane_profile, ensure_test_user, main, write_mps_stand_in
 from e2e import check, log  # noqa: E402  (tests/e2e.py: slurm_fixtures puts it on the path)
 
 
-def write_mps_stand_in(root, record):
-    """A stand-in for nvidia-cuda-mps-control (there is no NVIDIA driver
-    here) that records how it was called in record/calls - user, folders,
-    their modes - and stays alive like the daemon until it reads `quit`."""
-    os.makedirs(record, exist_ok=True)
-    os.chmod(record, 0o777)
-    stand_in = os.path.join(root, "mps-control")
-    with open(stand_in, "w") as f:
-        f.write(f"""#!/bin/sh
-# stand-in for nvidia-cuda-mps-control (records its calls)
-if [ "$1" = "-d" ]; then
-  echo "start uid=$(id -u) pipe=$CUDA_MPS_PIPE_DIRECTORY log=$CUDA_MPS_LOG_DIRECTORY gpus=$CUDA_VISIBLE_DEVICES" >> {record}/calls
-  stat -c '%a %U' "$CUDA_MPS_PIPE_DIRECTORY" >> {record}/calls
-  stat -c 'jobdir %a %U' "$(dirname "$CUDA_MPS_PIPE_DIRECTORY")" >> {record}/calls
-  setsid sh -c 'echo $$ > "$CUDA_MPS_PIPE_DIRECTORY/daemon.pid"; exec sleep 300' </dev/null >/dev/null 2>&1 &
-  exit 0
-fi
-read word
-echo "$word uid=$(id -u) pipe=$CUDA_MPS_PIPE_DIRECTORY" >> {record}/calls
-kill "$(cat "$CUDA_MPS_PIPE_DIRECTORY/daemon.pid")"
-""")
-    os.chmod(stand_in, 0o755)
-    return stand_in
+def shared_mps_dir(root):
+    """What the mps=yes cases start from: the test user, the stand-in
+    recording the user, the folders and their modes in ROOT/mps-record, and an
+    admin's shared mps_dir ROOT/mps (like /tmp: 1777, root's).  Returns
+    (mps_dir, record, the plugin options)."""
+    ensure_test_user(root)
+    mps_dir = os.path.join(root, "mps")
+    stand_in, record = write_mps_stand_in(
+        root, "uid=$(id -u) pipe=$CUDA_MPS_PIPE_DIRECTORY log=$CUDA_MPS_LOG_DIRECTORY gpus=$CUDA_VISIBLE_DEVICES",
+        "uid=$(id -u) pipe=$CUDA_MPS_PIPE_DIRECTORY", modes=True)
+    os.chmod(root, 0o777)
+    os.makedirs(mps_dir)
+    os.chmod(mps_dir, 0o1777)
+    return mps_dir, record, {"mps": "yes", "mps_control": stand_in, "mps_dir": mps_dir}
 
 
 def wait_for_epilog(record, quits, timeout=30):
@@ -63,14 +54,8 @@ def case_mps_job_folders_of_others(root):
     link inside: the prolog moves it aside and removes it (it used to deny
     MPS to job 2 for good), makes its own, and the tasks use that one; the
     epilog removes everything."""
-    ensure_test_user(root)
+    mps_dir, record, options = shared_mps_dir(root)
     other = pwd.getpwnam("nobody")
-    mps_dir = os.path.join(root, "mps")
-    record = os.path.join(root, "mps-record")
-    stand_in = write_mps_stand_in(root, record)
-    os.chmod(root, 0o777)
-    os.makedirs(mps_dir)
-    os.chmod(mps_dir, 0o1777)
     leftover = os.path.join(mps_dir, "job-1")
     os.mkdir(leftover, 0o711)
     for sub in ("pipe", "log"):
@@ -84,7 +69,7 @@ def case_mps_job_folders_of_others(root):
     os.symlink("/etc", os.path.join(squat, "pipe", "escape"))
     for path in (squat, os.path.join(squat, "pipe"), os.path.join(squat, "pipe", "escape")):
         os.lchown(path, other.pw_uid, other.pw_gid)
-    s = Slurm(root, {"mps": "yes", "mps_control": stand_in, "mps_dir": mps_dir})
+    s = Slurm(root, options)
     try:
         publish_lane_profile(s.db)
         body = "echo job=$SLURM_JOB_ID\nsrun bash -c 'echo task $SLURM_PROCID pipe=$CUDA_MPS_PIPE_DIRECTORY'\n"
@@ -129,16 +114,10 @@ def case_mps_daemon(root):
     at it, and the epilog stops it and removes the directories.  There is no
     NVIDIA driver here, so mps_control names a stand-in that records how it
     was called and stays alive like the daemon until it reads `quit`."""
-    ensure_test_user(root)
-    mps_dir = os.path.join(root, "mps")
-    record = os.path.join(root, "mps-record")
-    stand_in = write_mps_stand_in(root, record)
-    os.chmod(root, 0o777)
-    # An admin's shared mps_dir (like /tmp): the prolog must keep its mode
-    # and owner (it used to make it 0755 at every job).
-    os.makedirs(mps_dir)
-    os.chmod(mps_dir, 0o1777)
-    s = Slurm(root, {"mps": "yes", "mps_control": stand_in, "mps_dir": mps_dir})
+    # The shared mps_dir: the prolog must keep its mode and owner (it used to
+    # make it 0755 at every job).
+    mps_dir, record, options = shared_mps_dir(root)
+    s = Slurm(root, options)
     try:
         publish_lane_profile(s.db)
         p, out = s.sbatch(["--gpus=2", "--multilane"],

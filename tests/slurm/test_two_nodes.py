@@ -13,7 +13,7 @@ import tempfile
 import time
 
 from slurm_fixtures import (ARGS, Slurm, probe_env, publish_lane_profile, publish_profile,
-    rank_lines, multilane_lines, PROBE_JOB, main)
+    rank_lines, multilane_lines, PROBE_JOB, main, write_mps_stand_in)
 from e2e import check, log, run  # noqa: E402  (tests/e2e.py: slurm_fixtures puts it on the path)
 
 
@@ -73,22 +73,8 @@ def case_two_nodes_sbatch_multilane(root):
     the nodes (the library sees 2 nodes), and one job report naming both
     hosts.  The nodes share this machine's file system, so mps_dir names the
     host (%h)."""
-    record = os.path.join(root, "mps-record")
-    os.makedirs(record, exist_ok=True)
-    stand_in = os.path.join(root, "mps-control")
-    with open(stand_in, "w") as f:
-        f.write(f"""#!/bin/sh
-# stand-in for nvidia-cuda-mps-control (records its calls and the host)
-if [ "$1" = "-d" ]; then
-  echo "start host=$(hostname) pipe=$CUDA_MPS_PIPE_DIRECTORY gpus=$CUDA_VISIBLE_DEVICES" >> {record}/calls
-  setsid sh -c 'echo $$ > "$CUDA_MPS_PIPE_DIRECTORY/daemon.pid"; exec sleep 300' </dev/null >/dev/null 2>&1 &
-  exit 0
-fi
-read word
-echo "$word host=$(hostname)" >> {record}/calls
-kill "$(cat "$CUDA_MPS_PIPE_DIRECTORY/daemon.pid")"
-""")
-    os.chmod(stand_in, 0o755)
+    stand_in, record = write_mps_stand_in(
+        root, "host=$(hostname) pipe=$CUDA_MPS_PIPE_DIRECTORY gpus=$CUDA_VISIBLE_DEVICES", "host=$(hostname)")
     mps_parent = os.path.join(root, "mps")
     os.makedirs(mps_parent)
     os.chmod(mps_parent, 0o755)
