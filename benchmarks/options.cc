@@ -60,6 +60,10 @@ std::string library_algo_names() {
 }
 
 bool parse_algos(const std::string& list, std::vector<AlgoSpec>* out, std::string* error) {
+  // The entries of -a that are not the library's algorithms (nor mpi:NAME).
+  const std::map<std::string, AlgoSpec::Kind> kWords = {
+      {"mpi", AlgoSpec::Kind::kMpi},   {"mpi-best", AlgoSpec::Kind::kMpiBest}, {"mpi-1pg", AlgoSpec::Kind::kMpiPerGpu},
+      {"nccl", AlgoSpec::Kind::kNccl}, {"nccl-sync", AlgoSpec::Kind::kNccl},   {"auto", AlgoSpec::Kind::kAuto}};
   out->clear();
   size_t pos = 0;
   while (true) {
@@ -86,17 +90,9 @@ bool parse_algos(const std::string& list, std::vector<AlgoSpec>* out, std::strin
     }
     if (spec.kind == AlgoSpec::Kind::kMpiAlgo) {
       // parsed above
-    } else if (name == "mpi") {
-      spec.kind = AlgoSpec::Kind::kMpi;
-    } else if (name == "mpi-best") {
-      spec.kind = AlgoSpec::Kind::kMpiBest;
-    } else if (name == "mpi-1pg") {
-      spec.kind = AlgoSpec::Kind::kMpiPerGpu;
-    } else if (name == "nccl" || name == "nccl-sync") {
-      spec.kind = AlgoSpec::Kind::kNccl;
+    } else if (kWords.count(name) != 0) {
+      spec.kind = kWords.at(name);
       spec.blocking = name == "nccl-sync";
-    } else if (name == "auto") {
-      spec.kind = AlgoSpec::Kind::kAuto;
     } else if (!base.empty() && mla_algo_from_name(base.c_str(), &algo)) {
       spec.kind = AlgoSpec::Kind::kLibrary;
       spec.algo = algo;
@@ -124,47 +120,31 @@ bool parse_algos(const std::string& list, std::vector<AlgoSpec>* out, std::strin
 
 }  // namespace
 
-const char* type_name(DataType t) {
-  switch (t) {
-    case DataType::kFloat:
-      return "float";
-    case DataType::kDouble:
-      return "double";
-    case DataType::kInt32:
-      return "int32";
-    case DataType::kInt64:
-      return "int64";
-  }
-  return "?";
+namespace {
+
+// The names of -t and -o, in the order of the enumerations.
+const char* const kTypeNames[] = {"float", "double", "int32", "int64"};
+const size_t kTypeSizes[] = {sizeof(float), sizeof(double), sizeof(int32_t), sizeof(int64_t)};
+const char* const kOpNames[] = {"sum", "prod", "min", "max"};
+
+// The enumerator whose name in `names` is `value`; false when none is.
+template <typename Enum, size_t N>
+bool from_name(const char* const (&names)[N], const std::string& value, Enum* out) {
+  for (size_t i = 0; i < N; ++i)
+    if (value == names[i]) {
+      *out = static_cast<Enum>(i);
+      return true;
+    }
+  return false;
 }
 
-size_t type_size(DataType t) {
-  switch (t) {
-    case DataType::kFloat:
-      return sizeof(float);
-    case DataType::kDouble:
-      return sizeof(double);
-    case DataType::kInt32:
-      return sizeof(int32_t);
-    case DataType::kInt64:
-      return sizeof(int64_t);
-  }
-  return 1;
-}
+}  // namespace
 
-const char* op_name(RedOp op) {
-  switch (op) {
-    case RedOp::kSum:
-      return "sum";
-    case RedOp::kProd:
-      return "prod";
-    case RedOp::kMin:
-      return "min";
-    case RedOp::kMax:
-      return "max";
-  }
-  return "?";
-}
+const char* type_name(DataType t) { return kTypeNames[static_cast<int>(t)]; }
+
+size_t type_size(DataType t) { return kTypeSizes[static_cast<int>(t)]; }
+
+const char* op_name(RedOp op) { return kOpNames[static_cast<int>(op)]; }
 
 std::string usage_text(const char* argv0) {
   std::string s;
@@ -318,20 +298,10 @@ bool apply_word(char letter, const std::string& value, Options* opt, std::string
   const std::string shown = std::string("-") + letter;
   std::string why;
   if (letter == 't') {
-    const std::map<std::string, DataType> types = {{"float", DataType::kFloat},
-                                                   {"double", DataType::kDouble},
-                                                   {"int32", DataType::kInt32},
-                                                   {"int64", DataType::kInt64}};
-    if (types.count(value) != 0)
-      opt->type = types.at(value);
-    else
+    if (!from_name(kTypeNames, value, &opt->type))
       why = "unknown type '" + value + "'; use one of float, double, int32, int64";
   } else if (letter == 'o') {
-    const std::map<std::string, RedOp> ops = {
-        {"sum", RedOp::kSum}, {"prod", RedOp::kProd}, {"min", RedOp::kMin}, {"max", RedOp::kMax}};
-    if (ops.count(value) != 0)
-      opt->op = ops.at(value);
-    else
+    if (!from_name(kOpNames, value, &opt->op))
       why = "unknown reduction '" + value + "'; use one of sum, prod, min, max";
   } else if (letter == 'z') {
     if (value == "0" || value == "1")

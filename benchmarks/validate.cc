@@ -72,31 +72,13 @@ auto dispatch(DataType t, F f) {
 }  // namespace
 
 MPI_Datatype mpi_datatype(DataType t) {
-  switch (t) {
-    case DataType::kFloat:
-      return MPI_FLOAT;
-    case DataType::kDouble:
-      return MPI_DOUBLE;
-    case DataType::kInt32:
-      return MPI_INT32_T;
-    case DataType::kInt64:
-      return MPI_INT64_T;
-  }
-  return MPI_DATATYPE_NULL;
+  const MPI_Datatype types[] = {MPI_FLOAT, MPI_DOUBLE, MPI_INT32_T, MPI_INT64_T};  // in DataType's order
+  return types[static_cast<int>(t)];
 }
 
 MPI_Op mpi_op(RedOp op) {
-  switch (op) {
-    case RedOp::kSum:
-      return MPI_SUM;
-    case RedOp::kProd:
-      return MPI_PROD;
-    case RedOp::kMin:
-      return MPI_MIN;
-    case RedOp::kMax:
-      return MPI_MAX;
-  }
-  return MPI_OP_NULL;
+  const MPI_Op ops[] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX};  // in RedOp's order
+  return ops[static_cast<int>(op)];
 }
 
 Reference::Reference(DataType type, RedOp op, int nranks, int rank) : type_(type) {

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -89,14 +90,10 @@ Loaded LoadInChild(const std::string& path, bool lazy) {
   if (lazy) argv.push_back("--lazy");
   std::string out;
   const int status = RunAndCapture(argv, &out);
-  size_t start = 0;
-  while (start < out.size()) {
-    size_t end = out.find('\n', start);
-    if (end == std::string::npos) end = out.size();
-    const std::string line = out.substr(start, end - start);
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
     const size_t eq = line.find('=');
     if (eq != std::string::npos) l.values[line.substr(0, eq)] = line.substr(eq + 1);
-    start = end + 1;
   }
   if (status == 0 && l.values["loads"] == "yes") {
     l.ok = true;
@@ -222,6 +219,14 @@ void CheckInstallation(Doctor* d, const Installation& in) {
   }
 }
 
+// The profiles of the database at `path`; none when it cannot be opened
+// (CheckDatabase says why).
+std::vector<mldb::ProfileRecord> ProfilesIn(const std::string& path) {
+  std::string error;
+  auto store = mldb::ProfileStore::Open(path, mldb::ProfileStore::Access::kReadOnly, &error);
+  return store ? store->List(&error) : std::vector<mldb::ProfileRecord>{};
+}
+
 // `what` (a node type or a partition) is served by `p`: ok, unless the
 // doctor found that profile unusable above (then jobs run without multilane).
 void Served(Doctor* d, const std::string& what, const mldb::ProfileRecord& p, const std::string& detail) {
@@ -243,21 +248,13 @@ void CheckProfiles(Doctor* d, const std::vector<std::string>& databases, const s
   std::set<std::string> partitions;
   std::string sinfo;
   if (RunAndCapture({"sinfo", "-h", "-o", "%R"}, &sinfo) == 0) {
-    size_t start = 0;
-    while (start < sinfo.size()) {
-      size_t end = sinfo.find('\n', start);
-      if (end == std::string::npos) end = sinfo.size();
-      if (end > start) partitions.insert(sinfo.substr(start, end - start));
-      start = end + 1;
-    }
+    std::istringstream lines(sinfo);
+    for (std::string line; std::getline(lines, line);)
+      if (!line.empty()) partitions.insert(line);
   }
-  for (const std::string& path : databases) {
-    std::string error;
-    auto store = mldb::ProfileStore::Open(path, mldb::ProfileStore::Access::kReadOnly, &error);
-    if (!store) continue;
-    for (const mldb::ProfileRecord& p : store->List(&error))
+  for (const std::string& path : databases)
+    for (const mldb::ProfileRecord& p : ProfilesIn(path))
       if (!p.partition.empty() && p.node_type_key == node_type) partitions.insert(p.partition);
-  }
   for (const std::string& partition : partitions) {
     auto hit = mldb::ResolveProfile(databases, node_type, partition, LibraryVersion(), mpi, nullptr);
     if (hit)
@@ -288,11 +285,8 @@ void CheckVersions(Doctor* d, const std::vector<std::string>& databases, const I
   std::vector<mldb::ProfileRecord> all;
   std::vector<std::string> where;  // the database of each of `all`
   for (const std::string& path : databases) {
-    std::string error;
     if (access(path.c_str(), F_OK) != 0) continue;
-    auto store = mldb::ProfileStore::Open(path, mldb::ProfileStore::Access::kReadOnly, &error);
-    if (!store) continue;  // CheckDatabase said so
-    for (const mldb::ProfileRecord& p : store->List(&error)) {
+    for (const mldb::ProfileRecord& p : ProfilesIn(path)) {
       if (families.count(mla::MpiFamilyFromVersion(p.mpi_version)) == 0) continue;
       all.push_back(p);
       where.push_back(path);

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report_analysis.h"
 #include "vocab/price.h"
 
 namespace multilane {
@@ -30,11 +31,7 @@ double PriceAt(const mla::Profile& profile, int ppg, const std::vector<mla::BinC
   return p.complete && p.total_us > 0 ? p.total_us : -1;
 }
 
-std::string Seconds(double s) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.4g s", s);
-  return b;
-}
+std::string Seconds(double s) { return FormatNumber("%.4g s", s); }
 
 // The runs the choice may use: of the profile's node type (where both name
 // one), at one of its tuned values, with a wall time and a readable

@@ -14,21 +14,15 @@
 namespace multilane {
 namespace {
 
-std::string Format(const char* fmt, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, v);
-  return buf;
-}
-
 // "1.2 s", "340 ms", "12 us": a duration for people.
 std::string Seconds(double s) {
   const double a = std::fabs(s);
-  if (a >= 1) return Format("%.3g s", s);
-  if (a >= 1e-3) return Format("%.3g ms", s * 1e3);
-  return Format("%.3g us", s * 1e6);
+  if (a >= 1) return FormatNumber("%.3g s", s);
+  if (a >= 1e-3) return FormatNumber("%.3g ms", s * 1e3);
+  return FormatNumber("%.3g us", s * 1e6);
 }
 
-std::string Gbs(double v) { return Format("%.3g GB/s", v); }
+std::string Gbs(double v) { return FormatNumber("%.3g GB/s", v); }
 
 TimeSplit Split(const JobReport& r) {
   TimeSplit t;
@@ -74,7 +68,7 @@ std::string RanksNotComparable(const JobReport& r, const mla::Profile& p) {
   if (r.ranks <= 0) return "the job report does not say how many ranks the job ran";
   if (r.ranks * kComparableRanks < ranks || r.ranks > ranks * kComparableRanks)
     return "the profile was tuned on " + std::to_string(ranks) + " ranks and the job ran " + std::to_string(r.ranks) +
-           ": its times are not comparable (a factor of " + Format("%g", kComparableRanks) + " at most)";
+           ": its times are not comparable (a factor of " + FormatNumber("%g", kComparableRanks) + " at most)";
   return "";
 }
 
@@ -95,6 +89,25 @@ std::string PpgNotComparable(const JobReport& r, const mla::Profile& p, const ml
   return "";
 }
 
+// Sets the profile's figures of the bin: its time `time_us` and the system
+// MPI's `mpi_time_us` per call (each when > 0), the bandwidths they give, and
+// the savings against `mpi_saved_us`, the system MPI's time that they count.
+void SetProfileTimes(const ReportBin& b, double bus_factor, double time_us, double mpi_time_us, double mpi_saved_us,
+                     BinAnalysis* a) {
+  const auto busbw_at = [&](double us) { return a->mean_message_bytes / (us * 1e-6) / 1e9 * bus_factor; };
+  if (time_us > 0) {
+    a->time_us = time_us;
+    if (bus_factor > 0) a->expected_busbw_gbs = busbw_at(time_us);
+    if (a->expected_busbw_gbs && a->busbw_gbs > 0) a->vs_expected = a->busbw_gbs / *a->expected_busbw_gbs;
+  }
+  if (mpi_time_us > 0) {
+    a->mpi_time_us = mpi_time_us;
+    if (bus_factor > 0) a->mpi_busbw_gbs = busbw_at(mpi_time_us);
+    const int64_t by_multilane = MultilaneCalls(b);
+    a->saved_s = by_multilane == 0 ? 0.0 : static_cast<double>(by_multilane) * (mpi_saved_us - a->per_call_us) * 1e-6;
+  }
+}
+
 // Prices the bin from the entry's points (mla::PriceEntry at the mean size):
 // the profile's figures, the savings, and whether the job is off the profile
 // by more than its noise.
@@ -104,24 +117,12 @@ void PriceFromPoints(const ReportBin& b, const mla::ProfileEntry& entry, const s
   a->price_basis = mla::PriceBasisName(price.basis);
   a->priced_from = price.lo_bytes;
   a->priced_to = price.hi_bytes;
-  const auto busbw_at = [&](double us) { return a->mean_message_bytes / (us * 1e-6) / 1e9 * bus_factor; };
   const double noise = price.noise >= 0 ? price.noise : kDefaultProfileNoise;
   a->noise = noise;
-  if (price.time_us > 0) {
-    a->time_us = price.time_us;
-    if (bus_factor > 0) a->expected_busbw_gbs = busbw_at(price.time_us);
-    if (a->expected_busbw_gbs && a->busbw_gbs > 0) a->vs_expected = a->busbw_gbs / *a->expected_busbw_gbs;
-    if (a->per_call_us > 0) {
-      a->vs_profile = a->per_call_us / price.time_us;
-      a->off_profile = *a->vs_profile > 1 + noise || *a->vs_profile < 1 / (1 + noise);
-    }
-  }
-  if (price.mpi_time_us > 0) {
-    a->mpi_time_us = price.mpi_time_us;
-    if (bus_factor > 0) a->mpi_busbw_gbs = busbw_at(price.mpi_time_us);
-    const int64_t by_multilane = MultilaneCalls(b);
-    a->saved_s =
-        by_multilane == 0 ? 0.0 : static_cast<double>(by_multilane) * (price.mpi_time_us - a->per_call_us) * 1e-6;
+  SetProfileTimes(b, bus_factor, price.time_us, price.mpi_time_us, price.mpi_time_us, a);
+  if (price.time_us > 0 && a->per_call_us > 0) {
+    a->vs_profile = a->per_call_us / price.time_us;
+    a->off_profile = *a->vs_profile > 1 + noise || *a->vs_profile < 1 / (1 + noise);
   }
 }
 
@@ -138,12 +139,7 @@ BinAnalysis AnalyzeBin(const ReportBin& b, int ranks, double total_time, int64_t
   a.transfer_s = std::max(0.0, b.time_s.mean - b.wait_s);
   a.calls_share = total_calls > 0 ? static_cast<double>(b.calls) / static_cast<double>(total_calls) : 0;
   a.busbw_gbs = b.busbw_gbs;
-  int64_t most = -1;
-  for (const auto& kv : b.algos)
-    if (kv.second > most) {
-      most = kv.second;
-      a.algo = kv.first;
-    }
+  a.algo = MostCalls(b);
   if (a.algo.empty() && b.profile) a.algo = b.profile->algo;
   if (b.calls <= 0) return a;
   a.mean_message_bytes = static_cast<double>(b.bytes) / static_cast<double>(b.calls);
@@ -161,24 +157,14 @@ BinAnalysis AnalyzeBin(const ReportBin& b, int ranks, double total_time, int64_t
   a.price_basis = mla::PriceBasisName(mla::PriceBasis::kEntry);
   const uint64_t measured_bytes = entry ? entry->measured_bytes : 0;
   a.priced_from = a.priced_to = measured_bytes;
-  const auto busbw_at = [&](double us) { return a.mean_message_bytes / (us * 1e-6) / 1e9 * bus_factor; };
-  if (b.profile->time_us && *b.profile->time_us > 0) {
-    a.time_us = *b.profile->time_us;
-    if (bus_factor > 0) a.expected_busbw_gbs = busbw_at(*a.time_us);
-    if (a.expected_busbw_gbs && a.busbw_gbs > 0) a.vs_expected = a.busbw_gbs / *a.expected_busbw_gbs;
-  }
-  if (b.profile->mpi_time_us && *b.profile->mpi_time_us > 0) {
-    a.mpi_time_us = *b.profile->mpi_time_us;
-    if (bus_factor > 0) a.mpi_busbw_gbs = busbw_at(*a.mpi_time_us);
-    const int64_t by_multilane = MultilaneCalls(b);
-    // A lower bound of the system MPI's time at the job's mean message size:
-    // time grows with size and at most linearly, so the tuned time scaled
-    // down by mean/measured (never up) is at most what the MPI would take.
-    double mpi_us = *a.mpi_time_us;
-    if (measured_bytes > 0 && a.mean_message_bytes < static_cast<double>(measured_bytes))
-      mpi_us *= a.mean_message_bytes / static_cast<double>(measured_bytes);
-    a.saved_s = by_multilane == 0 ? 0.0 : static_cast<double>(by_multilane) * (mpi_us - a.per_call_us) * 1e-6;
-  }
+  // A lower bound of the system MPI's time at the job's mean message size:
+  // time grows with size and at most linearly, so the tuned time scaled
+  // down by mean/measured (never up) is at most what the MPI would take.
+  const double mpi_us = b.profile->mpi_time_us.value_or(0);
+  const double scale_down = measured_bytes > 0 && a.mean_message_bytes < static_cast<double>(measured_bytes)
+                                ? a.mean_message_bytes / static_cast<double>(measured_bytes)
+                                : 1;
+  SetProfileTimes(b, bus_factor, b.profile->time_us.value_or(0), mpi_us, mpi_us * scale_down, &a);
   return a;
 }
 
@@ -424,23 +410,40 @@ void JobVerdicts(const JobReport& r, JobAnalysis* a) {
 
 }  // namespace
 
+std::string MostCalls(const ReportBin& b) {
+  std::string best;
+  int64_t most = -1;
+  for (const auto& [name, calls] : b.algos)
+    if (calls > most) {
+      most = calls;
+      best = name;
+    }
+  return best;
+}
+
+std::string FormatNumber(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
 std::string Percent(double share) {
   const double p = share * 100;
-  if (std::fabs(p) >= 9.95) return Format("%.0f %%", p);
-  return Format("%.1f %%", p);
+  if (std::fabs(p) >= 9.95) return FormatNumber("%.0f %%", p);
+  return FormatNumber("%.1f %%", p);
 }
 
 std::string Times(double factor) {
-  std::string s = Format(std::fabs(factor) >= 10 ? "%.1f" : "%.2f", factor);
+  std::string s = FormatNumber(std::fabs(factor) >= 10 ? "%.1f" : "%.2f", factor);
   while (!s.empty() && s.back() == '0') s.pop_back();
   if (!s.empty() && s.back() == '.') s.pop_back();
   return s + "×";
 }
 
 std::string Joules(double j) {
-  if (std::fabs(j) < 1e3) return Format("%.0f J", j);
-  if (std::fabs(j) < 1e6) return Format("%.1f kJ", j / 1e3);
-  return Format("%.2f MJ", j / 1e6);
+  if (std::fabs(j) < 1e3) return FormatNumber("%.0f J", j);
+  if (std::fabs(j) < 1e6) return FormatNumber("%.1f kJ", j / 1e3);
+  return FormatNumber("%.2f MJ", j / 1e6);
 }
 
 std::string SizeLabel(uint64_t bytes) { return mla::FormatByteSize(bytes); }

@@ -232,6 +232,14 @@ double PredictTime(const TimeSplit& split, double growth, double k, double extra
 std::vector<ScalingSeries> MeasuredScaling(const std::vector<JobReport>& reports,
                                            const std::vector<JobAnalysis>& analyses);
 
+// The algorithm that ran most of the bin's calls (the first by name of those
+// that ran most); "" when the file names none.
+std::string MostCalls(const ReportBin& bin);
+
+// `v` written by printf format `fmt` (one double, e.g. "%.3g GB/s"): a
+// figure for people.
+std::string FormatNumber(const char* fmt, double v);
+
 // "41 %", "4.1 %", "0.4 %": a share for people.
 std::string Percent(double share);
 

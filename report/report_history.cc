@@ -17,17 +17,6 @@
 namespace multilane {
 namespace {
 
-std::string MostCalls(const ReportBin& b) {
-  std::string best;
-  int64_t most = -1;
-  for (const auto& [name, calls] : b.algos)
-    if (calls > most) {
-      most = calls;
-      best = name;
-    }
-  return best;
-}
-
 // The library names each report multilane-report-<job id>-<UTC>-<pid>.json,
 // the same in the report folder and in the history inbox: that name tells two
 // runs of one second apart.  A file renamed since: job id and start.

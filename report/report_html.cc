@@ -4,7 +4,6 @@
 #include "entry_points.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,19 +40,16 @@ svg line.grid { stroke: #e4e4e4; } svg line.axisline { stroke: #666; }
 .meta { color: #666; } code { background: #f3f3f3; padding: 0 3px; }
 )";
 
-std::string Fmt(const char* fmt, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, v);
-  return buf;
-}
-
 // The machine value: enough digits to compare with --json exactly enough.
-std::string Value(double v) { return Fmt("%.10g", v); }
+std::string Value(double v) { return FormatNumber("%.10g", v); }
 
 class Page {
  public:
   void Raw(const std::string& s) { html_ += s; }
-  void Text(const std::string& s) { html_ += HtmlEscape(s); }
+  // `before`, `text` escaped, `after`: an element around outside text.
+  void Wrap(const std::string& before, const std::string& text, const std::string& after) {
+    html_ += before + HtmlEscape(text) + after;
+  }
   // <TAG id="PREFIX-NAME" data-figure="NAME" data-value="V">SHOWN</TAG>
   void Figure(const char* tag, const std::string& prefix, const std::string& name, double value,
               const std::string& shown) {
@@ -74,7 +70,7 @@ class Page {
   // The same, shown as printf format `fmt` says.
   void MaybeFigure(const char* tag, const std::string& prefix, const std::string& name,
                    const std::optional<double>& value, const char* fmt) {
-    MaybeFigure(tag, prefix, name, value, [fmt](double v) { return Fmt(fmt, v); });
+    MaybeFigure(tag, prefix, name, value, [fmt](double v) { return FormatNumber(fmt, v); });
   }
   std::string& html() { return html_; }
 
@@ -87,8 +83,7 @@ void Verdicts(Page* p, const std::vector<Verdict>& verdicts) {
   for (const Verdict& v : verdicts) {
     p->Raw(std::string("<li class=\"verdict ") + LevelName(v.level) + "\" data-id=\"" + HtmlEscape(v.id) +
            "\" data-level=\"" + LevelName(v.level) + "\">");
-    p->Text(v.text);
-    p->Raw("</li>");
+    p->Wrap("", v.text, "</li>");
   }
   p->Raw("</ul>");
 }
@@ -96,11 +91,8 @@ void Verdicts(Page* p, const std::vector<Verdict>& verdicts) {
 void Facts(Page* p, const JobReport& r) {
   p->Raw("<table class=\"facts\">");
   const auto row = [&](const std::string& k, const std::string& v) {
-    p->Raw("<tr><th class=\"l\">");
-    p->Text(k);
-    p->Raw("</th><td class=\"l\">");
-    p->Text(v);
-    p->Raw("</td></tr>");
+    p->Wrap("<tr><th class=\"l\">", k, "</th>");
+    p->Wrap("<td class=\"l\">", v, "</td></tr>");
   };
   row("file", r.path);
   row("job", r.job_name + " (id " + r.job_id + "), started " + r.started_utc);
@@ -115,9 +107,7 @@ void Facts(Page* p, const JobReport& r) {
   for (size_t at = profile.find(';'); at != std::string::npos; at = profile.find(';', at)) {
     profile.replace(at, profile.compare(at, 2, "; ") == 0 ? 2 : 1, "\n");
   }
-  p->Raw("<tr><th class=\"l\">profile</th><td class=\"l profile\">");
-  p->Text(profile);
-  p->Raw("</td></tr>");
+  p->Wrap("<tr><th class=\"l\">profile</th><td class=\"l profile\">", profile, "</td></tr>");
   const std::string used = EntryPointsUsed(r);
   if (!used.empty()) row("entry points (rank 0)", used);
   const std::string not_served = EntryPointsNotServed(r);
@@ -133,7 +123,7 @@ void TimeSplitPart(Page* p, const std::string& id, const TimeSplit& t) {
   p->Raw("<table class=\"split\"><tr><th class=\"l\">part</th><th>seconds (mean over ranks)</th><th>share</th></tr>");
   const auto row = [&](const char* label, const char* name, double s, double share) {
     p->Raw(std::string("<tr><td class=\"l\">") + label + "</td>");
-    p->Figure("td", id, std::string("time-") + name, s, Fmt("%.3f s", s));
+    p->Figure("td", id, std::string("time-") + name, s, FormatNumber("%.3f s", s));
     p->Figure("td", id, std::string("share-") + name, share, Percent(share));
     p->Raw("</tr>");
   };
@@ -141,7 +131,7 @@ void TimeSplitPart(Page* p, const std::string& id, const TimeSplit& t) {
   row("allreduce (waiting excluded)", "allreduce", t.allreduce_s, t.allreduce_share);
   row("waiting", "waiting", t.wait_s, t.wait_share);
   p->Raw("<tr><td class=\"l\">wall</td>");
-  p->Figure("td", id, "time-wall", t.wall_s, Fmt("%.3f s", t.wall_s));
+  p->Figure("td", id, "time-wall", t.wall_s, FormatNumber("%.3f s", t.wall_s));
   p->Raw("<td>100 %</td></tr></table>");
 }
 
@@ -177,25 +167,21 @@ void BinsPart(Page* p, const std::string& id, const JobAnalysis& a) {
     const std::string bid = id + "-bin" + std::to_string(i);
     p->Raw("<tr class=\"bin\" data-memory=\"" + HtmlEscape(b.memory) + "\" data-from=\"" + std::to_string(b.from) +
            "\" data-to=\"" + (b.to ? std::to_string(*b.to) : std::string()) + "\"><td class=\"l\">");
-    p->Text(b.memory);
-    p->Raw("</td><td class=\"l\">");
-    p->Text(BinLabel(b, false));
-    p->Raw("</td><td class=\"l\">");
-    p->Text(b.algo);
-    p->Raw("</td>");
+    p->Wrap("", b.memory, "</td>");
+    p->Wrap("<td class=\"l\">", BinLabel(b, false), "</td>");
+    p->Wrap("<td class=\"l\">", b.algo, "</td>");
     p->Figure("td", bid, "calls", static_cast<double>(b.calls), std::to_string(b.calls));
     p->Figure("td", bid, "calls-share", b.calls_share, Percent(b.calls_share));
     p->Figure("td", bid, "time-share", b.time_share, Percent(b.time_share));
-    p->Figure("td", bid, "per-call-us", b.per_call_us, Fmt("%.1f", b.per_call_us));
-    p->Figure("td", bid, "busbw", b.busbw_gbs, Fmt("%.3g", b.busbw_gbs));
+    p->Figure("td", bid, "per-call-us", b.per_call_us, FormatNumber("%.1f", b.per_call_us));
+    p->Figure("td", bid, "busbw", b.busbw_gbs, FormatNumber("%.3g", b.busbw_gbs));
     p->MaybeFigure("td", bid, "expected-busbw", b.expected_busbw_gbs, "%.3g");
     p->MaybeFigure("td", bid, "mpi-busbw", b.mpi_busbw_gbs, "%.3g");
     p->MaybeFigure("td", bid, "saved-s", b.saved_s, "%.3g");
     // How the profile's figures were priced (docs/report.md): measured,
     // interpolated, extrapolated, or the entry's one time (older profiles).
-    p->Raw("<td class=\"l price\" id=\"" + bid + "-price\" data-basis=\"" + HtmlEscape(b.price_basis) + "\">");
-    p->Text(PriceNote(b));
-    p->Raw("</td></tr>");
+    p->Wrap("<td class=\"l price\" id=\"" + bid + "-price\" data-basis=\"" + HtmlEscape(b.price_basis) + "\">",
+            PriceNote(b), "</td></tr>");
   }
   p->Raw("</table>");
 }
@@ -207,7 +193,7 @@ void SavingsPart(Page* p, const std::string& id, const Savings& s) {
     return;
   }
   p->Raw("<table class=\"savings\"><tr><th class=\"l\">allreduce time saved against the system MPI's tuned times</th>");
-  p->Figure("td", id, "saved-s", s.saved_s, Fmt("%.3f s", s.saved_s));
+  p->Figure("td", id, "saved-s", s.saved_s, FormatNumber("%.3f s", s.saved_s));
   p->Raw("</tr><tr><th class=\"l\">share of the wall time</th>");
   p->Figure("td", id, "saved-share", s.share_of_wall, Percent(s.share_of_wall));
   p->Raw("</tr><tr><th class=\"l\">the job ran as fast as</th>");
@@ -232,9 +218,7 @@ void AddSpeedups(const std::vector<Point>& points, Other Point::*other, std::vec
 void PredictionPart(Page* p, const std::string& id, const JobAnalysis& a) {
   p->Raw("<h3>Scaling prediction</h3>");
   if (!a.prediction_possible) {
-    p->Raw("<p id=\"" + id + "-prediction-none\">No prediction: ");
-    p->Text(a.prediction_note);
-    p->Raw("</p>");
+    p->Wrap("<p id=\"" + id + "-prediction-none\">No prediction: ", a.prediction_note, "</p>");
     return;
   }
   std::vector<double> x = {1};
@@ -254,9 +238,8 @@ void PredictionPart(Page* p, const std::string& id, const JobAnalysis& a) {
       a.scale_unit + " (n = " + std::to_string(a.scale) + " now) + s × that of the machines (" +
       std::to_string(b.nodes) + " now), with s the step between nodes: ");
   p->Figure("span", id, "between-nodes-share", b.share, Percent(b.share));
-  p->Raw(" (" + HtmlEscape(b.basis) + ": ");
-  p->Text(b.note);
-  p->Raw("). The system MPI curve adds what multilane saved back to the allreduce time.</p>");
+  p->Wrap(" (" + HtmlEscape(b.basis) + ": ", b.note,
+          "). The system MPI curve adds what multilane saved back to the allreduce time.</p>");
   p->Raw("<table class=\"prediction\"><tr><th>" + a.scale_unit +
          "</th><th>factor</th><th>ring factor</th><th>node ring factor</th><th>allreduce growth</th>"
          "<th>predicted time</th><th>speedup</th><th>efficiency</th><th>speedup with the system MPI</th></tr>");
@@ -264,10 +247,10 @@ void PredictionPart(Page* p, const std::string& id, const JobAnalysis& a) {
     const std::string pid = id + "-predict-" + std::to_string(static_cast<int>(pt.factor)) + "x";
     p->Raw("<tr class=\"predict\" data-factor=\"" + Value(pt.factor) + "\"><td>" + std::to_string(pt.scale) +
            "</td><td>" + HtmlEscape(Times(pt.factor)) + "</td>");
-    p->Figure("td", pid, "ring-factor", pt.ring_factor, Fmt("%.3f", pt.ring_factor));
-    p->Figure("td", pid, "node-ring-factor", pt.node_ring_factor, Fmt("%.3f", pt.node_ring_factor));
-    p->Figure("td", pid, "growth", pt.growth, Fmt("%.3f", pt.growth));
-    p->Figure("td", pid, "time", pt.time_s, Fmt("%.3f s", pt.time_s));
+    p->Figure("td", pid, "ring-factor", pt.ring_factor, FormatNumber("%.3f", pt.ring_factor));
+    p->Figure("td", pid, "node-ring-factor", pt.node_ring_factor, FormatNumber("%.3f", pt.node_ring_factor));
+    p->Figure("td", pid, "growth", pt.growth, FormatNumber("%.3f", pt.growth));
+    p->Figure("td", pid, "time", pt.time_s, FormatNumber("%.3f s", pt.time_s));
     p->Figure("td", pid, "speedup", pt.speedup, Times(pt.speedup));
     p->Figure("td", pid, "efficiency", pt.efficiency, Percent(pt.efficiency));
     p->MaybeFigure("td", pid, "speedup-system-mpi", pt.speedup_system_mpi, Times);
@@ -292,7 +275,7 @@ void EnergyPart(Page* p, const std::string& id, const JobReport& r, const Energy
   p->Raw("<table class=\"energy\"><tr><th class=\"l\">energy of " + std::to_string(e.gpus) + " GPU(s)</th>");
   p->Figure("td", id, "energy-j", e.energy_j, Joules(e.energy_j));
   p->Raw("</tr><tr><th class=\"l\">mean board power per GPU</th>");
-  p->Figure("td", id, "power-mean-w", e.mean_power_w, Fmt("%.4g W", e.mean_power_w));
+  p->Figure("td", id, "power-mean-w", e.mean_power_w, FormatNumber("%.4g W", e.mean_power_w));
   p->Raw("</tr><tr><th class=\"l\">mean GPU utilisation</th>");
   p->MaybeFigure("td", id, "utilization-mean-pct", e.mean_utilization_pct, "%.1f %%");
   p->Raw("</tr><tr><th class=\"l\">while in allreduce or waiting (by time share)</th>");
@@ -305,9 +288,7 @@ void EnergyPart(Page* p, const std::string& id, const JobReport& r, const Energy
 void HistoryPart(Page* p, const std::string& id, const HistoryComparison& h) {
   p->Raw("<h3>Earlier runs of this job</h3>");
   if (!h.known) {
-    p->Raw("<p id=\"" + id + "-history-none\">None: ");
-    p->Text(h.note.empty() ? "no job history was read" : h.note);
-    p->Raw("</p>");
+    p->Wrap("<p id=\"" + id + "-history-none\">None: ", h.note.empty() ? "no job history was read" : h.note, "</p>");
     return;
   }
   std::vector<std::string> labels;
@@ -330,16 +311,14 @@ void HistoryPart(Page* p, const std::string& id, const HistoryComparison& h) {
     const mla::JobRun& r = h.runs[i];
     const std::string rid = id + "-run" + std::to_string(i);
     p->Raw(std::string("<tr") + (i == h.best ? " class=\"best\"" : "") + "><td class=\"l\">");
-    p->Text(r.started_utc + (i + 1 == h.runs.size() ? " (this run)" : ""));
-    p->Raw("</td><td>" + std::to_string(r.nodes) + "</td><td>" + std::to_string(r.ranks) + "</td><td>" +
+    p->Wrap("", r.started_utc + (i + 1 == h.runs.size() ? " (this run)" : ""), "</td>");
+    p->Raw("<td>" + std::to_string(r.nodes) + "</td><td>" + std::to_string(r.ranks) + "</td><td>" +
            std::to_string(r.ranks_per_gpu) + "</td>");
-    p->Figure("td", rid, "wall", r.wall_s, Fmt("%.3f s", r.wall_s));
-    p->Figure("td", rid, "compute", r.compute_s, Fmt("%.3f s", r.compute_s));
-    p->Figure("td", rid, "allreduce", r.allreduce_s, Fmt("%.3f s", r.allreduce_s));
-    p->Figure("td", rid, "wait", r.wait_s, Fmt("%.3f s", r.wait_s));
-    p->Raw("<td class=\"l\">");
-    p->Text(r.algorithms);
-    p->Raw("</td></tr>");
+    p->Figure("td", rid, "wall", r.wall_s, FormatNumber("%.3f s", r.wall_s));
+    p->Figure("td", rid, "compute", r.compute_s, FormatNumber("%.3f s", r.compute_s));
+    p->Figure("td", rid, "allreduce", r.allreduce_s, FormatNumber("%.3f s", r.allreduce_s));
+    p->Figure("td", rid, "wait", r.wait_s, FormatNumber("%.3f s", r.wait_s));
+    p->Wrap("<td class=\"l\">", r.algorithms, "</td></tr>");
   }
   p->Raw("</table>");
 }
@@ -348,8 +327,7 @@ void JobSection(Page* p, size_t index, const JobReport& r, const JobAnalysis& a)
   const std::string id = "j" + std::to_string(index);
   p->Raw("<section class=\"job\" id=\"" + id + "\" data-file=\"" + HtmlEscape(r.path) + "\" data-job-name=\"" +
          HtmlEscape(r.job_name) + "\" data-scale=\"" + std::to_string(a.scale) + "\"><h2>Job ");
-  p->Text(r.job_name + " — " + std::to_string(a.scale) + " " + a.scale_unit);
-  p->Raw("</h2>");
+  p->Wrap("", r.job_name + " — " + std::to_string(a.scale) + " " + a.scale_unit, "</h2>");
   Facts(p, r);
   p->Raw("<h3>Verdicts</h3>");
   Verdicts(p, a.verdicts);
@@ -366,8 +344,7 @@ void SeriesSection(Page* p, size_t index, const ScalingSeries& s) {
   const std::string id = "s" + std::to_string(index);
   p->Raw("<section class=\"series\" id=\"" + id + "\" data-job-name=\"" + HtmlEscape(s.job_name) +
          "\"><h2>Measured scaling of ");
-  p->Text(s.job_name);
-  p->Raw("</h2>");
+  p->Wrap("", s.job_name, "</h2>");
   Verdicts(p, s.verdicts);
   std::vector<double> x;
   std::vector<std::string> labels;
@@ -384,7 +361,7 @@ void SeriesSection(Page* p, size_t index, const ScalingSeries& s) {
     const std::string pid = id + "-p" + std::to_string(i);
     p->Raw("<tr class=\"series-point\" data-scale=\"" + std::to_string(pt.scale) + "\"><td>" +
            std::to_string(pt.scale) + "</td>");
-    p->Figure("td", pid, "wall", pt.wall_s, Fmt("%.3f", pt.wall_s));
+    p->Figure("td", pid, "wall", pt.wall_s, FormatNumber("%.3f", pt.wall_s));
     p->Figure("td", pid, "factor", pt.factor, Times(pt.factor));
     p->Figure("td", pid, "speedup", pt.speedup, Times(pt.speedup));
     p->Figure("td", pid, "efficiency", pt.efficiency, Percent(pt.efficiency));
@@ -404,13 +381,10 @@ std::string RenderReportHtml(const ReportSet& set) {
   for (const JobReport& r : set.reports)
     if (std::find(names.begin(), names.end(), r.job_name) == names.end()) names.push_back(r.job_name);
   for (size_t i = 0; i < names.size(); ++i) title += (i ? ", " : ": ") + names[i];
-  p.Raw("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>");
-  p.Text(title);
-  p.Raw("</title><style>");
+  p.Wrap("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", title, "</title><style>");
   p.Raw(kStyle);
-  p.Raw("</style></head><body><h1>");
-  p.Text(title);
-  p.Raw("</h1><p class=\"meta\">" + std::to_string(set.reports.size()) +
+  p.Wrap("</style></head><body><h1>", title, "</h1>");
+  p.Raw("<p class=\"meta\">" + std::to_string(set.reports.size()) +
         " job report file(s). Figures: means over ranks; shares of the wall time. How to read this page: "
         "docs/report.md of multilane.</p>");
   for (size_t i = 0; i < set.series.size(); ++i) SeriesSection(&p, i, set.series[i]);

@@ -118,6 +118,15 @@ std::optional<double> SpreadPart(const json& obj, const std::string& where, cons
   return OptionalNumber(*v, Join(where, key), part);
 }
 
+// The optional object `key` of counts by name ({"lane": 12, ...}) into *out.
+void Counts(const json& obj, const std::string& where, const std::string& key, std::map<std::string, int64_t>* out) {
+  const json* counts = Member(obj, where, key, false);
+  if (!counts) return;
+  if (!counts->is_object()) throw FieldError("field '" + Join(where, key) + "' must be an object");
+  for (auto it = counts->begin(); it != counts->end(); ++it)
+    (*out)[Shown(it.key())] = Integer(it.value(), Join(Join(where, key), mldb::Excerpt(it.key())));
+}
+
 ReportBin ParseBin(const json& b, const std::string& where) {
   if (!b.is_object()) throw FieldError("'" + where + "' must be an object, not " + TypeName(b));
   ReportBin bin;
@@ -136,17 +145,8 @@ ReportBin ParseBin(const json& b, const std::string& where) {
   bin.comm_ranks = IntField(b, where, "comm_ranks", false, 0);
   bin.algbw_gbs = OptionalNumber(b, where, "algbw_gbs").value_or(0);
   bin.busbw_gbs = OptionalNumber(b, where, "busbw_gbs").value_or(0);
-  if (const json* algos = Member(b, where, "algos", false)) {
-    if (!algos->is_object()) throw FieldError("field '" + Join(where, "algos") + "' must be an object");
-    for (auto it = algos->begin(); it != algos->end(); ++it)
-      bin.algos[Shown(it.key())] = Integer(it.value(), Join(Join(where, "algos"), mldb::Excerpt(it.key())));
-  }
-  // Device bins of reports written since the transport counters (optional).
-  if (const json* paths = Member(b, where, "transports", false)) {
-    if (!paths->is_object()) throw FieldError("field '" + Join(where, "transports") + "' must be an object");
-    for (auto it = paths->begin(); it != paths->end(); ++it)
-      bin.transports[Shown(it.key())] = Integer(it.value(), Join(Join(where, "transports"), mldb::Excerpt(it.key())));
-  }
+  Counts(b, where, "algos", &bin.algos);
+  Counts(b, where, "transports", &bin.transports);  // device bins of reports written since the transport counters
   bin.nccl_fallbacks = IntegerField(b, where, "nccl_fallbacks", false, 0);
   if (const json* p = Member(b, where, "profile", false)) {
     const std::string pw = Join(where, "profile");
@@ -264,41 +264,30 @@ json ParseWithoutDuplicateKeys(const std::string& text) {
   });
 }
 
-// Checks `format` and `version` by name before anything else is looked at.
-bool CheckIdentity(const json& doc, const std::string& path, std::string* error) {
-  if (!doc.is_object()) {
-    *error = path + ": not a multilane job report (the file holds a JSON " + TypeName(doc) +
-             ", expected an object with format '" + kJobReportFormat + "')";
-    return false;
-  }
+// Checks `format` and `version` by name before anything else is looked at:
+// what is wrong with them, or "" when the file is a job report this reads.
+std::string IdentityProblem(const json& doc, const std::string& path) {
+  if (!doc.is_object())
+    return path + ": not a multilane job report (the file holds a JSON " + TypeName(doc) +
+           ", expected an object with format '" + kJobReportFormat + "')";
   auto format = doc.find("format");
-  if (format == doc.end() || !format->is_string()) {
-    *error = path + ": not a multilane job report (no 'format' field, expected '" + kJobReportFormat + "')";
-    return false;
-  }
-  if (format->get<std::string>() != kJobReportFormat) {
-    *error = path + ": not a multilane job report (format is '" + mldb::Excerpt(format->get<std::string>()) +
-             "', expected '" + kJobReportFormat + "')";
-    return false;
-  }
+  if (format == doc.end() || !format->is_string())
+    return path + ": not a multilane job report (no 'format' field, expected '" + kJobReportFormat + "')";
+  if (format->get<std::string>() != kJobReportFormat)
+    return path + ": not a multilane job report (format is '" + mldb::Excerpt(format->get<std::string>()) +
+           "', expected '" + kJobReportFormat + "')";
   auto version = doc.find("version");
-  if (version == doc.end() || !version->is_number_integer()) {
-    *error = path + ": job report without an integer 'version' (this multilane reads version " +
-             std::to_string(kJobReportVersion) + ")";
-    return false;
-  }
+  if (version == doc.end() || !version->is_number_integer())
+    return path + ": job report without an integer 'version' (this multilane reads version " +
+           std::to_string(kJobReportVersion) + ")";
   const int64_t v = version->get<int64_t>();
-  if (v > kJobReportVersion) {
-    *error = path + ": job report version " + std::to_string(v) + " is newer than this multilane reads (version " +
-             std::to_string(kJobReportVersion) + "): use a newer multilane";
-    return false;
-  }
-  if (v != kJobReportVersion) {
-    *error = path + ": job report version " + std::to_string(v) + " is not supported (this multilane reads version " +
-             std::to_string(kJobReportVersion) + ")";
-    return false;
-  }
-  return true;
+  if (v > kJobReportVersion)
+    return path + ": job report version " + std::to_string(v) + " is newer than this multilane reads (version " +
+           std::to_string(kJobReportVersion) + "): use a newer multilane";
+  if (v != kJobReportVersion)
+    return path + ": job report version " + std::to_string(v) + " is not supported (this multilane reads version " +
+           std::to_string(kJobReportVersion) + ")";
+  return "";
 }
 
 }  // namespace
@@ -336,14 +325,16 @@ bool ParseJobReport(const std::string& text, const std::string& path, JobReport*
     *error = path + ": not a usable JSON file (" + mldb::Excerpt(e.what()) + ")";
     return false;
   }
-  bool identity = false;
+  std::string problem;
   try {
-    identity = CheckIdentity(doc, path, error);
+    problem = IdentityProblem(doc, path);
   } catch (const std::exception& e) {
-    *error = path + ": bad job report: " + mldb::Excerpt(e.what());
+    problem = path + ": bad job report: " + mldb::Excerpt(e.what());
+  }
+  if (!problem.empty()) {
+    *error = problem;
     return false;
   }
-  if (!identity) return false;
   JobReport r;
   r.path = path;
   try {

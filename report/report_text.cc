@@ -3,6 +3,7 @@
 
 #include "entry_points.h"
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <string>
@@ -30,34 +31,20 @@ void Line(std::string* out, const char* fmt, ...) {
 }
 
 std::string Bar(double share, int width) {
-  int n = static_cast<int>(share * width + 0.5);
-  if (n < 0) n = 0;
-  if (n > width) n = width;
-  std::string s;
-  for (int i = 0; i < n; ++i) s += "#";
-  return s;
+  return std::string(static_cast<size_t>(std::clamp(static_cast<int>(share * width + 0.5), 0, width)), '#');
 }
 
-// `s` padded with spaces to `width` characters (UTF-8 aware: "–" is one).
-std::string Pad(const std::string& s, size_t width) {
+// `s` padded with spaces to `width` characters (UTF-8 aware: "–" is one),
+// on the right, or with `left` on the left (right-aligned).
+std::string Pad(const std::string& s, size_t width, bool left = false) {
   size_t chars = 0;
   for (unsigned char c : s) chars += (c & 0xC0) != 0x80;
-  return chars >= width ? s : s + std::string(width - chars, ' ');
+  if (chars >= width) return s;
+  const std::string spaces(width - chars, ' ');
+  return left ? spaces + s : s + spaces;
 }
 
-// `s` right-aligned in `width` characters.
-std::string PadLeft(const std::string& s, size_t width) {
-  size_t chars = 0;
-  for (unsigned char c : s) chars += (c & 0xC0) != 0x80;
-  return chars >= width ? s : std::string(width - chars, ' ') + s;
-}
-
-std::string Opt(const std::optional<double>& v, const char* fmt) {
-  if (!v) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, fmt, *v);
-  return buf;
-}
+std::string Opt(const std::optional<double>& v, const char* fmt) { return v ? FormatNumber(fmt, *v) : "-"; }
 
 const char* Mark(VerdictLevel level) {
   switch (level) {
@@ -143,11 +130,8 @@ void Job(const JobReport& r, const JobAnalysis& a, std::string* out) {
                               : "no system MPI times in the profile");
   if (a.layout.known) {
     std::string per;
-    for (const auto& [ppg, us] : a.layout.predicted_us) {
-      char secs[32];
-      std::snprintf(secs, sizeof secs, "%.4g s", us * 1e-6);
-      per += (per.empty() ? "" : ", ") + std::to_string(ppg) + ": " + secs;
-    }
+    for (const auto& [ppg, us] : a.layout.predicted_us)
+      per += (per.empty() ? "" : ", ") + std::to_string(ppg) + ": " + FormatNumber("%.4g s", us * 1e-6);
     Line(out, "  ranks per GPU by the profile (tuned time of the job's device calls): %s; ran %d, fastest %d",
          per.c_str(), a.layout.job_ppg, a.layout.best_ppg);
   }
@@ -193,9 +177,9 @@ std::string FormatReportText(const ReportSet& set) {
     Line(&out, "    %8s %10s %9s %10s %10s %10s", s.scale_unit.c_str(), "wall s", "ideal", "speedup", "efficiency",
          "predicted");
     for (const SeriesPoint& p : s.points)
-      Line(&out, "    %8d %10.3f %s %s %s %s", p.scale, p.wall_s, PadLeft(Times(p.factor), 9).c_str(),
-           PadLeft(Times(p.speedup), 10).c_str(), PadLeft(Percent(p.efficiency), 10).c_str(),
-           PadLeft(p.predicted_speedup ? Times(*p.predicted_speedup) : "-", 10).c_str());
+      Line(&out, "    %8d %10.3f %s %s %s %s", p.scale, p.wall_s, Pad(Times(p.factor), 9, true).c_str(),
+           Pad(Times(p.speedup), 10, true).c_str(), Pad(Percent(p.efficiency), 10, true).c_str(),
+           Pad(p.predicted_speedup ? Times(*p.predicted_speedup) : "-", 10, true).c_str());
     Line(&out, "  verdicts:");
     for (const Verdict& v : s.verdicts) Line(&out, "    %s %s", Mark(v.level), v.text.c_str());
   }

@@ -62,18 +62,27 @@ std::string Legend(const std::vector<Series>& series, double y) {
   return out;
 }
 
+// A grid line across the plot at height `y`, with its tick label.
+std::string GridLine(double y, const std::string& label) {
+  return "<line class=\"grid\" x1=\"" + std::to_string(kLeft) + "\" x2=\"" + std::to_string(kWidth - kRight) +
+         "\" y1=\"" + Num(y) + "\" y2=\"" + Num(y) + "\"/>" + Text(kLeft - 6, y + 4, label, "end", "tick");
+}
+
+// The title of the y axis, written upwards beside it.
+std::string YTitle(const std::string& title) {
+  return "<text class=\"axis\" transform=\"translate(14," + Num(kTop + kPlotHeight / 2.0) +
+         ") rotate(-90)\" text-anchor=\"middle\">" + HtmlEscape(title) + "</text>";
+}
+
 // The y axis and its grid; returns the top of the axis.
 double YAxis(double top_value, const std::string& y_label, std::string* out) {
   const double step = NiceStep(top_value);
   const double top = std::max(step, std::ceil(top_value / step - 1e-9) * step);
   for (double v = 0; v <= top + step / 2; v += step) {
     const double y = kTop + kPlotHeight * (1 - v / top);
-    *out += "<line class=\"grid\" x1=\"" + std::to_string(kLeft) + "\" x2=\"" + std::to_string(kWidth - kRight) +
-            "\" y1=\"" + Num(y) + "\" y2=\"" + Num(y) + "\"/>";
-    *out += Text(kLeft - 6, y + 4, Label(v), "end", "tick");
+    *out += GridLine(y, Label(v));
   }
-  *out += "<text class=\"axis\" transform=\"translate(14," + Num(kTop + kPlotHeight / 2.0) +
-          ") rotate(-90)\" text-anchor=\"middle\">" + HtmlEscape(y_label) + "</text>";
+  *out += YTitle(y_label);
   return top;
 }
 
@@ -83,25 +92,16 @@ std::string HtmlEscape(const std::string& text) {
   std::string out;
   out.reserve(text.size());
   for (char c : mla::EscapeControlBytes(text)) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
+    const char* entity = c == '&'    ? "&amp;"
+                         : c == '<'  ? "&lt;"
+                         : c == '>'  ? "&gt;"
+                         : c == '"'  ? "&quot;"
+                         : c == '\'' ? "&#39;"
+                                     : nullptr;
+    if (entity != nullptr)
+      out += entity;
+    else
+      out += c;
   }
   return out;
 }
@@ -148,12 +148,9 @@ std::string GroupedBarsSvg(const std::string& title, const std::vector<std::stri
     hi_decade = std::max(lo_decade + 1, std::ceil(std::log10(top_value)));
     for (double d = lo_decade; d <= hi_decade + 0.5; d += 1) {
       const double y = kTop + kPlotHeight * (1 - (d - lo_decade) / (hi_decade - lo_decade));
-      out += "<line class=\"grid\" x1=\"" + std::to_string(kLeft) + "\" x2=\"" + std::to_string(kWidth - kRight) +
-             "\" y1=\"" + Num(y) + "\" y2=\"" + Num(y) + "\"/>";
-      out += Text(kLeft - 6, y + 4, Label(std::pow(10, d)), "end", "tick");
+      out += GridLine(y, Label(std::pow(10, d)));
     }
-    out += "<text class=\"axis\" transform=\"translate(14," + Num(kTop + kPlotHeight / 2.0) +
-           ") rotate(-90)\" text-anchor=\"middle\">" + HtmlEscape(y_label + " (log scale)") + "</text>";
+    out += YTitle(y_label + " (log scale)");
   } else {
     top = YAxis(top_value, y_label, &out);
   }

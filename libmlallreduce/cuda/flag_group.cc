@@ -117,16 +117,8 @@ int FlagGroup::Create(MPI_Comm node, bool shares_gpu, size_t max_bytes, std::uni
   if (ok) MLA_MPI_TRY(PMPI_Comm_dup(node, &g->comm_));
   if (!ok) {
     *why = std::string("CUDA IPC of the flag memory failed (") + cudaGetErrorString(err) + ")";
-    // Nobody mapped anything of ours that it will use: free without the barrier.
-    for (int r = 0; r < size; ++r)
-      if (r != rank && g->args_.base[r] != nullptr) cudaIpcCloseMemHandle(g->args_.base[r]);
-    if (g->app_done_ != nullptr) cudaEventDestroy(g->app_done_);
-    if (g->done_ != nullptr) cudaFreeHost(g->done_);
-    if (g->own_ != nullptr) cudaFree(g->own_);
-    g->own_ = nullptr;
-    g->app_done_ = nullptr;
-    g->done_ = nullptr;
-    std::memset(g->args_.base, 0, sizeof(g->args_.base));
+    // Nobody mapped anything of ours that it will use: the destructor frees
+    // it without the barrier (there is no communicator yet).
     return MPI_SUCCESS;
   }
   *out = std::move(g);
@@ -170,18 +162,19 @@ cudaError_t FlagGroup::Allreduce(DType type, DOp op, const void* send, void* rec
 
 cudaError_t FlagGroup::WaitDone(int blocks, cudaStream_t stream) {
   const volatile unsigned int* done = done_;
-  for (unsigned long spins = 1;; ++spins) {
+  const auto all_done = [&] {
     int b = 0;
     while (b < blocks && done[b] == calls_) ++b;
-    if (b == blocks) return cudaSuccess;
+    return b == blocks;
+  };
+  for (unsigned long spins = 1;; ++spins) {
+    if (all_done()) return cudaSuccess;
     // Now and then ask CUDA whether the kernel failed (or ended without
     // saying so, which would be a bug): never spin on a dead kernel.
     if (spins % 4096 == 0) {
       const cudaError_t q = cudaStreamQuery(stream);
       if (q == cudaErrorNotReady) continue;
-      b = 0;
-      while (b < blocks && done[b] == calls_) ++b;
-      if (b == blocks) return cudaSuccess;
+      if (all_done()) return cudaSuccess;
       return q != cudaSuccess ? q : cudaErrorUnknown;
     }
   }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "libmlallreduce/cuda/cuda_util.h"
@@ -41,55 +42,27 @@ const NcclApi* Nccl() {
   return loaded ? &api : nullptr;
 }
 
-bool MapType(DType t, ncclDataType_t* out) {
-  switch (t) {
-    case DType::kI8:
-      *out = ncclInt8;
+// The value `key` maps to in `table`; false when it maps to none.
+template <typename Key, typename Value, size_t N>
+bool Lookup(const std::pair<Key, Value> (&table)[N], Key key, Value* out) {
+  for (const auto& [k, v] : table)
+    if (k == key) {
+      *out = v;
       return true;
-    case DType::kU8:
-      *out = ncclUint8;
-      return true;
-    case DType::kI32:
-      *out = ncclInt32;
-      return true;
-    case DType::kU32:
-      *out = ncclUint32;
-      return true;
-    case DType::kI64:
-      *out = ncclInt64;
-      return true;
-    case DType::kU64:
-      *out = ncclUint64;
-      return true;
-    case DType::kF32:
-      *out = ncclFloat32;
-      return true;
-    case DType::kF64:
-      *out = ncclFloat64;
-      return true;
-    default:
-      return false;
-  }
+    }
+  return false;
 }
 
-bool MapOp(DOp op, ncclRedOp_t* out) {
-  switch (op) {
-    case DOp::kSum:
-      *out = ncclSum;
-      return true;
-    case DOp::kProd:
-      *out = ncclProd;
-      return true;
-    case DOp::kMin:
-      *out = ncclMin;
-      return true;
-    case DOp::kMax:
-      *out = ncclMax;
-      return true;
-    default:
-      return false;
-  }
-}
+// NCCL's name of each type and operation it has (no 16-bit integers, no
+// logical or bitwise operations).
+const std::pair<DType, ncclDataType_t> kNcclTypes[] = {
+    {DType::kI8, ncclInt8},   {DType::kU8, ncclUint8},   {DType::kI32, ncclInt32},   {DType::kU32, ncclUint32},
+    {DType::kI64, ncclInt64}, {DType::kU64, ncclUint64}, {DType::kF32, ncclFloat32}, {DType::kF64, ncclFloat64}};
+const std::pair<DOp, ncclRedOp_t> kNcclOps[] = {
+    {DOp::kSum, ncclSum}, {DOp::kProd, ncclProd}, {DOp::kMin, ncclMin}, {DOp::kMax, ncclMax}};
+
+bool MapType(DType t, ncclDataType_t* out) { return Lookup(kNcclTypes, t, out); }
+bool MapOp(DOp op, ncclRedOp_t* out) { return Lookup(kNcclOps, op, out); }
 
 }  // namespace
 

@@ -52,29 +52,14 @@ Class Classify(MPI_Datatype t) {
 }
 
 bool MapOp(MPI_Op op, DOp* out) {
-  if (op == MPI_SUM)
-    *out = DOp::kSum;
-  else if (op == MPI_PROD)
-    *out = DOp::kProd;
-  else if (op == MPI_MIN)
-    *out = DOp::kMin;
-  else if (op == MPI_MAX)
-    *out = DOp::kMax;
-  else if (op == MPI_LAND)
-    *out = DOp::kLand;
-  else if (op == MPI_LOR)
-    *out = DOp::kLor;
-  else if (op == MPI_LXOR)
-    *out = DOp::kLxor;
-  else if (op == MPI_BAND)
-    *out = DOp::kBand;
-  else if (op == MPI_BOR)
-    *out = DOp::kBor;
-  else if (op == MPI_BXOR)
-    *out = DOp::kBxor;
-  else
-    return false;
-  return true;
+  const MPI_Op ops[] = {MPI_SUM, MPI_PROD, MPI_MIN,  MPI_MAX, MPI_LAND,
+                        MPI_LOR, MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR};  // in DOp's order
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; ++i)
+    if (op == ops[i]) {
+      *out = static_cast<DOp>(i);
+      return true;
+    }
+  return false;
 }
 
 bool IsArith(DOp op) { return op == DOp::kSum || op == DOp::kProd || op == DOp::kMin || op == DOp::kMax; }
@@ -129,20 +114,8 @@ bool MapReduction(MPI_Datatype datatype, MPI_Op op, DType* type, DOp* dop) {
 }
 
 size_t DTypeSize(DType type) {
-  switch (type) {
-    case DType::kI8:
-    case DType::kU8:
-      return 1;
-    case DType::kI16:
-    case DType::kU16:
-      return 2;
-    case DType::kI32:
-    case DType::kU32:
-    case DType::kF32:
-      return 4;
-    default:
-      return 8;
-  }
+  constexpr size_t kSizes[] = {1, 1, 2, 2, 4, 4, 8, 8, 4, 8};  // in DType's order
+  return kSizes[static_cast<int>(type)];
 }
 
 }  // namespace cuda
