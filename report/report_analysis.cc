@@ -683,13 +683,10 @@ std::vector<ScalingSeries> MeasuredScaling(const std::vector<JobReport>& reports
     if (last.predicted_speedup)
       text += "; the model of the " + std::to_string(n0) + "-" + (all_gpus ? "GPU" : "rank") + " run predicted " +
               Times(*last.predicted_speedup);
-    if (last.efficiency >= kMeasuredEfficiencyLow) {
-      s.verdicts.push_back(Verdict{"measured-scaling", VerdictLevel::kGood,
-                                   text + "; at or above the " + Percent(kMeasuredEfficiencyLow) + " threshold)"});
-    } else {
-      s.verdicts.push_back(Verdict{"measured-scaling", VerdictLevel::kWarn,
-                                   text + "; below the " + Percent(kMeasuredEfficiencyLow) + " threshold)"});
-    }
+    const bool good = last.efficiency >= kMeasuredEfficiencyLow;
+    s.verdicts.push_back(Verdict{
+        "measured-scaling", good ? VerdictLevel::kGood : VerdictLevel::kWarn,
+        text + (good ? "; at or above the " : "; below the ") + Percent(kMeasuredEfficiencyLow) + " threshold)"});
     out.push_back(s);
   }
   return out;

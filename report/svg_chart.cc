@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
+#include "report_analysis.h"
 #include "vocab/terminal_text.h"
 
 namespace multilane {
@@ -18,17 +18,9 @@ constexpr int kPlotHeight = 220;
 constexpr int kBottom = 70;           // x labels and legend
 constexpr size_t kUprightLabels = 8;  // more categories than this: slanted labels
 
-std::string Num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
+std::string Num(double v) { return FormatNumber("%.1f", v); }
 
-std::string Label(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
+std::string Label(double v) { return FormatNumber("%g", v); }
 
 // A round step so that about 5 ticks cover [0, top].
 double NiceStep(double top) {
@@ -115,11 +107,7 @@ std::string StackedBarSvg(const std::string& title, const std::vector<Segment>& 
     const double w = std::max(0.0, s.share) * width;
     out += "<rect x=\"" + Num(x) + "\" y=\"10\" width=\"" + Num(w) + "\" height=\"40\" fill=\"" + s.color +
            "\"><title>" + HtmlEscape(s.label) + "</title></rect>";
-    if (w > 60) {
-      char pct[32];
-      std::snprintf(pct, sizeof pct, "%.0f %%", s.share * 100);
-      out += Text(x + w / 2, 35, pct, "middle", "inbar");
-    }
+    if (w > 60) out += Text(x + w / 2, 35, FormatNumber("%.0f %%", s.share * 100), "middle", "inbar");
     x += w;
   }
   std::vector<Series> legend;

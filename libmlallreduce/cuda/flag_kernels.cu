@@ -10,6 +10,7 @@
 // grid-wide synchronisation.
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "libmlallreduce/cuda/flag_kernels.h"
 #include "libmlallreduce/cuda/reduce_ops.cuh"
@@ -25,35 +26,20 @@ struct alignas(sizeof(T) * L) Pack {
   T v[L];
 };
 
+// The unsigned type of B bytes (uint4 for 16), which __ldcg loads.
 template <int B>
-struct RawOf;
-template <>
-struct RawOf<1> {
-  using type = unsigned char;
-};
-template <>
-struct RawOf<2> {
-  using type = unsigned short;
-};
-template <>
-struct RawOf<4> {
-  using type = unsigned int;
-};
-template <>
-struct RawOf<8> {
-  using type = unsigned long long;
-};
-template <>
-struct RawOf<16> {
-  using type = uint4;
-};
+using RawOf =
+    std::conditional_t<B == 1, unsigned char,
+                       std::conditional_t<B == 2, unsigned short,
+                                          std::conditional_t<B == 4, unsigned int,
+                                                             std::conditional_t<B == 8, unsigned long long, uint4>>>>;
 
 // A load that bypasses L1 (which is not coherent with other processes' or
 // GPUs' writes): peers' areas are read only after the barrier, from L2 or
 // over NVLink.
 template <typename P>
 __device__ __forceinline__ P LoadShared(const P* p) {
-  using R = typename RawOf<sizeof(P)>::type;
+  using R = RawOf<sizeof(P)>;
   const R raw = __ldcg(reinterpret_cast<const R*>(p));
   P out;
   memcpy(&out, &raw, sizeof(P));
