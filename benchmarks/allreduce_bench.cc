@@ -167,11 +167,13 @@ std::string gather_host_ranges(const RunInfo& info, int* hosts) {
   return text;
 }
 
-int local_rank_of(int rank) {
+// This rank's rank among the ranks of its host, and their number (*local_size).
+int local_rank_of(int rank, int* local_size) {
   MPI_Comm shared;
   MPI_Comm_split_type(kComm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared);
   int local = 0;
   MPI_Comm_rank(shared, &local);
+  MPI_Comm_size(shared, local_size);
   MPI_Comm_free(&shared);
   return local;
 }
@@ -286,8 +288,8 @@ class Bench {
   Caller make_caller(const AlgoSpec& spec) const;
   Row run_one(const AlgoSpec& spec, uint64_t count, int iters, int warmup);
   Row run_best(const AlgoSpec& spec, uint64_t count, int iters, int warmup, size_t first);
-  uint64_t check_result(size_t count, const Reference& ref, MPI_Comm comm);
-  uint64_t check_send(size_t count, const Reference& ref);
+  uint64_t check_call(size_t count, const Reference& ref, MPI_Comm comm);
+  double time_batch(const Caller& call, int n, size_t bytes, int iters, int warmup, bool active, int* failed);
   void count_calls(const AlgoSpec& spec, const mla_stats& before, const mla_stats& after, Row* row);
   void make_notes(size_t nsizes);
   void print_group(size_t first);
@@ -304,24 +306,44 @@ class Bench {
   std::vector<std::string> notes_;
 };
 
-uint64_t Bench::check_result(size_t count, const Reference& ref, MPI_Comm comm) {
+// The wrong values of the last call's result (compared with rank 0's too
+// where the ranks disagree) plus the send elements it changed (then
+// written again, to keep later runs meaningful).  Collective over comm.
+uint64_t Bench::check_call(size_t count, const Reference& ref, MPI_Comm comm) {
   const size_t bytes = count * esize_;
+  uint64_t changed = ref.count_send_changed(bufs_.host_view(*bufs_.send, bytes), count);
+  if (changed) bufs_.fill_send(ref, count, bytes);
   const void* res = bufs_.host_view(*bufs_.recv, bytes);
-  if (same_on_all_ranks(hash_bytes(res, bytes), comm)) return ref.count_wrong(res, nullptr, count);
-  // The ranks disagree: compare each element with rank 0's result as well.
+  if (same_on_all_ranks(hash_bytes(res, bytes), comm)) return changed + ref.count_wrong(res, nullptr, count);
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   std::vector<unsigned char> rank0(bytes);
   if (rank == 0) memcpy(rank0.data(), res, bytes);
   bcast_bytes(rank0.data(), bytes, comm);
-  return ref.count_wrong(res, rank0.data(), count);
+  return changed + ref.count_wrong(res, rank0.data(), count);
 }
 
-uint64_t Bench::check_send(size_t count, const Reference& ref) {
-  const size_t bytes = count * esize_;
-  uint64_t changed = ref.count_send_changed(bufs_.host_view(*bufs_.send, bytes), count);
-  if (changed) bufs_.fill_send(ref, count, bytes);  // keep later runs meaningful
-  return changed;
+// `warmup` untimed calls, then `iters` timed ones, on the ranks `active`
+// (every rank meets at the barrier); returns the slowest rank's mean
+// seconds per call and adds the calls that failed to *failed.
+double Bench::time_batch(const Caller& call, int n, size_t bytes, int iters, int warmup, bool active, int* failed) {
+  MemKind* kind = bufs_.kind;
+  void* send = bufs_.send->get();
+  void* recv = bufs_.recv->get();
+  if (active) {
+    kind->set_bytes(recv, kPoisonByte, bytes);
+    for (int i = 0; i < warmup; ++i) *failed += call(send, recv, n) != MPI_SUCCESS;
+    kind->synchronize();
+  }
+  MPI_Barrier(kComm);
+  double t0 = MPI_Wtime();
+  if (active) {
+    for (int i = 0; i < iters; ++i) *failed += call(send, recv, n) != MPI_SUCCESS;
+    kind->synchronize();
+  }
+  double mean = active ? (MPI_Wtime() - t0) / iters : 0, max_mean = 0;
+  PMPI_Allreduce(&mean, &max_mean, 1, MPI_DOUBLE, MPI_MAX, kComm);
+  return max_mean;
 }
 
 void Bench::count_calls(const AlgoSpec& spec, const mla_stats& before, const mla_stats& after, Row* row) {
@@ -421,15 +443,16 @@ Caller Bench::make_caller(const AlgoSpec& spec) const {
 
 Row Bench::run_one(const AlgoSpec& spec, uint64_t count, int iters, int warmup) {
   const Caller call = make_caller(spec);
+  const size_t bytes = count * esize_;
+  Row row;
+  row.bytes = bytes;
+  row.count = count;
+  row.algo = spec.name;
+  row.checked = opt_.check;
   if (spec.kind == AlgoSpec::Kind::kMpiAlgo && call.system == MPI_COMM_NULL) {
     // The MPI refused the choice (checked at the start; rare): no call is made.
     if (info_.rank == 0)
-      fprintf(stderr, "mlallreduce_bench: %s at %zu B: %s\n", spec.name.c_str(), count * esize_, call.why.c_str());
-    Row row;
-    row.bytes = count * esize_;
-    row.count = count;
-    row.algo = spec.name;
-    row.checked = opt_.check;
+      fprintf(stderr, "mlallreduce_bench: %s at %zu B: %s\n", spec.name.c_str(), bytes, call.why.c_str());
     row.wrong = count;
     return row;
   }
@@ -440,20 +463,7 @@ Row Bench::run_one(const AlgoSpec& spec, uint64_t count, int iters, int warmup) 
   const Reference& ref = per_gpu_row ? per_gpu_ref_ : ref_;
   const MPI_Comm comm = per_gpu_row ? (active ? per_gpu_ : MPI_COMM_SELF) : kComm;
   const int comm_ranks = per_gpu_row ? comm_size(per_gpu_) : info_.nranks;
-
-  const size_t bytes = count * esize_;
   const int n = static_cast<int>(count);
-  MemKind* kind = bufs_.kind;
-  void* send = bufs_.send->get();
-  void* recv = bufs_.recv->get();
-
-  Row row;
-  row.bytes = bytes;
-  row.count = count;
-  row.algo = spec.name;
-  row.iters = iters;
-  row.warmup = warmup;
-  row.checked = opt_.check;
 
   mla_stats before, after;
   mla_get_stats(&before);
@@ -464,16 +474,13 @@ Row Bench::run_one(const AlgoSpec& spec, uint64_t count, int iters, int warmup) 
   // One checked call, outside the timed loop; its time sizes the batch (-T).
   double t_checked = 0;
   if (active) {
-    kind->set_bytes(recv, kPoisonByte, bytes);
-    kind->synchronize();
+    bufs_.kind->set_bytes(bufs_.recv->get(), kPoisonByte, bytes);
+    bufs_.kind->synchronize();
     double t = MPI_Wtime();
-    failed_calls += call(send, recv, n) != MPI_SUCCESS;
-    kind->synchronize();
+    failed_calls += call(bufs_.send->get(), bufs_.recv->get(), n) != MPI_SUCCESS;
+    bufs_.kind->synchronize();
     t_checked = MPI_Wtime() - t;
-    if (opt_.check) {
-      wrong += check_result(count, ref, comm);
-      wrong += check_send(count, ref);
-    }
+    if (opt_.check) wrong += check_call(count, ref, comm);
   }
   if (opt_.batch_seconds > 0) {
     double t_max = 0;
@@ -483,33 +490,14 @@ Row Bench::run_one(const AlgoSpec& spec, uint64_t count, int iters, int warmup) 
       if (fit < iters) iters = std::max(3, static_cast<int>(fit));
       warmup = std::min(warmup, std::max(1, iters / 10));
     }
-    row.iters = iters;
-    row.warmup = warmup;
   }
-
-  // Warm-up, then one timed batch.
-  if (active) {
-    kind->set_bytes(recv, kPoisonByte, bytes);
-    for (int i = 0; i < warmup; ++i) failed_calls += call(send, recv, n) != MPI_SUCCESS;
-    kind->synchronize();
-  }
-  MPI_Barrier(kComm);
-  double t0 = MPI_Wtime();
-  if (active) {
-    for (int i = 0; i < iters; ++i) failed_calls += call(send, recv, n) != MPI_SUCCESS;
-    kind->synchronize();
-  }
-  double t1 = MPI_Wtime();
-
+  row.iters = iters;
+  row.warmup = warmup;
+  const double max_mean = time_batch(call, n, bytes, iters, warmup, active, &failed_calls);
   mla_get_stats(&after);
-  double mean = active ? (t1 - t0) / iters : 0, max_mean = 0;
-  PMPI_Allreduce(&mean, &max_mean, 1, MPI_DOUBLE, MPI_MAX, kComm);
 
   // The last timed result too.
-  if (opt_.check && active) {
-    wrong += check_result(count, ref, comm);
-    wrong += check_send(count, ref);
-  }
+  if (opt_.check && active) wrong += check_call(count, ref, comm);
   if (failed_calls) {
     fprintf(stderr, "mlallreduce_bench: rank %d: %d calls of %s at %zu B returned an MPI error%s%s\n", info_.rank,
             failed_calls, spec.name.c_str(), bytes, call.why.empty() ? "" : ": ", call.why.c_str());
@@ -859,6 +847,70 @@ bool check_system_rows(Options* opt, const SystemAllreduce& system, std::vector<
   return true;
 }
 
+// Opens -J's file on rank 0 before the run, so that a bad path fails first;
+// false (with *error) on every rank when it cannot be written.
+bool open_json(const Options& opt, int rank, FILE** json, std::string* error) {
+  int json_ok = 1;
+  if (rank == 0 && !opt.json_path.empty()) {
+    *json = fopen(opt.json_path.c_str(), "w");
+    if (!*json) {
+      json_ok = 0;
+      *error = "-J: cannot write '" + opt.json_path + "': " + strerror(errno) + "; give a file in a writable folder";
+    }
+  }
+  MPI_Bcast(&json_ok, 1, MPI_INT, 0, kComm);
+  return json_ok != 0;
+}
+
+// The run's facts for the header and the JSON: host, date, command line,
+// MPI, multilane variables, layout and whether the library serves the call;
+// *local_size: the ranks of this host.  Collective.
+void collect_run_info(int argc, char** argv, const Options& opt, RunInfo* info, int* local_size) {
+  char name[256] = {0};
+  gethostname(name, sizeof name - 1);
+  info->hostname = name;
+  info->date = mla::UtcNow();
+  for (int i = 0; i < argc; ++i) {
+    info->argv.push_back(argv[i]);
+    info->command_line += (i ? " " : "") + shell_quote(argv[i]);
+  }
+  char version[MPI_MAX_LIBRARY_VERSION_STRING];
+  int version_len = 0;
+  MPI_Get_library_version(version, &version_len);
+  info->mpi_version = mla::MpiVersionKey(std::string(version, static_cast<size_t>(version_len)));
+  info->variables = multilane_variables();
+  {
+    std::string joined;
+    for (const auto& v : info->variables) joined += v.first + "=" + v.second + "\n";
+    info->variables_consistent = same_on_all_ranks(hash_bytes(joined.data(), joined.size()));
+  }
+  info->local_rank = local_rank_of(info->rank, local_size);
+  info->host_ranges = gather_host_ranges(*info, &info->hosts);
+  info->layout_ok = mla_comm_layout(kComm, &info->layout) == MPI_SUCCESS;
+  info->library_enabled = mla_enabled() != 0;
+  info->library_version = mla_version();
+  const char* reason = nullptr;
+  info->supported = mla_call_supported(mpi_datatype(opt.type), mpi_op(opt.op), kComm, &reason) != 0;
+  info->unsupported_reason = reason ? reason : "";
+  if (info->supported && info->layout_ok && !info->layout.regular)
+    info->unsupported_reason = "irregular layout: nodes hold different numbers of ranks";
+}
+
+// The communicator of the first rank on each GPU of each host (MPI_COMM_NULL
+// on the others); *ranks_per_gpu: the ranks that share this rank's GPU.
+MPI_Comm per_gpu_comm(const MemKind& kind, int rank, int* ranks_per_gpu) {
+  MPI_Comm shared, same_gpu, per_gpu = MPI_COMM_NULL;
+  MPI_Comm_split_type(kComm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared);
+  MPI_Comm_split(shared, kind.device() + 1, rank, &same_gpu);
+  int gpu_rank = 0;
+  MPI_Comm_rank(same_gpu, &gpu_rank);
+  MPI_Comm_size(same_gpu, ranks_per_gpu);
+  MPI_Comm_split(kComm, gpu_rank == 0 ? 0 : MPI_UNDEFINED, rank, &per_gpu);
+  MPI_Comm_free(&same_gpu);
+  MPI_Comm_free(&shared);
+  return per_gpu;
+}
+
 int bench_main(int argc, char** argv) {
 #ifdef MLABENCH_HAVE_SYSALGO
   mlsys::PrepareBeforeInit();  // Open MPI: lets mpi:NAME force coll/tuned's algorithms
@@ -882,55 +934,12 @@ int bench_main(int argc, char** argv) {
 
   // Open the JSON file early so that a bad path fails before the run.
   FILE* json = nullptr;
-  int json_ok = 1;
-  if (info.rank == 0 && !opt.json_path.empty()) {
-    json = fopen(opt.json_path.c_str(), "w");
-    if (!json) {
-      json_ok = 0;
-      error = "-J: cannot write '" + opt.json_path + "': " + strerror(errno) + "; give a file in a writable folder";
-    }
-  }
-  MPI_Bcast(&json_ok, 1, MPI_INT, 0, kComm);
-  if (!json_ok) return finish(info.rank, 2, error);
+  if (!open_json(opt, info.rank, &json, &error)) return finish(info.rank, 2, error);
 
-  // Metadata.
-  char name[256] = {0};
-  gethostname(name, sizeof name - 1);
-  info.hostname = name;
-  info.date = mla::UtcNow();
-  for (int i = 0; i < argc; ++i) {
-    info.argv.push_back(argv[i]);
-    info.command_line += (i ? " " : "") + shell_quote(argv[i]);
-  }
-  char version[MPI_MAX_LIBRARY_VERSION_STRING];
-  int version_len = 0;
-  MPI_Get_library_version(version, &version_len);
-  info.mpi_version = mla::MpiVersionKey(std::string(version, static_cast<size_t>(version_len)));
-  info.variables = multilane_variables();
-  {
-    std::string joined;
-    for (const auto& v : info.variables) joined += v.first + "=" + v.second + "\n";
-    info.variables_consistent = same_on_all_ranks(hash_bytes(joined.data(), joined.size()));
-  }
-  info.local_rank = local_rank_of(info.rank);
-  info.host_ranges = gather_host_ranges(info, &info.hosts);
-  info.layout_ok = mla_comm_layout(kComm, &info.layout) == MPI_SUCCESS;
-  info.library_enabled = mla_enabled() != 0;
-  info.library_version = mla_version();
-  const char* reason = nullptr;
-  info.supported = mla_call_supported(mpi_datatype(opt.type), mpi_op(opt.op), kComm, &reason) != 0;
-  info.unsupported_reason = reason ? reason : "";
-  if (info.supported && info.layout_ok && !info.layout.regular)
-    info.unsupported_reason = "irregular layout: nodes hold different numbers of ranks";
+  int local_size = 1;
+  collect_run_info(argc, argv, opt, &info, &local_size);
 
   // Buffers of the largest size.
-  int local_size = 1;
-  {
-    MPI_Comm shared;
-    MPI_Comm_split_type(kComm, MPI_COMM_TYPE_SHARED, info.rank, MPI_INFO_NULL, &shared);
-    MPI_Comm_size(shared, &local_size);
-    MPI_Comm_free(&shared);
-  }
   std::string kind_error;
   std::unique_ptr<MemKind> kind = make_memkind(opt.memory, info.local_rank, local_size, &kind_error);
   int kind_ok = kind != nullptr, all_kind_ok = 0;
@@ -939,33 +948,16 @@ int bench_main(int argc, char** argv) {
     return finish(info.rank, 1, "-m " + opt.memory + ": " + (kind_error.empty() ? "failed on some rank" : kind_error));
 
   // One rank per GPU (the first on each GPU of each host) for mpi-1pg and nccl.
-  MPI_Comm per_gpu = MPI_COMM_NULL;
   int ranks_per_gpu = 1;
-  {
-    MPI_Comm shared, same_gpu;
-    MPI_Comm_split_type(kComm, MPI_COMM_TYPE_SHARED, info.rank, MPI_INFO_NULL, &shared);
-    MPI_Comm_split(shared, kind->device() + 1, info.rank, &same_gpu);
-    int gpu_rank = 0;
-    MPI_Comm_rank(same_gpu, &gpu_rank);
-    MPI_Comm_size(same_gpu, &ranks_per_gpu);
-    MPI_Comm_split(kComm, gpu_rank == 0 ? 0 : MPI_UNDEFINED, info.rank, &per_gpu);
-    MPI_Comm_free(&same_gpu);
-    MPI_Comm_free(&shared);
-  }
+  MPI_Comm per_gpu = per_gpu_comm(*kind, info.rank, &ranks_per_gpu);
   const size_t esize = type_size(opt.type);
   const size_t max_bytes = (opt.max_bytes / esize) * esize;
   Buffers bufs;
   bufs.kind = kind.get();
-  int alloc_ok = 1;
-  if (kind) {
-    bufs.send = std::make_unique<Buffer>(kind.get(), max_bytes);
-    bufs.recv = std::make_unique<Buffer>(kind.get(), max_bytes);
-    if (!kind->host_accessible()) bufs.stage.resize(max_bytes);
-    alloc_ok = bufs.send->ok() && bufs.recv->ok();
-  } else {
-    alloc_ok = 0;
-  }
-  int all_ok = 0;
+  bufs.send = std::make_unique<Buffer>(kind.get(), max_bytes);
+  bufs.recv = std::make_unique<Buffer>(kind.get(), max_bytes);
+  if (!kind->host_accessible()) bufs.stage.resize(max_bytes);
+  int alloc_ok = bufs.send->ok() && bufs.recv->ok(), all_ok = 0;
   PMPI_Allreduce(&alloc_ok, &all_ok, 1, MPI_INT, MPI_MIN, kComm);
   if (!all_ok)
     return finish(info.rank, 1,
@@ -989,10 +981,10 @@ int bench_main(int argc, char** argv) {
     print_header(opt, info);
     print_table_header();
     fflush(stdout);
+    if (kind->device() >= 0)
+      printf("# device buffers: %d rank(s) per GPU; mpi-1pg and nccl run on the first rank of each GPU\n",
+             ranks_per_gpu);
   }
-
-  if (info.rank == 0 && kind->device() >= 0)
-    printf("# device buffers: %d rank(s) per GPU; mpi-1pg and nccl run on the first rank of each GPU\n", ranks_per_gpu);
   Bench bench(opt, info, bufs, per_gpu, *system);
   uint64_t total_wrong = bench.run(system_notes);
 

@@ -68,6 +68,117 @@ std::vector<PpgRow> RanksPerGpuTable(const std::vector<mldb::Measurement>& ms) {
   return out;
 }
 
+// One profile in --json: its facts, its entries, the disagreement of its
+// text and rows (`problem`) and the best times per ranks-per-GPU value.
+nlohmann::json ProfileJson(const mldb::ProfileRecord& p, const std::string& disagreement,
+                           const std::vector<PpgRow>& ppg_rows) {
+  nlohmann::json pj = {{"id", p.id},
+                       {"node_type", p.node_type_key},
+                       {"partition", p.partition},
+                       {"nodes", p.nodes},
+                       {"nodes_virtual", mla::ProfileHeaderValue(p.profile_text, "nodes_virtual")},
+                       {"ranks_per_gpu", p.ranks_per_gpu},
+                       {"library_version", p.library_version},
+                       {"mpi_version", p.mpi_version},
+                       {"tuned_by", p.tuned_by},
+                       {"tuned_at", p.tuned_at},
+                       {"duration_s", p.duration_s},
+                       {"entries", nlohmann::json::array()}};
+  for (const auto& e : p.entries) pj["entries"].push_back(EntryJson(e));
+  if (!disagreement.empty()) pj["problem"] = disagreement;
+  if (!ppg_rows.empty()) {
+    pj["recommended_ranks_per_gpu"] = p.ranks_per_gpu;
+    pj["ranks_per_gpu_by_size"] = nlohmann::json::array();
+    for (const PpgRow& r : ppg_rows) {
+      nlohmann::json times = nlohmann::json::object();
+      for (const auto& [v, t] : r.best_us) times[std::to_string(v)] = t;
+      pj["ranks_per_gpu_by_size"].push_back({{"memory", r.memory}, {"bytes", r.bytes}, {"best_time_us", times}});
+    }
+  }
+  return pj;
+}
+
+// The best time at each ranks-per-GPU value, a row per (memory, size); the
+// recommended value is starred.
+void PrintRanksPerGpuTable(const std::vector<PpgRow>& ppg_rows, int recommended) {
+  std::printf(
+      "    best time_us at each ranks per GPU (* recommended; the profile's entries follow the job's own "
+      "value):\n");
+  std::printf("    %-7s %8s", "memory", "size");
+  for (const auto& [v, t] : ppg_rows.front().best_us)
+    std::printf(" %11s", (std::to_string(v) + (v == recommended ? "*" : " ")).c_str());
+  std::printf("\n");
+  for (const PpgRow& r : ppg_rows) {
+    std::printf("    %-7s %8s", Safe(r.memory).c_str(), Size(r.bytes).c_str());
+    for (const auto& [v, t] : ppg_rows.front().best_us) {
+      auto it = r.best_us.find(v);
+      if (it == r.best_us.end())
+        std::printf(" %11s", "-");
+      else
+        std::printf(" %11.1f", it->second);
+    }
+    std::printf("\n");
+  }
+}
+
+// One profile on the terminal: its facts, its decision table with the gain
+// over the system MPI, and the ranks-per-GPU table when there is one.
+void PrintProfile(const mldb::ProfileRecord& p, const std::string& disagreement, const std::vector<PpgRow>& ppg_rows) {
+  const std::string virt = mla::ProfileHeaderValue(p.profile_text, "nodes_virtual");
+  const char* kind = virt == "yes" ? " virtual" : virt == "no" && p.nodes > 1 ? " real" : "";
+  std::printf("\n  profile %lld: node type %s%s, measured on %d%s node(s), %d rank(s)/GPU, libmlallreduce %s, %s\n",
+              static_cast<long long>(p.id), Safe(p.node_type_key).c_str(),
+              p.partition.empty() ? "" : (", partition " + Safe(p.partition)).c_str(), p.nodes, kind, p.ranks_per_gpu,
+              Safe(p.library_version).c_str(), Safe(p.mpi_version).c_str());
+  std::printf("  tuned %s by %s in %.0f s%s\n", Safe(p.tuned_at).c_str(), Safe(p.tuned_by).c_str(), p.duration_s,
+              p.library_version != LibraryVersion() ? "  (another library version: not used by this one)" : "");
+  if (!disagreement.empty()) std::printf("  warning: %s\n", Safe(disagreement).c_str());
+  std::printf("    %-7s %8s %8s  %-32s %12s %12s %7s\n", "memory", "from", "to", "choice", "time_us", "mpi_us", "gain");
+  for (const auto& e : p.entries) {
+    char gain[16] = "-";
+    if (e.time_us > 0 && e.mpi_time_us > 0) std::snprintf(gain, sizeof gain, "%.2fx", e.mpi_time_us / e.time_us);
+    std::printf("    %-7s %8s %8s  %-32s %12.1f %12.1f %7s\n", Safe(e.mem_kind).c_str(), Size(e.min_bytes).c_str(),
+                e.max_bytes ? Size(*e.max_bytes).c_str() : "inf", Safe(e.ChoiceWords()).c_str(), e.time_us,
+                e.mpi_time_us, gain);
+  }
+  if (!ppg_rows.empty()) PrintRanksPerGpuTable(ppg_rows, p.ranks_per_gpu);
+}
+
+// One database's node types and profiles: printed (unless --json) and put
+// into *db.  Returns 0, or the status of a failure to read it.
+int ShowDatabase(const ShowOptions& opt, const std::string& path, mldb::ProfileStore& store, const std::string& here,
+                 nlohmann::json* db) {
+  std::string error;
+  auto types = store.NodeTypes(&error);
+  auto profiles = opt.node_types_only ? std::vector<mldb::ProfileRecord>{} : store.List(&error);
+  if (!error.empty()) return Fail(path + ": " + error);
+  (*db)["node_types"] = nlohmann::json::array();
+  for (const auto& t : types)
+    (*db)["node_types"].push_back(
+        {{"key", t.key}, {"description", t.description}, {"first_seen", t.first_seen}, {"this_node", t.key == here}});
+  (*db)["profiles"] = nlohmann::json::array();
+  if (!opt.json) {
+    std::printf("%s: %zu node type(s), %zu profile(s)\n", path.c_str(), types.size(), profiles.size());
+    for (const auto& t : types)
+      std::printf("  node type %s%s  %s\n", Safe(t.key).c_str(), t.key == here ? " (this node)" : "",
+                  Safe(t.description).c_str());
+  }
+  for (const auto& p : profiles) {
+    if (!opt.partition.empty() && p.partition != opt.partition) continue;
+    // The table lists the entries; `run` hands the library the text.
+    std::string disagreement = p.disagreement;
+    if (!disagreement.empty())
+      disagreement += "; `run` uses the text, not this table: re-tune or re-import this profile";
+    // A tune of several ranks-per-GPU values: their best times per size.
+    std::string merror;
+    const std::vector<PpgRow> ppg_rows = RanksPerGpuTable(store.Measurements(p.id, &merror));
+    (*db)["profiles"].push_back(ProfileJson(p, disagreement, ppg_rows));
+    if (!opt.json) PrintProfile(p, disagreement, ppg_rows);
+  }
+  if (!opt.json) std::printf("\n");
+  return 0;
+}
+
 int Show(const ShowOptions& opt) {
   const std::string mpi = MpiLibraryVersion();
   const std::string here = mldb::CollectNodeFingerprint(mpi).Key();
@@ -91,98 +202,10 @@ int Show(const ShowOptions& opt) {
       }
       continue;
     }
-    auto types = store->NodeTypes(&error);
-    auto profiles = opt.node_types_only ? std::vector<mldb::ProfileRecord>{} : store->List(&error);
-    if (!error.empty()) {
-      status = Fail(path + ": " + error);
+    if (int failed = ShowDatabase(opt, path, *store, here, &db); failed != 0) {
+      status = failed;
       continue;
     }
-    db["node_types"] = nlohmann::json::array();
-    for (const auto& t : types)
-      db["node_types"].push_back(
-          {{"key", t.key}, {"description", t.description}, {"first_seen", t.first_seen}, {"this_node", t.key == here}});
-    db["profiles"] = nlohmann::json::array();
-    if (!opt.json) {
-      std::printf("%s: %zu node type(s), %zu profile(s)\n", path.c_str(), types.size(), profiles.size());
-      for (const auto& t : types)
-        std::printf("  node type %s%s  %s\n", Safe(t.key).c_str(), t.key == here ? " (this node)" : "",
-                    Safe(t.description).c_str());
-    }
-    for (const auto& p : profiles) {
-      if (!opt.partition.empty() && p.partition != opt.partition) continue;
-      nlohmann::json pj = {{"id", p.id},
-                           {"node_type", p.node_type_key},
-                           {"partition", p.partition},
-                           {"nodes", p.nodes},
-                           {"nodes_virtual", mla::ProfileHeaderValue(p.profile_text, "nodes_virtual")},
-                           {"ranks_per_gpu", p.ranks_per_gpu},
-                           {"library_version", p.library_version},
-                           {"mpi_version", p.mpi_version},
-                           {"tuned_by", p.tuned_by},
-                           {"tuned_at", p.tuned_at},
-                           {"duration_s", p.duration_s},
-                           {"entries", nlohmann::json::array()}};
-      for (const auto& e : p.entries) pj["entries"].push_back(EntryJson(e));
-      // The table lists the entries; `run` hands the library the text.
-      std::string disagreement;
-      if (!p.disagreement.empty()) {
-        disagreement = p.disagreement + "; `run` uses the text, not this table: re-tune or re-import this profile";
-        pj["problem"] = disagreement;
-      }
-      // A tune of several ranks-per-GPU values: their best times per size.
-      std::string merror;
-      const std::vector<PpgRow> ppg_rows = RanksPerGpuTable(store->Measurements(p.id, &merror));
-      if (!ppg_rows.empty()) {
-        pj["recommended_ranks_per_gpu"] = p.ranks_per_gpu;
-        pj["ranks_per_gpu_by_size"] = nlohmann::json::array();
-        for (const PpgRow& r : ppg_rows) {
-          nlohmann::json times = nlohmann::json::object();
-          for (const auto& [v, t] : r.best_us) times[std::to_string(v)] = t;
-          pj["ranks_per_gpu_by_size"].push_back({{"memory", r.memory}, {"bytes", r.bytes}, {"best_time_us", times}});
-        }
-      }
-      db["profiles"].push_back(pj);
-      if (opt.json) continue;
-      const std::string virt = mla::ProfileHeaderValue(p.profile_text, "nodes_virtual");
-      const char* kind = virt == "yes" ? " virtual" : virt == "no" && p.nodes > 1 ? " real" : "";
-      std::printf("\n  profile %lld: node type %s%s, measured on %d%s node(s), %d rank(s)/GPU, libmlallreduce %s, %s\n",
-                  static_cast<long long>(p.id), Safe(p.node_type_key).c_str(),
-                  p.partition.empty() ? "" : (", partition " + Safe(p.partition)).c_str(), p.nodes, kind,
-                  p.ranks_per_gpu, Safe(p.library_version).c_str(), Safe(p.mpi_version).c_str());
-      std::printf("  tuned %s by %s in %.0f s%s\n", Safe(p.tuned_at).c_str(), Safe(p.tuned_by).c_str(), p.duration_s,
-                  p.library_version != LibraryVersion() ? "  (another library version: not used by this one)" : "");
-      if (!disagreement.empty()) std::printf("  warning: %s\n", Safe(disagreement).c_str());
-      std::printf("    %-7s %8s %8s  %-32s %12s %12s %7s\n", "memory", "from", "to", "choice", "time_us", "mpi_us",
-                  "gain");
-      for (const auto& e : p.entries) {
-        char gain[16] = "-";
-        if (e.time_us > 0 && e.mpi_time_us > 0) std::snprintf(gain, sizeof gain, "%.2fx", e.mpi_time_us / e.time_us);
-        std::printf("    %-7s %8s %8s  %-32s %12.1f %12.1f %7s\n", Safe(e.mem_kind).c_str(), Size(e.min_bytes).c_str(),
-                    e.max_bytes ? Size(*e.max_bytes).c_str() : "inf", Safe(e.ChoiceWords()).c_str(), e.time_us,
-                    e.mpi_time_us, gain);
-      }
-      if (!ppg_rows.empty()) {
-        std::printf(
-            "    best time_us at each ranks per GPU (* recommended; the profile's entries follow the job's own "
-            "value):\n");
-        std::printf("    %-7s %8s", "memory", "size");
-        for (const auto& [v, t] : ppg_rows.front().best_us)
-          std::printf(" %11s", (std::to_string(v) + (v == p.ranks_per_gpu ? "*" : " ")).c_str());
-        std::printf("\n");
-        for (const PpgRow& r : ppg_rows) {
-          std::printf("    %-7s %8s", Safe(r.memory).c_str(), Size(r.bytes).c_str());
-          for (const auto& [v, t] : ppg_rows.front().best_us) {
-            auto it = r.best_us.find(v);
-            if (it == r.best_us.end())
-              std::printf(" %11s", "-");
-            else
-              std::printf(" %11.1f", it->second);
-          }
-          std::printf("\n");
-        }
-      }
-    }
-    if (!opt.json) std::printf("\n");
     out["databases"].push_back(db);
   }
   if (opt.json) std::printf("%s\n", out.dump(2).c_str());

@@ -22,10 +22,31 @@
 namespace mla::lib {
 namespace {
 
-int Passthrough(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                uint64_t bytes) {
-  int rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-  if (rc == MPI_SUCCESS) CountDone(MLA_ALGO_PASSTHROUGH, bytes);
+// One call's arguments and what the steps below tell about it.  `device`:
+// the CUDA module when the buffers are device memory, else nullptr.
+// (args.extent is found only where an algorithm runs.)
+struct Call {
+  AllreduceCall args;
+  MPI_Comm comm;
+  uint64_t bytes;
+  const DeviceModule* device;
+  CallOutcome* out;
+};
+
+// The system MPI path, on communicator `on` (the caller's, or the library's
+// copy for a system algorithm): for device buffers, staged through host
+// memory.  Counts the call when it succeeds.
+int SystemMpi(const Call& c, MPI_Comm on) {
+  const AllreduceCall& a = c.args;
+  int rc = c.device != nullptr ? c.device->staged(a.sendbuf, a.recvbuf, a.count, a.datatype, a.op, on)
+                               : PMPI_Allreduce(a.sendbuf, a.recvbuf, a.count, a.datatype, a.op, on);
+  if (rc == MPI_SUCCESS) {
+    CountDone(MLA_ALGO_PASSTHROUGH, c.bytes);
+    if (c.device != nullptr) {
+      CountDevicePath(MLA_PATH_STAGED, false);
+      c.out->path = MLA_PATH_STAGED;
+    }
+  }
   return rc;
 }
 
@@ -81,138 +102,144 @@ int ClassifyCallBuffers(const void* sendbuf, const void* recvbuf, const DeviceMo
   return kinds;
 }
 
+// The algorithm the settings give call c: `forced` (the caller's), else
+// MULTILANE_ALGO's, else the profile's entry for its memory kind, size and
+// ranks per GPU (*system_algorithm: that entry's mpi=NAME); *choice stays as
+// it is when none applies.  Fails only where finding the GPU groups fails.
+int ChooseAlgorithm(const Call& c, const mla_choice* forced, mla_choice* choice, const std::string** system_algorithm) {
+  const Config& config = CurrentConfig();
+  if (forced != nullptr) {
+    *choice = *forced;
+  } else if (config.has_forced) {
+    *choice = config.forced;
+  } else if (!config.profile.empty()) {
+    int ppg = RanksPerGpuOrOne(config.ranks_per_gpu);
+    if (c.device != nullptr) {
+      int rc = DeviceRanksPerGpu(c.device, c.args.recvbuf, c.args.datatype, c.args.op, c.comm, &ppg);
+      if (rc != MPI_SUCCESS) return rc;
+    }
+    const MemKind kind = c.device != nullptr ? MemKind::kDevice : MemKind::kHost;
+    if (const ProfileEntry* entry = config.profile.Lookup(kind, c.bytes, ppg)) {
+      *choice = entry->choice;
+      *system_algorithm = &entry->system_algorithm;
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+// Runs c with `choice`, an algorithm of the library, on comm's layout `topo`
+// (folded onto its regular core when `folded`); its errors are raised on the
+// caller's communicator.  Sets c.out->algo to the algorithm that ran it.
+int RunAlgorithm(const Call& c, const Topology& topo, bool folded, mla_choice choice) {
+  AllreduceCall call = c.args;
+  MPI_Aint lb = 0;
+  PMPI_Type_get_extent(call.datatype, &lb, &call.extent);
+  mla_algo ran = choice.algo;
+  int rc = MPI_SUCCESS;
+  if (c.device != nullptr) {
+    DeviceRun run;
+    // The module's steps on the caller's communicator raise their errors
+    // there themselves; RaiseOnCaller may call a program's own handler a
+    // second time for those (never a fatal one, which has ended the job).
+    rc = RaiseOnCaller(c.comm, c.device->allreduce(&call, c.comm, &topo, &choice, &run));
+    ran = run.algo;
+    if (rc == MPI_SUCCESS) {
+      CountDevicePath(run.path, run.nccl_fallback);
+      c.out->path = run.path;
+      c.out->nccl_fallback = run.nccl_fallback;
+    }
+  } else if (folded) {
+    rc = RaiseOnCaller(c.comm, RunFolded(call, topo, choice));
+  } else {
+    switch (choice.algo) {
+      case MLA_ALGO_LANE:
+        rc = RunLane(call, topo, choice);
+        break;
+      case MLA_ALGO_HIER:
+        rc = RunHier(call, topo, choice);
+        break;
+      case MLA_ALGO_SPLIT:
+        rc = RunSplit(call, topo, choice);
+        break;
+      default:
+        return SystemMpi(c, c.comm);
+    }
+    rc = RaiseOnCaller(c.comm, rc);
+  }
+  if (rc == MPI_SUCCESS) CountDone(ran, c.bytes);
+  c.out->algo = ran;
+  return rc;
+}
+
+// Runs c with `choice` where comm and its layout let the algorithm run it,
+// else with the system MPI (counted as unsupported).
+int RunWhereItFits(const Call& c, mla_choice choice) {
+  if (UnsupportedReason(c.args.datatype, c.args.op, c.comm) != nullptr) {
+    CountUnsupported();
+    return SystemMpi(c, c.comm);
+  }
+  const Topology* topo = nullptr;
+  int rc = GetTopology(c.comm, &topo);
+  if (rc != MPI_SUCCESS) return rc;
+  const bool host = c.device == nullptr;
+  // On device buffers the module checks GPU groups itself (from UUIDs).
+  const bool layout_ok = (choice.algo == MLA_ALGO_SPLIT && host) ? topo->gpus_regular : topo->regular;
+  // Host memory on an irregular layout: folded onto its regular core.
+  const bool folded =
+      !layout_ok && host && topo->fold != MPI_COMM_NULL && (choice.algo != MLA_ALGO_SPLIT || topo->core_gpus_regular);
+  if (!layout_ok && !folded) {
+    if (CurrentConfig().verbose > 0) {
+      WarnOnce(std::string(mla::AlgoName(choice.algo)) + " cannot run on a communicator with " +
+               topo->irregular_reason + ": its calls go to the system MPI");
+    }
+    CountUnsupported();
+    return SystemMpi(c, c.comm);
+  }
+  return RunAlgorithm(c, *topo, folded, choice);
+}
+
 // Runs one call with `choice` (nullptr: decide from the settings) and tells
 // *out its size, memory kind and the algorithm that ran it.
 int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
               const mla_choice* forced, CallOutcome* out) {
   CountCall();
-  int type_size = 0;
-  const uint64_t bytes = MessageBytes(count, datatype, &type_size);
-  out->bytes = bytes;
+  Call c{{sendbuf, recvbuf, count, datatype, op, 0, 0}, comm, 0, nullptr, out};
+  c.bytes = MessageBytes(count, datatype, &c.args.type_size);
+  out->bytes = c.bytes;
   // count, datatype, op and comm are equal on every rank (MPI's rule), and so
   // are the buffer kinds for any program a CUDA-aware MPI would run, so every
   // branch below is taken alike on every rank.  Arguments the system MPI
   // refuses reach it before anything else looks at them: it raises its own
   // error (MPI_ERR_OP, MPI_ERR_COMM, ...) under the caller's handler.
-  if (count <= 0 || InvalidArguments(datatype, op, comm))
-    return Passthrough(sendbuf, recvbuf, count, datatype, op, comm, bytes);
+  if (count <= 0 || InvalidArguments(datatype, op, comm)) return SystemMpi(c, comm);
 
   const DeviceModule* device = nullptr;
   const int kinds = ClassifyCallBuffers(sendbuf, recvbuf, &device);
   // CUDA without its module: the buffers may be device memory (the loader's
   // warning says these calls go to the system MPI).
-  if (kinds == kBuffersUnknown) return Passthrough(sendbuf, recvbuf, count, datatype, op, comm, bytes);
-  if (kinds == kBuffersHost) {
-    device = nullptr;
-  } else {
+  if (kinds == kBuffersUnknown) return SystemMpi(c, comm);
+  if (kinds != kBuffersHost) {
+    c.device = device;
     CountDeviceCall();
     out->kind = MemKind::kDevice;
   }
-  // The system MPI path, on communicator `on` (the caller's, or the
-  // library's copy for a system algorithm): for device buffers, staged
-  // through host memory.
-  auto system_mpi_on = [&](MPI_Comm on) {
-    int rc = device != nullptr ? device->staged(sendbuf, recvbuf, count, datatype, op, on)
-                               : PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, on);
-    if (rc == MPI_SUCCESS) {
-      CountDone(MLA_ALGO_PASSTHROUGH, bytes);
-      if (device != nullptr) {
-        CountDevicePath(MLA_PATH_STAGED, false);
-        out->path = MLA_PATH_STAGED;
-      }
-    }
-    return rc;
-  };
-  auto system_mpi = [&]() { return system_mpi_on(comm); };
   // Served only where the start-up agreement speaks for every process of
   // comm (comm_scope.h): never a communicator that reaches another world.
   if (kinds == kBuffersMixed || (forced == nullptr && !Enabled()) || !SettingsConsistent() || !WithinWorld(comm))
-    return system_mpi();
+    return SystemMpi(c, comm);
 
   mla_choice choice{MLA_ALGO_PASSTHROUGH, 0, 0, MLA_TRANSPORT_AUTO};
   const std::string* system_algorithm = nullptr;  // the entry's mpi=NAME
-  const Config& config = CurrentConfig();
-  const MemKind kind = device != nullptr ? MemKind::kDevice : MemKind::kHost;
-  if (forced != nullptr) {
-    choice = *forced;
-  } else if (config.has_forced) {
-    choice = config.forced;
-  } else if (!config.profile.empty()) {
-    int ppg = RanksPerGpuOrOne(config.ranks_per_gpu);
-    if (device != nullptr) {
-      int rc = DeviceRanksPerGpu(device, recvbuf, datatype, op, comm, &ppg);
-      if (rc != MPI_SUCCESS) return rc;
-    }
-    if (const ProfileEntry* entry = config.profile.Lookup(kind, bytes, ppg)) {
-      choice = entry->choice;
-      system_algorithm = &entry->system_algorithm;
-    }
-  }
+  int rc = ChooseAlgorithm(c, forced, &choice, &system_algorithm);
+  if (rc != MPI_SUCCESS) return rc;
   if (choice.algo <= MLA_ALGO_PASSTHROUGH || choice.algo >= MLA_ALGO_COUNT) {
     // Device buffers: the staged path's host collective runs the algorithm.
     if (system_algorithm != nullptr && !system_algorithm->empty())
-      return SystemAlgorithmAllreduce(*system_algorithm, count, op, comm, bytes, system_mpi_on);
-    return system_mpi();
+      return SystemAlgorithmAllreduce(*system_algorithm, count, op, comm, c.bytes,
+                                      [&c](MPI_Comm on) { return SystemMpi(c, on); });
+    return SystemMpi(c, comm);
   }
-
-  if (UnsupportedReason(datatype, op, comm) != nullptr) {
-    CountUnsupported();
-    return system_mpi();
-  }
-  const Topology* topo = nullptr;
-  int rc = GetTopology(comm, &topo);
-  if (rc != MPI_SUCCESS) return rc;
-  // On device buffers the module checks GPU groups itself (from UUIDs).
-  const bool layout_ok = (choice.algo == MLA_ALGO_SPLIT && device == nullptr) ? topo->gpus_regular : topo->regular;
-  // Host memory on an irregular layout: folded onto its regular core.
-  const bool folded = !layout_ok && device == nullptr && topo->fold != MPI_COMM_NULL &&
-                      (choice.algo != MLA_ALGO_SPLIT || topo->core_gpus_regular);
-  if (!layout_ok && !folded) {
-    if (config.verbose > 0) {
-      WarnOnce(std::string(mla::AlgoName(choice.algo)) + " cannot run on a communicator with " +
-               topo->irregular_reason + ": its calls go to the system MPI");
-    }
-    CountUnsupported();
-    return system_mpi();
-  }
-
-  MPI_Aint lb = 0, extent = 0;
-  PMPI_Type_get_extent(datatype, &lb, &extent);
-  const AllreduceCall call{sendbuf, recvbuf, count, datatype, op, extent, type_size};
-  mla_algo ran = choice.algo;
-  if (device != nullptr) {
-    DeviceRun run;
-    // The module's steps on the caller's communicator raise their errors
-    // there themselves; RaiseOnCaller may call a program's own handler a
-    // second time for those (never a fatal one, which has ended the job).
-    rc = RaiseOnCaller(comm, device->allreduce(&call, comm, topo, &choice, &run));
-    ran = run.algo;
-    if (rc == MPI_SUCCESS) {
-      CountDevicePath(run.path, run.nccl_fallback);
-      out->path = run.path;
-      out->nccl_fallback = run.nccl_fallback;
-    }
-  } else if (folded) {
-    rc = RaiseOnCaller(comm, RunFolded(call, *topo, choice));
-  } else {
-    switch (choice.algo) {
-      case MLA_ALGO_LANE:
-        rc = RunLane(call, *topo, choice);
-        break;
-      case MLA_ALGO_HIER:
-        rc = RunHier(call, *topo, choice);
-        break;
-      case MLA_ALGO_SPLIT:
-        rc = RunSplit(call, *topo, choice);
-        break;
-      default:
-        return system_mpi();
-    }
-    rc = RaiseOnCaller(comm, rc);
-  }
-  if (rc == MPI_SUCCESS) CountDone(ran, bytes);
-  out->algo = ran;
-  return rc;
+  return RunWhereItFits(c, choice);
 }
 
 // Allreduce, timed for the job report when it is on.

@@ -23,6 +23,77 @@ json Verdicts(const std::vector<Verdict>& verdicts) {
   return out;
 }
 
+// One size bin of the analysis: its figures and how its profile was priced.
+json BinJson(const BinAnalysis& b) {
+  return {{"memory", b.memory},
+          {"from", b.from},
+          {"to", OrNull(b.to)},
+          {"calls", b.calls},
+          {"mean_message_bytes", b.mean_message_bytes},
+          {"algo", b.algo},
+          {"time_s", b.time_s},
+          {"time_share", b.time_share},
+          {"transfer_s", b.transfer_s},
+          {"transfer_share", b.transfer_share},
+          {"calls_share", b.calls_share},
+          {"per_call_us", b.per_call_us},
+          {"busbw_gbs", b.busbw_gbs},
+          {"time_us", OrNull(b.time_us)},
+          {"mpi_time_us", OrNull(b.mpi_time_us)},
+          {"expected_busbw_gbs", OrNull(b.expected_busbw_gbs)},
+          {"mpi_busbw_gbs", OrNull(b.mpi_busbw_gbs)},
+          {"vs_expected", OrNull(b.vs_expected)},
+          {"saved_s", OrNull(b.saved_s)},
+          // How the profile's figures were priced at mean_message_bytes (docs/report.md).
+          {"price", b.price_basis.empty() ? json(nullptr)
+                                          : json{{"basis", b.price_basis},
+                                                 {"from_bytes", b.priced_from},
+                                                 {"to_bytes", b.priced_to},
+                                                 {"noise", OrNull(b.noise)},
+                                                 {"vs_profile", OrNull(b.vs_profile)},
+                                                 {"off_profile", b.off_profile}}}};
+}
+
+// The job's runs under its history key and what changed between them.
+json HistoryJson(const HistoryComparison& h) {
+  json runs = json::array();
+  for (const mla::JobRun& r : h.runs)
+    runs.push_back({{"started_utc", r.started_utc},
+                    {"run_id", r.run_id},
+                    {"job_id", r.job_id},
+                    {"nodes", r.nodes},
+                    {"ranks", r.ranks},
+                    {"gpus", r.gpus},
+                    {"ranks_per_gpu", r.ranks_per_gpu},
+                    {"algorithms", r.algorithms},
+                    {"profile_digest", r.profile_digest},
+                    {"wall_s", r.wall_s},
+                    {"compute_s", r.compute_s},
+                    {"allreduce_s", r.allreduce_s},
+                    {"wait_s", r.wait_s},
+                    {"energy_j", OrNull(r.energy_j)}});
+  return {{"known", h.known}, {"note", h.note},       {"key", h.runs.empty() ? std::string() : h.runs.back().job_key},
+          {"runs", runs},     {"changes", h.changes}, {"wall_ratio", h.wall_ratio},
+          {"paid", h.paid},   {"best", h.best}};
+}
+
+// The predicted times at larger scales, one point a factor.
+json PredictionPoints(const std::vector<PredictionPoint>& prediction) {
+  json points = json::array();
+  for (const PredictionPoint& p : prediction)
+    points.push_back({{"factor", p.factor},
+                      {"scale", p.scale},
+                      {"ring_factor", p.ring_factor},
+                      {"node_ring_factor", p.node_ring_factor},
+                      {"allreduce_growth", p.growth},
+                      {"time_s", p.time_s},
+                      {"speedup", p.speedup},
+                      {"efficiency", p.efficiency},
+                      {"speedup_system_mpi", OrNull(p.speedup_system_mpi)}});
+  return points;
+}
+
+// One job: its report's facts and the analysis of them.
 json JobJson(const JobReport& r, const JobAnalysis& a) {
   json j;
   j["file"] = mla::EscapeControlBytes(r.path);  // the command line's: the reader escapes the file's own text
@@ -36,7 +107,7 @@ json JobJson(const JobReport& r, const JobAnalysis& a) {
               {"hosts", r.hosts},
               {"library_version", r.library_version},
               {"algo", r.settings_algo},
-              {"profile", r.profile_text ? json(*r.profile_text) : json(nullptr)}};
+              {"profile", OrNull(r.profile_text)}};
   j["entries"] = json::object();
   for (const ReportEntry& e : r.entries)
     j["entries"][e.name] = {{"label", EntryLabel(e.name)},
@@ -56,35 +127,7 @@ json JobJson(const JobReport& r, const JobAnalysis& a) {
                {"wait_share", t.wait_share},
                {"clamped", t.clamped}};
   j["bins"] = json::array();
-  for (const BinAnalysis& b : a.bins) {
-    j["bins"].push_back({{"memory", b.memory},
-                         {"from", b.from},
-                         {"to", OrNull(b.to)},
-                         {"calls", b.calls},
-                         {"mean_message_bytes", b.mean_message_bytes},
-                         {"algo", b.algo},
-                         {"time_s", b.time_s},
-                         {"time_share", b.time_share},
-                         {"transfer_s", b.transfer_s},
-                         {"transfer_share", b.transfer_share},
-                         {"calls_share", b.calls_share},
-                         {"per_call_us", b.per_call_us},
-                         {"busbw_gbs", b.busbw_gbs},
-                         {"time_us", OrNull(b.time_us)},
-                         {"mpi_time_us", OrNull(b.mpi_time_us)},
-                         {"expected_busbw_gbs", OrNull(b.expected_busbw_gbs)},
-                         {"mpi_busbw_gbs", OrNull(b.mpi_busbw_gbs)},
-                         {"vs_expected", OrNull(b.vs_expected)},
-                         {"saved_s", OrNull(b.saved_s)},
-                         // How the profile's figures were priced at mean_message_bytes (docs/report.md).
-                         {"price", b.price_basis.empty() ? json(nullptr)
-                                                         : json{{"basis", b.price_basis},
-                                                                {"from_bytes", b.priced_from},
-                                                                {"to_bytes", b.priced_to},
-                                                                {"noise", OrNull(b.noise)},
-                                                                {"vs_profile", OrNull(b.vs_profile)},
-                                                                {"off_profile", b.off_profile}}}});
-  }
+  for (const BinAnalysis& b : a.bins) j["bins"].push_back(BinJson(b));
   const Savings& s = a.savings;
   j["savings"] = {{"known", s.known},
                   {"saved_s", s.saved_s},
@@ -99,43 +142,12 @@ json JobJson(const JobReport& r, const JobAnalysis& a) {
   for (const auto& [ppg, us] : l.predicted_us) predicted.push_back({{"ranks_per_gpu", ppg}, {"time_us", us}});
   j["ranks_per_gpu"] = {{"known", l.known}, {"note", l.note},       {"job", l.job_ppg},      {"best", l.best_ppg},
                         {"ratio", l.ratio}, {"saved_s", l.saved_s}, {"predicted", predicted}};
-  json points = json::array();
-  for (const PredictionPoint& p : a.prediction)
-    points.push_back({{"factor", p.factor},
-                      {"scale", p.scale},
-                      {"ring_factor", p.ring_factor},
-                      {"node_ring_factor", p.node_ring_factor},
-                      {"allreduce_growth", p.growth},
-                      {"time_s", p.time_s},
-                      {"speedup", p.speedup},
-                      {"efficiency", p.efficiency},
-                      {"speedup_system_mpi", OrNull(p.speedup_system_mpi)}});
-  const HistoryComparison& h = a.history;
-  json runs = json::array();
-  for (const mla::JobRun& r : h.runs)
-    runs.push_back({{"started_utc", r.started_utc},
-                    {"run_id", r.run_id},
-                    {"job_id", r.job_id},
-                    {"nodes", r.nodes},
-                    {"ranks", r.ranks},
-                    {"gpus", r.gpus},
-                    {"ranks_per_gpu", r.ranks_per_gpu},
-                    {"algorithms", r.algorithms},
-                    {"profile_digest", r.profile_digest},
-                    {"wall_s", r.wall_s},
-                    {"compute_s", r.compute_s},
-                    {"allreduce_s", r.allreduce_s},
-                    {"wait_s", r.wait_s},
-                    {"energy_j", OrNull(r.energy_j)}});
-  j["history"] = {
-      {"known", h.known}, {"note", h.note},       {"key", h.runs.empty() ? std::string() : h.runs.back().job_key},
-      {"runs", runs},     {"changes", h.changes}, {"wall_ratio", h.wall_ratio},
-      {"paid", h.paid},   {"best", h.best}};
+  j["history"] = HistoryJson(a.history);
   const BetweenNodes& b = a.between_nodes;
   j["prediction"] = {{"possible", a.prediction_possible},
                      {"note", a.prediction_note},
                      {"between_nodes", {{"nodes", b.nodes}, {"share", b.share}, {"basis", b.basis}, {"note", b.note}}},
-                     {"points", points}};
+                     {"points", PredictionPoints(a.prediction)}};
   const EnergyAnalysis& e = a.energy;
   j["energy"] = {{"measured", e.measured},
                  {"gpus", e.gpus},

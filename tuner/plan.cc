@@ -21,6 +21,12 @@ bool Plan::MeasuresAt(MemKind mem_kind, uint64_t bytes, const Candidate& c) cons
 
 namespace {
 
+// Sets *error to `message` and returns false.
+bool Fail(std::string* error, const std::string& message) {
+  *error = message;
+  return false;
+}
+
 bool GetSize(const nlohmann::json& v, uint64_t* out) {
   if (v.is_number_unsigned()) {
     *out = v.get<uint64_t>();
@@ -39,22 +45,30 @@ template <typename T>
 bool GetNumber(const nlohmann::json& j, const char* key, T lo, T hi, T* out, std::string* error) {
   if (!j.contains(key)) return true;
   const nlohmann::json& v = j.at(key);
-  if (!v.is_number()) {
-    *error = std::string(key) + " must be a number";
-    return false;
-  }
+  if (!v.is_number()) return Fail(error, std::string(key) + " must be a number");
   // Compared as a double first: 1e300 must not be cast to an int.
   const double d = v.get<double>();
-  if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi))) {
-    *error = std::string(key) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
-    return false;
+  if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi) && v.get<T>() >= lo && v.get<T>() <= hi))
+    return Fail(error, std::string(key) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  *out = v.get<T>();
+  return true;
+}
+
+// Profile words from the JSON array `list` into *out, once each, passthrough
+// left out (always measured anyway); with `allowed`, each must be one of
+// them.  Errors start with `where`.
+bool ParseCandidateList(const nlohmann::json& list, const Space& space, const std::string& where,
+                        const std::vector<Candidate>* allowed, std::vector<Candidate>* out, std::string* error) {
+  for (const auto& v : list) {
+    Candidate c;
+    std::string why;
+    if (!v.is_string() || !ParseCandidate(space, v.get<std::string>(), &c, &why))
+      return Fail(error, where + ": " + v.dump() + ": " + (why.empty() ? "not a string" : why));
+    if (c == Passthrough()) continue;
+    if (allowed != nullptr && std::find(allowed->begin(), allowed->end(), c) == allowed->end())
+      return Fail(error, where + ": '" + c.Render() + "' is not in candidates; list it there too");
+    if (std::find(out->begin(), out->end(), c) == out->end()) out->push_back(c);
   }
-  T x = v.get<T>();
-  if (!(x >= lo && x <= hi)) {
-    *error = std::string(key) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
-    return false;
-  }
-  *out = x;
   return true;
 }
 
@@ -63,10 +77,8 @@ bool GetNumber(const nlohmann::json& j, const char* key, T lo, T hi, T* out, std
 bool ParseSizeCandidates(const nlohmann::json& j, Plan* p, std::string* error) {
   if (!j.contains("size_candidates")) return true;
   const nlohmann::json& list = j["size_candidates"];
-  if (!list.is_array() || !p->has_candidates) {
-    *error = "size_candidates must be an array of {memory, size, candidates} and needs a candidates list";
-    return false;
-  }
+  if (!list.is_array() || !p->has_candidates)
+    return Fail(error, "size_candidates must be an array of {memory, size, candidates} and needs a candidates list");
   for (size_t i = 0; i < list.size(); ++i) {
     const nlohmann::json& e = list[i];
     const std::string where = "size_candidates[" + std::to_string(i) + "]";
@@ -74,160 +86,121 @@ bool ParseSizeCandidates(const nlohmann::json& j, Plan* p, std::string* error) {
     uint64_t bytes = 0;
     if (!e.is_object() || !e.contains("size") || !GetSize(e["size"], &bytes) || !e.contains("candidates") ||
         !e["candidates"].is_array() ||
-        (e.contains("memory") &&
-         (!e["memory"].is_string() || !MemKindFromName(e["memory"].get<std::string>(), &mem)))) {
-      *error = where + " must be {\"memory\": \"host\" or \"device\", \"size\": BYTES, \"candidates\": [WORDS]}";
-      return false;
-    }
+        (e.contains("memory") && (!e["memory"].is_string() || !MemKindFromName(e["memory"].get<std::string>(), &mem))))
+      return Fail(error,
+                  where + " must be {\"memory\": \"host\" or \"device\", \"size\": BYTES, \"candidates\": [WORDS]}");
     if (std::find(p->memories.begin(), p->memories.end(), mem) == p->memories.end() ||
-        std::find(p->sizes.begin(), p->sizes.end(), bytes) == p->sizes.end()) {
-      *error = where + ": " + MemKindName(mem) + " " + FormatByteSize(bytes) +
-               " is not a planned size of a planned memory kind; add it to sizes and memory";
+        std::find(p->sizes.begin(), p->sizes.end(), bytes) == p->sizes.end())
+      return Fail(error, where + ": " + MemKindName(mem) + " " + FormatByteSize(bytes) +
+                             " is not a planned size of a planned memory kind; add it to sizes and memory");
+    if (!ParseCandidateList(e["candidates"], p->space, where + ".candidates", &p->candidates,
+                            &p->size_candidates[{mem, bytes}], error))
       return false;
-    }
-    std::vector<Candidate>& at = p->size_candidates[{mem, bytes}];
-    for (const auto& v : e["candidates"]) {
-      Candidate c;
-      std::string why;
-      if (!v.is_string() || !ParseCandidate(p->space, v.get<std::string>(), &c, &why)) {
-        *error = where + ".candidates: " + v.dump() + ": " + (why.empty() ? "not a string" : why);
-        return false;
-      }
-      if (c == Passthrough()) continue;  // always measured anyway
-      if (std::find(p->candidates.begin(), p->candidates.end(), c) == p->candidates.end()) {
-        *error = where + ".candidates: '" + c.Render() + "' is not in candidates; list it there too";
-        return false;
-      }
-      if (std::find(at.begin(), at.end(), c) == at.end()) at.push_back(c);
-    }
   }
   return true;
 }
 
-bool ParsePlanFields(const nlohmann::json& j, Plan* plan, std::string* error) {
-  Plan p;
-  if (!j.is_object()) {
-    *error = "the plan must be a JSON object";
-    return false;
-  }
+// The plan's fields are all known ones.
+bool CheckFieldNames(const nlohmann::json& j, std::string* error) {
   static const char* kKnown[] = {
       "sizes",          "memory",     "datatype",    "op",     "candidates", "size_candidates", "space",    "budget_s",
       "reps_per_round", "max_rounds", "noise_floor", "margin", "warmup",     "iterations",      "rep_stat", "comment"};
   for (const auto& kv : j.items()) {
     if (std::find_if(std::begin(kKnown), std::end(kKnown), [&](const char* k) { return kv.key() == k; }) ==
-        std::end(kKnown)) {
-      *error = "unknown field '" + kv.key() + "'";
-      return false;
-    }
+        std::end(kKnown))
+      return Fail(error, "unknown field '" + kv.key() + "'");
   }
-  if (!j.contains("sizes") || !j["sizes"].is_array() || j["sizes"].empty()) {
-    *error = "sizes must be a non-empty array of byte sizes";
-    return false;
-  }
+  return true;
+}
+
+// "sizes" (required) into p->sizes, ascending, once each.
+bool ParseSizes(const nlohmann::json& j, Plan* p, std::string* error) {
+  if (!j.contains("sizes") || !j["sizes"].is_array() || j["sizes"].empty())
+    return Fail(error, "sizes must be a non-empty array of byte sizes");
   for (const auto& v : j["sizes"]) {
     uint64_t s = 0;
-    if (!GetSize(v, &s) || s < 4 || s % 4 != 0 || s > (uint64_t{1} << 33)) {
-      *error = "sizes: " + v.dump() + " is not a byte size that is a positive multiple of 4 (fp32) up to 8G";
-      return false;
-    }
-    p.sizes.push_back(s);
+    if (!GetSize(v, &s) || s < 4 || s % 4 != 0 || s > (uint64_t{1} << 33))
+      return Fail(error, "sizes: " + v.dump() + " is not a byte size that is a positive multiple of 4 (fp32) up to 8G");
+    p->sizes.push_back(s);
   }
-  std::sort(p.sizes.begin(), p.sizes.end());
-  p.sizes.erase(std::unique(p.sizes.begin(), p.sizes.end()), p.sizes.end());
-  if (j.contains("memory")) {
-    // "host", "device", or a list of them: one launch measures both.
-    const nlohmann::json list = j["memory"].is_array() ? j["memory"] : nlohmann::json::array({j["memory"]});
-    std::vector<MemKind> kinds;
-    for (const auto& v : list) {
-      MemKind k;
-      if (!v.is_string() || !MemKindFromName(v.get<std::string>(), &k)) {
-        *error = "memory must be \"host\", \"device\" or a list of them";
-        return false;
-      }
-      if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
-    }
-    if (kinds.empty()) {
-      *error = "memory must be \"host\", \"device\" or a list of them";
-      return false;
-    }
-    std::sort(kinds.begin(), kinds.end());
-    p.memories = kinds;
-    p.mem = kinds.front();
+  std::sort(p->sizes.begin(), p->sizes.end());
+  p->sizes.erase(std::unique(p->sizes.begin(), p->sizes.end()), p->sizes.end());
+  return true;
+}
+
+// "memory": "host", "device", or a list of them (one launch measures both),
+// into p->memories (host first) and p->mem.
+bool ParseMemories(const nlohmann::json& j, Plan* p, std::string* error) {
+  if (!j.contains("memory")) return true;
+  const char* const rule = "memory must be \"host\", \"device\" or a list of them";
+  const nlohmann::json list = j["memory"].is_array() ? j["memory"] : nlohmann::json::array({j["memory"]});
+  std::vector<MemKind> kinds;
+  for (const auto& v : list) {
+    MemKind k;
+    if (!v.is_string() || !MemKindFromName(v.get<std::string>(), &k)) return Fail(error, rule);
+    if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
   }
-  if (j.contains("datatype") && j["datatype"] != "fp32") {
-    *error = "datatype: only \"fp32\" is supported";
+  if (kinds.empty()) return Fail(error, rule);
+  std::sort(kinds.begin(), kinds.end());
+  p->memories = kinds;
+  p->mem = kinds.front();
+  return true;
+}
+
+// "space": {dimension: [values]}, restricting p->space.
+bool ParseSpace(const nlohmann::json& j, Plan* p, std::string* error) {
+  if (!j.contains("space")) return true;
+  if (!j["space"].is_object())
+    return Fail(error, "space must be an object {dimension: [values]} (\"algo\" for the algorithms)");
+  for (const auto& kv : j["space"].items()) {
+    std::vector<std::string> values;
+    if (!kv.value().is_array()) return Fail(error, "space." + kv.key() + " must be an array");
+    for (const auto& v : kv.value()) values.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+    std::string why;
+    if (!p->space.Restrict(kv.key(), values, &why)) return Fail(error, "space: " + why);
+  }
+  return true;
+}
+
+// "iterations": {bytes, min, max}, the calls per repetition.
+bool ParseIterations(const nlohmann::json& j, Plan* p, std::string* error) {
+  if (!j.contains("iterations")) return true;
+  const nlohmann::json& it = j["iterations"];
+  if (!it.is_object()) return Fail(error, "iterations must be an object {bytes, min, max}");
+  if (it.contains("bytes") && !GetSize(it["bytes"], &p->iter_bytes))
+    return Fail(error, "iterations.bytes must be a byte size");
+  if (!GetNumber(it, "min", 1, 1000000, &p->min_iters, error) ||
+      !GetNumber(it, "max", 1, 1000000, &p->max_iters, error))
     return false;
-  }
-  if (j.contains("op") && j["op"] != "sum") {
-    *error = "op: only \"sum\" is supported";
-    return false;
-  }
-  if (j.contains("space")) {
-    if (!j["space"].is_object()) {
-      *error = "space must be an object {dimension: [values]} (\"algo\" for the algorithms)";
-      return false;
-    }
-    for (const auto& kv : j["space"].items()) {
-      std::vector<std::string> values;
-      if (!kv.value().is_array()) {
-        *error = "space." + kv.key() + " must be an array";
-        return false;
-      }
-      for (const auto& v : kv.value()) values.push_back(v.is_string() ? v.get<std::string>() : v.dump());
-      std::string why;
-      if (!p.space.Restrict(kv.key(), values, &why)) {
-        *error = "space: " + why;
-        return false;
-      }
-    }
-  }
+  if (p->min_iters > p->max_iters) return Fail(error, "iterations.min must not exceed iterations.max");
+  return true;
+}
+
+// The plan's fields, each checked; *plan is set only when all are good.
+bool ParsePlanFields(const nlohmann::json& j, Plan* plan, std::string* error) {
+  Plan p;
+  if (!j.is_object()) return Fail(error, "the plan must be a JSON object");
+  if (!CheckFieldNames(j, error) || !ParseSizes(j, &p, error) || !ParseMemories(j, &p, error)) return false;
+  if (j.contains("datatype") && j["datatype"] != "fp32") return Fail(error, "datatype: only \"fp32\" is supported");
+  if (j.contains("op") && j["op"] != "sum") return Fail(error, "op: only \"sum\" is supported");
+  if (!ParseSpace(j, &p, error)) return false;
   if (j.contains("candidates")) {
-    if (!j["candidates"].is_array()) {
-      *error = "candidates must be an array of profile words (\"lane lanes=2\")";
-      return false;
-    }
+    if (!j["candidates"].is_array())
+      return Fail(error, "candidates must be an array of profile words (\"lane lanes=2\")");
     p.has_candidates = true;
-    for (const auto& v : j["candidates"]) {
-      Candidate c;
-      std::string why;
-      if (!v.is_string() || !ParseCandidate(p.space, v.get<std::string>(), &c, &why)) {
-        *error = "candidates: " + v.dump() + ": " + (why.empty() ? "not a string" : why);
-        return false;
-      }
-      if (c == Passthrough()) continue;  // always measured anyway
-      if (std::find(p.candidates.begin(), p.candidates.end(), c) == p.candidates.end()) p.candidates.push_back(c);
-    }
+    if (!ParseCandidateList(j["candidates"], p.space, "candidates", nullptr, &p.candidates, error)) return false;
   }
   if (!ParseSizeCandidates(j, &p, error)) return false;
   if (!GetNumber(j, "budget_s", 0.0, 1e7, &p.budget_s, error) ||
       !GetNumber(j, "reps_per_round", 1, 1000, &p.reps_per_round, error) ||
       !GetNumber(j, "max_rounds", 1, 100, &p.max_rounds, error) ||
       !GetNumber(j, "noise_floor", 0.0, 0.9, &p.noise_floor, error) ||
-      !GetNumber(j, "margin", 0.0, 100.0, &p.margin, error) || !GetNumber(j, "warmup", 0, 1000, &p.warmup, error))
+      !GetNumber(j, "margin", 0.0, 100.0, &p.margin, error) || !GetNumber(j, "warmup", 0, 1000, &p.warmup, error) ||
+      !ParseIterations(j, &p, error))
     return false;
-  if (j.contains("iterations")) {
-    const nlohmann::json& it = j["iterations"];
-    if (!it.is_object()) {
-      *error = "iterations must be an object {bytes, min, max}";
-      return false;
-    }
-    if (it.contains("bytes") && !GetSize(it["bytes"], &p.iter_bytes)) {
-      *error = "iterations.bytes must be a byte size";
-      return false;
-    }
-    if (!GetNumber(it, "min", 1, 1000000, &p.min_iters, error) ||
-        !GetNumber(it, "max", 1, 1000000, &p.max_iters, error))
-      return false;
-    if (p.min_iters > p.max_iters) {
-      *error = "iterations.min must not exceed iterations.max";
-      return false;
-    }
-  }
   if (j.contains("rep_stat")) {
-    if (j["rep_stat"] != "loop" && j["rep_stat"] != "median" && j["rep_stat"] != "mean") {
-      *error = "rep_stat must be \"loop\", \"median\" or \"mean\"";
-      return false;
-    }
+    if (j["rep_stat"] != "loop" && j["rep_stat"] != "median" && j["rep_stat"] != "mean")
+      return Fail(error, "rep_stat must be \"loop\", \"median\" or \"mean\"");
     p.rep_stat = j["rep_stat"].get<std::string>();
   }
   if (j.contains("comment"))

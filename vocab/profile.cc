@@ -23,6 +23,18 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
+// The line of `text` that starts at *pos ('\n' and ';' end one) without its
+// comment ('#' on) and the space around it; moves *pos past it and sets
+// *last when it ends the text.
+std::string_view NextLine(std::string_view text, size_t* pos, bool* last) {
+  size_t end = text.find_first_of("\n;", *pos);
+  if (end == std::string_view::npos) end = text.size();
+  const std::string_view raw = text.substr(*pos, end - *pos);
+  *pos = end + 1;
+  *last = end == text.size();
+  return Trim(raw.substr(0, raw.find('#')));
+}
+
 std::vector<std::string_view> SplitWords(std::string_view s) {
   std::vector<std::string_view> words;
   size_t i = 0;
@@ -159,16 +171,108 @@ std::string PointNumber(double v) {
   return out.str();
 }
 
+// Reads one `key=value` of an entry into *e (*points: the points of the
+// profile so far, pts= adds to it); returns the problem, "" when fine.  The
+// keys of one kind of value share its reading and its message.
+std::string ParseEntryKey(std::string_view key, std::string_view value, ProfileEntry* e, size_t* points) {
+  int* const count = key == "lanes" ? &e->choice.lanes : key == "ppg" ? &e->ppg : nullptr;
+  double* const time = key == "time_us" ? &e->time_us : key == "mpi_time_us" ? &e->mpi_time_us : nullptr;
+  uint64_t* const size = key == "chunk" ? &e->choice.chunk_bytes : key == "at" ? &e->measured_bytes : nullptr;
+  const std::string found = ", found " + Quoted(value);
+  if (count != nullptr && !ParseInt(value, 1, 1 << 20, count))
+    return std::string(key) + " must be a positive integer" + found;
+  if (time != nullptr && !ParseDouble(value, time)) return std::string(key) + " must be a non-negative number" + found;
+  if (size != nullptr && !ParseByteSize(value, size))
+    return std::string(key) + " must be a byte size such as 4M" + found;
+  if (count != nullptr || time != nullptr || size != nullptr) return key == "chunk" ? ChunkProblem(*size) : "";
+  if (key == "transport") {
+    if (!mla::TransportFromName(std::string(value).c_str(), &e->choice.transport))
+      return "transport must be auto, mpi or nccl" + found;
+  } else if (key == "pts") {
+    if (std::string why = ParsePoints(value, e); !why.empty()) return why;
+    *points += e->points.size();
+    if (*points > kMaxProfilePoints)
+      return "the profile holds more than " + std::to_string(kMaxProfilePoints) +
+             " points (pts=): tuned profiles hold a few hundred; keep the probed sizes";
+  } else if (key == "mpi") {
+    if (!IsSystemAlgorithmName(value))
+      return "mpi must name one of the system MPI's allreduce algorithms (lowercase letters, digits and '_', such "
+             "as ring)" +
+             found;
+    e->system_algorithm = std::string(value);
+  } else {
+    return "unknown key " + Quoted(key) + " (known: lanes, chunk, transport, ppg, mpi, time_us, mpi_time_us, at, pts)";
+  }
+  return "";
+}
+
+// Reads the words of one entry line ("MEMORY FROM TO ALGORITHM
+// [key=value...]", four words at least) into *e; returns the problem, ""
+// when fine.
+std::string ParseEntry(const std::vector<std::string_view>& words, ProfileEntry* e, size_t* points) {
+  if (words[0] == "host")
+    e->kind = MemKind::kHost;
+  else if (words[0] == "device")
+    e->kind = MemKind::kDevice;
+  else
+    return "unknown memory kind " + Quoted(words[0]) + " (expected host or device)";
+  if (!ParseByteSize(words[1], &e->min_bytes)) {
+    return "bad size " + Quoted(words[1]) + " (expected bytes with an optional K, M, G suffix)";
+  }
+  if (words[2] == "inf" || words[2] == "-") {
+    e->max_bytes = UINT64_MAX;
+  } else if (!ParseByteSize(words[2], &e->max_bytes)) {
+    return "bad size " + Quoted(words[2]) + " (expected bytes with an optional K, M, G suffix, or inf)";
+  }
+  if (e->max_bytes <= e->min_bytes) {
+    return "empty size range " + std::string(words[1]) + " to " + std::string(words[2]) + " (TO must be above FROM)";
+  }
+  std::string algo_name(words[3]);
+  if (!mla::AlgoFromName(algo_name.c_str(), &e->choice.algo)) {
+    return "unknown algorithm " + Quoted(words[3]) + " (expected passthrough, lane, hier or split)";
+  }
+  std::set<std::string_view> keys;
+  for (size_t i = 4; i < words.size(); ++i) {
+    size_t eq = words[i].find('=');
+    if (eq == std::string_view::npos) return "expected key=value, found " + Quoted(words[i]);
+    std::string_view key = words[i].substr(0, eq), value = words[i].substr(eq + 1);
+    if (!keys.insert(key).second) return "key " + Quoted(key) + " is given twice: keep one";
+    if (std::string why = ParseEntryKey(key, value, e, points); !why.empty()) return why;
+  }
+  if (!e->system_algorithm.empty() && e->choice.algo != MLA_ALGO_PASSTHROUGH)
+    return "mpi=" + e->system_algorithm + " names the system MPI's own algorithm: it goes with passthrough, not " +
+           std::string(words[3]);
+  return "";
+}
+
+// Why two entries' size ranges overlap for one memory kind and ppg ("" when
+// none do), with *entry_no the later entry's line.  Sorted once by (kind,
+// ppg, from), two ranges of one (kind, ppg) overlap exactly when two
+// neighbours in that order do.
+std::string OverlapProblem(const std::vector<ProfileEntry>& entries, int* entry_no) {
+  std::vector<const ProfileEntry*> order;
+  order.reserve(entries.size());
+  for (const ProfileEntry& e : entries) order.push_back(&e);
+  auto key = [](const ProfileEntry* e) { return std::make_tuple(e->kind, e->ppg, e->min_bytes, e->line); };
+  std::sort(order.begin(), order.end(), [&](const ProfileEntry* a, const ProfileEntry* b) { return key(a) < key(b); });
+  for (size_t i = 1; i < order.size(); ++i) {
+    const ProfileEntry& a = *order[i - 1];
+    const ProfileEntry& b = *order[i];
+    if (a.kind == b.kind && a.ppg == b.ppg && b.min_bytes < a.max_bytes) {
+      *entry_no = std::max(a.line, b.line);
+      return "size range overlaps entry " + std::to_string(std::min(a.line, b.line)) +
+             " for the same memory kind and ppg";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string ProfileHeaderValue(std::string_view text, const std::string& key) {
   size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find_first_of("\n;", pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view raw = text.substr(pos, end - pos);
-    pos = end + 1;
-    raw = Trim(raw.substr(0, raw.find('#')));
+  for (bool last = false; !last;) {
+    const std::string_view raw = NextLine(text, &pos, &last);
     if (raw.empty()) continue;
     std::map<std::string, std::string> metadata;
     std::string why;
@@ -201,25 +305,15 @@ bool Profile::Parse(std::string_view text, std::string* error) {
   }
 
   size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t end = text.find_first_of("\n;", pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view raw = text.substr(pos, end - pos);
-    pos = end + 1;
+  for (bool last = false; !last;) {
+    const std::string_view raw = NextLine(text, &pos, &last);
     ++entry_no;
-    size_t hash = raw.find('#');
-    if (hash != std::string_view::npos) raw = raw.substr(0, hash);
-    raw = Trim(raw);
-    if (raw.empty()) {
-      if (end == text.size()) break;
-      continue;
-    }
+    if (raw.empty()) continue;
     std::vector<std::string_view> words = SplitWords(raw);
     if (!seen_header) {
       std::string why;
       if (!ParseHeaderWords(words, &metadata, &why)) return fail(why);
       seen_header = true;
-      if (end == text.size()) break;
       continue;
     }
 
@@ -232,101 +326,15 @@ bool Profile::Parse(std::string_view text, std::string* error) {
     }
     ProfileEntry e;
     e.line = entry_no;
-    if (words[0] == "host")
-      e.kind = MemKind::kHost;
-    else if (words[0] == "device")
-      e.kind = MemKind::kDevice;
-    else
-      return fail("unknown memory kind " + Quoted(words[0]) + " (expected host or device)");
-    if (!ParseByteSize(words[1], &e.min_bytes)) {
-      return fail("bad size " + Quoted(words[1]) + " (expected bytes with an optional K, M, G suffix)");
-    }
-    if (words[2] == "inf" || words[2] == "-") {
-      e.max_bytes = UINT64_MAX;
-    } else if (!ParseByteSize(words[2], &e.max_bytes)) {
-      return fail("bad size " + Quoted(words[2]) + " (expected bytes with an optional K, M, G suffix, or inf)");
-    }
-    if (e.max_bytes <= e.min_bytes) {
-      return fail("empty size range " + std::string(words[1]) + " to " + std::string(words[2]) +
-                  " (TO must be above FROM)");
-    }
-    std::string algo_name(words[3]);
-    if (!mla::AlgoFromName(algo_name.c_str(), &e.choice.algo)) {
-      return fail("unknown algorithm " + Quoted(words[3]) + " (expected passthrough, lane, hier or split)");
-    }
-    std::set<std::string_view> keys;
-    for (size_t i = 4; i < words.size(); ++i) {
-      size_t eq = words[i].find('=');
-      if (eq == std::string_view::npos) return fail("expected key=value, found " + Quoted(words[i]));
-      std::string_view key = words[i].substr(0, eq), value = words[i].substr(eq + 1);
-      if (!keys.insert(key).second) return fail("key " + Quoted(key) + " is given twice: keep one");
-      if (key == "lanes") {
-        if (!ParseInt(value, 1, 1 << 20, &e.choice.lanes))
-          return fail("lanes must be a positive integer, found " + Quoted(value));
-      } else if (key == "chunk") {
-        if (!ParseByteSize(value, &e.choice.chunk_bytes))
-          return fail("chunk must be a byte size such as 4M, found " + Quoted(value));
-        if (std::string why = ChunkProblem(e.choice.chunk_bytes); !why.empty()) return fail(why);
-      } else if (key == "transport") {
-        std::string name(value);
-        if (!mla::TransportFromName(name.c_str(), &e.choice.transport))
-          return fail("transport must be auto, mpi or nccl, found " + Quoted(value));
-      } else if (key == "ppg") {
-        if (!ParseInt(value, 1, 1 << 20, &e.ppg)) return fail("ppg must be a positive integer, found " + Quoted(value));
-      } else if (key == "time_us") {
-        if (!ParseDouble(value, &e.time_us))
-          return fail("time_us must be a non-negative number, found " + Quoted(value));
-      } else if (key == "mpi_time_us") {
-        if (!ParseDouble(value, &e.mpi_time_us))
-          return fail("mpi_time_us must be a non-negative number, found " + Quoted(value));
-      } else if (key == "at") {
-        if (!ParseByteSize(value, &e.measured_bytes))
-          return fail("at must be a byte size such as 4M, found " + Quoted(value));
-      } else if (key == "pts") {
-        if (std::string why = ParsePoints(value, &e); !why.empty()) return fail(why);
-        points += e.points.size();
-        if (points > kMaxProfilePoints)
-          return fail("the profile holds more than " + std::to_string(kMaxProfilePoints) +
-                      " points (pts=): tuned profiles hold a few hundred; keep the probed sizes");
-      } else if (key == "mpi") {
-        if (!IsSystemAlgorithmName(value))
-          return fail(
-              "mpi must name one of the system MPI's allreduce algorithms (lowercase letters, digits and "
-              "'_', such as ring), found " +
-              Quoted(value));
-        e.system_algorithm = std::string(value);
-      } else {
-        return fail("unknown key " + Quoted(key) +
-                    " (known: lanes, chunk, transport, ppg, mpi, time_us, mpi_time_us, at, pts)");
-      }
-    }
-    if (!e.system_algorithm.empty() && e.choice.algo != MLA_ALGO_PASSTHROUGH)
-      return fail("mpi=" + e.system_algorithm +
-                  " names the system MPI's own algorithm: it goes with passthrough, not " + std::string(words[3]));
+    if (std::string why = ParseEntry(words, &e, &points); !why.empty()) return fail(why);
     entries.push_back(e);
-    if (end == text.size()) break;
   }
   if (!seen_header) {
     entry_no = 1;
     return fail("empty profile: a profile starts with '" + std::string(kHeader) + " " +
                 std::to_string(MLA_PROFILE_FORMAT_VERSION) + "'");
   }
-  // Overlaps: sorted once by (kind, ppg, from), two ranges of one (kind, ppg)
-  // overlap exactly when two neighbours in that order do.
-  std::vector<const ProfileEntry*> order;
-  order.reserve(entries.size());
-  for (const ProfileEntry& e : entries) order.push_back(&e);
-  auto key = [](const ProfileEntry* e) { return std::make_tuple(e->kind, e->ppg, e->min_bytes, e->line); };
-  std::sort(order.begin(), order.end(), [&](const ProfileEntry* a, const ProfileEntry* b) { return key(a) < key(b); });
-  for (size_t i = 1; i < order.size(); ++i) {
-    const ProfileEntry& a = *order[i - 1];
-    const ProfileEntry& b = *order[i];
-    if (a.kind == b.kind && a.ppg == b.ppg && b.min_bytes < a.max_bytes) {
-      entry_no = std::max(a.line, b.line);
-      return fail("size range overlaps entry " + std::to_string(std::min(a.line, b.line)) +
-                  " for the same memory kind and ppg");
-    }
-  }
+  if (std::string why = OverlapProblem(entries, &entry_no); !why.empty()) return fail(why);
   entries_ = std::move(entries);
   metadata_ = std::move(metadata);
   return true;

@@ -376,6 +376,93 @@ void ReportCallEnd(const ReportClock& clock, const CallOutcome& outcome) {
   }
 }
 
+namespace {
+
+// Every rank's figures (LocalFigures) and their min, sum and max over
+// MPI_COMM_WORLD at world rank 0.
+struct WorldFigures {
+  std::vector<double> mine, lo = std::vector<double>(kFigures), sum = lo, hi = lo;
+  Spread At(int f) const { return {lo[f], sum[f], hi[f]}; }
+};
+
+// Frees the call counters' attribute key and the attributes it keys.
+void ReleaseCounterKey() {
+  if (g_counter_key == MPI_KEYVAL_INVALID) return;
+  for (MPI_Comm comm : {MPI_COMM_WORLD, MPI_COMM_SELF}) {
+    void* value = nullptr;
+    int found = 0;
+    if (PMPI_Comm_get_attr(comm, g_counter_key, &value, &found) == MPI_SUCCESS && found)
+      PMPI_Comm_delete_attr(comm, g_counter_key);
+  }
+  PMPI_Comm_free_keyval(&g_counter_key);
+}
+
+// The distinct GPUs that ran device buffers, by UUID (16 bytes a rank in
+// `uuids`, zero where none); 1 when some GPU ran them but no UUID was read.
+int DistinctGpus(const std::vector<unsigned char>& uuids, bool device_used) {
+  std::set<std::string> distinct;
+  static const unsigned char kZero[16] = {0};
+  for (size_t at = 0; at + 16 <= uuids.size(); at += 16) {
+    if (std::memcmp(&uuids[at], kZero, 16) != 0)
+      distinct.insert(std::string(reinterpret_cast<const char*>(&uuids[at]), 16));
+  }
+  return device_used && distinct.empty() ? 1 : static_cast<int>(distinct.size());
+}
+
+// data->bins: every (memory kind, size bin) that some rank called, with the
+// profile entry that covered it.
+void AddBins(const Config& config, const WorldFigures& f, ReportData* data) {
+  const int ppg = RanksPerGpuOrOne(config.ranks_per_gpu);
+  for (int k = 0; k < kKinds; ++k) {
+    for (int i = 0; i < kSizeBins; ++i) {
+      if (f.hi[Figure(k, i, kCalls)] <= 0) continue;
+      ReportBin b;
+      b.kind = static_cast<MemKind>(k);
+      b.bin = i;
+      const bool rank0_called = f.mine[Figure(k, i, kCalls)] > 0;
+      const std::vector<double>& counted = rank0_called ? f.mine : f.hi;
+      b.calls = counted[Figure(k, i, kCalls)];
+      b.bytes = counted[Figure(k, i, kBytes)];
+      b.time_s = f.At(Figure(k, i, kTime));
+      b.wait_s_sum = f.sum[Figure(k, i, kBinWait)];
+      b.comm_size = static_cast<int>(f.hi[Figure(k, i, kCommSize)]);
+      for (int a = 0; a < MLA_ALGO_COUNT; ++a) b.algos[a] = g_bins[k][i].algos[a].load();
+      for (int p = 0; p < MLA_PATH_COUNT; ++p) b.paths[p] = g_bins[k][i].paths[p].load();
+      b.nccl_fallbacks = g_bins[k][i].nccl_fallbacks.load();
+      // Device calls matched ppg= against the GPU groups found by UUID.
+      const int bin_ppg = b.kind == MemKind::kDevice && DeviceRanksPerGpuSeen() > 0 ? DeviceRanksPerGpuSeen() : ppg;
+      if (!config.has_forced) b.profile = config.profile.Lookup(b.kind, SizeBinFrom(i), bin_ppg);
+      data->bins.push_back(b);
+    }
+  }
+}
+
+// Writes the report into MULTILANE_REPORT's folder and, when set, the same
+// file into MULTILANE_HISTORY's; a folder that cannot take it is warned
+// about, never an error of the job.
+void WriteReportFiles(const Config& config, const ReportData& data) {
+  const std::string name = "multilane-report-" + data.job_id + "-" + Utc(g_start_utc, "%Y%m%dT%H%M%SZ") + "-" +
+                           std::to_string(static_cast<long>(getpid())) + ".json";
+  const std::string text = RenderReport(data);
+  const std::string why = WriteFileAtomically(config.report_dir, name, text);
+  if (!why.empty()) {
+    WarnOnce("MULTILANE_REPORT=" + Quoted(config.report_dir) + ": the job report cannot be written there (" + why +
+             "): create that directory and make it writable, or point MULTILANE_REPORT to one that is; "
+             "the job itself is not affected");
+  } else {
+    Info("job report: " + config.report_dir + "/" + name);
+  }
+  if (config.history_dir.empty()) return;
+  const std::string kept = WriteFileAtomically(config.history_dir, name, text);
+  if (!kept.empty())
+    WarnOnce("MULTILANE_HISTORY=" + Quoted(config.history_dir) +
+             ": the job's history record cannot be written there (" + kept +
+             "): `multilane run` makes that folder; create it, or unset MULTILANE_HISTORY; the job itself is "
+             "not affected");
+}
+
+}  // namespace
+
 void FinishJobReport(const Config& config) {
   const uint64_t end_ticks = Ticks();
   const uint64_t end_ns = NowNs();
@@ -385,14 +472,14 @@ void FinishJobReport(const Config& config) {
   int world_rank = 0, world_size = 1;
   PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
-  std::vector<double> mine, lo(kFigures), sum(kFigures), hi(kFigures);
-  LocalFigures(end_ns, end_ticks, BinSetupMax(TickSeconds(end_ns, end_ticks)), &mine);
-  PMPI_Reduce(mine.data(), lo.data(), kFigures, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
-  PMPI_Reduce(mine.data(), sum.data(), kFigures, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-  PMPI_Reduce(mine.data(), hi.data(), kFigures, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  WorldFigures f;
+  LocalFigures(end_ns, end_ticks, BinSetupMax(TickSeconds(end_ns, end_ticks)), &f.mine);
+  PMPI_Reduce(f.mine.data(), f.lo.data(), kFigures, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+  PMPI_Reduce(f.mine.data(), f.sum.data(), kFigures, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  PMPI_Reduce(f.mine.data(), f.hi.data(), kFigures, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
 
   // GPUs count on hosts where some rank had CUDA loaded.
-  int cuda_on_host = (CudaDriverLoaded() || mine[kDeviceUsed] > 0) ? 1 : 0;
+  int cuda_on_host = (CudaDriverLoaded() || f.mine[kDeviceUsed] > 0) ? 1 : 0;
   MPI_Comm host = MPI_COMM_NULL;
   if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL, &host) == MPI_SUCCESS) {
     PMPI_Allreduce(MPI_IN_PLACE, &cuda_on_host, 1, MPI_INT, MPI_MAX, host);
@@ -406,24 +493,13 @@ void FinishJobReport(const Config& config) {
 
   // Distinct GPUs that ran device buffers, by UUID.
   unsigned char uuid[16] = {0};
-  if (mine[kDeviceUsed] > 0) CurrentCudaDeviceUuid(uuid);
+  if (f.mine[kDeviceUsed] > 0) CurrentCudaDeviceUuid(uuid);
   std::vector<unsigned char> uuids(world_rank == 0 ? 16 * world_size : 0);
   PMPI_Gather(uuid, 16, MPI_UNSIGNED_CHAR, uuids.data(), 16, MPI_UNSIGNED_CHAR, 0, MPI_COMM_WORLD);
 
   mla_layout layout{};
   const bool have_layout = mla_comm_layout(MPI_COMM_WORLD, &layout) == MPI_SUCCESS;
-
-  if (g_counter_key != MPI_KEYVAL_INVALID) {
-    void* value = nullptr;
-    int found = 0;
-    if (PMPI_Comm_get_attr(MPI_COMM_WORLD, g_counter_key, &value, &found) == MPI_SUCCESS && found) {
-      PMPI_Comm_delete_attr(MPI_COMM_WORLD, g_counter_key);
-    }
-    if (PMPI_Comm_get_attr(MPI_COMM_SELF, g_counter_key, &value, &found) == MPI_SUCCESS && found) {
-      PMPI_Comm_delete_attr(MPI_COMM_SELF, g_counter_key);
-    }
-    PMPI_Comm_free_keyval(&g_counter_key);
-  }
+  ReleaseCounterKey();
   delete g_sampler;
   g_sampler = nullptr;
   if (world_rank != 0) return;
@@ -439,65 +515,19 @@ void FinishJobReport(const Config& config) {
     data.ranks_per_gpu = layout.ranks_per_gpu;
     data.regular = layout.regular != 0;
   }
-  std::set<std::string> distinct;
-  bool device_used = hi[kDeviceUsed] > 0;
-  static const unsigned char kZero[16] = {0};
-  for (int r = 0; r < world_size; ++r) {
-    if (std::memcmp(&uuids[16 * r], kZero, 16) != 0)
-      distinct.insert(std::string(reinterpret_cast<char*>(&uuids[16 * r]), 16));
-  }
-  data.gpus = static_cast<int>(distinct.size());
-  if (device_used && data.gpus == 0) data.gpus = 1;  // some GPU ran them, even if its UUID could not be read
+  data.gpus = DistinctGpus(uuids, f.hi[kDeviceUsed] > 0);
   if (config.has_forced) data.algo = mla::AlgoName(config.forced.algo);
   data.has_profile = !config.profile.empty();
   if (data.has_profile) data.profile_text = config.profile.ToString();
-  data.wall_s = {lo[kWall], sum[kWall], hi[kWall]};
-  data.allreduce_s = {lo[kAllreduce], sum[kAllreduce], hi[kAllreduce]};
-  data.wait_s = {lo[kWait], sum[kWait], hi[kWait]};
-  data.sampling_s = {lo[kSampling], sum[kSampling], hi[kSampling]};
-  data.setup_s = {lo[kSetup], sum[kSetup], hi[kSetup]};
+  data.wall_s = f.At(kWall);
+  data.allreduce_s = f.At(kAllreduce);
+  data.wait_s = f.At(kWait);
+  data.sampling_s = f.At(kSampling);
+  data.setup_s = f.At(kSetup);
   data.wait_sampled_calls = g_sampled_calls.load();
   data.entries = EntryStatsSnapshot();
-  const int ppg = RanksPerGpuOrOne(config.ranks_per_gpu);
-  for (int k = 0; k < kKinds; ++k) {
-    for (int i = 0; i < kSizeBins; ++i) {
-      if (hi[Figure(k, i, kCalls)] <= 0) continue;
-      ReportBin b;
-      b.kind = static_cast<MemKind>(k);
-      b.bin = i;
-      const bool rank0_called = mine[Figure(k, i, kCalls)] > 0;
-      b.calls = rank0_called ? mine[Figure(k, i, kCalls)] : hi[Figure(k, i, kCalls)];
-      b.bytes = rank0_called ? mine[Figure(k, i, kBytes)] : hi[Figure(k, i, kBytes)];
-      b.time_s = {lo[Figure(k, i, kTime)], sum[Figure(k, i, kTime)], hi[Figure(k, i, kTime)]};
-      b.wait_s_sum = sum[Figure(k, i, kBinWait)];
-      b.comm_size = static_cast<int>(hi[Figure(k, i, kCommSize)]);
-      for (int a = 0; a < MLA_ALGO_COUNT; ++a) b.algos[a] = g_bins[k][i].algos[a].load();
-      for (int p = 0; p < MLA_PATH_COUNT; ++p) b.paths[p] = g_bins[k][i].paths[p].load();
-      b.nccl_fallbacks = g_bins[k][i].nccl_fallbacks.load();
-      // Device calls matched ppg= against the GPU groups found by UUID.
-      const int bin_ppg = b.kind == MemKind::kDevice && DeviceRanksPerGpuSeen() > 0 ? DeviceRanksPerGpuSeen() : ppg;
-      if (!config.has_forced) b.profile = config.profile.Lookup(b.kind, SizeBinFrom(i), bin_ppg);
-      data.bins.push_back(b);
-    }
-  }
-
-  const std::string name = "multilane-report-" + data.job_id + "-" + Utc(g_start_utc, "%Y%m%dT%H%M%SZ") + "-" +
-                           std::to_string(static_cast<long>(getpid())) + ".json";
-  const std::string why = WriteFileAtomically(config.report_dir, name, RenderReport(data));
-  if (!why.empty()) {
-    WarnOnce("MULTILANE_REPORT=" + Quoted(config.report_dir) + ": the job report cannot be written there (" + why +
-             "): create that directory and make it writable, or point MULTILANE_REPORT to one that is; "
-             "the job itself is not affected");
-  } else {
-    Info("job report: " + config.report_dir + "/" + name);
-  }
-  if (config.history_dir.empty()) return;
-  const std::string kept = WriteFileAtomically(config.history_dir, name, RenderReport(data));
-  if (!kept.empty())
-    WarnOnce("MULTILANE_HISTORY=" + Quoted(config.history_dir) +
-             ": the job's history record cannot be written there (" + kept +
-             "): `multilane run` makes that folder; create it, or unset MULTILANE_HISTORY; the job itself is "
-             "not affected");
+  AddBins(config, f, &data);
+  WriteReportFiles(config, data);
 }
 
 }  // namespace mla::lib

@@ -76,6 +76,150 @@ bool ParseSeconds(const std::string& s, double* out) {
   return true;
 }
 
+// Reads LoadConfig's variables: every name and value read is mixed into the
+// settings hash, in the order read; a problem turns multilane off for the
+// job, a warning (c->warnings) keeps it on.
+struct EnvReader {
+  const EnvLookup& env;
+  Config* c;
+  uint64_t hash = 1469598103934665603ull;
+
+  std::string Get(const char* name) {
+    const char* v = env(name);
+    std::string s = v ? v : "";
+    Mix(&hash, name);
+    Mix(&hash, s);
+    return s;
+  }
+  void Problem(const std::string& msg) { c->problems.push_back(msg + kOff); }
+};
+
+// MULTILANE_ALGO, _LANES, _CHUNK and _TRANSPORT: the choice forced on every call.
+void ReadForcedChoice(EnvReader* r) {
+  Config* c = r->c;
+  const std::string algo = r->Get("MULTILANE_ALGO");
+  const std::string lanes = r->Get("MULTILANE_LANES");
+  const std::string chunk = r->Get("MULTILANE_CHUNK");
+  const std::string transport = r->Get("MULTILANE_TRANSPORT");
+  if (!transport.empty() && !mla::TransportFromName(transport.c_str(), &c->forced.transport)) {
+    r->Problem("MULTILANE_TRANSPORT=" + Quoted(transport) + " is not a transport: use auto, mpi or nccl");
+  }
+  if (!algo.empty() && algo != "auto") {
+    if (mla::AlgoFromName(algo.c_str(), &c->forced.algo)) {
+      c->has_forced = true;
+    } else {
+      r->Problem("MULTILANE_ALGO=" + Quoted(algo) + " is not an algorithm: use passthrough, lane, hier, split or auto");
+    }
+  }
+  if (!lanes.empty() && !ParsePositive(lanes, &c->forced.lanes)) {
+    r->Problem(CountMessage("MULTILANE_LANES", lanes, "ranks per node that drive lanes"));
+  }
+  if (!chunk.empty() && !ParseByteSize(chunk, &c->forced.chunk_bytes)) {
+    r->Problem("MULTILANE_CHUNK=" + Quoted(chunk) + " must be a byte size such as 4M or 65536");
+  } else if (!chunk.empty() && c->forced.chunk_bytes == 0) {
+    r->Problem("MULTILANE_CHUNK=" + Quoted(chunk) +
+               " must be above 0 (a byte size such as 4M); unset it for the default");
+  }
+}
+
+// MULTILANE_RANKS_PER_NODE, _RANKS_PER_GPU and the device paths' variables.
+void ReadLayoutAndDevice(EnvReader* r) {
+  Config* c = r->c;
+  const std::string rpn = r->Get("MULTILANE_RANKS_PER_NODE");
+  if (!rpn.empty() && !ParsePositive(rpn, &c->ranks_per_node)) {
+    r->Problem(CountMessage("MULTILANE_RANKS_PER_NODE", rpn, "ranks per virtual node"));
+  }
+  std::string bad_rpg;
+  if (!ParseRanksPerGpuVariable(r->Get("MULTILANE_RANKS_PER_GPU"), &c->ranks_per_gpu, &bad_rpg)) r->Problem(bad_rpg);
+
+  const std::string sync = r->Get("MULTILANE_DEVICE_SYNC");
+  if (sync == "stream") {
+    c->device_sync_stream = true;
+  } else if (!sync.empty() && sync != "device") {
+    r->Problem("MULTILANE_DEVICE_SYNC=" + Quoted(sync) +
+               " is not a rule: use device (wait for every stream) or stream (the legacy default stream and "
+               "blocking streams)");
+  }
+  const std::string flag_max = r->Get("MULTILANE_DEVICE_FLAG_MAX");
+  if (!flag_max.empty() && (!ParseByteSize(flag_max, &c->device_flag_max) || c->device_flag_max > kMaxDeviceFlagMax)) {
+    r->Problem("MULTILANE_DEVICE_FLAG_MAX=" + Quoted(flag_max) + " must be a byte size from 0 (off) to " +
+               FormatByteSize(kMaxDeviceFlagMax) + ", such as 1M");
+  }
+}
+
+// MULTILANE_STATS, _VERBOSE and the report's variables (a bad report value
+// keeps its default and multilane on).
+void ReadOutputs(EnvReader* r) {
+  Config* c = r->c;
+  const std::string stats = r->Get("MULTILANE_STATS");
+  if (stats == "1" || stats == "yes" || stats == "on")
+    c->stats = true;
+  else if (!stats.empty() && stats != "0" && stats != "no" && stats != "off")
+    r->Problem("MULTILANE_STATS=" + Quoted(stats) + " must be 1 or 0");
+  const std::string verbose = r->Get("MULTILANE_VERBOSE");
+  c->verbose = VerboseLevel(verbose);
+  if (c->verbose < 0) {
+    c->verbose = 0;
+    r->Problem("MULTILANE_VERBOSE=" + Quoted(verbose) + " must be 0 or 1");
+  } else if (c->verbose > 1) {
+    // Only 0 and 1 exist; a larger level prints what 1 prints.
+    c->verbose = 1;
+    c->warnings.push_back("MULTILANE_VERBOSE=" + Quoted(verbose) + ": only 0 and 1 exist; using 1");
+  }
+
+  c->report_dir = r->Get("MULTILANE_REPORT");
+  c->history_dir = r->Get("MULTILANE_HISTORY");
+  c->job_key = r->Get("MULTILANE_JOB_KEY");
+  if (!c->job_key.empty() && !ValidJobKey(c->job_key)) {
+    c->warnings.push_back("MULTILANE_JOB_KEY=" + Quoted(c->job_key) + " must be " + JobKeyRule() +
+                          "; the history keeps this job under its program's name and command line instead");
+    c->job_key.clear();
+  }
+  const std::string sample = r->Get("MULTILANE_REPORT_SAMPLE");
+  if (!sample.empty() && !ParsePositive(sample, &c->report_sample)) {
+    c->warnings.push_back(CountMessage("MULTILANE_REPORT_SAMPLE", sample, "sample about one call in N") + "; using 64");
+  }
+  const std::string interval = r->Get("MULTILANE_REPORT_INTERVAL");
+  if (interval == "0") {
+    c->report_interval_s = 0;  // no GPU sampling
+  } else if (!interval.empty() && !ParseSeconds(interval, &c->report_interval_s)) {
+    c->warnings.push_back("MULTILANE_REPORT_INTERVAL=" + Quoted(interval) +
+                          " must be 0 (no GPU sampling) or seconds between 0.01 and 3600 (e.g. 1 or 0.5); using 1");
+  }
+}
+
+// MULTILANE_PROFILE or MULTILANE_PROFILE_FILE (one of them), parsed; a
+// file's text is mixed into the settings hash too.
+void ReadProfile(EnvReader* r) {
+  Config* c = r->c;
+  const std::string text = r->Get("MULTILANE_PROFILE");
+  const std::string file = r->Get("MULTILANE_PROFILE_FILE");
+  std::string profile_text;
+  if (!text.empty() && !file.empty()) {
+    r->Problem("both MULTILANE_PROFILE and MULTILANE_PROFILE_FILE are set: set only one");
+  } else if (!text.empty()) {
+    profile_text = text;
+    c->profile_source = "MULTILANE_PROFILE";
+  } else if (!file.empty()) {
+    std::string why;
+    if (!ReadProfileFile(file, &profile_text, &why)) {
+      r->Problem("MULTILANE_PROFILE_FILE=" + Quoted(file) + " " + why);
+    } else {
+      Mix(&r->hash, profile_text);
+      c->profile_source = "MULTILANE_PROFILE_FILE=" + Excerpt(file);
+    }
+  }
+  if (!c->profile_source.empty()) {
+    std::string error;
+    if (!c->profile.Parse(profile_text, &error)) {
+      r->Problem(c->profile_source.substr(0, c->profile_source.find('=')) +
+                 (c->profile_source.find('=') != std::string::npos ? " (" + Quoted(file) + ")" : "") + ": " + error +
+                 " (docs/profile-format.md describes the format)");
+      c->profile = Profile();
+    }
+  }
+}
+
 }  // namespace
 
 std::string Config::Summary() const {
@@ -104,129 +248,17 @@ std::string Config::Summary() const {
 
 Config LoadConfig(const EnvLookup& env) {
   Config c;
-  uint64_t h = 1469598103934665603ull;
-  auto get = [&](const char* name) -> std::string {
-    const char* v = env(name);
-    std::string s = v ? v : "";
-    Mix(&h, name);
-    Mix(&h, s);
-    return s;
-  };
-  auto problem = [&](const std::string& msg) { c.problems.push_back(msg + kOff); };
-
+  EnvReader r{env, &c};
   // The launcher's reason, which the library repeats in its one line: whole
   // as the Slurm plugin writes it, an excerpt when something else set more
   // (the settings hash still covers every byte).
-  c.launcher_off = Excerpt(get("MULTILANE_OFF"), kRelayedReasonBytes);
-  const std::string algo = get("MULTILANE_ALGO");
-  const std::string lanes = get("MULTILANE_LANES");
-  const std::string chunk = get("MULTILANE_CHUNK");
-  const std::string transport = get("MULTILANE_TRANSPORT");
-  if (!transport.empty() && !mla::TransportFromName(transport.c_str(), &c.forced.transport)) {
-    problem("MULTILANE_TRANSPORT=" + Quoted(transport) + " is not a transport: use auto, mpi or nccl");
-  }
-  if (!algo.empty() && algo != "auto") {
-    if (mla::AlgoFromName(algo.c_str(), &c.forced.algo)) {
-      c.has_forced = true;
-    } else {
-      problem("MULTILANE_ALGO=" + Quoted(algo) + " is not an algorithm: use passthrough, lane, hier, split or auto");
-    }
-  }
-  if (!lanes.empty() && !ParsePositive(lanes, &c.forced.lanes)) {
-    problem(CountMessage("MULTILANE_LANES", lanes, "ranks per node that drive lanes"));
-  }
-  if (!chunk.empty() && !ParseByteSize(chunk, &c.forced.chunk_bytes)) {
-    problem("MULTILANE_CHUNK=" + Quoted(chunk) + " must be a byte size such as 4M or 65536");
-  } else if (!chunk.empty() && c.forced.chunk_bytes == 0) {
-    problem("MULTILANE_CHUNK=" + Quoted(chunk) + " must be above 0 (a byte size such as 4M); unset it for the default");
-  }
-
-  const std::string rpn = get("MULTILANE_RANKS_PER_NODE");
-  if (!rpn.empty() && !ParsePositive(rpn, &c.ranks_per_node)) {
-    problem(CountMessage("MULTILANE_RANKS_PER_NODE", rpn, "ranks per virtual node"));
-  }
-  std::string bad_rpg;
-  if (!ParseRanksPerGpuVariable(get("MULTILANE_RANKS_PER_GPU"), &c.ranks_per_gpu, &bad_rpg)) problem(bad_rpg);
-
-  const std::string sync = get("MULTILANE_DEVICE_SYNC");
-  if (sync == "stream") {
-    c.device_sync_stream = true;
-  } else if (!sync.empty() && sync != "device") {
-    problem("MULTILANE_DEVICE_SYNC=" + Quoted(sync) +
-            " is not a rule: use device (wait for every stream) or stream (the legacy default stream and "
-            "blocking streams)");
-  }
-  const std::string flag_max = get("MULTILANE_DEVICE_FLAG_MAX");
-  if (!flag_max.empty() && (!ParseByteSize(flag_max, &c.device_flag_max) || c.device_flag_max > kMaxDeviceFlagMax)) {
-    problem("MULTILANE_DEVICE_FLAG_MAX=" + Quoted(flag_max) + " must be a byte size from 0 (off) to " +
-            FormatByteSize(kMaxDeviceFlagMax) + ", such as 1M");
-  }
-  const std::string stats = get("MULTILANE_STATS");
-  if (stats == "1" || stats == "yes" || stats == "on")
-    c.stats = true;
-  else if (!stats.empty() && stats != "0" && stats != "no" && stats != "off")
-    problem("MULTILANE_STATS=" + Quoted(stats) + " must be 1 or 0");
-  const std::string verbose = get("MULTILANE_VERBOSE");
-  c.verbose = VerboseLevel(verbose);
-  if (c.verbose < 0) {
-    c.verbose = 0;
-    problem("MULTILANE_VERBOSE=" + Quoted(verbose) + " must be 0 or 1");
-  } else if (c.verbose > 1) {
-    // Only 0 and 1 exist; a larger level prints what 1 prints.
-    c.verbose = 1;
-    c.warnings.push_back("MULTILANE_VERBOSE=" + Quoted(verbose) + ": only 0 and 1 exist; using 1");
-  }
-
-  // The report's variables: a bad value keeps its default and multilane on.
-  c.report_dir = get("MULTILANE_REPORT");
-  c.history_dir = get("MULTILANE_HISTORY");
-  c.job_key = get("MULTILANE_JOB_KEY");
-  if (!c.job_key.empty() && !ValidJobKey(c.job_key)) {
-    c.warnings.push_back("MULTILANE_JOB_KEY=" + Quoted(c.job_key) + " must be " + JobKeyRule() +
-                         "; the history keeps this job under its program's name and command line instead");
-    c.job_key.clear();
-  }
-  const std::string sample = get("MULTILANE_REPORT_SAMPLE");
-  if (!sample.empty() && !ParsePositive(sample, &c.report_sample)) {
-    c.warnings.push_back(CountMessage("MULTILANE_REPORT_SAMPLE", sample, "sample about one call in N") + "; using 64");
-  }
-  const std::string interval = get("MULTILANE_REPORT_INTERVAL");
-  if (interval == "0") {
-    c.report_interval_s = 0;  // no GPU sampling
-  } else if (!interval.empty() && !ParseSeconds(interval, &c.report_interval_s)) {
-    c.warnings.push_back("MULTILANE_REPORT_INTERVAL=" + Quoted(interval) +
-                         " must be 0 (no GPU sampling) or seconds between 0.01 and 3600 (e.g. 1 or 0.5); using 1");
-  }
-
-  const std::string text = get("MULTILANE_PROFILE");
-  const std::string file = get("MULTILANE_PROFILE_FILE");
-  std::string profile_text;
-  if (!text.empty() && !file.empty()) {
-    problem("both MULTILANE_PROFILE and MULTILANE_PROFILE_FILE are set: set only one");
-  } else if (!text.empty()) {
-    profile_text = text;
-    c.profile_source = "MULTILANE_PROFILE";
-  } else if (!file.empty()) {
-    std::string why;
-    if (!ReadProfileFile(file, &profile_text, &why)) {
-      problem("MULTILANE_PROFILE_FILE=" + Quoted(file) + " " + why);
-    } else {
-      Mix(&h, profile_text);
-      c.profile_source = "MULTILANE_PROFILE_FILE=" + Excerpt(file);
-    }
-  }
-  if (!c.profile_source.empty()) {
-    std::string error;
-    if (!c.profile.Parse(profile_text, &error)) {
-      problem(c.profile_source.substr(0, c.profile_source.find('=')) +
-              (c.profile_source.find('=') != std::string::npos ? " (" + Quoted(file) + ")" : "") + ": " + error +
-              " (docs/profile-format.md describes the format)");
-      c.profile = Profile();
-    }
-  }
-
+  c.launcher_off = Excerpt(r.Get("MULTILANE_OFF"), kRelayedReasonBytes);
+  ReadForcedChoice(&r);
+  ReadLayoutAndDevice(&r);
+  ReadOutputs(&r);
+  ReadProfile(&r);
   c.enabled = c.problems.empty();
-  c.fingerprint = h;
+  c.fingerprint = r.hash;
   return c;
 }
 
