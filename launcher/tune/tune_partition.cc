@@ -157,10 +157,8 @@ int Interrupted(ProbeJobs* jobs) {
 // The target: --db `database` (made absolute), else the system database
 // (published as a snapshot).
 StoreTarget PartitionTarget(std::string database) {
-  if (!database.empty() && database[0] != '/') {
-    char cwd[4096];
-    if (getcwd(cwd, sizeof cwd) != nullptr) database = std::string(cwd) + "/" + database;
-  }
+  std::error_code ec;
+  if (const auto path = std::filesystem::absolute(database, ec); !database.empty() && !ec) database = path.string();
   return ChooseStoreTarget(database, database.empty());
 }
 
