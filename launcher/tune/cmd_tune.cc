@@ -24,6 +24,7 @@
 #include "tune_layout.h"
 #include "tune_partition.h"
 #include "tune_record.h"
+#include "vocab/refuse.h"
 
 namespace multilane {
 namespace {
@@ -56,10 +57,9 @@ bool CallsFromReport(const JobReport& report, const std::vector<mltuner::MemKind
     c.mean_bytes = static_cast<double>(b.bytes) / static_cast<double>(b.calls);
     calls->push_back(c);
   }
-  if (calls->empty()) {
-    *error = report.path + ": the job made no allreduce call of a tuned memory kind; tune without --weights";
-    return false;
-  }
+  if (calls->empty())
+    return mla::Refuse(error,
+                       report.path + ": the job made no allreduce call of a tuned memory kind; tune without --weights");
   return true;
 }
 

@@ -8,6 +8,7 @@
 #include "libmlallreduce/startup/ballot_reader.h"
 #include "libmlallreduce/base/loaded_symbol.h"
 #include "libmlallreduce/startup/pmix_abi.h"
+#include "vocab/refuse.h"
 
 namespace mla::lib {
 namespace {
@@ -44,10 +45,8 @@ bool Open(Pmix* p, std::string* why) {
   p->commit = reinterpret_cast<pmix::CommitFn>(dlsym(lib, "PMIx_Commit"));
   p->get = reinterpret_cast<pmix::GetFn>(dlsym(lib, "PMIx_Get"));
   p->get_nb = reinterpret_cast<pmix::GetNbFn>(dlsym(lib, "PMIx_Get_nb"));
-  if (!p->init || !p->finalize || !p->put || !p->commit || !p->get) {
-    *why = "libpmix.so.2 lacks a PMIx client function";
-    return false;
-  }
+  if (!p->init || !p->finalize || !p->put || !p->commit || !p->get)
+    return mla::Refuse(why, "libpmix.so.2 lacks a PMIx client function");
   return true;
 }
 

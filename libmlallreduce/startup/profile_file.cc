@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "vocab/outside_input.h"
+#include "vocab/refuse.h"
 
 namespace mla::lib {
 
@@ -14,10 +15,7 @@ bool ReadProfileFile(const std::string& path, std::string* text, std::string* wh
   using Outcome = mldb::FileRead::Outcome;
   switch (r.outcome) {
     case Outcome::kRead:
-      if (content.empty()) {
-        *why = "is empty: write a profile there or unset the variable";
-        return false;
-      }
+      if (content.empty()) return mla::Refuse(why, "is empty: write a profile there or unset the variable");
       *text = std::move(content);
       return true;
     case Outcome::kNotRegular:
