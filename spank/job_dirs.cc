@@ -118,8 +118,7 @@ bool CheckAdminFolder(const struct stat& st, const std::string& path, bool last,
 bool MakeMpsDir(int dir, const std::string& name, const std::string& mps_dir, std::string* error) {
   if (mkdirat(dir, name.c_str(), 0755) != 0) {
     if (errno == EEXIST) return true;
-    *error = Errno("cannot create mps_dir " + mps_dir);
-    return false;
+    return mla::Refuse(error, Errno("cannot create mps_dir " + mps_dir));
   }
   Fd fd(openat(dir, name.c_str(), kOpenDir));
   // Only a folder this call made gets its mode set (the umask may have cut it).
@@ -345,8 +344,7 @@ bool FreeJobName(int parent, const std::string& name, const std::string& mps_dir
   struct stat st;
   if (fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
     if (errno == ENOENT) return true;
-    *error = Errno("cannot stat " + mps_dir + "/" + name);
-    return false;
+    return mla::Refuse(error, Errno("cannot stat " + mps_dir + "/" + name));
   }
   if (!S_ISDIR(st.st_mode) || st.st_uid != 0) return MoveAsideAndRemove(parent, name, mps_dir, error, note);
   std::string why;
@@ -354,10 +352,9 @@ bool FreeJobName(int parent, const std::string& name, const std::string& mps_dir
   // Root's with files in it: a leftover of this job whose epilog never ran,
   // or the live daemon of another node that shares mps_dir.
   const std::string where = mps_dir + "/" + name;
-  *error = where + " exists already, a folder of an earlier prolog that still holds files (" + why + "): if job " +
-           name.substr(4) + " runs nowhere else, remove it (rm -r " + where +
-           "); nodes that share mps_dir need %h in it";
-  return false;
+  return mla::Refuse(error, where + " exists already, a folder of an earlier prolog that still holds files (" + why +
+                                "): if job " + name.substr(4) + " runs nowhere else, remove it (rm -r " + where +
+                                "); nodes that share mps_dir need %h in it");
 }
 
 // Makes pipe/ and log/ in the new job-ID below `parent` and gives job-ID its
@@ -452,21 +449,18 @@ bool RemoveJobDirs(const std::string& mps_dir, uint32_t job, uid_t uid, std::str
                                   "; left alone");
   std::string left;
   if (RemoveTree(parent.get(), name, uid, &left)) return true;
-  *error = "cannot remove all of " + mps_dir + "/" + name + ": left " + left + " below " + mps_dir;
-  return false;
+  return mla::Refuse(error, "cannot remove all of " + mps_dir + "/" + name + ": left " + left + " below " + mps_dir);
 }
 
 bool RemoveTree(int dir, const std::string& name, uid_t owner, std::string* left) {
   struct stat st;
   if (fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
     if (errno == ENOENT) return true;
-    *left = Errno(name);
-    return false;
+    return mla::Refuse(left, Errno(name));
   }
   if (!S_ISDIR(st.st_mode)) {
     if (unlinkat(dir, name.c_str(), 0) == 0) return true;
-    *left = Errno(name);
-    return false;
+    return mla::Refuse(left, Errno(name));
   }
   Fd top(openat(dir, name.c_str(), kOpenDir));
   struct stat now;
@@ -477,8 +471,7 @@ bool RemoveTree(int dir, const std::string& name, uid_t owner, std::string* left
   tree.Empty(top.get(), name, 0);
   if (unlinkat(dir, name.c_str(), AT_REMOVEDIR) == 0) return true;
   tree.Keep(name, std::strerror(errno));
-  *left = tree.Left();
-  return false;
+  return mla::Refuse(left, tree.Left());
 }
 
 }  // namespace multilane_spank

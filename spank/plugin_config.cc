@@ -29,8 +29,7 @@ Setter YesNo(bool PluginConfig::*field) {
     } else if (v == "no" || v == "0" || v == "false") {
       c->*field = false;
     } else {
-      *why = "must be yes or no";
-      return false;
+      return mla::Refuse(why, "must be yes or no");
     }
     return true;
   };
@@ -58,8 +57,8 @@ const std::map<std::string, Setter>& Keys() {
            return true;
          }
          if (YesNo(&PluginConfig::mps)(v, c, why)) return true;
-         *why = "must be auto (a daemon for GPU jobs where nvidia-cuda-mps-control is installed), yes or no";
-         return false;
+         return mla::Refuse(
+             why, "must be auto (a daemon for GPU jobs where nvidia-cuda-mps-control is installed), yes or no");
        }},
       {"default",
        [](const std::string& v, PluginConfig* c, std::string* why) {
@@ -68,8 +67,8 @@ const std::map<std::string, Setter>& Keys() {
          } else if (v == "off") {
            c->default_on = false;
          } else {
-           *why = "must be off (users opt in with --multilane) or auto (every job, unless --multilane=off)";
-           return false;
+           return mla::Refuse(
+               why, "must be off (users opt in with --multilane) or auto (every job, unless --multilane=off)");
          }
          return true;
        }},
@@ -80,8 +79,7 @@ const std::map<std::string, Setter>& Keys() {
          } else if (v == "none") {
            c->bind_cores = false;
          } else {
-           *why = "must be cores or none";
-           return false;
+           return mla::Refuse(why, "must be cores or none");
          }
          return true;
        }},

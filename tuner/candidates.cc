@@ -81,9 +81,8 @@ bool ApplyChunk(const std::string& v, mla_choice* c, std::string* error) {
   if (!ParseByteSize(v, &n)) return mla::Refuse(error, "chunk='" + v + "' is not a byte size (0 = default)");
   if (n > 0 && n < mla::kMinProfileChunkBytes) {
     // The library refuses such a profile entry (profile.h): never tune one.
-    *error = "chunk='" + v + "' is below " + mla::FormatByteSize(mla::kMinProfileChunkBytes) +
-             ", which profiles refuse (such chunks run 50-100x slower); use 0 or at least that";
-    return false;
+    return mla::Refuse(error, "chunk='" + v + "' is below " + mla::FormatByteSize(mla::kMinProfileChunkBytes) +
+                                  ", which profiles refuse (such chunks run 50-100x slower); use 0 or at least that");
   }
   c->chunk_bytes = n;
   return true;
@@ -102,10 +101,9 @@ bool ApplyTransport(const std::string& v, mla_choice* c, std::string* error) {
 // at run time (mlprobe asks it).  It sets nothing in an mla_choice.
 bool ApplySystemAlgorithm(const std::string& v, mla_choice*, std::string* error) {
   if (mla::IsSystemAlgorithmName(v)) return true;
-  *error = "mpi='" + v +
-           "' is not the name of a system MPI allreduce algorithm (lowercase letters, digits "
-           "and '_', such as ring)";
-  return false;
+  return mla::Refuse(error, "mpi='" + v +
+                                "' is not the name of a system MPI allreduce algorithm (lowercase letters, digits "
+                                "and '_', such as ring)");
 }
 
 bool AppliesTo(const Dimension& d, const std::string& algo, MemKind mem) {

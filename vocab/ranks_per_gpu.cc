@@ -24,8 +24,8 @@ bool ParseRanksPerGpuVariable(const std::string& text, int* value, std::string* 
     return true;
   }
   if (ParseRanksPerGpu(text, value)) return true;
-  *error = "MULTILANE_RANKS_PER_GPU=" + Quoted(text) + " must be " + RanksPerGpuRule() + " (ranks sharing one GPU)";
-  return false;
+  return mla::Refuse(
+      error, "MULTILANE_RANKS_PER_GPU=" + Quoted(text) + " must be " + RanksPerGpuRule() + " (ranks sharing one GPU)");
 }
 
 int RanksPerGpuOrOne(int ranks_per_gpu) { return ranks_per_gpu > 0 ? ranks_per_gpu : 1; }

@@ -35,8 +35,7 @@ bool ParseMemory(const std::string& text, TuneMemory* out, std::string* error) {
       return true;
     }
   }
-  *error = "--memory must be host, device, all or auto, not '" + mla::Excerpt(text) + "'";
-  return false;
+  return mla::Refuse(error, "--memory must be host, device, all or auto, not '" + mla::Excerpt(text) + "'");
 }
 
 }  // namespace
