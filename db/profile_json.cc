@@ -235,10 +235,7 @@ bool ImportProfiles(ProfileStore& store, const nlohmann::json& doc, int* importe
   std::vector<ProfileRecord> profiles;
   try {
     const std::string frame = FrameProblem(doc);
-    if (!frame.empty()) {
-      SetError(error, frame);
-      return false;
-    }
+    if (!frame.empty()) return SetError(error, frame);
     if (!ParseDocument(doc, &nodes, &profiles, error)) return false;
   } catch (const std::exception& e) {
     SetError(error, std::string(kImportPrefix) + "malformed document (" + e.what() + "); nothing was imported");
