@@ -117,10 +117,8 @@ bool ProfileStore::RecordJobRun(const mla::JobRun& run, bool* added, std::string
     sql::SetError(error, sql::Prefix(path_) + "opened read-only, cannot record a job run; open it read-write");
     return false;
   }
-  if (const std::string invalid = InvalidJobRun(run); !invalid.empty()) {
-    sql::SetError(error, sql::Prefix(path_) + "cannot record an invalid job run: " + invalid);
-    return false;
-  }
+  if (const std::string invalid = InvalidJobRun(run); !invalid.empty())
+    return sql::SetError(error, sql::Prefix(path_) + "cannot record an invalid job run: " + invalid);
   mla::JobRun copy = run;
   if (copy.recorded_utc.empty()) copy.recorded_utc = mla::UtcNow();
   return sql::WriteTransaction(

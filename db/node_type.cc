@@ -13,6 +13,8 @@
 #include <sstream>
 #include <tuple>
 
+#include "vocab/refuse.h"
+
 namespace mldb {
 
 bool GpuInfo::operator==(const GpuInfo& o) const {
@@ -133,20 +135,15 @@ namespace {
 bool GetString(const nlohmann::json& obj, const char* name, const std::string& where, std::string* out,
                std::string* error) {
   auto it = obj.find(name);
-  if (it == obj.end() || !it->is_string()) {
-    *error = where + name + ": missing or not a string";
-    return false;
-  }
+  if (it == obj.end() || !it->is_string()) return mla::Refuse(error, where + name + ": missing or not a string");
   *out = it->get<std::string>();
   return true;
 }
 
 bool GetInt(const nlohmann::json& obj, const char* name, const std::string& where, int* out, std::string* error) {
   auto it = obj.find(name);
-  if (it == obj.end() || !it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > 1000000000) {
-    *error = where + name + ": missing or not a non-negative integer";
-    return false;
-  }
+  if (it == obj.end() || !it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > 1000000000)
+    return mla::Refuse(error, where + name + ": missing or not a non-negative integer");
   *out = static_cast<int>(it->get<int64_t>());
   return true;
 }
@@ -156,10 +153,7 @@ bool GetInt(const nlohmann::json& obj, const char* name, const std::string& wher
 bool NodeFingerprint::FromJson(const nlohmann::json& json, NodeFingerprint* out, std::string* error) {
   std::string ignored;
   if (error == nullptr) error = &ignored;
-  if (!json.is_object()) {
-    *error = "fingerprint: not a JSON object";
-    return false;
-  }
+  if (!json.is_object()) return mla::Refuse(error, "fingerprint: not a JSON object");
   const std::string where = "fingerprint.";
   NodeFingerprint f;
   if (!GetString(json, "cpu_model", where, &f.cpu_model, error) || !GetInt(json, "sockets", where, &f.sockets, error) ||
@@ -169,40 +163,28 @@ bool NodeFingerprint::FromJson(const nlohmann::json& json, NodeFingerprint* out,
     return false;
   }
   auto gpus = json.find("gpus");
-  if (gpus == json.end() || !gpus->is_array()) {
-    *error = where + "gpus: missing or not an array";
-    return false;
-  }
+  if (gpus == json.end() || !gpus->is_array()) return mla::Refuse(error, where + "gpus: missing or not an array");
   for (size_t i = 0; i < gpus->size(); ++i) {
     const nlohmann::json& g = (*gpus)[i];
     const std::string gwhere = where + "gpus[" + std::to_string(i) + "].";
-    if (!g.is_object()) {
-      *error = where + "gpus[" + std::to_string(i) + "]: not an object";
-      return false;
-    }
+    if (!g.is_object()) return mla::Refuse(error, where + "gpus[" + std::to_string(i) + "]: not an object");
     GpuInfo info;
     if (!GetString(g, "model", gwhere, &info.model, error) || !GetString(g, "link", gwhere, &info.link, error) ||
         !GetInt(g, "nvlinks", gwhere, &info.nvlinks, error)) {
       return false;
     }
     auto mem = g.find("memory_bytes");
-    if (mem == g.end() || !mem->is_number_unsigned()) {
-      *error = gwhere + "memory_bytes: missing or not a non-negative integer";
-      return false;
-    }
+    if (mem == g.end() || !mem->is_number_unsigned())
+      return mla::Refuse(error, gwhere + "memory_bytes: missing or not a non-negative integer");
     info.memory_bytes = mem->get<uint64_t>();
     f.gpus.push_back(info);
   }
   auto net = json.find("network_devices");
-  if (net == json.end() || !net->is_array()) {
-    *error = where + "network_devices: missing or not an array";
-    return false;
-  }
+  if (net == json.end() || !net->is_array())
+    return mla::Refuse(error, where + "network_devices: missing or not an array");
   for (size_t i = 0; i < net->size(); ++i) {
-    if (!(*net)[i].is_string()) {
-      *error = where + "network_devices[" + std::to_string(i) + "]: not a string";
-      return false;
-    }
+    if (!(*net)[i].is_string())
+      return mla::Refuse(error, where + "network_devices[" + std::to_string(i) + "]: not a string");
     f.network_devices.push_back((*net)[i].get<std::string>());
   }
   *out = std::move(f);

@@ -9,6 +9,7 @@
 #include "vocab/outside_input.h"
 #include "vocab/profile.h"
 #include "vocab/algo_names.h"
+#include "vocab/refuse.h"
 
 namespace mldb {
 namespace {
@@ -57,10 +58,8 @@ bool CheckProfileText(const std::string& profile_text, const std::vector<Profile
                       std::string* error) {
   mla::Profile profile;
   std::string why;
-  if (!profile.Parse(profile_text, &why)) {
-    *error = "profile_text: the library rejects it: " + Excerpt(why);
-    return false;
-  }
+  if (!profile.Parse(profile_text, &why))
+    return mla::Refuse(error, "profile_text: the library rejects it: " + Excerpt(why));
   std::vector<ProfileEntryRow> text_rows;
   for (const mla::ProfileEntry& e : profile.entries()) text_rows.push_back(RowOf(e));
   std::vector<ProfileEntryRow> rows = entries;
@@ -79,10 +78,8 @@ bool CheckProfileText(const std::string& profile_text, const std::vector<Profile
           "an entry says '" + Describe(rows[j]) + "', which profile_text does not: the text and the entries disagree";
       return false;
     }
-    if (!SameTime(text_rows[i].time_us, rows[j].time_us) || !SameTime(text_rows[i].mpi_time_us, rows[j].mpi_time_us)) {
-      *error = "'" + Describe(rows[j]) + "': the times of profile_text and of the entry differ";
-      return false;
-    }
+    if (!SameTime(text_rows[i].time_us, rows[j].time_us) || !SameTime(text_rows[i].mpi_time_us, rows[j].mpi_time_us))
+      return mla::Refuse(error, "'" + Describe(rows[j]) + "': the times of profile_text and of the entry differ");
     ++i, ++j;
   }
   return true;

@@ -8,6 +8,7 @@
 #include "db/record_check.h"
 #include "db/sql.h"
 #include "vocab/utc_time.h"
+#include "vocab/refuse.h"
 
 namespace mldb {
 
@@ -54,20 +55,17 @@ nlohmann::json ProfileToJson(const ProfileRecord& r) {
 bool JString(const nlohmann::json& o, const char* k, const std::string& where, std::string* out, std::string* error,
              bool allow_empty = true) {
   auto it = o.find(k);
-  if (it == o.end() || !it->is_string() || (!allow_empty && it->get_ref<const std::string&>().empty())) {
-    *error = where + k + (allow_empty ? ": missing or not a string" : ": missing, empty or not a string");
-    return false;
-  }
+  if (it == o.end() || !it->is_string() || (!allow_empty && it->get_ref<const std::string&>().empty()))
+    return mla::Refuse(error,
+                       where + k + (allow_empty ? ": missing or not a string" : ": missing, empty or not a string"));
   *out = it->get<std::string>();
   return true;
 }
 
 bool JInt(const nlohmann::json& o, const char* k, const std::string& where, int64_t* out, std::string* error) {
   auto it = o.find(k);
-  if (it == o.end() || !it->is_number_integer() || it->get<int64_t>() < 0) {
-    *error = where + k + ": missing or not a non-negative integer";
-    return false;
-  }
+  if (it == o.end() || !it->is_number_integer() || it->get<int64_t>() < 0)
+    return mla::Refuse(error, where + k + ": missing or not a non-negative integer");
   *out = it->get<int64_t>();
   return true;
 }
@@ -75,29 +73,20 @@ bool JInt(const nlohmann::json& o, const char* k, const std::string& where, int6
 bool JSmallInt(const nlohmann::json& o, const char* k, const std::string& where, int* out, std::string* error) {
   int64_t v = 0;
   if (!JInt(o, k, where, &v, error)) return false;
-  if (v > 1000000000) {
-    *error = where + k + ": too large";
-    return false;
-  }
+  if (v > 1000000000) return mla::Refuse(error, where + k + ": too large");
   *out = static_cast<int>(v);
   return true;
 }
 
 bool JDouble(const nlohmann::json& o, const char* k, const std::string& where, double* out, std::string* error) {
   auto it = o.find(k);
-  if (it == o.end() || !it->is_number()) {
-    *error = where + k + ": missing or not a number";
-    return false;
-  }
+  if (it == o.end() || !it->is_number()) return mla::Refuse(error, where + k + ": missing or not a number");
   *out = it->get<double>();
   return true;
 }
 
 bool ParseEntry(const nlohmann::json& j, const std::string& where, ProfileEntryRow* e, std::string* error) {
-  if (!j.is_object()) {
-    *error = where.substr(0, where.size() - 1) + ": not an object";
-    return false;
-  }
+  if (!j.is_object()) return mla::Refuse(error, where.substr(0, where.size() - 1) + ": not an object");
   if (!JString(j, "mem_kind", where, &e->mem_kind, error) || !JInt(j, "min_bytes", where, &e->min_bytes, error) ||
       !JString(j, "algo", where, &e->algo, error) || !JSmallInt(j, "ppg", where, &e->ppg, error) ||
       !JSmallInt(j, "lanes", where, &e->lanes, error) || !JInt(j, "chunk_bytes", where, &e->chunk_bytes, error) ||
@@ -108,19 +97,14 @@ bool ParseEntry(const nlohmann::json& j, const std::string& where, ProfileEntryR
   // "mpi" (passthrough mpi=NAME) came with schema 2: older exports lack it.
   if (j.contains("mpi") && !JString(j, "mpi", where, &e->system_algorithm, error)) return false;
   auto max = j.find("max_bytes");
-  if (max == j.end() || !(max->is_null() || (max->is_number_integer() && max->get<int64_t>() >= 0))) {
-    *error = where + "max_bytes: missing, or neither null nor a non-negative integer";
-    return false;
-  }
+  if (max == j.end() || !(max->is_null() || (max->is_number_integer() && max->get<int64_t>() >= 0)))
+    return mla::Refuse(error, where + "max_bytes: missing, or neither null nor a non-negative integer");
   if (!max->is_null()) e->max_bytes = max->get<int64_t>();
   return ValidEntry(*e, where, error);
 }
 
 bool ParseProfile(const nlohmann::json& j, const std::string& where, ProfileRecord* r, std::string* error) {
-  if (!j.is_object()) {
-    *error = where.substr(0, where.size() - 1) + ": not an object";
-    return false;
-  }
+  if (!j.is_object()) return mla::Refuse(error, where.substr(0, where.size() - 1) + ": not an object");
   if (!JString(j, "node_type_key", where, &r->node_type_key, error, false) ||
       !JString(j, "partition", where, &r->partition, error) || !JSmallInt(j, "nodes", where, &r->nodes, error) ||
       !JSmallInt(j, "ranks_per_gpu", where, &r->ranks_per_gpu, error) ||
@@ -133,10 +117,7 @@ bool ParseProfile(const nlohmann::json& j, const std::string& where, ProfileReco
     return false;
   }
   auto entries = j.find("entries");
-  if (entries == j.end() || !entries->is_array()) {
-    *error = where + "entries: missing or not an array";
-    return false;
-  }
+  if (entries == j.end() || !entries->is_array()) return mla::Refuse(error, where + "entries: missing or not an array");
   for (size_t i = 0; i < entries->size(); ++i) {
     ProfileEntryRow e;
     if (!ParseEntry((*entries)[i], where + "entries[" + std::to_string(i) + "].", &e, error)) {
@@ -151,10 +132,7 @@ bool ParseProfile(const nlohmann::json& j, const std::string& where, ProfileReco
 // On failure sets *problem (naming the field) and returns false.
 bool ParseNodeType(const nlohmann::json& n, size_t i, NodeTypeRow* row, std::string* problem) {
   const std::string where = "node_types[" + std::to_string(i) + "].";
-  if (!n.is_object()) {
-    *problem = "node_types[" + std::to_string(i) + "]: not an object";
-    return false;
-  }
+  if (!n.is_object()) return mla::Refuse(problem, "node_types[" + std::to_string(i) + "]: not an object");
   if (!JString(n, "key", where, &row->key, problem, false) ||
       !JString(n, "description", where, &row->description, problem) ||
       !JString(n, "first_seen", where, &row->first_seen, problem, false)) {
@@ -257,10 +235,7 @@ bool ImportProfiles(ProfileStore& store, const nlohmann::json& doc, int* importe
   std::vector<ProfileRecord> profiles;
   try {
     const std::string frame = FrameProblem(doc);
-    if (!frame.empty()) {
-      SetError(error, frame);
-      return false;
-    }
+    if (!frame.empty()) return SetError(error, frame);
     if (!ParseDocument(doc, &nodes, &profiles, error)) return false;
   } catch (const std::exception& e) {
     SetError(error, std::string(kImportPrefix) + "malformed document (" + e.what() + "); nothing was imported");

@@ -69,10 +69,7 @@ bool ProfileStore::Publish(const NodeFingerprint& fingerprint, ProfileRecord* re
   }
   std::string invalid;
   if (ValidRecord(*record, "profile.", &invalid)) invalid = InvalidMeasurement(measurements);
-  if (!invalid.empty()) {
-    SetError(error, Prefix(path_) + "cannot publish an invalid profile: " + invalid);
-    return false;
-  }
+  if (!invalid.empty()) return SetError(error, Prefix(path_) + "cannot publish an invalid profile: " + invalid);
   NodeTypeRow node;
   node.key = fingerprint.Key();
   node.description = fingerprint.Description();
@@ -187,10 +184,7 @@ bool ProfileStore::ReadForExport(std::vector<NodeTypeRow>* node_types, std::vect
   int rc = txn.rc;
   if (rc == SQLITE_OK) rc = sql::QueryNodeTypes(db_, node_types);
   if (rc == SQLITE_OK) rc = sql::QueryAllProfiles(db_, profiles);
-  if (rc != SQLITE_OK) {
-    SetError(error, DbError(path_, db_, rc, "exporting"));
-    return false;
-  }
+  if (rc != SQLITE_OK) return SetError(error, DbError(path_, db_, rc, "exporting"));
   return true;
 }
 

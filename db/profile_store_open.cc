@@ -166,10 +166,8 @@ bool SetUpWriter(sqlite3* db, const std::string& path, ProfileStore::Journal jou
     sql::Stmt mode(db, wal_mode ? "PRAGMA journal_mode=WAL" : "PRAGMA journal_mode=DELETE");
     int rc = mode.Step();
     if (rc == SQLITE_ROW) break;
-    if (!sql::IsBusy(rc) || attempt >= 500) {
-      SetError(error, DbError(path, db, rc, wal_mode ? "turning on WAL" : "turning on the rollback journal"));
-      return false;
-    }
+    if (!sql::IsBusy(rc) || attempt >= 500)
+      return SetError(error, DbError(path, db, rc, wal_mode ? "turning on WAL" : "turning on the rollback journal"));
     std::this_thread::sleep_for(std::chrono::milliseconds(10 + attempt % 11));
   }
   // Keep -wal and -shm after the last writer closes, so that readers who may
@@ -177,10 +175,7 @@ bool SetUpWriter(sqlite3* db, const std::string& path, ProfileStore::Journal jou
   int persist = 1;
   if (wal_mode) sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
   int rc = sqlite3_exec(db, "PRAGMA foreign_keys=ON", nullptr, nullptr, nullptr);
-  if (rc != SQLITE_OK) {
-    SetError(error, DbError(path, db, rc, "turning on foreign keys"));
-    return false;
-  }
+  if (rc != SQLITE_OK) return SetError(error, DbError(path, db, rc, "turning on foreign keys"));
   return true;
 }
 

@@ -4,6 +4,7 @@
 #include "vocab/outside_input.h"
 #include "vocab/profile.h"
 #include "db/profile_check.h"
+#include "vocab/refuse.h"
 
 namespace mldb {
 
@@ -31,14 +32,9 @@ bool ValidEntry(const ProfileEntryRow& e, const std::string& where, std::string*
 }
 
 bool ValidRecord(const ProfileRecord& r, const std::string& where, std::string* error) {
-  if (r.nodes < 0 || r.ranks_per_gpu < 0) {
-    *error = where + "nodes, ranks_per_gpu: must not be negative";
-    return false;
-  }
-  if (r.profile_text.empty()) {
-    *error = where + "profile_text: must not be empty";
-    return false;
-  }
+  if (r.nodes < 0 || r.ranks_per_gpu < 0)
+    return mla::Refuse(error, where + "nodes, ranks_per_gpu: must not be negative");
+  if (r.profile_text.empty()) return mla::Refuse(error, where + "profile_text: must not be empty");
   for (size_t i = 0; i < r.entries.size(); ++i) {
     if (!ValidEntry(r.entries[i], where + "entries[" + std::to_string(i) + "].", error)) {
       return false;
@@ -46,10 +42,7 @@ bool ValidRecord(const ProfileRecord& r, const std::string& where, std::string* 
   }
   // What `run` gives the library (the text) must be what `show` lists (the rows).
   std::string why;
-  if (!CheckProfileText(r.profile_text, r.entries, &why)) {
-    *error = where + why;
-    return false;
-  }
+  if (!CheckProfileText(r.profile_text, r.entries, &why)) return mla::Refuse(error, where + why);
   return true;
 }
 

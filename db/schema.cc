@@ -169,13 +169,9 @@ bool MigrateSchema(sqlite3* db, const std::string& path, std::string* error) {
       if (rc == SQLITE_OK) return true;
       std::string message = DbError(path, db, rc, "creating the schema");
       sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-      if (!IsBusy(rc) || attempt + 1 >= kWriteAttempts) {
-        SetError(error, message);
-        return false;
-      }
+      if (!IsBusy(rc) || attempt + 1 >= kWriteAttempts) return SetError(error, message);
     } else if (!IsBusy(rc) || attempt + 1 >= kWriteAttempts) {
-      SetError(error, DbError(path, db, rc, "creating the schema"));
-      return false;
+      return SetError(error, DbError(path, db, rc, "creating the schema"));
     }
   }
 }

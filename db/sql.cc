@@ -12,8 +12,9 @@ const char kForeignFix[] =
     "point multilane at another file (MULTILANE_USER_DB / MULTILANE_SYSTEM_DB), or move this "
     "one away to start a new database";
 
-void SetError(std::string* error, const std::string& message) {
+bool SetError(std::string* error, const std::string& message) {
   if (error != nullptr) *error = message;
+  return false;
 }
 
 void ClearError(std::string* error) {

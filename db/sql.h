@@ -25,8 +25,9 @@ extern const char kForeignFix[];
 constexpr int kBusyTimeoutMs = 10000;
 constexpr int kWriteAttempts = 3;
 
-// *error = message, when error is not null.
-void SetError(std::string* error, const std::string& message);
+// *error = message, when error is not null; false, so that a refusal reads
+// `return SetError(error, "why");`.
+bool SetError(std::string* error, const std::string& message);
 
 // Clears *error, when error is not null.
 void ClearError(std::string* error);

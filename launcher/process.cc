@@ -86,6 +86,19 @@ int Spawn(const std::vector<std::string>& argv, bool merge_stderr, int stdin_fd,
   return 0;
 }
 
+// The end of RunAndCapture and RunWithInput: the output of child `pid`
+// (started with errno `rc`, 0: it runs) from `fd` into *output, then its
+// exit status; 127 with *output saying why when it did not start.
+int Collect(const std::vector<std::string>& argv, int rc, pid_t pid, int fd, std::string* output) {
+  if (rc != 0) {
+    *output = "cannot start " + (argv.empty() ? std::string("(nothing)") : argv[0]) + ": " + std::strerror(rc);
+    return 127;
+  }
+  mldb::ReadFdBounded(fd, kMaxChildOutputBytes, output);
+  close(fd);
+  return WaitChild(pid, false);
+}
+
 }  // namespace
 
 int SpawnWithPipe(const std::vector<std::string>& argv, bool merge_stderr, pid_t* pid, int* read_fd) {
@@ -109,24 +122,16 @@ int RunWithInput(const std::vector<std::string>& argv, const std::string& input,
   int fd = -1;
   const int rc = Spawn(argv, true, in[0], &pid, &fd);
   close(in[0]);
-  if (rc != 0) {
-    close(in[1]);
-    *output = "cannot start " + argv[0] + ": " + std::strerror(rc);
-    return 127;
-  }
   // The input is a line or two: it fits in the pipe, so no deadlock with
-  // the output read below.
-  size_t done = 0;
-  while (done < input.size()) {
+  // the output read in Collect.
+  for (size_t done = 0; rc == 0 && done < input.size();) {
     const ssize_t n = write(in[1], input.data() + done, input.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     done += static_cast<size_t>(n);
   }
   close(in[1]);
-  mldb::ReadFdBounded(fd, kMaxChildOutputBytes, output);
-  close(fd);
-  return WaitChild(pid, false);
+  return Collect(argv, rc, pid, fd, output);
 }
 
 int WaitChild(pid_t pid, bool stop_on_interrupt) {
@@ -144,13 +149,7 @@ int RunAndCapture(const std::vector<std::string>& argv, std::string* output) {
   pid_t pid = 0;
   int fd = -1;
   const int rc = SpawnWithPipe(argv, true, &pid, &fd);
-  if (rc != 0) {
-    *output = "cannot start " + (argv.empty() ? std::string("(nothing)") : argv[0]) + ": " + std::strerror(rc);
-    return 127;
-  }
-  mldb::ReadFdBounded(fd, kMaxChildOutputBytes, output);
-  close(fd);
-  return WaitChild(pid, false);
+  return Collect(argv, rc, pid, fd, output);
 }
 
 bool ParseProcessStat(std::string_view text, ProcessStat* out) {

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "vocab/terminal_text.h"
+#include "vocab/refuse.h"
 
 namespace multilane_spank {
 namespace {
@@ -31,11 +32,9 @@ std::string Value(const std::map<std::string, std::string>& kv, const char* key)
 
 bool LooksLikeLibrary(const std::string& path, std::string* why) {
   struct stat st;
-  if (stat(path.c_str(), &st) != 0) {
-    *why = "the library " + path + " does not exist (" + std::strerror(errno) +
-           "); the admin fixes library= in plugstack.conf";
-    return false;
-  }
+  if (stat(path.c_str(), &st) != 0)
+    return mla::Refuse(why, "the library " + path + " does not exist (" + std::strerror(errno) +
+                                "); the admin fixes library= in plugstack.conf");
   FILE* f = std::fopen(path.c_str(), "rb");
   char magic[4] = {0, 0, 0, 0};
   const bool elf = f != nullptr && std::fread(magic, 1, 4, f) == 4 &&
@@ -44,10 +43,8 @@ bool LooksLikeLibrary(const std::string& path, std::string* why) {
                                "ELF",
                                4) == 0;
   if (f) std::fclose(f);
-  if (!elf) {
-    *why = "the library " + path + " is not a loadable shared object; the admin reinstalls multilane";
-    return false;
-  }
+  if (!elf)
+    return mla::Refuse(why, "the library " + path + " is not a loadable shared object; the admin reinstalls multilane");
   return true;
 }
 

@@ -15,6 +15,8 @@
 #include <set>
 #include <vector>
 
+#include "vocab/refuse.h"
+
 namespace multilane_spank {
 namespace {
 
@@ -116,8 +118,7 @@ bool CheckAdminFolder(const struct stat& st, const std::string& path, bool last,
 bool MakeMpsDir(int dir, const std::string& name, const std::string& mps_dir, std::string* error) {
   if (mkdirat(dir, name.c_str(), 0755) != 0) {
     if (errno == EEXIST) return true;
-    *error = Errno("cannot create mps_dir " + mps_dir);
-    return false;
+    return mla::Refuse(error, Errno("cannot create mps_dir " + mps_dir));
   }
   Fd fd(openat(dir, name.c_str(), kOpenDir));
   // Only a folder this call made gets its mode set (the umask may have cut it).
@@ -302,25 +303,15 @@ bool MakeChild(int dir, const char* name, uid_t uid, gid_t gid) {
 // and job-ID itself below `parent`.
 bool RemoveEmptyLeftover(int parent, const std::string& name, std::string* error) {
   Fd job(openat(parent, name.c_str(), kOpenDir));
-  if (!job.ok()) {
-    *error = Errno("cannot open " + name);
-    return false;
-  }
+  if (!job.ok()) return mla::Refuse(error, Errno("cannot open " + name));
   struct stat st;
-  if (fstat(job.get(), &st) != 0 || st.st_uid != 0) {
-    *error = name + " is not a folder root made; left alone";
-    return false;
-  }
+  if (fstat(job.get(), &st) != 0 || st.st_uid != 0)
+    return mla::Refuse(error, name + " is not a folder root made; left alone");
   for (const char* child : kChildren) {
-    if (unlinkat(job.get(), child, AT_REMOVEDIR) != 0 && errno != ENOENT) {
-      *error = Errno("cannot remove " + name + "/" + child);
-      return false;
-    }
+    if (unlinkat(job.get(), child, AT_REMOVEDIR) != 0 && errno != ENOENT)
+      return mla::Refuse(error, Errno("cannot remove " + name + "/" + child));
   }
-  if (unlinkat(parent, name.c_str(), AT_REMOVEDIR) != 0) {
-    *error = Errno("cannot remove " + name);
-    return false;
-  }
+  if (unlinkat(parent, name.c_str(), AT_REMOVEDIR) != 0) return mla::Refuse(error, Errno("cannot remove " + name));
   return true;
 }
 
@@ -331,10 +322,8 @@ bool MoveAsideAndRemove(int parent, const std::string& name, const std::string& 
                         std::string* note) {
   const std::string aside = "." + name + ".stale-" + std::to_string(getpid()) + "-" + std::to_string(time(nullptr));
   const std::string where = mps_dir + "/" + name;
-  if (renameat2(parent, name.c_str(), parent, aside.c_str(), RENAME_NOREPLACE) != 0) {
-    *error = Errno("cannot move aside " + where + ", which the prolog did not make") + "; remove it";
-    return false;
-  }
+  if (renameat2(parent, name.c_str(), parent, aside.c_str(), RENAME_NOREPLACE) != 0)
+    return mla::Refuse(error, Errno("cannot move aside " + where + ", which the prolog did not make") + "; remove it");
   struct stat st;
   const uid_t owner = fstatat(parent, aside.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 ? st.st_uid : 0;
   std::string left;
@@ -355,8 +344,7 @@ bool FreeJobName(int parent, const std::string& name, const std::string& mps_dir
   struct stat st;
   if (fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
     if (errno == ENOENT) return true;
-    *error = Errno("cannot stat " + mps_dir + "/" + name);
-    return false;
+    return mla::Refuse(error, Errno("cannot stat " + mps_dir + "/" + name));
   }
   if (!S_ISDIR(st.st_mode) || st.st_uid != 0) return MoveAsideAndRemove(parent, name, mps_dir, error, note);
   std::string why;
@@ -364,10 +352,9 @@ bool FreeJobName(int parent, const std::string& name, const std::string& mps_dir
   // Root's with files in it: a leftover of this job whose epilog never ran,
   // or the live daemon of another node that shares mps_dir.
   const std::string where = mps_dir + "/" + name;
-  *error = where + " exists already, a folder of an earlier prolog that still holds files (" + why + "): if job " +
-           name.substr(4) + " runs nowhere else, remove it (rm -r " + where +
-           "); nodes that share mps_dir need %h in it";
-  return false;
+  return mla::Refuse(error, where + " exists already, a folder of an earlier prolog that still holds files (" + why +
+                                "): if job " + name.substr(4) + " runs nowhere else, remove it (rm -r " + where +
+                                "); nodes that share mps_dir need %h in it");
 }
 
 // Makes pipe/ and log/ in the new job-ID below `parent` and gives job-ID its
@@ -376,21 +363,15 @@ bool FillJobDir(int parent, const std::string& name, const std::string& where, u
                 std::string* error) {
   Fd dir(openat(parent, name.c_str(), kOpenDir));
   struct stat st;
-  if (!dir.ok() || fstat(dir.get(), &st) != 0 || st.st_uid != 0) {
-    *error = Errno("cannot open the new " + where);
-    return false;
-  }
+  if (!dir.ok() || fstat(dir.get(), &st) != 0 || st.st_uid != 0)
+    return mla::Refuse(error, Errno("cannot open the new " + where));
   for (const char* child : kChildren) {
-    if (!MakeChild(dir.get(), child, uid, gid)) {
-      *error = Errno("cannot create " + where + "/" + child + " for uid " + std::to_string(uid));
-      return false;
-    }
+    if (!MakeChild(dir.get(), child, uid, gid))
+      return mla::Refuse(error, Errno("cannot create " + where + "/" + child + " for uid " + std::to_string(uid)));
   }
   // Users may pass through job-ID to their pipe/ and log/, nothing more.
-  if (fchown(dir.get(), 0, 0) != 0 || fchmod(dir.get(), 0711) != 0) {
-    *error = Errno("cannot set the mode of " + where);
-    return false;
-  }
+  if (fchown(dir.get(), 0, 0) != 0 || fchmod(dir.get(), 0711) != 0)
+    return mla::Refuse(error, Errno("cannot set the mode of " + where));
   return true;
 }
 
@@ -403,12 +384,11 @@ bool CheckMade(int dir, const std::string& name, const std::string& where, uid_t
         Errno(where + " is not a folder the prolog made") + "; the admin checks the prolog's lines in the slurmd log";
     return false;
   }
-  if (!S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 07777) != mode) {
-    *why = where + " is uid " + std::to_string(st.st_uid) + "'s with mode " + Octal(st.st_mode) + ", not uid " +
-           std::to_string(uid) + "'s " + Octal(mode) + " as the prolog makes it: someone else made it; the admin " +
-           "removes it and checks the prolog's lines in the slurmd log";
-    return false;
-  }
+  if (!S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 07777) != mode)
+    return mla::Refuse(why, where + " is uid " + std::to_string(st.st_uid) + "'s with mode " + Octal(st.st_mode) +
+                                ", not uid " + std::to_string(uid) + "'s " + Octal(mode) +
+                                " as the prolog makes it: someone else made it; the admin " +
+                                "removes it and checks the prolog's lines in the slurmd log");
   return true;
 }
 
@@ -427,10 +407,7 @@ bool MakeJobDirs(const std::string& mps_dir, uint32_t job, uid_t uid, gid_t gid,
   for (int attempt = 0;; ++attempt) {
     if (!FreeJobName(parent.get(), name, mps_dir, error, note)) return false;
     if (mkdirat(parent.get(), name.c_str(), 0700) == 0) break;
-    if (errno != EEXIST || attempt + 1 == kMakeAttempts) {
-      *error = Errno("cannot create " + where);
-      return false;
-    }
+    if (errno != EEXIST || attempt + 1 == kMakeAttempts) return mla::Refuse(error, Errno("cannot create " + where));
   }
   // From here job-ID is root's and 0700: nobody else can touch its entries.
   if (FillJobDir(parent.get(), name, where, uid, gid, error)) return true;
@@ -467,41 +444,34 @@ bool RemoveJobDirs(const std::string& mps_dir, uint32_t job, uid_t uid, std::str
   Fd parent(OpenMpsDir(mps_dir, false, error));
   if (!parent.ok()) return false;
   const std::string name = JobDirName(job);
-  if (!MadeFor(parent.get(), name, uid)) {
-    *error = mps_dir + "/" + name + " is not a folder the prolog made for uid " + std::to_string(uid) + "; left alone";
-    return false;
-  }
+  if (!MadeFor(parent.get(), name, uid))
+    return mla::Refuse(error, mps_dir + "/" + name + " is not a folder the prolog made for uid " + std::to_string(uid) +
+                                  "; left alone");
   std::string left;
   if (RemoveTree(parent.get(), name, uid, &left)) return true;
-  *error = "cannot remove all of " + mps_dir + "/" + name + ": left " + left + " below " + mps_dir;
-  return false;
+  return mla::Refuse(error, "cannot remove all of " + mps_dir + "/" + name + ": left " + left + " below " + mps_dir);
 }
 
 bool RemoveTree(int dir, const std::string& name, uid_t owner, std::string* left) {
   struct stat st;
   if (fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
     if (errno == ENOENT) return true;
-    *left = Errno(name);
-    return false;
+    return mla::Refuse(left, Errno(name));
   }
   if (!S_ISDIR(st.st_mode)) {
     if (unlinkat(dir, name.c_str(), 0) == 0) return true;
-    *left = Errno(name);
-    return false;
+    return mla::Refuse(left, Errno(name));
   }
   Fd top(openat(dir, name.c_str(), kOpenDir));
   struct stat now;
-  if (!top.ok() || fstat(top.get(), &now) != 0 || now.st_ino != st.st_ino || (now.st_uid != 0 && now.st_uid != owner)) {
-    *left = name + " (not a folder of root or of uid " + std::to_string(owner) + ")";
-    return false;
-  }
+  if (!top.ok() || fstat(top.get(), &now) != 0 || now.st_ino != st.st_ino || (now.st_uid != 0 && now.st_uid != owner))
+    return mla::Refuse(left, name + " (not a folder of root or of uid " + std::to_string(owner) + ")");
   if ((now.st_mode & S_IRWXU) != S_IRWXU) fchmod(top.get(), (now.st_mode & 07777) | S_IRWXU);
   Remover tree(owner, st.st_dev, top.get());
   tree.Empty(top.get(), name, 0);
   if (unlinkat(dir, name.c_str(), AT_REMOVEDIR) == 0) return true;
   tree.Keep(name, std::strerror(errno));
-  *left = tree.Left();
-  return false;
+  return mla::Refuse(left, tree.Left());
 }
 
 }  // namespace multilane_spank

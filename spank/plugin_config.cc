@@ -7,6 +7,8 @@
 #include <functional>
 #include <map>
 
+#include "vocab/refuse.h"
+
 namespace multilane_spank {
 namespace {
 
@@ -14,10 +16,7 @@ using Setter = std::function<bool(const std::string&, PluginConfig*, std::string
 
 Setter AbsolutePath(std::string PluginConfig::*field) {
   return [field](const std::string& v, PluginConfig* c, std::string* why) {
-    if (v.empty() || v[0] != '/') {
-      *why = "must be an absolute path";
-      return false;
-    }
+    if (v.empty() || v[0] != '/') return mla::Refuse(why, "must be an absolute path");
     c->*field = v;
     return true;
   };
@@ -30,8 +29,7 @@ Setter YesNo(bool PluginConfig::*field) {
     } else if (v == "no" || v == "0" || v == "false") {
       c->*field = false;
     } else {
-      *why = "must be yes or no";
-      return false;
+      return mla::Refuse(why, "must be yes or no");
     }
     return true;
   };
@@ -59,8 +57,8 @@ const std::map<std::string, Setter>& Keys() {
            return true;
          }
          if (YesNo(&PluginConfig::mps)(v, c, why)) return true;
-         *why = "must be auto (a daemon for GPU jobs where nvidia-cuda-mps-control is installed), yes or no";
-         return false;
+         return mla::Refuse(
+             why, "must be auto (a daemon for GPU jobs where nvidia-cuda-mps-control is installed), yes or no");
        }},
       {"default",
        [](const std::string& v, PluginConfig* c, std::string* why) {
@@ -69,8 +67,8 @@ const std::map<std::string, Setter>& Keys() {
          } else if (v == "off") {
            c->default_on = false;
          } else {
-           *why = "must be off (users opt in with --multilane) or auto (every job, unless --multilane=off)";
-           return false;
+           return mla::Refuse(
+               why, "must be off (users opt in with --multilane) or auto (every job, unless --multilane=off)");
          }
          return true;
        }},
@@ -81,8 +79,7 @@ const std::map<std::string, Setter>& Keys() {
          } else if (v == "none") {
            c->bind_cores = false;
          } else {
-           *why = "must be cores or none";
-           return false;
+           return mla::Refuse(why, "must be cores or none");
          }
          return true;
        }},
@@ -90,10 +87,8 @@ const std::map<std::string, Setter>& Keys() {
        [](const std::string& v, PluginConfig* c, std::string* why) {
          char* end = nullptr;
          const long s = std::strtol(v.c_str(), &end, 10);
-         if (v.empty() || *end != '\0' || s < 1 || s > 600) {
-           *why = "must be a number of seconds from 1 to 600";
-           return false;
-         }
+         if (v.empty() || *end != '\0' || s < 1 || s > 600)
+           return mla::Refuse(why, "must be a number of seconds from 1 to 600");
          c->resolve_timeout_s = static_cast<int>(s);
          return true;
        }},
@@ -114,21 +109,15 @@ bool ParsePluginConfig(int argc, char** argv, PluginConfig* out, std::string* er
   for (int i = 0; i < argc; ++i) {
     const std::string arg = argv[i] ? argv[i] : "";
     const size_t eq = arg.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      *error = "plugstack.conf: argument '" + arg + "' is not key=value; known keys: " + KnownKeys();
-      return false;
-    }
+    if (eq == std::string::npos || eq == 0)
+      return mla::Refuse(error, "plugstack.conf: argument '" + arg + "' is not key=value; known keys: " + KnownKeys());
     const std::string key = arg.substr(0, eq);
     const auto it = Keys().find(key);
-    if (it == Keys().end()) {
-      *error = "plugstack.conf: unknown key '" + key + "'; known keys: " + KnownKeys();
-      return false;
-    }
+    if (it == Keys().end())
+      return mla::Refuse(error, "plugstack.conf: unknown key '" + key + "'; known keys: " + KnownKeys());
     std::string why;
-    if (!it->second(arg.substr(eq + 1), &c, &why)) {
-      *error = "plugstack.conf: " + key + "='" + arg.substr(eq + 1) + "' " + why;
-      return false;
-    }
+    if (!it->second(arg.substr(eq + 1), &c, &why))
+      return mla::Refuse(error, "plugstack.conf: " + key + "='" + arg.substr(eq + 1) + "' " + why);
   }
   *out = c;
   return true;

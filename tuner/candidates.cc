@@ -3,6 +3,7 @@
 #include "vocab/byte_size.h"
 #include "vocab/profile.h"
 #include "vocab/algo_names.h"
+#include "vocab/refuse.h"
 
 #include <algorithm>
 #include <cctype>
@@ -47,27 +48,18 @@ bool Space::Restrict(const std::string& name, const std::vector<std::string>& va
     std::vector<Algorithm> kept;
     for (const std::string& v : values) {
       auto it = std::find_if(algorithms.begin(), algorithms.end(), [&](const Algorithm& a) { return a.name == v; });
-      if (it == algorithms.end()) {
-        *error = "algo: '" + v + "' is not an algorithm of the space";
-        return false;
-      }
+      if (it == algorithms.end()) return mla::Refuse(error, "algo: '" + v + "' is not an algorithm of the space");
       kept.push_back(*it);
     }
     algorithms = kept;
     return true;
   }
   Dimension* d = Find(name);
-  if (d == nullptr) {
-    *error = "'" + name + "' is not a dimension of the space";
-    return false;
-  }
+  if (d == nullptr) return mla::Refuse(error, "'" + name + "' is not a dimension of the space");
   for (const std::string& v : values) {
     mla_choice scratch{};
     std::string why;
-    if (!d->apply(v, &scratch, &why)) {
-      *error = name + ": " + why;
-      return false;
-    }
+    if (!d->apply(v, &scratch, &why)) return mla::Refuse(error, name + ": " + why);
   }
   d->values = values;
   d->restricted = true;
@@ -78,25 +70,19 @@ namespace {
 
 bool ApplyLanes(const std::string& v, mla_choice* c, std::string* error) {
   uint64_t n = 0;
-  if (!ParseByteSize(v, &n) || v.find_first_not_of("0123456789") != std::string::npos || n > 1u << 20) {
-    *error = "lanes='" + v + "' is not a count (0 = all)";
-    return false;
-  }
+  if (!ParseByteSize(v, &n) || v.find_first_not_of("0123456789") != std::string::npos || n > 1u << 20)
+    return mla::Refuse(error, "lanes='" + v + "' is not a count (0 = all)");
   c->lanes = static_cast<int>(n);
   return true;
 }
 
 bool ApplyChunk(const std::string& v, mla_choice* c, std::string* error) {
   uint64_t n = 0;
-  if (!ParseByteSize(v, &n)) {
-    *error = "chunk='" + v + "' is not a byte size (0 = default)";
-    return false;
-  }
+  if (!ParseByteSize(v, &n)) return mla::Refuse(error, "chunk='" + v + "' is not a byte size (0 = default)");
   if (n > 0 && n < mla::kMinProfileChunkBytes) {
     // The library refuses such a profile entry (profile.h): never tune one.
-    *error = "chunk='" + v + "' is below " + mla::FormatByteSize(mla::kMinProfileChunkBytes) +
-             ", which profiles refuse (such chunks run 50-100x slower); use 0 or at least that";
-    return false;
+    return mla::Refuse(error, "chunk='" + v + "' is below " + mla::FormatByteSize(mla::kMinProfileChunkBytes) +
+                                  ", which profiles refuse (such chunks run 50-100x slower); use 0 or at least that");
   }
   c->chunk_bytes = n;
   return true;
@@ -104,10 +90,8 @@ bool ApplyChunk(const std::string& v, mla_choice* c, std::string* error) {
 
 bool ApplyTransport(const std::string& v, mla_choice* c, std::string* error) {
   mla_transport t;
-  if (!mla::TransportFromName(v.c_str(), &t)) {
-    *error = "transport='" + v + "' is not auto, mpi or nccl";
-    return false;
-  }
+  if (!mla::TransportFromName(v.c_str(), &t))
+    return mla::Refuse(error, "transport='" + v + "' is not auto, mpi or nccl");
   c->transport = t;
   return true;
 }
@@ -117,10 +101,9 @@ bool ApplyTransport(const std::string& v, mla_choice* c, std::string* error) {
 // at run time (mlprobe asks it).  It sets nothing in an mla_choice.
 bool ApplySystemAlgorithm(const std::string& v, mla_choice*, std::string* error) {
   if (mla::IsSystemAlgorithmName(v)) return true;
-  *error = "mpi='" + v +
-           "' is not the name of a system MPI allreduce algorithm (lowercase letters, digits "
-           "and '_', such as ring)";
-  return false;
+  return mla::Refuse(error, "mpi='" + v +
+                                "' is not the name of a system MPI allreduce algorithm (lowercase letters, digits "
+                                "and '_', such as ring)");
 }
 
 bool AppliesTo(const Dimension& d, const std::string& algo, MemKind mem) {
@@ -249,39 +232,21 @@ std::vector<Candidate> Expand(const Space& space, MemKind mem, int ranks_per_nod
 bool ParseCandidate(const Space& space, const std::string& words, Candidate* out, std::string* error) {
   std::istringstream in(words);
   std::string algo;
-  if (!(in >> algo)) {
-    *error = "empty candidate";
-    return false;
-  }
+  if (!(in >> algo)) return mla::Refuse(error, "empty candidate");
   mla_algo parsed_algo;
-  if (!mla::AlgoFromName(algo.c_str(), &parsed_algo)) {
-    *error = "'" + algo + "' is not an algorithm";
-    return false;
-  }
+  if (!mla::AlgoFromName(algo.c_str(), &parsed_algo)) return mla::Refuse(error, "'" + algo + "' is not an algorithm");
   Candidate c{algo, {}};
   std::vector<std::pair<std::string, std::string>> given;
   std::string word;
   while (in >> word) {
     size_t eq = word.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      *error = "'" + word + "' is not key=value";
-      return false;
-    }
+    if (eq == std::string::npos || eq == 0) return mla::Refuse(error, "'" + word + "' is not key=value");
     std::string key = word.substr(0, eq), value = word.substr(eq + 1);
     const Dimension* d = space.Find(key);
-    if (d == nullptr) {
-      *error = "'" + key + "' is not a parameter of the space";
-      return false;
-    }
-    if (!AppliesToAlgo(*d, algo)) {
-      *error = "'" + key + "' does not apply to " + algo;
-      return false;
-    }
+    if (d == nullptr) return mla::Refuse(error, "'" + key + "' is not a parameter of the space");
+    if (!AppliesToAlgo(*d, algo)) return mla::Refuse(error, "'" + key + "' does not apply to " + algo);
     for (const auto& g : given)
-      if (g.first == key) {
-        *error = "'" + key + "' given twice";
-        return false;
-      }
+      if (g.first == key) return mla::Refuse(error, "'" + key + "' given twice");
     mla_choice scratch{};
     if (!d->apply(value, &scratch, error)) return false;
     given.emplace_back(key, value);
@@ -295,16 +260,10 @@ bool ParseCandidate(const Space& space, const std::string& words, Candidate* out
 
 bool ToChoice(const Space& space, const Candidate& c, mla_choice* choice, std::string* error) {
   mla_choice out{MLA_ALGO_PASSTHROUGH, 0, 0, MLA_TRANSPORT_AUTO};
-  if (!mla::AlgoFromName(c.algo.c_str(), &out.algo)) {
-    *error = "'" + c.algo + "' is not an algorithm";
-    return false;
-  }
+  if (!mla::AlgoFromName(c.algo.c_str(), &out.algo)) return mla::Refuse(error, "'" + c.algo + "' is not an algorithm");
   for (const auto& kv : c.params) {
     const Dimension* d = space.Find(kv.first);
-    if (d == nullptr) {
-      *error = "'" + kv.first + "' is not a parameter of the space";
-      return false;
-    }
+    if (d == nullptr) return mla::Refuse(error, "'" + kv.first + "' is not a parameter of the space");
     if (!d->apply(kv.second, &out, error)) return false;
   }
   *choice = out;

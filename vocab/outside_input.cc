@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "vocab/refuse.h"
+
 namespace mldb {
 
 const char* FileKind(mode_t mode) {
@@ -98,22 +100,18 @@ bool ReadInputFile(const std::string& path, std::string* text, std::string* erro
     case FileRead::Outcome::kRead:
       return true;
     case FileRead::Outcome::kIsLink:
-      *error = "cannot read: it is a symbolic link: multilane does not follow links here; remove it";
-      return false;
+      return mla::Refuse(error, "cannot read: it is a symbolic link: multilane does not follow links here; remove it");
     case FileRead::Outcome::kNotRegular:
-      *error = std::string("cannot read: it is ") + r.kind + ", not a regular file: give " +
-               (r.is_folder ? "the files in it" : "a regular file");
-      return false;
+      return mla::Refuse(error, std::string("cannot read: it is ") + r.kind + ", not a regular file: give " +
+                                    (r.is_folder ? "the files in it" : "a regular file"));
     case FileRead::Outcome::kTooLarge:
-      *error = "cannot read: larger than " + std::to_string(kMaxInputFileBytes >> 20) +
-               " MiB: give the file multilane wrote, not a device or a stream";
-      return false;
+      return mla::Refuse(error, "cannot read: larger than " + std::to_string(kMaxInputFileBytes >> 20) +
+                                    " MiB: give the file multilane wrote, not a device or a stream");
     case FileRead::Outcome::kCannotOpen:
     case FileRead::Outcome::kReadFailed:
       break;
   }
-  *error = Failed(std::strerror(r.error_number));
-  return false;
+  return mla::Refuse(error, Failed(std::strerror(r.error_number)));
 }
 
 }  // namespace mldb

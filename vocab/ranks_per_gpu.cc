@@ -4,6 +4,7 @@
 #include <set>
 
 #include "vocab/terminal_text.h"
+#include "vocab/refuse.h"
 
 namespace mla {
 
@@ -23,8 +24,8 @@ bool ParseRanksPerGpuVariable(const std::string& text, int* value, std::string* 
     return true;
   }
   if (ParseRanksPerGpu(text, value)) return true;
-  *error = "MULTILANE_RANKS_PER_GPU=" + Quoted(text) + " must be " + RanksPerGpuRule() + " (ranks sharing one GPU)";
-  return false;
+  return mla::Refuse(
+      error, "MULTILANE_RANKS_PER_GPU=" + Quoted(text) + " must be " + RanksPerGpuRule() + " (ranks sharing one GPU)");
 }
 
 int RanksPerGpuOrOne(int ranks_per_gpu) { return ranks_per_gpu > 0 ? ranks_per_gpu : 1; }
@@ -46,18 +47,14 @@ bool ParseRanksPerGpuList(const std::string& text, const std::string& what, std:
     if (comma == std::string::npos) comma = text.size();
     const std::string item = text.substr(start, comma - start);
     int v = 0;
-    if (!ParseRanksPerGpu(item, &v)) {
-      *error = what + " '" + Excerpt(text) + "': '" + Excerpt(item) + "' is not " + RanksPerGpuRule() +
-               "; give one value or a list such as 1,2,4,8";
-      return false;
-    }
+    if (!ParseRanksPerGpu(item, &v))
+      return mla::Refuse(error, what + " '" + Excerpt(text) + "': '" + Excerpt(item) + "' is not " + RanksPerGpuRule() +
+                                    "; give one value or a list such as 1,2,4,8");
     seen.insert(v);
     start = comma + 1;
   }
-  if (seen.empty() || text.back() == ',') {
-    *error = what + " is empty; give one value or a list such as 1,2,4,8";
-    return false;
-  }
+  if (seen.empty() || text.back() == ',')
+    return mla::Refuse(error, what + " is empty; give one value or a list such as 1,2,4,8");
   values->assign(seen.begin(), seen.end());
   return true;
 }

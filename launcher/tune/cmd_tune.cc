@@ -24,6 +24,7 @@
 #include "tune_layout.h"
 #include "tune_partition.h"
 #include "tune_record.h"
+#include "vocab/refuse.h"
 
 namespace multilane {
 namespace {
@@ -56,19 +57,18 @@ bool CallsFromReport(const JobReport& report, const std::vector<mltuner::MemKind
     c.mean_bytes = static_cast<double>(b.bytes) / static_cast<double>(b.calls);
     calls->push_back(c);
   }
-  if (calls->empty()) {
-    *error = report.path + ": the job made no allreduce call of a tuned memory kind; tune without --weights";
-    return false;
-  }
+  if (calls->empty())
+    return mla::Refuse(error,
+                       report.path + ": the job made no allreduce call of a tuned memory kind; tune without --weights");
   return true;
 }
 
 // What a tune on this node knows before its first probe: the request as
 // resolved on this machine (ResolveRequest), which every later stage takes.
 struct TuneSetup {
-  const mla::MpiFamilyInfo* family = nullptr;  // --mpi's row of the family table
-  std::string probe;                           // the MPI family's probe program
-  std::string mpi;                             // the MPI's version line
+  TuneRequest asked;  // the request as given (its family, --budget, --ranks-per-gpu, --weights, ...)
+  std::string probe;  // the MPI family's probe program
+  std::string mpi;    // the MPI's version line
   mldb::NodeFingerprint fp;
   int nodes = 1;  // the allocation's nodes in Slurm, else the virtual ones (at least 1)
   int gpus = 0;   // GPUs of a node of this tune
@@ -76,12 +76,8 @@ struct TuneSetup {
   mltuner::Plan plan;   // what every launch measures: the sizes of this node's memory kinds
   bool device = false;  // device memory is tuned
   StoreTarget target;
-  bool rollback = false;               // a rollback journal, not WAL (OpenStoreTarget)
-  bool to_system = false;              // the profile is (or becomes) the system database's
-  TuneSettings asked;                  // the options taken as given (--np, --virtual-nodes, --keep, ...)
-  std::vector<int> ranks_per_gpu;      // --ranks-per-gpu; empty: not given
-  double budget_s = 0;                 // --budget
-  const JobReport* weights = nullptr;  // --weights: the job's report; null: none
+  bool rollback = false;   // a rollback journal, not WAL (OpenStoreTarget)
+  bool to_system = false;  // the profile is (or becomes) the system database's
 };
 
 // A tune from its launches to its summary.
@@ -99,7 +95,7 @@ struct TuneRun {
 // database.  0, or the exit status of the tune with the message printed.
 int ResolveRequest(const TuneRequest& request, TuneSetup* s) {
   std::string error;
-  s->family = request.family;
+  s->asked = request;
   // The probe of the MPI family to tune with (mlprobe, mlprobe-mpich).
   s->probe = ProbeOfFamily(FindInstallation().probe, request.family->name);
   if (access(s->probe.c_str(), X_OK) != 0)
@@ -122,10 +118,6 @@ int ResolveRequest(const TuneRequest& request, TuneSetup* s) {
   s->cores = UsableCores();
   const char* slurm_nodes = std::getenv("SLURM_JOB_NUM_NODES");
   s->nodes = std::max(1, !InSlurmAllocation() ? request.virtual_nodes : slurm_nodes ? std::atoi(slurm_nodes) : 1);
-  s->asked = request;
-  s->ranks_per_gpu = request.ranks_per_gpu;
-  s->budget_s = request.budget_s;
-  s->weights = request.weights ? &*request.weights : nullptr;
   return 0;
 }
 
@@ -134,7 +126,7 @@ int ResolveRequest(const TuneRequest& request, TuneSetup* s) {
 // status of the tune with the message printed.
 int PlanOneLaunch(const TuneSetup& s, TuneRun* run) {
   ProbeLaunch l;
-  l.ranks_per_gpu = s.ranks_per_gpu.empty() ? 0 : s.ranks_per_gpu.front();
+  l.ranks_per_gpu = s.asked.ranks_per_gpu.empty() ? 0 : s.asked.ranks_per_gpu.front();
   l.np = s.asked.np > 0 ? s.asked.np : static_cast<int>(std::max(2L, sysconf(_SC_NPROCESSORS_ONLN)));
   if (InSlurmAllocation() && s.asked.np <= 0) {
     const char* tasks = std::getenv("SLURM_NTASKS");
@@ -163,7 +155,8 @@ int PlanPerGpuLaunches(const TuneSetup& s, TuneRun* run) {
     return Fail(
         "--np cannot be given with device memory or several --ranks-per-gpu values: each launch has "
         "(ranks per GPU) x (GPUs per node) x (nodes) ranks; leave --np out");
-  const std::vector<int> values = s.ranks_per_gpu.empty() ? DefaultRanksPerGpuList(s.cores, s.gpus) : s.ranks_per_gpu;
+  const std::vector<int> values =
+      s.asked.ranks_per_gpu.empty() ? DefaultRanksPerGpuList(s.cores, s.gpus) : s.asked.ranks_per_gpu;
   // Outside Slurm the (virtual) nodes share this machine's cores.
   const bool one_machine = !InSlurmAllocation();
   for (const TuneLaunch& t : PlanLaunches(values, s.nodes, s.gpus, one_machine ? s.cores : s.cores * s.nodes,
@@ -198,12 +191,12 @@ int PlanPerGpuLaunches(const TuneSetup& s, TuneRun* run) {
 // tune with the message printed.
 int PlanTuneLaunches(const TuneSetup& s, TuneRun* run) {
   TuneOutcome& o = run->outcome;
-  o.per_gpu_launches = s.device || s.ranks_per_gpu.size() > 1;
+  o.per_gpu_launches = s.device || s.asked.ranks_per_gpu.size() > 1;
   o.device = s.device;
   o.cores = s.cores;
   o.partition = s.asked.partition;
   o.virtual_nodes = s.asked.virtual_nodes > 0;
-  o.weighted = s.weights != nullptr;
+  o.weighted = s.asked.weights.has_value();
   const int rc = o.per_gpu_launches ? PlanPerGpuLaunches(s, run) : PlanOneLaunch(s, run);
   o.oversubscribed = run->layout.verdict == Oversubscription::kMarked;
   return rc;
@@ -226,7 +219,7 @@ int Recommend(const TuneSetup& s, TuneRun* run) {
   std::map<int, std::vector<mltuner::Decision>> by_ppg;
   for (const ProbeLaunch& l : run->launches) by_ppg[l.ranks_per_gpu] = l.decided.decisions;
   std::string error;
-  if (s.weights && !CallsFromReport(*s.weights, s.plan.memories, &run->weights, &error)) return Fail(error);
+  if (s.asked.weights && !CallsFromReport(*s.asked.weights, s.plan.memories, &run->weights, &error)) return Fail(error);
   const int recommended = RecommendRanksPerGpu(by_ppg, run->weights, &run->scores);
   run->outcome.recommended = recommended;
   run->outcome.best = &run->launches.front();
@@ -265,7 +258,7 @@ void PrintTuneSummary(const TuneSetup& s, const TuneRun& run, const mldb::Profil
   std::printf(
       "\nprofile %lld stored in %s for node type %s (%d node(s), %d ranks; tuned in %.1f s of a %.1f s budget)\n",
       static_cast<long long>(record.id), s.target.path.c_str(), s.fp.Key().c_str(), o.best->nodes, o.best->np,
-      run.times.total_s, s.budget_s);
+      run.times.total_s, s.asked.budget_s);
   if (o.per_gpu_launches) std::printf("recommended ranks per GPU: %d\n", o.recommended);
   if (run.layout.verdict == Oversubscription::kMarked) std::printf("%s\n", run.layout.message.c_str());
   const std::string overrun = ExplainOverrun(run.times);
@@ -288,14 +281,15 @@ int Tune(const TuneRequest& request, std::chrono::steady_clock::time_point start
   if (!folder.Make(s.asked.keep, TemporaryParent(), &error)) return Fail(error);
   ClearProbeEnvironment();
   std::fprintf(stderr, "multilane tune: node type %s: %s\n", s.fp.Key().c_str(), s.fp.Description().c_str());
-  std::fprintf(stderr, "multilane tune: budget %.1f s in all, %zu launch(es)\n", s.budget_s, run.launches.size());
-  run.times.budget_s = s.budget_s;
+  std::fprintf(stderr, "multilane tune: budget %.1f s in all, %zu launch(es)\n", s.asked.budget_s, run.launches.size());
+  run.times.budget_s = s.asked.budget_s;
   run.times.probe_budget_s = 0;  // the launches' planned measurements, added as they run
   run.times.before_s = SecondsSince(start);
   run.times.measuring_s = 0;
   const std::string mps = s.device ? MpsControlProgram() : "";  // several ranks on a GPU share it through MPS
-  const ProbeContext context{*s.family,          s.probe,    s.plan, folder, mps, s.asked.virtual_nodes, s.asked.np > 0,
-                             s.asked.exhaustive, s.budget_s, start};
+  const ProbeContext context{
+      *s.asked.family,    s.probe,          s.plan, folder, mps, s.asked.virtual_nodes, s.asked.np > 0,
+      s.asked.exhaustive, s.asked.budget_s, start};
   if (const int rc = RunLaunches(context, &run.launches, &run.times); rc != 0) return rc;
   for (const ProbeLaunch& l : run.launches)
     if (l.decided.bins.empty()) return Fail("the probes measured nothing usable; nothing was stored");

@@ -85,20 +85,15 @@ std::vector<std::string> SetLaunchVariables(int virtual_nodes, const ProbeLaunch
   // the launch certifies it (docs/all-in-or-all-out.md), as multilane run does,
   // so that the start-up agreement runs without PMIx across nodes too (srun
   // --mpi=pmi2 shows no rank that its siblings on other nodes run it).
-  setenv("MULTILANE_ALL_RANKS", "1", 1);
-  std::vector<std::string> forward = {"MULTILANE_ALL_RANKS"};
-  if (virtual_nodes > 0) {
-    setenv("MULTILANE_RANKS_PER_NODE", std::to_string(l.np / virtual_nodes).c_str(), 1);
-    forward.push_back("MULTILANE_RANKS_PER_NODE");
-  }
-  if (l.ranks_per_gpu > 0) {
-    setenv("MULTILANE_RANKS_PER_GPU", std::to_string(l.ranks_per_gpu).c_str(), 1);
-    forward.push_back("MULTILANE_RANKS_PER_GPU");
-  }
-  if (l.mps) {
-    forward.push_back("CUDA_MPS_PIPE_DIRECTORY");
-    forward.push_back("CUDA_MPS_LOG_DIRECTORY");
-  }
+  std::vector<std::string> forward;
+  const auto set = [&forward](const char* name, const std::string& value) {
+    setenv(name, value.c_str(), 1);
+    forward.push_back(name);
+  };
+  set("MULTILANE_ALL_RANKS", "1");
+  if (virtual_nodes > 0) set("MULTILANE_RANKS_PER_NODE", std::to_string(l.np / virtual_nodes));
+  if (l.ranks_per_gpu > 0) set("MULTILANE_RANKS_PER_GPU", std::to_string(l.ranks_per_gpu));
+  if (l.mps) forward.insert(forward.end(), {"CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY"});
   return forward;
 }
 
@@ -120,8 +115,7 @@ std::vector<std::string> ProbeCommand(const ProbeContext& c, const ProbeLaunch& 
       command.insert(command.end(), family.oversubscribe_flags.begin(), family.oversubscribe_flags.end());
     command = ForwardVariables(family.launcher_kind, command, forward);
   }
-  for (const std::string& a : {c.probe, std::string("--plan"), plan_path, std::string("--out"), result_path})
-    command.push_back(a);
+  command.insert(command.end(), {c.probe, "--plan", plan_path, "--out", result_path});
   if (c.exhaustive) command.push_back("--exhaustive");
   return command;
 }

@@ -12,6 +12,8 @@
 #include <system_error>
 #include <vector>
 
+#include "vocab/refuse.h"
+
 namespace multilane {
 
 TuneFolder::~TuneFolder() {
@@ -58,10 +60,9 @@ bool MakeKept(const std::string& keep, std::string* error) {
     std::error_code ec;
     const std::filesystem::path parent = std::filesystem::path(keep).parent_path();
     if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-    if ((mkdir(keep.c_str(), 0700) != 0 && errno != EEXIST) || lstat(keep.c_str(), &st) != 0) {
-      *error = "cannot make the folder --keep " + keep + ": " + std::strerror(errno) + "; give a folder you may write";
-      return false;
-    }
+    if ((mkdir(keep.c_str(), 0700) != 0 && errno != EEXIST) || lstat(keep.c_str(), &st) != 0)
+      return mla::Refuse(error, "cannot make the folder --keep " + keep + ": " + std::strerror(errno) +
+                                    "; give a folder you may write");
   }
   return Trusted(keep, st, error);
 }
@@ -79,11 +80,9 @@ bool TuneFolder::Make(const std::string& keep, const std::string& parent, std::s
   std::string tmpl = parent + "/multilane-tune.XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
-  if (mkdtemp(buf.data()) == nullptr) {
-    *error = "cannot make a folder for the tune's files in " + parent + ": " + std::strerror(errno) +
-             "; set TMPDIR to a folder you may write, or give --keep DIR";
-    return false;
-  }
+  if (mkdtemp(buf.data()) == nullptr)
+    return mla::Refuse(error, "cannot make a folder for the tune's files in " + parent + ": " + std::strerror(errno) +
+                                  "; set TMPDIR to a folder you may write, or give --keep DIR");
   path_ = buf.data();
   kept_ = false;
   return true;

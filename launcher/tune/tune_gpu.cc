@@ -8,18 +8,19 @@
 #include <set>
 #include <sstream>
 
+#include "vocab/refuse.h"
+
 namespace multilane {
 
 using mltuner::MemKind;
 
 bool ResolveTuneMemory(TuneMemory memory, int gpus, std::vector<MemKind>* kinds, std::string* error) {
   kinds->clear();
-  if ((memory == TuneMemory::kDevice || memory == TuneMemory::kAll) && gpus <= 0) {
-    *error = std::string("--memory ") + TuneMemoryName(memory) +
-             ": this node has no GPU that NVML reports (or no NVIDIA driver), so there is no device memory to "
-             "measure; tune --memory host here, and device memory on a GPU node";
-    return false;
-  }
+  if ((memory == TuneMemory::kDevice || memory == TuneMemory::kAll) && gpus <= 0)
+    return mla::Refuse(
+        error, std::string("--memory ") + TuneMemoryName(memory) +
+                   ": this node has no GPU that NVML reports (or no NVIDIA driver), so there is no device memory to "
+                   "measure; tune --memory host here, and device memory on a GPU node");
   if (memory != TuneMemory::kDevice) kinds->push_back(MemKind::kHost);
   if (memory == TuneMemory::kDevice || memory == TuneMemory::kAll || (memory == TuneMemory::kAuto && gpus > 0))
     kinds->push_back(MemKind::kDevice);

@@ -30,6 +30,7 @@
 #include "tune_folder.h"
 #include "tune_partition.h"
 #include "vocab/byte_size.h"
+#include "vocab/refuse.h"
 
 namespace multilane {
 namespace {
@@ -157,10 +158,8 @@ int Interrupted(ProbeJobs* jobs) {
 // The target: --db `database` (made absolute), else the system database
 // (published as a snapshot).
 StoreTarget PartitionTarget(std::string database) {
-  if (!database.empty() && database[0] != '/') {
-    char cwd[4096];
-    if (getcwd(cwd, sizeof cwd) != nullptr) database = std::string(cwd) + "/" + database;
-  }
+  std::error_code ec;
+  if (const auto path = std::filesystem::absolute(database, ec); !database.empty() && !ec) database = path.string();
   return ChooseStoreTarget(database, database.empty());
 }
 
@@ -196,10 +195,7 @@ int WaitForJobs(ProbeJobs* probe_jobs) {
 bool ImportJobProfiles(const ProbeJobs& probe_jobs, mldb::ProfileStore* store, int* added, std::string* error) {
   for (const ProbeJobs::Job& j : probe_jobs.jobs()) {
     auto job_db = mldb::ProfileStore::Open(j.db, mldb::ProfileStore::Access::kReadOnly, error);
-    if (!job_db) {
-      *error = "the probe job for " + j.node + " stored no profile: " + *error;
-      return false;
-    }
+    if (!job_db) return mla::Refuse(error, "the probe job for " + j.node + " stored no profile: " + *error);
     const nlohmann::json doc = mldb::ExportProfiles(*job_db, error);
     if (doc.is_null()) return false;
     int imported = 0;

@@ -4,6 +4,7 @@
 #include "vocab/byte_size.h"
 #include "vocab/ranks_per_gpu.h"
 #include "vocab/terminal_text.h"
+#include "vocab/refuse.h"
 
 namespace multilane {
 namespace {
@@ -18,10 +19,7 @@ bool ParseSizes(const std::string& text, int step, TuneSizes* out, std::string* 
         "--sizes '" + mla::Excerpt(text) + "' must be FROM:TO with byte sizes, FROM >= 4 and TO >= FROM, e.g. 4K:64M";
     return false;
   }
-  if (step < 2) {
-    *error = "--step must be 2 or more";
-    return false;
-  }
+  if (step < 2) return mla::Refuse(error, "--step must be 2 or more");
   *out = TuneSizes{lo, hi, step, {}};
   for (uint64_t s = lo; s <= hi; s *= static_cast<uint64_t>(step)) {
     out->bytes.push_back(s / 4 * 4);
@@ -37,8 +35,7 @@ bool ParseMemory(const std::string& text, TuneMemory* out, std::string* error) {
       return true;
     }
   }
-  *error = "--memory must be host, device, all or auto, not '" + mla::Excerpt(text) + "'";
-  return false;
+  return mla::Refuse(error, "--memory must be host, device, all or auto, not '" + mla::Excerpt(text) + "'");
 }
 
 }  // namespace
@@ -60,26 +57,18 @@ const char* TuneMemoryName(TuneMemory memory) {
 bool ParseTuneRequest(const TuneOptions& opt, TuneRequest* request, std::string* error) {
   TuneRequest r;
   if (!ParseSizes(opt.sizes, opt.step, &r.sizes, error)) return false;
-  if (opt.budget_s <= 0) {
-    *error = "--budget must be a positive number of seconds";
-    return false;
-  }
+  if (opt.budget_s <= 0) return mla::Refuse(error, "--budget must be a positive number of seconds");
   r.budget_s = opt.budget_s;
   if (!opt.ranks_per_gpu.empty() &&
       !mla::ParseRanksPerGpuList(opt.ranks_per_gpu, "--ranks-per-gpu", &r.ranks_per_gpu, error))
     return false;
   if (!opt.weights.empty()) {
     r.weights.emplace();
-    if (!ReadJobReport(opt.weights, &*r.weights, error)) {
-      *error = "--weights: " + *error;
-      return false;
-    }
+    if (!ReadJobReport(opt.weights, &*r.weights, error)) return mla::Refuse(error, "--weights: " + *error);
   }
   r.family = mla::FindMpiFamily(opt.mpi);
-  if (r.family == nullptr) {
-    *error = "--mpi '" + mla::Excerpt(opt.mpi) + "' must be " + mla::MpiFamilyChoices();
-    return false;
-  }
+  if (r.family == nullptr)
+    return mla::Refuse(error, "--mpi '" + mla::Excerpt(opt.mpi) + "' must be " + mla::MpiFamilyChoices());
   if (!ParseMemory(opt.memory, &r.memory, error)) return false;
   static_cast<TuneSettings&>(r) = opt;
   *request = std::move(r);

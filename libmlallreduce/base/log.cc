@@ -43,9 +43,4 @@ void Info(const std::string& message) {
   PrintLine(message);
 }
 
-int DistinctWarnings() {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  return static_cast<int>(Seen().size());
-}
-
 }  // namespace mla::lib

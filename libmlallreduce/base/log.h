@@ -26,10 +26,6 @@ void WarnHere(const std::string& message);
 // Prints "multilane: MESSAGE" (control bytes escaped) on world rank 0.  Thread-safe.
 void Info(const std::string& message);
 
-// Number of warnings WarnOnce has printed or suppressed as duplicates
-// (distinct messages), for tests.
-int DistinctWarnings();
-
 }  // namespace mla::lib
 
 #endif  // MLA_LOG_H_

@@ -8,6 +8,7 @@
 #include "libmlallreduce/startup/ballot_reader.h"
 #include "libmlallreduce/base/loaded_symbol.h"
 #include "libmlallreduce/startup/pmix_abi.h"
+#include "vocab/refuse.h"
 
 namespace mla::lib {
 namespace {
@@ -35,8 +36,7 @@ bool Open(Pmix* p, std::string* why) {
   void* lib = dlopen("libpmix.so.2", RTLD_NOW | RTLD_GLOBAL);
   if (lib == nullptr) {
     const char* e = dlerror();
-    *why = std::string("cannot open libpmix.so.2: ") + (e ? e : "unknown error");
-    return false;
+    return mla::Refuse(why, std::string("cannot open libpmix.so.2: ") + (e ? e : "unknown error"));
   }
   p->init = reinterpret_cast<pmix::InitFn>(dlsym(lib, "PMIx_Init"));
   p->finalize = reinterpret_cast<pmix::FinalizeFn>(dlsym(lib, "PMIx_Finalize"));
@@ -44,10 +44,8 @@ bool Open(Pmix* p, std::string* why) {
   p->commit = reinterpret_cast<pmix::CommitFn>(dlsym(lib, "PMIx_Commit"));
   p->get = reinterpret_cast<pmix::GetFn>(dlsym(lib, "PMIx_Get"));
   p->get_nb = reinterpret_cast<pmix::GetNbFn>(dlsym(lib, "PMIx_Get_nb"));
-  if (!p->init || !p->finalize || !p->put || !p->commit || !p->get) {
-    *why = "libpmix.so.2 lacks a PMIx client function";
-    return false;
-  }
+  if (!p->init || !p->finalize || !p->put || !p->commit || !p->get)
+    return mla::Refuse(why, "libpmix.so.2 lacks a PMIx client function");
   return true;
 }
 
@@ -62,23 +60,17 @@ bool PmixLaunched() {
 bool PmixPublish(const std::string& ballot, std::string* why) {
   Pmix& p = State();
   if (!Open(&p, why)) return false;
-  if (int rc = p.init(&p.self, nullptr, 0); rc != pmix::kSuccess) {
-    *why = "PMIx_Init failed (status " + std::to_string(rc) + ")";
-    return false;
-  }
+  if (int rc = p.init(&p.self, nullptr, 0); rc != pmix::kSuccess)
+    return mla::Refuse(why, "PMIx_Init failed (status " + std::to_string(rc) + ")");
   p.connected = true;
   pmix::Value value{};
   value.type = pmix::kTypeString;
   std::string text = ballot;
   value.data.string = text.data();
-  if (int rc = p.put(pmix::kScopeGlobal, kKey, &value); rc != pmix::kSuccess) {
-    *why = "PMIx_Put failed (status " + std::to_string(rc) + ")";
-    return false;
-  }
-  if (int rc = p.commit(); rc != pmix::kSuccess) {
-    *why = "PMIx_Commit failed (status " + std::to_string(rc) + ")";
-    return false;
-  }
+  if (int rc = p.put(pmix::kScopeGlobal, kKey, &value); rc != pmix::kSuccess)
+    return mla::Refuse(why, "PMIx_Put failed (status " + std::to_string(rc) + ")");
+  if (int rc = p.commit(); rc != pmix::kSuccess)
+    return mla::Refuse(why, "PMIx_Commit failed (status " + std::to_string(rc) + ")");
   return true;
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "vocab/outside_input.h"
+#include "vocab/refuse.h"
 
 namespace mla::lib {
 
@@ -14,29 +15,25 @@ bool ReadProfileFile(const std::string& path, std::string* text, std::string* wh
   using Outcome = mldb::FileRead::Outcome;
   switch (r.outcome) {
     case Outcome::kRead:
-      if (content.empty()) {
-        *why = "is empty: write a profile there or unset the variable";
-        return false;
-      }
+      if (content.empty()) return mla::Refuse(why, "is empty: write a profile there or unset the variable");
       *text = std::move(content);
       return true;
     case Outcome::kNotRegular:
-      *why = std::string("is not a regular file (") + r.kind +
-             "): name a profile file written by "
-             "multilane show or tune";
-      return false;
+      return mla::Refuse(why, std::string("is not a regular file (") + r.kind +
+                                  "): name a profile file written by "
+                                  "multilane show or tune");
     case Outcome::kTooLarge:
-      *why = r.size > 0 ? "is larger than 1 MiB (" + std::to_string(r.size) +
-                              " bytes; tuned profiles are a few KiB): name the profile file itself"
-                        : "is larger than 1 MiB (it grew while it was read): name the profile file itself";
-      return false;
+      return mla::Refuse(why, r.size > 0
+                                  ? "is larger than 1 MiB (" + std::to_string(r.size) +
+                                        " bytes; tuned profiles are a few KiB): name the profile file itself"
+                                  : "is larger than 1 MiB (it grew while it was read): name the profile file itself");
     case Outcome::kCannotOpen:
     case Outcome::kIsLink:
     case Outcome::kReadFailed:
       break;
   }
-  *why = std::string("cannot be read (") + std::strerror(r.error_number) + "): check the path and its permissions";
-  return false;
+  return mla::Refuse(
+      why, std::string("cannot be read (") + std::strerror(r.error_number) + "): check the path and its permissions");
 }
 
 }  // namespace mla::lib
