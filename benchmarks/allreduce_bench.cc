@@ -22,13 +22,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "memkind.h"
+#include "benchmarks/memkind.h"
 #include "mlallreduce.h"
-#include "options.h"
+#include "benchmarks/options.h"
 #ifdef MLABENCH_HAVE_SYSALGO
-#include "system_allreduce.h"
+#include "sysalgo/system_allreduce.h"
 #endif
-#include "validate.h"
+#include "benchmarks/validate.h"
 #include "vocab/mpi_families.h"
 #include "vocab/utc_time.h"
 

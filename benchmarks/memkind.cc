@@ -1,6 +1,6 @@
 // memkind.cc: the memory kinds of the benchmark: "host" here, "cuda" in
 // memkind_cuda.cc when the build has CUDA.
-#include "memkind.h"
+#include "benchmarks/memkind.h"
 
 #include <cstdlib>
 #include <cstring>

@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-#include "options.h"
+#include "benchmarks/options.h"
 
 namespace mlabench {
 

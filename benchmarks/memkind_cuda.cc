@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "memkind.h"
+#include "benchmarks/memkind.h"
 #include "vocab/ranks_per_gpu.h"
 
 namespace mlabench {

@@ -1,5 +1,5 @@
 // options.cc: parsing of mlallreduce_bench's command line.
-#include "options.h"
+#include "benchmarks/options.h"
 
 // The simulation build's smpicxx makes exit() a macro (smpi_helpers.h);
 // CLI11 has a member of that name.
@@ -14,7 +14,7 @@
 #include <cstring>
 #include <map>
 
-#include "memkind.h"
+#include "benchmarks/memkind.h"
 #include "vocab/byte_size.h"
 
 namespace mlabench {

@@ -1,5 +1,5 @@
 // validate.cc: exact-result send data and result checks (see validate.h).
-#include "validate.h"
+#include "benchmarks/validate.h"
 
 #include <cstring>
 #include <type_traits>

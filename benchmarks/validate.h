@@ -19,7 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "options.h"
+#include "benchmarks/options.h"
 
 namespace mlabench {
 

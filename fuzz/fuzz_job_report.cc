@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "report_reader.h"
+#include "report/report_reader.h"
 #include "vocab/job_key.h"
 #include "vocab/terminal_text.h"
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "layout_choice.h"
+#include "report/layout_choice.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "mps_leftover.h"
-#include "process.h"
+#include "launcher/mps_leftover.h"
+#include "launcher/process.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

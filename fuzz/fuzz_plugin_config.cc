@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "plugin_config.h"
+#include "spank/plugin_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<std::string> words;

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "plan.h"
+#include "tuner/plan.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;

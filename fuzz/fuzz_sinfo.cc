@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-#include "slurm_partition.h"
+#include "launcher/slurm_partition.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -17,24 +17,24 @@
 #include <string>
 #include <vector>
 
-#include "commands.h"
-#include "context.h"
+#include "launcher/commands.h"
+#include "launcher/context.h"
 #include "db/node_type.h"
 #include "db/paths.h"
 #include "db/profile_store.h"
 #include "db/resolve.h"
 #include "db/snapshot.h"
-#include "doctor_slurm.h"
-#include "mpi_choice.h"
-#include "mps_daemon.h"
-#include "mps_leftover.h"
-#include "run_mps.h"
+#include "launcher/doctor_slurm.h"
+#include "launcher/mpi_choice.h"
+#include "launcher/mps_daemon.h"
+#include "launcher/mps_leftover.h"
+#include "launcher/run_mps.h"
 #include "vocab/outside_input.h"
 #include "vocab/mpi_families.h"
-#include "install_defaults.h"  // generated: kBuildLibrary (a build tree's library)
-#include "plugin_config.h"     // spank/: the plugin's own parser of its plugstack arguments
-#include "process.h"
-#include "slurm_partition.h"
+#include "install_defaults.h"     // generated: kBuildLibrary (a build tree's library)
+#include "spank/plugin_config.h"  // spank/: the plugin's own parser of its plugstack arguments
+#include "launcher/process.h"
+#include "launcher/slurm_partition.h"
 
 namespace multilane {
 namespace {

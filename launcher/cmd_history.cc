@@ -9,12 +9,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "commands.h"
-#include "context.h"
+#include "launcher/commands.h"
+#include "launcher/context.h"
 #include "db/job_history.h"
 #include "db/paths.h"
 #include "db/profile_store.h"
-#include "history_inbox.h"
+#include "launcher/history_inbox.h"
 #include "vocab/job_key.h"
 #include "vocab/outside_input.h"
 #include "vocab/terminal_text.h"

@@ -9,19 +9,19 @@
 #include <string>
 #include <vector>
 
-#include "commands.h"
+#include "launcher/commands.h"
 #include "db/job_history.h"
 #include "db/paths.h"
 #include "db/profile_store.h"
-#include "history_reader.h"
-#include "report_history.h"
-#include "report_reader.h"
+#include "launcher/history_reader.h"
+#include "report/report_history.h"
+#include "report/report_reader.h"
 #include "vocab/terminal_text.h"
-#include "output_file.h"
-#include "report_analysis.h"
-#include "report_html.h"
-#include "report_json.h"
-#include "report_text.h"
+#include "launcher/output_file.h"
+#include "report/report_analysis.h"
+#include "report/report_html.h"
+#include "report/report_json.h"
+#include "report/report_text.h"
 
 namespace multilane {
 namespace {

@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "vocab/profile.h"
-#include "commands.h"
-#include "context.h"
+#include "launcher/commands.h"
+#include "launcher/context.h"
 #include "db/node_type.h"
 #include "db/profile_store.h"
 #include "vocab/terminal_text.h"

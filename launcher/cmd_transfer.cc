@@ -5,14 +5,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "commands.h"
-#include "context.h"
+#include "launcher/commands.h"
+#include "launcher/context.h"
 #include "vocab/outside_input.h"
 #include "db/paths.h"
 #include "db/profile_json.h"
 #include "db/profile_store.h"
-#include "output_file.h"
-#include "store_target.h"
+#include "launcher/output_file.h"
+#include "launcher/store_target.h"
 
 namespace multilane {
 namespace {

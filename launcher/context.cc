@@ -1,4 +1,4 @@
-#include "context.h"
+#include "launcher/context.h"
 
 #include <mpi.h>
 #include <pwd.h>

@@ -1,6 +1,6 @@
 // doctor_slurm.cc: reading Slurm's configuration for `doctor`
 // (doctor_slurm.h).
-#include "doctor_slurm.h"
+#include "launcher/doctor_slurm.h"
 
 #include <glob.h>
 #include <strings.h>

@@ -1,6 +1,6 @@
 // doctor_slurm_test.cc: reading slurm.conf, plugstack.conf (with includes),
 // versions and the cli_filter's settings for `doctor`.
-#include "doctor_slurm.h"
+#include "launcher/doctor_slurm.h"
 
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
 // history_inbox.cc: job reports into the job history (history_inbox.h).
-#include "history_inbox.h"
+#include "launcher/history_inbox.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "report_analysis.h"
+#include "report/report_analysis.h"
 #include "vocab/outside_input.h"
 #include "vocab/terminal_text.h"
 

@@ -11,8 +11,8 @@
 
 #include "db/job_history.h"
 #include "db/profile_store.h"
-#include "report_history.h"
-#include "report_reader.h"
+#include "report/report_history.h"
+#include "report/report_reader.h"
 
 namespace multilane {
 

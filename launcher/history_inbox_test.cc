@@ -1,6 +1,6 @@
 // history_inbox_test.cc: what the history inbox does with entries that are
 // not job report files of the user's (history_inbox.h).
-#include "history_inbox.h"
+#include "launcher/history_inbox.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -1,5 +1,5 @@
 // history_reader.cc: the job history, read only (history_reader.h).
-#include "history_reader.h"
+#include "launcher/history_reader.h"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 
 #include "db/job_history.h"
 #include "db/paths.h"
-#include "history_inbox.h"
+#include "launcher/history_inbox.h"
 
 namespace multilane {
 

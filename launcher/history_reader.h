@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "db/profile_store.h"
-#include "report_history.h"
+#include "report/report_history.h"
 
 namespace multilane {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "commands.h"
-#include "context.h"
+#include "launcher/commands.h"
+#include "launcher/context.h"
 
 int main(int argc, char** argv) {
   CLI::App app{

@@ -1,5 +1,5 @@
 // mpi_choice.cc: how the command meets the MPI families of vocab/mpi_families.h (mpi_choice.h).
-#include "mpi_choice.h"
+#include "launcher/mpi_choice.h"
 
 #include <unistd.h>
 
@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <system_error>
 
-#include "context.h"
+#include "launcher/context.h"
 #include "vocab/outside_input.h"
-#include "process.h"
+#include "launcher/process.h"
 #include "vocab/elf_needed.h"
 
 namespace multilane {

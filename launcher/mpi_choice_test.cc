@@ -1,6 +1,6 @@
 // mpi_choice_test.cc: the MPI family and launcher kind of a job's command, on
 // real files, and the flags that hand the ranks their variables.
-#include "mpi_choice.h"
+#include "launcher/mpi_choice.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

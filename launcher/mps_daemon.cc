@@ -1,5 +1,5 @@
 // mps_daemon.cc: a private MPS control daemon (mps_daemon.h).
-#include "mps_daemon.h"
+#include "launcher/mps_daemon.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "process.h"
+#include "launcher/process.h"
 #include "vocab/outside_input.h"
 
 namespace multilane {

@@ -1,9 +1,9 @@
 // Unit test of mps_daemon.h with a stand-in for nvidia-cuda-mps-control (a
 // script that logs what it was asked), as the Slurm tests do: no NVIDIA
 // driver here.
-#include "mps_daemon.h"
+#include "launcher/mps_daemon.h"
 
-#include "mps_stand_in_test_support.h"
+#include "launcher/mps_stand_in_test_support.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

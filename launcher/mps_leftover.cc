@@ -1,6 +1,6 @@
 // mps_leftover.cc: the records of `run`'s private MPS folders, and the
 // search for what a killed run left (mps_leftover.h).
-#include "mps_leftover.h"
+#include "launcher/mps_leftover.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -12,8 +12,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "output_file.h"
-#include "process.h"
+#include "launcher/output_file.h"
+#include "launcher/process.h"
 #include "vocab/outside_input.h"
 
 namespace multilane {

@@ -2,7 +2,7 @@
 // and what the next run or doctor does with the folders a killed run left,
 // with a stand-in for nvidia-cuda-mps-control that logs what it was told
 // and where (no NVIDIA driver here).
-#include "mps_leftover.h"
+#include "launcher/mps_leftover.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -13,8 +13,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "mps_stand_in_test_support.h"
-#include "process.h"
+#include "launcher/mps_stand_in_test_support.h"
+#include "launcher/process.h"
 
 namespace multilane {
 namespace {

@@ -1,4 +1,4 @@
-#include "mps_stand_in_test_support.h"
+#include "launcher/mps_stand_in_test_support.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -1,5 +1,5 @@
 // output_file.cc: files the command writes (output_file.h).
-#include "output_file.h"
+#include "launcher/output_file.h"
 
 #include "vocab/atomic_file.h"
 

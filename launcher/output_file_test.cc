@@ -1,6 +1,6 @@
 // output_file_test.cc: a file the command writes never goes through a link
 // someone planted (N3).
-#include "output_file.h"
+#include "launcher/output_file.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

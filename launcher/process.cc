@@ -1,5 +1,5 @@
 // process.cc: posix_spawn helpers and the interrupt guard (process.h).
-#include "process.h"
+#include "launcher/process.h"
 
 #include <fcntl.h>
 #include <signal.h>

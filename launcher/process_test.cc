@@ -1,7 +1,7 @@
 // Unit test of process.h's InterruptGuard: no signal that can be caught
 // ends the process while one exists (what `run --mps` and `tune` rely on to
 // clean up), and a signal the process was started with ignored stays so.
-#include "process.h"
+#include "launcher/process.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "progress.h"
+#include "launcher/progress.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // run_mps.cc: whether a job of `multilane run` gets a private MPS daemon
 // (run_mps.h).
-#include "run_mps.h"
+#include "launcher/run_mps.h"
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 
-#include "process.h"
+#include "launcher/process.h"
 #include "vocab/outside_input.h"
 
 namespace multilane {

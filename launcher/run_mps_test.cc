@@ -1,6 +1,6 @@
 // Unit test of run_mps.h: when a job of `multilane run` gets a private MPS
 // daemon, and what it is told when it does not.
-#include "run_mps.h"
+#include "launcher/run_mps.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -1,5 +1,5 @@
 // slurm_partition.cc: node types of a partition from sinfo (slurm_partition.h).
-#include "slurm_partition.h"
+#include "launcher/slurm_partition.h"
 
 #include <algorithm>
 #include <cstdlib>

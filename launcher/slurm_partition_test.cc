@@ -1,5 +1,5 @@
 // slurm_partition_test.cc: node types of a partition from sinfo output.
-#include "slurm_partition.h"
+#include "launcher/slurm_partition.h"
 
 #include <gtest/gtest.h>
 

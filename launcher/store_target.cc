@@ -1,5 +1,5 @@
 // store_target.cc: where writing commands store (store_target.h).
-#include "store_target.h"
+#include "launcher/store_target.h"
 
 #include "db/paths.h"
 #include "db/snapshot.h"

@@ -1,5 +1,5 @@
 // entry_points.cc: the report's words for the library's entry points.
-#include "entry_points.h"
+#include "report/entry_points.h"
 
 #include "mlallreduce_types.h"
 #include "vocab/algo_names.h"

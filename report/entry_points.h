@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "report_reader.h"
+#include "report/report_reader.h"
 
 namespace multilane {
 

@@ -1,5 +1,5 @@
 // layout_choice.cc: the next run's ranks per GPU (layout_choice.h).
-#include "layout_choice.h"
+#include "report/layout_choice.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report_analysis.h"
+#include "report/report_analysis.h"
 #include "vocab/price.h"
 
 namespace multilane {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "report_history.h"
+#include "report/report_history.h"
 #include "vocab/price.h"
 #include "vocab/profile.h"
 

@@ -1,4 +1,4 @@
-#include "layout_choice.h"
+#include "report/layout_choice.h"
 
 #include <gtest/gtest.h>
 

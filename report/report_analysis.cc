@@ -1,6 +1,6 @@
 // report_analysis.cc: the figures and verdicts of `multilane report`
 // (report_analysis.h; the model is documented in docs/report.md).
-#include "report_analysis.h"
+#include "report/report_analysis.h"
 
 #include <algorithm>
 #include <cmath>

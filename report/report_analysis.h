@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "report_history.h"
-#include "report_reader.h"
-#include "report_scaling.h"
+#include "report/report_history.h"
+#include "report/report_reader.h"
+#include "report/report_scaling.h"
 
 namespace multilane {
 

@@ -1,4 +1,4 @@
-#include "report_analysis.h"
+#include "report/report_analysis.h"
 
 #include <gtest/gtest.h>
 
@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "report_html.h"
-#include "report_json.h"
-#include "report_text.h"
+#include "report/report_html.h"
+#include "report/report_json.h"
+#include "report/report_text.h"
 
 namespace multilane {
 namespace {

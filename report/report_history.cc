@@ -1,8 +1,8 @@
 // report_history.cc: runs as the history keeps them, and this run beside the
 // earlier ones (report_history.h).
-#include "report_history.h"
+#include "report/report_history.h"
 
-#include "report_analysis.h"
+#include "report/report_analysis.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "report_reader.h"
+#include "report/report_reader.h"
 #include "vocab/job_run.h"
 
 namespace multilane {

@@ -1,8 +1,8 @@
-#include "report_history.h"
+#include "report/report_history.h"
 
 #include <gtest/gtest.h>
 
-#include "report_analysis.h"
+#include "report/report_analysis.h"
 
 namespace multilane {
 namespace {

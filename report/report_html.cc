@@ -1,14 +1,14 @@
 // report_html.cc: the self-contained report page (report_html.h).
-#include "report_html.h"
+#include "report/report_html.h"
 
-#include "entry_points.h"
+#include "report/entry_points.h"
 
 #include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "svg_chart.h"
+#include "report/svg_chart.h"
 
 namespace multilane {
 namespace {

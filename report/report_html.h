@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "report_analysis.h"
+#include "report/report_analysis.h"
 
 namespace multilane {
 

@@ -1,7 +1,7 @@
 // report_json.cc: the analysis as JSON (report_json.h).
-#include "report_json.h"
+#include "report/report_json.h"
 
-#include "entry_points.h"
+#include "report/entry_points.h"
 
 #include <optional>
 

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report_analysis.h"
+#include "report/report_analysis.h"
 
 namespace multilane {
 

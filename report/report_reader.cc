@@ -1,5 +1,5 @@
 // report_reader.cc: reads and checks a job report file (job_report.h).
-#include "report_reader.h"
+#include "report/report_reader.h"
 
 #include <climits>
 #include <cmath>

@@ -1,6 +1,6 @@
-#include "report_reader.h"
+#include "report/report_reader.h"
 
-#include "entry_points.h"
+#include "report/entry_points.h"
 
 #include <gtest/gtest.h>
 
@@ -8,10 +8,10 @@
 #include <sstream>
 #include <string>
 
-#include "report_analysis.h"
-#include "report_html.h"
-#include "report_json.h"
-#include "report_text.h"
+#include "report/report_analysis.h"
+#include "report/report_html.h"
+#include "report/report_json.h"
+#include "report/report_text.h"
 
 namespace multilane {
 namespace {

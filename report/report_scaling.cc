@@ -1,5 +1,5 @@
 // report_scaling.cc: the strong-scaling model (report_scaling.h).
-#include "report_scaling.h"
+#include "report/report_scaling.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,7 +1,7 @@
 // report_text.cc: the terminal summary (report_text.h).
-#include "report_text.h"
+#include "report/report_text.h"
 
-#include "entry_points.h"
+#include "report/entry_points.h"
 
 #include <algorithm>
 #include <cstdarg>

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "report_analysis.h"
+#include "report/report_analysis.h"
 
 namespace multilane {
 

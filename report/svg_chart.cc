@@ -1,10 +1,10 @@
 // svg_chart.cc: inline SVG charts (svg_chart.h).
-#include "svg_chart.h"
+#include "report/svg_chart.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "report_analysis.h"
+#include "report/report_analysis.h"
 #include "vocab/terminal_text.h"
 
 namespace multilane {

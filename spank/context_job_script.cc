@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "job_dirs.h"
-#include "plugin.h"
-#include "subprocess.h"
+#include "spank/job_dirs.h"
+#include "spank/plugin.h"
+#include "spank/subprocess.h"
 
 namespace multilane_spank {
 namespace {

@@ -23,11 +23,11 @@
 #include <string>
 #include <vector>
 
-#include "injection.h"
-#include "job_dirs.h"
-#include "plugin.h"
-#include "subprocess.h"
-#include "task_layout.h"
+#include "spank/injection.h"
+#include "spank/job_dirs.h"
+#include "spank/plugin.h"
+#include "spank/subprocess.h"
+#include "spank/task_layout.h"
 #include "vocab/ranks_per_gpu.h"
 
 namespace multilane_spank {

@@ -7,7 +7,7 @@
 // the user, with verbose, what will happen.
 #include <cstdlib>
 
-#include "plugin.h"
+#include "spank/plugin.h"
 
 namespace multilane_spank {
 

@@ -1,4 +1,4 @@
-#include "injection.h"
+#include "spank/injection.h"
 
 #include <sys/stat.h>
 

@@ -11,7 +11,7 @@
 #include <map>
 #include <string>
 
-#include "subprocess.h"
+#include "spank/subprocess.h"
 
 namespace multilane_spank {
 

@@ -1,7 +1,7 @@
 // What user_init puts into a step (injection.h): a job is all in or all out,
 // so a node without a usable profile preloads the library with MULTILANE_OFF
 // wherever the library itself can load.
-#include "injection.h"
+#include "spank/injection.h"
 
 #include <unistd.h>
 

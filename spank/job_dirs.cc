@@ -1,4 +1,4 @@
-#include "job_dirs.h"
+#include "spank/job_dirs.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 // The prolog's MPS folders.  Handing folders to another user needs root: the
 // tests run as root (CI and the project's test machines) and fail, not skip,
 // otherwise, since they are the proof of a security property.
-#include "job_dirs.h"
+#include "spank/job_dirs.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -14,7 +14,7 @@ extern "C" {
 #include <string>
 
 #include "vocab/user_options.h"
-#include "plugin_config.h"
+#include "spank/plugin_config.h"
 
 namespace multilane_spank {
 

@@ -1,5 +1,5 @@
 // plugin_config.cc: plugstack.conf `key=value` arguments (plugin_config.h).
-#include "plugin_config.h"
+#include "spank/plugin_config.h"
 
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
 // plugin_config_test.cc: plugstack.conf key=value arguments.
-#include "plugin_config.h"
+#include "spank/plugin_config.h"
 
 #include <gtest/gtest.h>
 

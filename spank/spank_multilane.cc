@@ -7,7 +7,7 @@
 #include <exception>
 #include <string>
 
-#include "plugin.h"
+#include "spank/plugin.h"
 
 // Everything Slurm looks up is built with default visibility (the rest of the
 // module is hidden, and exports.map keeps it so).

@@ -1,6 +1,6 @@
 // subprocess.cc: fork/exec with a clean environment, dropped ids and a time
 // limit (subprocess.h).
-#include "subprocess.h"
+#include "spank/subprocess.h"
 
 #include <fcntl.h>
 #include <grp.h>

@@ -1,5 +1,5 @@
 // subprocess_test.cc: running the profile look-up as a separate process.
-#include "subprocess.h"
+#include "spank/subprocess.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

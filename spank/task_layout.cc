@@ -1,5 +1,5 @@
 // task_layout.cc: GPU and CPU blocks of the tasks of a step (task_layout.h).
-#include "task_layout.h"
+#include "spank/task_layout.h"
 
 #include "vocab/ranks_per_gpu.h"
 

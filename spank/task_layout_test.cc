@@ -1,5 +1,5 @@
 // task_layout_test.cc: GPU and CPU blocks of a step's tasks.
-#include "task_layout.h"
+#include "spank/task_layout.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "system_allreduce.h"
+#include "sysalgo/system_allreduce.h"
 
 #include <unistd.h>
 

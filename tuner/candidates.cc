@@ -1,4 +1,4 @@
-#include "candidates.h"
+#include "tuner/candidates.h"
 
 #include "vocab/byte_size.h"
 #include "vocab/profile.h"

@@ -1,4 +1,4 @@
-#include "plan.h"
+#include "tuner/plan.h"
 
 #include <algorithm>
 #include <stdexcept>

@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "candidates.h"
-#include "search.h"
+#include "tuner/candidates.h"
+#include "tuner/search.h"
 
 namespace mltuner {
 

@@ -39,13 +39,13 @@
 #include <string>
 #include <vector>
 
-#include "candidates.h"
+#include "tuner/candidates.h"
 #include "mlallreduce.h"
 #include "libmlallreduce/tool_device.h"
-#include "plan.h"
-#include "probe_sizes.h"
-#include "probe_system.h"
-#include "search.h"
+#include "tuner/plan.h"
+#include "tuner/probe_sizes.h"
+#include "tuner/probe_system.h"
+#include "tuner/search.h"
 #include "vocab/mpi_families.h"
 #include "vocab/outside_input.h"
 #include "vocab/ranks_per_gpu.h"

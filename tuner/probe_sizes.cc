@@ -1,12 +1,12 @@
 // probe_sizes.cc: mlprobe's measurement of one message size (probe_sizes.h).
-#include "probe_sizes.h"
+#include "tuner/probe_sizes.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <limits>
 
 #include "mlallreduce.h"
-#include "probe_system.h"
+#include "tuner/probe_system.h"
 
 namespace mlprobe {
 

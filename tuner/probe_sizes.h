@@ -21,9 +21,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "candidates.h"
-#include "plan.h"
-#include "search.h"
+#include "tuner/candidates.h"
+#include "tuner/plan.h"
+#include "tuner/search.h"
 #include "libmlallreduce/tool_device.h"
 
 namespace mlprobe {

@@ -1,10 +1,10 @@
 // probe_system.cc: the system MPI's algorithms as mlprobe's candidates
 // (probe_system.h).
-#include "probe_system.h"
+#include "tuner/probe_system.h"
 
 #include <algorithm>
 
-#include "probe_sizes.h"
+#include "tuner/probe_sizes.h"
 
 namespace mlprobe {
 

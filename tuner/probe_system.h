@@ -21,8 +21,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "candidates.h"
-#include "system_allreduce.h"
+#include "tuner/candidates.h"
+#include "sysalgo/system_allreduce.h"
 
 namespace mlprobe {
 

@@ -18,8 +18,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "plan.h"
-#include "search.h"
+#include "tuner/plan.h"
+#include "tuner/search.h"
 
 using nlohmann::json;
 using namespace mltuner;

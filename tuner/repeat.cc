@@ -1,6 +1,6 @@
 // repeat.cc: a second launch of a layout checks the first one's decisions
 // (repeat.h).
-#include "repeat.h"
+#include "tuner/repeat.h"
 
 #include <algorithm>
 #include <cmath>

@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "plan.h"
-#include "search.h"
+#include "tuner/plan.h"
+#include "tuner/search.h"
 
 namespace mltuner {
 

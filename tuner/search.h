@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "candidates.h"
+#include "tuner/candidates.h"
 #include "vocab/profile.h"
 
 namespace mltuner {

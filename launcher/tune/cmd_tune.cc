@@ -12,18 +12,18 @@
 #include <string>
 #include <vector>
 
-#include "commands.h"
-#include "context.h"
+#include "launcher/commands.h"
+#include "launcher/context.h"
 #include "db/node_type.h"
-#include "mpi_choice.h"
-#include "mps_daemon.h"
-#include "probe_launch.h"
-#include "process.h"
-#include "store_target.h"
-#include "tune_gpu.h"
-#include "tune_layout.h"
-#include "tune_partition.h"
-#include "tune_record.h"
+#include "launcher/mpi_choice.h"
+#include "launcher/mps_daemon.h"
+#include "launcher/tune/probe_launch.h"
+#include "launcher/process.h"
+#include "launcher/store_target.h"
+#include "launcher/tune/tune_gpu.h"
+#include "launcher/tune/tune_layout.h"
+#include "launcher/tune/tune_partition.h"
+#include "launcher/tune/tune_record.h"
 #include "vocab/refuse.h"
 
 namespace multilane {

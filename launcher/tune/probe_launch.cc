@@ -1,5 +1,5 @@
 // probe_launch.cc: the probe launches of a tune (probe_launch.h).
-#include "probe_launch.h"
+#include "launcher/tune/probe_launch.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -12,13 +12,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "context.h"
-#include "mpi_choice.h"
-#include "mps_daemon.h"
-#include "output_file.h"
-#include "process.h"
-#include "progress.h"
-#include "tune_layout.h"
+#include "launcher/context.h"
+#include "launcher/mpi_choice.h"
+#include "launcher/mps_daemon.h"
+#include "launcher/output_file.h"
+#include "launcher/process.h"
+#include "launcher/progress.h"
+#include "launcher/tune/tune_layout.h"
 #include "tuner/repeat.h"
 #include "vocab/outside_input.h"
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "tune_budget.h"
-#include "tune_folder.h"
+#include "launcher/tune/tune_budget.h"
+#include "launcher/tune/tune_folder.h"
 #include "vocab/mpi_families.h"
 #include "tuner/plan.h"
 #include "tuner/search.h"

@@ -1,5 +1,5 @@
 // tune_budget.cc: planning and accounting a tune's time (tune_budget.h).
-#include "tune_budget.h"
+#include "launcher/tune/tune_budget.h"
 
 #include <algorithm>
 #include <cstdio>

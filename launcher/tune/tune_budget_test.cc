@@ -1,5 +1,5 @@
 // tune_budget_test.cc: planning a tune's time and explaining an overrun.
-#include "tune_budget.h"
+#include "launcher/tune/tune_budget.h"
 
 #include <gtest/gtest.h>
 

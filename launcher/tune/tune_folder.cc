@@ -1,5 +1,5 @@
 // tune_folder.cc: the tune's working folder (tune_folder.h).
-#include "tune_folder.h"
+#include "launcher/tune/tune_folder.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>

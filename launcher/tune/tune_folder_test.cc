@@ -1,6 +1,6 @@
 // tune_folder_test.cc: the tune's folder is made without a shell and removed
 // unless kept.
-#include "tune_folder.h"
+#include "launcher/tune/tune_folder.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
 // tune_gpu.cc: the pure parts of tuning GPU nodes (tune_gpu.h).
-#include "tune_gpu.h"
+#include "launcher/tune/tune_gpu.h"
 
 #include <algorithm>
 #include <cmath>

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "tune_request.h"
+#include "launcher/tune/tune_request.h"
 #include "tuner/candidates.h"
 #include "tuner/search.h"
 #include "vocab/price.h"

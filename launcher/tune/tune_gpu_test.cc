@@ -1,6 +1,6 @@
 // Unit tests of tune_gpu.h: memory kinds, ranks-per-GPU lists, launches and
 // the recommended ranks per GPU.
-#include "tune_gpu.h"
+#include "launcher/tune/tune_gpu.h"
 
 #include <gtest/gtest.h>
 

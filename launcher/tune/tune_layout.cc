@@ -1,5 +1,5 @@
 // tune_layout.cc: oversubscribed probes (tune_layout.h).
-#include "tune_layout.h"
+#include "launcher/tune/tune_layout.h"
 
 #include <sched.h>
 #include <unistd.h>

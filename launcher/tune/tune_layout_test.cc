@@ -1,5 +1,5 @@
 // tune_layout_test.cc: oversubscribed probes are refused or marked.
-#include "tune_layout.h"
+#include "launcher/tune/tune_layout.h"
 
 #include <gtest/gtest.h>
 

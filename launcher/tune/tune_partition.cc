@@ -18,17 +18,17 @@
 #include <string>
 #include <vector>
 
-#include "context.h"
+#include "launcher/context.h"
 #include "db/profile_json.h"
 #include "vocab/outside_input.h"
 #include "db/profile_store.h"
-#include "output_file.h"
-#include "process.h"
-#include "slurm_partition.h"
-#include "store_target.h"
-#include "tune_budget.h"
-#include "tune_folder.h"
-#include "tune_partition.h"
+#include "launcher/output_file.h"
+#include "launcher/process.h"
+#include "launcher/slurm_partition.h"
+#include "launcher/store_target.h"
+#include "launcher/tune/tune_budget.h"
+#include "launcher/tune/tune_folder.h"
+#include "launcher/tune/tune_partition.h"
 #include "vocab/byte_size.h"
 #include "vocab/refuse.h"
 

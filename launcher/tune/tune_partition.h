@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include "tune_request.h"
+#include "launcher/tune/tune_request.h"
 
 namespace multilane {
 

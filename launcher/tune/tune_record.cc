@@ -1,5 +1,5 @@
 // tune_record.cc: what `multilane tune` stores (tune_record.h).
-#include "tune_record.h"
+#include "launcher/tune/tune_record.h"
 
 #include "vocab/ranks_per_gpu.h"
 #include "vocab/utc_time.h"
@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <map>
 
-#include "context.h"
+#include "launcher/context.h"
 #include "db/node_type.h"
-#include "tune_layout.h"
+#include "launcher/tune/tune_layout.h"
 #include "tuner/candidates.h"
 
 namespace multilane {

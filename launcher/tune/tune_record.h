@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "db/profile_store.h"
-#include "probe_launch.h"
-#include "store_target.h"
+#include "launcher/tune/probe_launch.h"
+#include "launcher/store_target.h"
 
 namespace mldb {
 struct NodeFingerprint;

@@ -1,5 +1,5 @@
 // tune_request.cc: `multilane tune`'s options read once (tune_request.h).
-#include "tune_request.h"
+#include "launcher/tune/tune_request.h"
 
 #include "vocab/byte_size.h"
 #include "vocab/ranks_per_gpu.h"

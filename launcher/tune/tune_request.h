@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "report_reader.h"
+#include "report/report_reader.h"
 #include "vocab/mpi_families.h"
 
 namespace multilane {

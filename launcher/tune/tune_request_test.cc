@@ -1,5 +1,5 @@
 // tune_request_test.cc: `multilane tune`'s options read once (tune_request.h).
-#include "tune_request.h"
+#include "launcher/tune/tune_request.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "candidates.h"
+#include "tuner/candidates.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "repeat.h"
+#include "tuner/repeat.h"
 
 #include <gtest/gtest.h>
 

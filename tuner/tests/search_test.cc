@@ -1,4 +1,4 @@
-#include "search.h"
+#include "tuner/search.h"
 
 #include <gtest/gtest.h>
 
