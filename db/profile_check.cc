@@ -20,7 +20,7 @@ std::string Describe(const ProfileEntryRow& e) {
   std::string s = e.mem_kind + " " + mla::FormatByteSize(static_cast<uint64_t>(e.min_bytes)) + " " +
                   (e.max_bytes ? mla::FormatByteSize(static_cast<uint64_t>(*e.max_bytes)) : std::string("inf")) + " " +
                   e.ChoiceWords();
-  return Excerpt(s);
+  return mla::Excerpt(s);
 }
 
 // The parsed entry as a row, in the store's conventions.
@@ -59,7 +59,7 @@ bool CheckProfileText(const std::string& profile_text, const std::vector<Profile
   mla::Profile profile;
   std::string why;
   if (!profile.Parse(profile_text, &why))
-    return mla::Refuse(error, "profile_text: the library rejects it: " + Excerpt(why));
+    return mla::Refuse(error, "profile_text: the library rejects it: " + mla::Excerpt(why));
   std::vector<ProfileEntryRow> text_rows;
   for (const mla::ProfileEntry& e : profile.entries()) text_rows.push_back(RowOf(e));
   std::vector<ProfileEntryRow> rows = entries;

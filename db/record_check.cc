@@ -10,7 +10,7 @@ namespace mldb {
 
 bool ValidEntry(const ProfileEntryRow& e, const std::string& where, std::string* error) {
   if (e.mem_kind != "host" && e.mem_kind != "device") {
-    *error = where + "mem_kind: must be \"host\" or \"device\", not \"" + Excerpt(e.mem_kind) + "\"";
+    *error = where + "mem_kind: must be \"host\" or \"device\", not \"" + mla::Excerpt(e.mem_kind) + "\"";
   } else if (e.min_bytes < 0) {
     *error = where + "min_bytes: must not be negative";
   } else if (e.max_bytes && *e.max_bytes <= e.min_bytes) {
@@ -24,7 +24,7 @@ bool ValidEntry(const ProfileEntryRow& e, const std::string& where, std::string*
     *error = where +
              "mpi: names one of the system MPI's algorithms (lowercase letters, digits and '_'), and only "
              "with algo \"passthrough\", not \"" +
-             Excerpt(e.system_algorithm) + "\" with \"" + Excerpt(e.algo) + "\"";
+             mla::Excerpt(e.system_algorithm) + "\" with \"" + mla::Excerpt(e.algo) + "\"";
   } else {
     return true;
   }

@@ -54,7 +54,7 @@ nlohmann::json RunJson(const mla::JobRun& r) {
           {"histogram", histogram.is_discarded() ? nlohmann::json::array() : histogram}};
 }
 
-std::string Shown(const std::string& outside) { return mla::EscapeControlBytes(mldb::Excerpt(outside)); }
+std::string Shown(const std::string& outside) { return mla::EscapeControlBytes(mla::Excerpt(outside)); }
 
 // One line per run of one key; one line per key otherwise.
 void PrintRuns(const std::vector<mla::JobRun>& runs, bool per_run) {

@@ -107,7 +107,7 @@ void CheckLibrary(const std::string& path) {
   }
   close(fds[1]);
   std::string why;
-  mldb::ReadFdBounded(fds[0], 4096, &why);
+  mla::ReadFdBounded(fds[0], 4096, &why);
   close(fds[0]);
   int status = 0;
   if (pid < 0 || waitpid(pid, &status, 0) < 0) {
@@ -159,7 +159,7 @@ std::vector<int> TunedValues(const mldb::ProfileRecord& p) {
 void PrintLayoutChoice(const ResolveOptions& opt, const mldb::ProfileRecord& p) {
   if (opt.job_key.empty() || opt.asked_ranks_per_gpu) return;
   if (!mla::ValidJobKey(opt.job_key)) {
-    std::printf("history_note=%s\n", OneLine("the job key '" + mldb::Excerpt(opt.job_key) + "' is not " +
+    std::printf("history_note=%s\n", OneLine("the job key '" + mla::Excerpt(opt.job_key) + "' is not " +
                                              mla::JobKeyRule() + ": the job history is not used; fix MULTILANE_JOB_KEY")
                                          .c_str());
     return;
@@ -233,9 +233,9 @@ int ResolveForPartition(const ResolveOptions& opt, const std::vector<FamilyCandi
   if (!best) {
     std::string problems;
     for (const std::string& n : notes) problems += (problems.empty() ? "" : "; ") + n;
-    PrintMiss("no profile of partition '" + mldb::Excerpt(opt.partition) + "' for libmlallreduce " + LibraryVersion() +
+    PrintMiss("no profile of partition '" + mla::Excerpt(opt.partition) + "' for libmlallreduce " + LibraryVersion() +
               (problems.empty() ? "" : " (" + problems + ")") +
-              "; an admin makes one with `multilane tune --partition " + mldb::Excerpt(opt.partition) + " --system`");
+              "; an admin makes one with `multilane tune --partition " + mla::Excerpt(opt.partition) + " --system`");
     return 0;
   }
   for (const FamilyCandidate& f : families)
@@ -268,7 +268,7 @@ int Resolve(ResolveOptions opt) {
   CheckLibrary(opt.check_library);
   if (opt.any_node_type && opt.partition.empty()) return Fail("--any-node-type needs --partition NAME");
   if (!opt.mpi.empty() && opt.mpi != "auto" && mla::FindMpiFamily(opt.mpi) == nullptr)
-    return Fail("--mpi '" + mldb::Excerpt(opt.mpi) + "' must be auto, " + mla::MpiFamilyChoices());
+    return Fail("--mpi '" + mla::Excerpt(opt.mpi) + "' must be auto, " + mla::MpiFamilyChoices());
   std::string from;
   std::vector<std::string> notes;
   const std::vector<FamilyCandidate> families = Candidates(opt, &from, &notes);

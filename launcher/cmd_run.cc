@@ -45,7 +45,7 @@ struct RunOptions {
 
 // The message of a command that could not be started (errno `error`).
 int CannotRun(const std::string& program, int error) {
-  return Fail("cannot run '" + mldb::Excerpt(program) + "': " + std::strerror(error) + "; check the command and PATH");
+  return Fail("cannot run '" + mla::Excerpt(program) + "': " + std::strerror(error) + "; check the command and PATH");
 }
 
 // Runs `command` in place of this process; with `dry_run` prints the
@@ -181,7 +181,7 @@ int ApplyRanksPerGpu(const RunOptions& opt, const mldb::ProfileRecord& profile, 
     *n = mla::RanksPerGpuOrOne(profile.ranks_per_gpu);
   } else {
     if (!mla::ParseRanksPerGpu(opt.ranks_per_gpu, n))
-      return Fail("--ranks-per-gpu '" + mldb::Excerpt(opt.ranks_per_gpu) + "' must be auto or " +
+      return Fail("--ranks-per-gpu '" + mla::Excerpt(opt.ranks_per_gpu) + "' must be auto or " +
                   mla::RanksPerGpuRule());
     const std::string tuned = mla::ProfileHeaderValue(profile.profile_text, "ranks_per_gpu_tuned");
     const std::string list = tuned.empty() ? std::to_string(profile.ranks_per_gpu) : tuned;
@@ -189,7 +189,7 @@ int ApplyRanksPerGpu(const RunOptions& opt, const mldb::ProfileRecord& profile, 
       std::fprintf(stderr,
                    "multilane: note: the profile was tuned at %s rank(s) per GPU, not %d: this job gets the "
                    "entries of the recommended %d\n",
-                   mldb::Excerpt(list).c_str(), *n, profile.ranks_per_gpu);
+                   mla::Excerpt(list).c_str(), *n, profile.ranks_per_gpu);
   }
   setenv("MULTILANE_RANKS_PER_GPU", std::to_string(*n).c_str(), 1);
   forwarded->push_back("MULTILANE_RANKS_PER_GPU");
@@ -222,7 +222,7 @@ int Run(const RunOptions& opt, std::vector<std::string> command) {
   if (command.empty()) return Fail("no command given: write `multilane run -- mpirun -np 8 ./app`");
   RunMpsFacts mps;
   if (!ParseRunMpsMode(opt.mps, &mps.mode))
-    return Fail("--mps '" + mldb::Excerpt(opt.mps) + "' must be " + RunMpsModeChoices());
+    return Fail("--mps '" + mla::Excerpt(opt.mps) + "' must be " + RunMpsModeChoices());
 
   // What a run killed with SIGKILL left: its daemon is stopped and its
   // folder removed once its job has ended too (mps_leftover.h).
@@ -260,8 +260,8 @@ int Run(const RunOptions& opt, std::vector<std::string> command) {
     std::fprintf(stderr,
                  "multilane: no profile for node type %s (%s) with libmlallreduce %s and MPI '%s'%s: running the "
                  "command without multilane; %s\n",
-                 fp.Key().c_str(), fp.Description().c_str(), LibraryVersion().c_str(), mldb::Excerpt(mpi).c_str(),
-                 partition.empty() ? "" : (", partition " + mldb::Excerpt(partition)).c_str(), why_not.c_str());
+                 fp.Key().c_str(), fp.Description().c_str(), LibraryVersion().c_str(), mla::Excerpt(mpi).c_str(),
+                 partition.empty() ? "" : (", partition " + mla::Excerpt(partition)).c_str(), why_not.c_str());
     if (!opt.quiet)
       for (const std::string& n : notes) std::fprintf(stderr, "multilane:   %s\n", n.c_str());
     return Exec(command, opt.dry_run);
@@ -293,9 +293,9 @@ int Run(const RunOptions& opt, std::vector<std::string> command) {
   }
   if (!opt.quiet) {
     std::fprintf(stderr, "multilane: profile %lld of node type %s (tuned %s by %s%s)\n",
-                 static_cast<long long>(profile->id), fp.Key().c_str(), mldb::Excerpt(profile->tuned_at).c_str(),
-                 mldb::Excerpt(profile->tuned_by).c_str(),
-                 profile->partition.empty() ? "" : (", partition " + mldb::Excerpt(profile->partition)).c_str());
+                 static_cast<long long>(profile->id), fp.Key().c_str(), mla::Excerpt(profile->tuned_at).c_str(),
+                 mla::Excerpt(profile->tuned_by).c_str(),
+                 profile->partition.empty() ? "" : (", partition " + mla::Excerpt(profile->partition)).c_str());
   }
   if (!plan.note.empty() && !opt.quiet) std::fprintf(stderr, "multilane: note: %s\n", plan.note.c_str());
   const std::vector<std::string> job = ForwardVariables(launcher, command, forwarded);

@@ -48,7 +48,7 @@ int Export(const TransferOptions& opt) {
 
 int Import(const TransferOptions& opt) {
   std::string text, error;
-  if (!mldb::ReadInputFile(opt.file, &text, &error)) return Fail(opt.file + ": " + error);
+  if (!mla::ReadInputFile(opt.file, &text, &error)) return Fail(opt.file + ": " + error);
   nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return Fail(opt.file + " is not JSON: give a file written by `multilane export`");
   // The system database (or any published snapshot) is written through its

@@ -86,7 +86,7 @@ std::vector<std::string> PendingReports(const std::string& inbox, std::vector<st
       paths.push_back(path);
       continue;
     }
-    const std::string what = S_ISREG(st.st_mode) ? "another user's file" : mldb::FileKind(st.st_mode);
+    const std::string what = S_ISREG(st.st_mode) ? "another user's file" : mla::FileKind(st.st_mode);
     const std::string note = SetAside(path, path + ": " + what + ", not a job report file of yours");
     if (notes) notes->push_back(note);
   }

@@ -91,7 +91,7 @@ LauncherKind KindOfLauncher(const std::vector<std::string>& command, std::string
   if (const Family* f = FamilyByWords(BaseName(word) + " " + BaseName(program), &Family::launcher_name_words))
     return f->launcher_kind;
   if (note != nullptr)
-    *note = "cannot tell which MPI '" + mldb::Excerpt(word) +
+    *note = "cannot tell which MPI '" + mla::Excerpt(word) +
             "' is (its --version names neither Open MPI nor "
             "MPICH's hydra): the ranks get the library through the environment only; where remote ranks miss it, "
             "give --mpi and pass LD_PRELOAD and MULTILANE_PROFILE with your launcher's own flag";
@@ -117,7 +117,7 @@ std::string JobMpiFamily(const std::string& requested, LauncherKind launcher, co
                          std::string* error) {
   if (mla::FindMpiFamily(requested) != nullptr) return requested;
   if (!requested.empty() && requested != "auto") {
-    *error = "--mpi '" + mldb::Excerpt(requested) + "' must be auto, " + mla::MpiFamilyChoices();
+    *error = "--mpi '" + mla::Excerpt(requested) + "' must be auto, " + mla::MpiFamilyChoices();
     return "";
   }
   if (!program_family.empty()) return program_family;

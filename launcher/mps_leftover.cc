@@ -77,8 +77,8 @@ class ScopedVariable {
 // 0 otherwise.
 pid_t LiveDaemonPid(const std::string& folder) {
   std::string text;
-  if (mldb::ReadFileBounded(folder + "/pipe/nvidia-cuda-mps-control.pid", 64, /*refuse_links=*/true, &text).outcome !=
-      mldb::FileRead::Outcome::kRead)
+  if (mla::ReadFileBounded(folder + "/pipe/nvidia-cuda-mps-control.pid", 64, /*refuse_links=*/true, &text).outcome !=
+      mla::FileRead::Outcome::kRead)
     return 0;
   uint64_t pid = 0;
   const size_t end = text.find_first_not_of("0123456789");
@@ -185,8 +185,8 @@ std::vector<std::string> StopLeftoverMps(const std::string& program, bool name_u
     if (!OwnFolder(folder)) continue;  // another user's, a link, a file: not ours to read
     std::string text;
     MpsOwnerRecord r;
-    const mldb::FileRead read = mldb::ReadFileBounded(folder + "/" + kMpsOwnerFile, 4096, /*refuse_links=*/true, &text);
-    if (read.outcome != mldb::FileRead::Outcome::kRead || !ParseMpsOwnerRecord(text, &r)) {
+    const mla::FileRead read = mla::ReadFileBounded(folder + "/" + kMpsOwnerFile, 4096, /*refuse_links=*/true, &text);
+    if (read.outcome != mla::FileRead::Outcome::kRead || !ParseMpsOwnerRecord(text, &r)) {
       // The record is written before the daemon starts, so a folder without
       // one holds no daemon; it may be a run's that is starting this moment.
       if (name_unrecorded)

@@ -94,7 +94,7 @@ int Collect(const std::vector<std::string>& argv, int rc, pid_t pid, int fd, std
     *output = "cannot start " + (argv.empty() ? std::string("(nothing)") : argv[0]) + ": " + std::strerror(rc);
     return 127;
   }
-  mldb::ReadFdBounded(fd, kMaxChildOutputBytes, output);
+  mla::ReadFdBounded(fd, kMaxChildOutputBytes, output);
   close(fd);
   return WaitChild(pid, false);
 }
@@ -188,9 +188,9 @@ bool ParseProcessStat(std::string_view text, ProcessStat* out) {
 bool ReadProcessStat(pid_t pid, ProcessStat* out) {
   if (pid <= 0) return false;
   std::string text;
-  const mldb::FileRead r =
-      mldb::ReadFileBounded("/proc/" + std::to_string(pid) + "/stat", 4096, /*refuse_links=*/true, &text);
-  return r.outcome == mldb::FileRead::Outcome::kRead && ParseProcessStat(text, out);
+  const mla::FileRead r =
+      mla::ReadFileBounded("/proc/" + std::to_string(pid) + "/stat", 4096, /*refuse_links=*/true, &text);
+  return r.outcome == mla::FileRead::Outcome::kRead && ParseProcessStat(text, out);
 }
 
 bool ProcessRuns(pid_t pid, uint64_t start) {
@@ -221,8 +221,8 @@ bool ParseProcessUid(std::string_view status, uid_t* uid) {
 bool ProcessOwner(pid_t pid, uid_t* uid) {
   std::string text;
   if (pid <= 0 ||
-      mldb::ReadFileBounded("/proc/" + std::to_string(pid) + "/status", 64 << 10, /*refuse_links=*/true, &text)
-              .outcome != mldb::FileRead::Outcome::kRead)
+      mla::ReadFileBounded("/proc/" + std::to_string(pid) + "/status", 64 << 10, /*refuse_links=*/true, &text)
+              .outcome != mla::FileRead::Outcome::kRead)
     return false;
   return ParseProcessUid(text, uid);
 }

@@ -37,7 +37,7 @@ std::string ControlDaemonProblem(const std::string& folder, bool* stale) {
     return "its pid file is " + Foreign(st.st_uid);
   }
   std::string text, error;
-  if (!mldb::ReadInputFile(pid_file, &text, &error, /*refuse_links=*/true)) return "its pid file cannot be read";
+  if (!mla::ReadInputFile(pid_file, &text, &error, /*refuse_links=*/true)) return "its pid file cannot be read";
   char* end = nullptr;
   const long pid = std::strtol(text.c_str(), &end, 10);
   if (pid <= 0 || pid > 0x7fffffff || end == text.c_str()) return "its pid file names no pid";

@@ -124,7 +124,7 @@ void Counts(const json& obj, const std::string& where, const std::string& key, s
   if (!counts) return;
   if (!counts->is_object()) throw FieldError("field '" + Join(where, key) + "' must be an object");
   for (auto it = counts->begin(); it != counts->end(); ++it)
-    (*out)[Shown(it.key())] = Integer(it.value(), Join(Join(where, key), mldb::Excerpt(it.key())));
+    (*out)[Shown(it.key())] = Integer(it.value(), Join(Join(where, key), mla::Excerpt(it.key())));
 }
 
 ReportBin ParseBin(const json& b, const std::string& where) {
@@ -133,7 +133,7 @@ ReportBin ParseBin(const json& b, const std::string& where) {
   bin.memory = String(b, where, "memory");
   if (bin.memory != "host" && bin.memory != "device")
     throw FieldError("field '" + Join(where, "memory") + "' must be \"host\" or \"device\", not \"" +
-                     mldb::Excerpt(bin.memory) + "\"");
+                     mla::Excerpt(bin.memory) + "\"");
   bin.from = static_cast<uint64_t>(IntegerField(b, where, "from"));
   if (const json* to = Member(b, where, "to", false)) bin.to = static_cast<uint64_t>(Integer(*to, Join(where, "to")));
   if (bin.to && *bin.to <= bin.from)
@@ -183,7 +183,7 @@ void ParseEntries(const json& entries, std::vector<ReportEntry>* out) {
   if (!entries.is_object())
     throw FieldError("field 'entries' must be an object, not " + std::string(TypeName(entries)));
   for (auto it = entries.begin(); it != entries.end(); ++it) {
-    const std::string where = "entries." + mldb::Excerpt(it.key());
+    const std::string where = "entries." + mla::Excerpt(it.key());
     if (!it->is_object()) throw FieldError("field '" + where + "' must be an object");
     ReportEntry e;
     e.name = Shown(it.key());
@@ -258,7 +258,7 @@ json ParseWithoutDuplicateKeys(const std::string& text) {
     if (event == json::parse_event_t::object_start) open.emplace_back();
     if (event == json::parse_event_t::object_end) open.pop_back();
     if (event == json::parse_event_t::key && !open.back().insert(parsed.get<std::string>()).second)
-      throw DuplicateKey("key '" + mldb::Excerpt(parsed.get<std::string>()) +
+      throw DuplicateKey("key '" + mla::Excerpt(parsed.get<std::string>()) +
                          "' appears twice in one object: give the file the library wrote");
     return true;
   });
@@ -274,7 +274,7 @@ std::string IdentityProblem(const json& doc, const std::string& path) {
   if (format == doc.end() || !format->is_string())
     return path + ": not a multilane job report (no 'format' field, expected '" + kJobReportFormat + "')";
   if (format->get<std::string>() != kJobReportFormat)
-    return path + ": not a multilane job report (format is '" + mldb::Excerpt(format->get<std::string>()) +
+    return path + ": not a multilane job report (format is '" + mla::Excerpt(format->get<std::string>()) +
            "', expected '" + kJobReportFormat + "')";
   auto version = doc.find("version");
   if (version == doc.end() || !version->is_number_integer())
@@ -322,14 +322,14 @@ bool ParseJobReport(const std::string& text, const std::string& path, JobReport*
     return false;
   } catch (const json::exception& e) {
     // out_of_range: a number too large for a double (1e999, 400 digits).
-    *error = path + ": not a usable JSON file (" + mldb::Excerpt(e.what()) + ")";
+    *error = path + ": not a usable JSON file (" + mla::Excerpt(e.what()) + ")";
     return false;
   }
   std::string problem;
   try {
     problem = IdentityProblem(doc, path);
   } catch (const std::exception& e) {
-    problem = path + ": bad job report: " + mldb::Excerpt(e.what());
+    problem = path + ": bad job report: " + mla::Excerpt(e.what());
   }
   if (!problem.empty()) {
     *error = problem;
@@ -343,7 +343,7 @@ bool ParseJobReport(const std::string& text, const std::string& path, JobReport*
     *error = path + ": bad job report: " + e.what();
     return false;
   } catch (const std::exception& e) {  // every nlohmann exception, and anything else
-    *error = path + ": bad job report: " + mldb::Excerpt(e.what());
+    *error = path + ": bad job report: " + mla::Excerpt(e.what());
     return false;
   }
   *report = std::move(r);
@@ -352,7 +352,7 @@ bool ParseJobReport(const std::string& text, const std::string& path, JobReport*
 
 bool ReadJobReport(const std::string& path, JobReport* report, std::string* error) {
   std::string text;
-  if (!mldb::ReadInputFile(path, &text, error)) {
+  if (!mla::ReadInputFile(path, &text, error)) {
     *error = path + ": " + *error;
     return false;
   }

@@ -8,8 +8,11 @@ own folder's (or room's) headers and those of the folders (rooms) named in
 backquotes in its row's "may use" cell, where a name ending in "/" is a
 folder and any other name one file; "anything" allows everything.  Angle
 includes (<...>) are outside headers (the system, MPI, SQLite) and are not
-checked here.  Prints each include that breaks its row, or a folder or room
-with no row, and exits 1; prints the count checked and exits 0 otherwise.
+checked here.  The table's "namespace" column names the one namespace of a
+folder's code: every namespace a file opens at the top (not inside another)
+must be it or one inside it.  Prints each include or namespace that breaks
+its row, or a folder or room with no row, and exits 1; prints the count
+checked and exits 0 otherwise.
 
 Usage: check_layers.py [REPO_ROOT]   (default: the folder above this script)
 """
@@ -19,6 +22,8 @@ import sys
 
 SOURCE_ENDINGS = (".h", ".cc", ".c", ".cu", ".cuh")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+OPEN_NAMESPACE = re.compile(r"^namespace\s*([\w:]*)\s*\{")
+CLOSE_NAMESPACE = re.compile(r"^\}\s*//\s*namespace")
 SKIP_DIRS = {"build", ".git", "docs"}
 
 
@@ -47,6 +52,32 @@ def rules(rows):
             allowed.add("*")
         for folder in re.findall(r"`([^`]+/)`", cells[0]):
             out[folder] = allowed
+    return out
+
+
+def namespaces(rows):
+    """{folder: namespace} from the rows whose "namespace" cell names one."""
+    out = {}
+    for cells in rows:
+        names = re.findall(r"`([\w:]+)`", cells[3]) if len(cells) > 3 else []
+        for folder in re.findall(r"`([^`]+/)`", cells[0]):
+            if names:
+                out[folder] = names[0]
+    return out
+
+
+def top_namespaces(text):
+    """The named namespaces a file opens outside any other (clang-format's
+    closing comments end each one)."""
+    depth, out = 0, []
+    for line in text.splitlines():
+        opened = OPEN_NAMESPACE.match(line)
+        if opened:
+            if depth == 0 and opened.group(1):
+                out.append(opened.group(1))
+            depth += 1
+        elif CLOSE_NAMESPACE.match(line):
+            depth = max(depth - 1, 0)
     return out
 
 
@@ -87,7 +118,8 @@ def allowed(target, own, table):
 def main():
     root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), ".."))
     text = open(os.path.join(root, "CONTRIBUTING.md"), encoding="utf-8").read()
-    folders = rules(table_rows(text, "## Where things live"))
+    folder_rows = table_rows(text, "## Where things live")
+    folders, folder_namespace = rules(folder_rows), namespaces(folder_rows)
     rooms = rules(table_rows(text, "### The library's rooms"))
     files = list(source_files(root))
     by_basename = {}
@@ -103,7 +135,12 @@ def main():
         if f.startswith("libmlallreduce/") and room is None:
             problems.append(f"{f}: its room has no row in CONTRIBUTING.md's table of rooms; add one")
         with open(os.path.join(root, f), encoding="utf-8", errors="replace") as src:
-            names = INCLUDE.findall(src.read())
+            code = src.read()
+        names = INCLUDE.findall(code)
+        want = folder_namespace.get(top)
+        for ns in top_namespaces(code) if want else []:
+            if ns != want and not ns.startswith(want + "::"):
+                problems.append(f"{f}: namespace {ns}: {top} is namespace {want}; see CONTRIBUTING.md")
         for name in names:
             target = resolve(root, f, name, by_basename)
             if target is None:
@@ -116,7 +153,7 @@ def main():
     for p in problems:
         print(p)
     if problems:
-        print(f"check_layers: {len(problems)} include(s) against CONTRIBUTING.md's tables")
+        print(f"check_layers: {len(problems)} include(s) or namespace(s) against CONTRIBUTING.md's tables")
         return 1
     print(f"check_layers: {checked} includes of {len(files)} files follow CONTRIBUTING.md's tables")
     return 0

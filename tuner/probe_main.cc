@@ -52,7 +52,6 @@
 
 using nlohmann::json;
 using namespace mltuner;
-using namespace mlprobe;
 
 namespace {
 
@@ -96,12 +95,12 @@ int ParseOptions(int argc, char** argv, Options* o) {
   return -1;
 }
 
-// Rank 0 reads the plan at `path` (bounded: mldb::ReadInputFile); every rank
+// Rank 0 reads the plan at `path` (bounded: mla::ReadInputFile); every rank
 // parses the same text into *plan (and *plan_json).  On failure rank 0
 // prints why and all return false.
 bool ReadPlan(const std::string& path, Plan* plan, json* plan_json) {
   std::string text, error;
-  if (g_rank == 0 && !mldb::ReadInputFile(path, &text, &error)) error = "plan '" + path + "': " + error;
+  if (g_rank == 0 && !mla::ReadInputFile(path, &text, &error)) error = "plan '" + path + "': " + error;
   if (!BcastFlag(error.empty())) {
     if (g_rank == 0) std::fprintf(stderr, "mlprobe: error: %s\n", error.c_str());
     return false;

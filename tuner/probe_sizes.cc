@@ -8,7 +8,7 @@
 #include "mlallreduce.h"
 #include "tuner/probe_system.h"
 
-namespace mlprobe {
+namespace mltuner {
 
 using nlohmann::json;
 using namespace mltuner;
@@ -428,4 +428,4 @@ json MeasureSize(ProbeRun* run, size_t si, MemKind mem, uint64_t bytes, const st
   return sj;
 }
 
-}  // namespace mlprobe
+}  // namespace mltuner

@@ -26,7 +26,7 @@
 #include "tuner/search.h"
 #include "libmlallreduce/tool_device.h"
 
-namespace mlprobe {
+namespace mltuner {
 
 // Rank 0's verdict, shared with every rank.
 bool BcastFlag(bool v);
@@ -86,13 +86,13 @@ class SystemAlgorithms;
 // What the sizes of one probe run share: its settings, its clock, its
 // progress and the previous size's medians.  Made by StartRun.
 struct ProbeRun {
-  const mltuner::Plan* plan = nullptr;
+  const Plan* plan = nullptr;
   SystemAlgorithms* system = nullptr;  // the system MPI's own algorithms (probe_system.h); null: none
   int rank = 0;                        // in MPI_COMM_WORLD; rank 0 prints
   int nranks = 1;                      // in MPI_COMM_WORLD
   bool exhaustive = false;             // --exhaustive
   bool compare = false;                // --compare
-  mltuner::HalvingOptions halving;
+  HalvingOptions halving;
   double t_start = 0;           // MPI_Wtime() when the run started
   size_t steps = 0;             // sizes of every memory kind
   long steps_per_size = 0;      // progress steps of one size
@@ -101,7 +101,7 @@ struct ProbeRun {
   double budgeted_spent = 0;    // --compare: seconds of the budgeted parts so far
   double exhaustive_spent = 0;  // --compare: seconds of the exhaustive sweeps so far
   // Per memory kind: the medians of the last size measured, by candidate.
-  std::map<mltuner::MemKind, std::map<std::string, double>> previous_median;
+  std::map<MemKind, std::map<std::string, double>> previous_median;
 
   // The seconds left as the progress lines say them: the budget's rest in
   // the budgeted mode, else an estimate from the steps done.
@@ -112,7 +112,7 @@ struct ProbeRun {
 
 // Starts the run of `plan` over `steps` sizes now (t_start); the halving
 // margin is the plan's, at least twice its noise floor.
-ProbeRun StartRun(const mltuner::Plan& plan, int rank, bool exhaustive, bool compare, size_t steps);
+ProbeRun StartRun(const Plan& plan, int rank, bool exhaustive, bool compare, size_t steps);
 
 // Measures size number `si` of the run (`bytes` of memory kind `mem`) on
 // `cands` (passthrough first) with `buf`, whose buffers hold at least
@@ -121,9 +121,9 @@ ProbeRun StartRun(const mltuner::Plan& plan, int rank, bool exhaustive, bool com
 // (rank 0) about each candidate dropped as wrong, updates run->done, the
 // spent times and the medians, and returns the size's object of the
 // result's "sizes" (tuner/README.md).
-nlohmann::json MeasureSize(ProbeRun* run, size_t si, mltuner::MemKind mem, uint64_t bytes,
-                           const std::vector<mltuner::Candidate>& cands, Buffers* buf);
+nlohmann::json MeasureSize(ProbeRun* run, size_t si, MemKind mem, uint64_t bytes,
+                           const std::vector<Candidate>& cands, Buffers* buf);
 
-}  // namespace mlprobe
+}  // namespace mltuner
 
 #endif  // MLTUNER_PROBE_SIZES_H_

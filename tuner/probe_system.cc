@@ -6,9 +6,7 @@
 
 #include "tuner/probe_sizes.h"
 
-namespace mlprobe {
-
-using mltuner::Candidate;
+namespace mltuner {
 
 SystemAlgorithms::SystemAlgorithms(const std::string& left_off) {
   system_ = std::make_unique<mlsys::SystemAllreduce>();
@@ -35,11 +33,11 @@ void SystemAlgorithms::End() {
   if (PerCall()) system_->Release();
 }
 
-std::vector<Candidate> SystemAlgorithms::Candidates(const mltuner::Space& space, mltuner::MemKind mem) {
+std::vector<Candidate> SystemAlgorithms::Candidates(const Space& space, MemKind mem) {
   (void)mem;  // device memory: the staged path's host collective runs them
   if (!why_none_.empty()) return {};
   std::vector<std::string> missing;
-  std::vector<Candidate> out = mltuner::SystemCandidates(space, system_->names(), &missing);
+  std::vector<Candidate> out = SystemCandidates(space, system_->names(), &missing);
   for (const std::string& m : missing)
     if (std::find(not_offered_.begin(), not_offered_.end(), m) == not_offered_.end()) not_offered_.push_back(m);
   return out;
@@ -92,4 +90,4 @@ nlohmann::json SystemAlgorithms::Describe() const {
   return j;
 }
 
-}  // namespace mlprobe
+}  // namespace mltuner

@@ -24,7 +24,7 @@
 #include "tuner/candidates.h"
 #include "sysalgo/system_allreduce.h"
 
-namespace mlprobe {
+namespace mltuner {
 
 class SystemAlgorithms {
  public:
@@ -41,13 +41,13 @@ class SystemAlgorithms {
   // the plan's `space`, or none
   // (why: Describe).  Names the plan gives that the MPI lacks are listed by
   // Describe.
-  std::vector<mltuner::Candidate> Candidates(const mltuner::Space& space, mltuner::MemKind mem);
+  std::vector<Candidate> Candidates(const Space& space, MemKind mem);
 
   // False when candidate `c` (a system one) must not run `count` floats
   // summed over `nranks` ranks: the MPI would run another algorithm, abort
   // or compute a wrong result (mlsys::SystemAllreduce::Applies).  True for
   // every other candidate.
-  bool Applies(const mltuner::Candidate& c, int count, int nranks) const;
+  bool Applies(const Candidate& c, int count, int nranks) const;
 
   // The communicator the calls of system candidate `c` run on, made at its
   // first use (MPICH: MPI_COMM_WORLD, once every rank's MPI took the name);
@@ -55,7 +55,7 @@ class SystemAlgorithms {
   // the MPI refused (on any rank).
   // Collective over MPI_COMM_WORLD: every rank asks for the same candidates
   // in the same order.
-  MPI_Comm CommFor(const mltuner::Candidate& c, std::string* error);
+  MPI_Comm CommFor(const Candidate& c, std::string* error);
 
   // True where the choice is a variable read at every call (MPICH): each
   // call of a system candidate is then bracketed by Begin(name) and End().
@@ -76,6 +76,6 @@ class SystemAlgorithms {
   std::map<std::string, std::string> why_made_;  // by name: why it was refused
 };
 
-}  // namespace mlprobe
+}  // namespace mltuner
 
 #endif  // MLTUNER_PROBE_SYSTEM_H_

@@ -82,9 +82,9 @@ bool ElfNeededFromImage(std::string_view image, std::vector<std::string>* needed
 
 bool ElfNeeded(const std::string& path, std::vector<std::string>* needed, std::string* why) {
   std::string image;
-  const mldb::FileRead r = mldb::ReadFileBounded(path, kMaxImageBytes, false, &image);
-  if (r.outcome == mldb::FileRead::Outcome::kTooLarge) return *why = "larger than 64 MiB", false;
-  if (r.outcome != mldb::FileRead::Outcome::kRead) return *why = "cannot be read", false;
+  const mla::FileRead r = mla::ReadFileBounded(path, kMaxImageBytes, false, &image);
+  if (r.outcome == mla::FileRead::Outcome::kTooLarge) return *why = "larger than 64 MiB", false;
+  if (r.outcome != mla::FileRead::Outcome::kRead) return *why = "cannot be read", false;
   return ElfNeededFromImage(image, needed, why);
 }
 

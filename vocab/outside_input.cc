@@ -11,7 +11,7 @@
 
 #include "vocab/refuse.h"
 
-namespace mldb {
+namespace mla {
 
 const char* FileKind(mode_t mode) {
   if (S_ISLNK(mode)) return "a link";
@@ -114,4 +114,4 @@ bool ReadInputFile(const std::string& path, std::string* text, std::string* erro
   return mla::Refuse(error, Failed(std::strerror(r.error_number)));
 }
 
-}  // namespace mldb
+}  // namespace mla

@@ -15,7 +15,7 @@
 
 #include "vocab/terminal_text.h"
 
-namespace mldb {
+namespace mla {
 
 // The largest file `import`, `report` and `tune --weights` read: exports and
 // job reports are KiB to a few MiB.
@@ -57,10 +57,6 @@ FileRead ReadFdBounded(int fd, size_t max_bytes, std::string* text);
 // kMaxInputFileBytes.
 bool ReadInputFile(const std::string& path, std::string* text, std::string* error, bool refuse_links = false);
 
-// How a message echoes an outside value: mla::Excerpt
-// (vocab/terminal_text.h), the one rule for every part.
-using mla::Excerpt;
-
-}  // namespace mldb
+}  // namespace mla
 
 #endif  // MLVOCAB_OUTSIDE_INPUT_H_

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-namespace mldb {
+namespace mla {
 namespace {
 
 std::string NewDir(const std::string& name) {
@@ -72,4 +72,4 @@ TEST(Excerpt, ShortValuesStayWholeLongOnesAreCutWithAnEllipsis) {
 }
 
 }  // namespace
-}  // namespace mldb
+}  // namespace mla

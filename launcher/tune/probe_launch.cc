@@ -124,7 +124,7 @@ std::vector<std::string> ProbeCommand(const ProbeContext& c, const ProbeLaunch& 
 // status of the tune with the message printed.
 int ReadResultFile(const std::string& result_path, mltuner::ProbeResult* out) {
   std::string result_text, error;
-  if (!mldb::ReadInputFile(result_path, &result_text, &error, /*refuse_links=*/true))
+  if (!mla::ReadInputFile(result_path, &result_text, &error, /*refuse_links=*/true))
     return Fail("the probe wrote no readable result at " + result_path + ": " + error);
   const nlohmann::json result = nlohmann::json::parse(result_text, nullptr, false);
   if (result.is_discarded()) return Fail("the probe wrote no readable result at " + result_path);

@@ -43,7 +43,7 @@ constexpr double kSubmitReserveS = 3;
 // what went wrong instead when it cannot be read.
 std::string ReadJobOutput(const std::string& path) {
   std::string text, error;
-  return mldb::ReadInputFile(path, &text, &error, /*refuse_links=*/true) ? text : path + ": " + error + "\n";
+  return mla::ReadInputFile(path, &text, &error, /*refuse_links=*/true) ? text : path + ": " + error + "\n";
 }
 
 // The probe jobs in flight; cancels (scancel) those still running and stops
@@ -280,13 +280,13 @@ int TunePartition(const TuneRequest& request, std::chrono::steady_clock::time_po
   std::string sinfo;
   const int status = RunAndCapture(SinfoNodeArguments(request.partition), &sinfo);
   if (status != 0)
-    return Fail("sinfo failed for partition '" + mldb::Excerpt(request.partition) + "' (" +
-                mldb::Excerpt(sinfo.substr(0, sinfo.find('\n'))) +
+    return Fail("sinfo failed for partition '" + mla::Excerpt(request.partition) + "' (" +
+                mla::Excerpt(sinfo.substr(0, sinfo.find('\n'))) +
                 "); check the partition name and that Slurm's commands are on PATH");
   const std::vector<SlurmNodeGroup> groups = ParseSinfoNodeGroups(sinfo);
   if (groups.empty())
-    return Fail("partition '" + mldb::Excerpt(request.partition) + "' has no nodes (sinfo -p " +
-                mldb::Excerpt(request.partition) + "): give a partition that sinfo lists");
+    return Fail("partition '" + mla::Excerpt(request.partition) + "' has no nodes (sinfo -p " +
+                mla::Excerpt(request.partition) + "): give a partition that sinfo lists");
 
   const StoreTarget target = PartitionTarget(request.database);
   std::string error;

@@ -12,10 +12,6 @@
 #include "launcher/tune/probe_launch.h"
 #include "launcher/store_target.h"
 
-namespace mldb {
-struct NodeFingerprint;
-}
-
 namespace multilane {
 
 // How the tune ended, besides its launches.

@@ -30,8 +30,8 @@ bool ChildrenOf(pid_t pid, std::vector<long>* children) {
   while (const struct dirent* e = readdir(dir)) {
     if (!std::isdigit(static_cast<unsigned char>(e->d_name[0]))) continue;
     std::string text;
-    if (mldb::ReadFileBounded(tasks + "/" + e->d_name + "/children", kMaxChildrenBytes, false, &text).outcome !=
-        mldb::FileRead::Outcome::kRead) {
+    if (mla::ReadFileBounded(tasks + "/" + e->d_name + "/children", kMaxChildrenBytes, false, &text).outcome !=
+        mla::FileRead::Outcome::kRead) {
       ok = false;
       break;
     }

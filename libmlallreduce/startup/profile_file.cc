@@ -11,8 +11,8 @@ namespace mla::lib {
 
 bool ReadProfileFile(const std::string& path, std::string* text, std::string* why) {
   std::string content;
-  const mldb::FileRead r = mldb::ReadFileBounded(path, kMaxProfileFileBytes, false, &content);
-  using Outcome = mldb::FileRead::Outcome;
+  const mla::FileRead r = mla::ReadFileBounded(path, kMaxProfileFileBytes, false, &content);
+  using Outcome = mla::FileRead::Outcome;
   switch (r.outcome) {
     case Outcome::kRead:
       if (content.empty()) return mla::Refuse(why, "is empty: write a profile there or unset the variable");
