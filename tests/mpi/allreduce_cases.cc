@@ -273,7 +273,7 @@ void RunCase(MPI_Comm comm, const TypeCase& tc, MPI_Op op, int count, const std:
 namespace {
 
 // The ops of `tc` that RunTypeMatrix runs: all of them, or with
-// MLA_TEST_TYPE_MATRIX=cover (layouts of more than 4 ranks, slow where ranks
+// MLA_TEST_TYPE_MATRIX=cover (layouts of more than 2 ranks, slow where ranks
 // outnumber cores) a covering set: each op the first time a type offers it,
 // else one op per type in turn, so every type and every op still runs.
 std::vector<MPI_Op> OpsToRun(const TypeCase& tc, size_t index, std::vector<MPI_Op>* done) {
