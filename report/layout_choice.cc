@@ -11,7 +11,7 @@
 #include "report/report_analysis.h"
 #include "vocab/price.h"
 
-namespace multilane {
+namespace mlreport {
 namespace {
 
 double Median(std::vector<double> v) {
@@ -206,4 +206,4 @@ LayoutChoice ChooseRanksPerGpu(const std::vector<mla::JobRun>& all_runs, const m
   return c;
 }
 
-}  // namespace multilane
+}  // namespace mlreport

@@ -11,7 +11,7 @@
 #include "vocab/price.h"
 #include "vocab/profile.h"
 
-namespace multilane {
+namespace mlreport {
 namespace {
 
 // "1.2 s", "340 ms", "12 us": a duration for people.
@@ -700,4 +700,4 @@ ReportSet AnalyzeReports(std::vector<JobReport> reports) {
   return set;
 }
 
-}  // namespace multilane
+}  // namespace mlreport

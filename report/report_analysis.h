@@ -15,7 +15,7 @@
 #include "report/report_reader.h"
 #include "report/report_scaling.h"
 
-namespace multilane {
+namespace mlreport {
 
 // Thresholds of the verdicts (shares are fractions of 1).
 // Predicted parallel efficiency at 2x the GPUs at or above which the job is
@@ -263,6 +263,6 @@ std::string PriceNote(const BinAnalysis& bin);
 // "good", "note", "warn".
 const char* LevelName(VerdictLevel level);
 
-}  // namespace multilane
+}  // namespace mlreport
 
 #endif  // MULTILANE_LAUNCHER_REPORT_ANALYSIS_H_

@@ -11,7 +11,7 @@
 #include "report/report_json.h"
 #include "report/report_text.h"
 
-namespace multilane {
+namespace mlreport {
 namespace {
 
 JobReport Load(const std::string& name) {
@@ -448,9 +448,9 @@ TEST(ReportRender, HtmlEscapesWhatTheFileSays) {
 }
 
 }  // namespace
-}  // namespace multilane
+}  // namespace mlreport
 
-namespace multilane {
+namespace mlreport {
 namespace {
 
 // Issue 30: a benchmark's 16K-32K bin ran hier at 38.5 us per call; the
@@ -522,4 +522,4 @@ TEST(ReportPricing, WithinTheNoiseNoRetune) {
 }
 
 }  // namespace
-}  // namespace multilane
+}  // namespace mlreport

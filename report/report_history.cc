@@ -14,7 +14,7 @@
 #include "vocab/job_key.h"
 #include "vocab/profile.h"
 
-namespace multilane {
+namespace mlreport {
 namespace {
 
 // The library names each report multilane-report-<job id>-<UTC>-<pid>.json,
@@ -153,4 +153,4 @@ void AddHistory(const JobReport& report, JobAnalysis* a, std::vector<mla::JobRun
   a->verdicts.push_back(v);
 }
 
-}  // namespace multilane
+}  // namespace mlreport

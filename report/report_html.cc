@@ -10,7 +10,7 @@
 
 #include "report/svg_chart.h"
 
-namespace multilane {
+namespace mlreport {
 namespace {
 
 constexpr char kCompute[] = "#4e79a7";
@@ -393,4 +393,4 @@ std::string RenderReportHtml(const ReportSet& set) {
   return std::move(p.html());
 }
 
-}  // namespace multilane
+}  // namespace mlreport

@@ -8,7 +8,7 @@
 
 #include "report/report_analysis.h"
 
-namespace multilane {
+namespace mlreport {
 
 // The whole page.  Each job is a <section class="job" id="jN">, each series a
 // <section class="series" id="sN">; every figure is an element with
@@ -17,6 +17,6 @@ namespace multilane {
 // Everything taken from the files is HTML-escaped.
 std::string RenderReportHtml(const ReportSet& set);
 
-}  // namespace multilane
+}  // namespace mlreport
 
 #endif  // MULTILANE_LAUNCHER_REPORT_HTML_H_

@@ -7,7 +7,7 @@
 
 #include "vocab/terminal_text.h"
 
-namespace multilane {
+namespace mlreport {
 namespace {
 
 using nlohmann::json;
@@ -197,4 +197,4 @@ json AnalysisJson(const ReportSet& set) {
   return out;
 }
 
-}  // namespace multilane
+}  // namespace mlreport

@@ -6,13 +6,13 @@
 
 #include "report/report_analysis.h"
 
-namespace multilane {
+namespace mlreport {
 
 // Every figure of the analysis (format `multilane-report-analysis`, version
 // 1; docs/report.md), unrounded; unknown figures are null.  The HTML page's
 // data-value attributes carry the same numbers.
 nlohmann::json AnalysisJson(const ReportSet& set);
 
-}  // namespace multilane
+}  // namespace mlreport
 
 #endif  // MULTILANE_LAUNCHER_REPORT_JSON_H_

@@ -14,7 +14,7 @@
 #include "vocab/outside_input.h"
 #include "vocab/terminal_text.h"
 
-namespace multilane {
+namespace mlreport {
 namespace {
 
 using nlohmann::json;
@@ -359,4 +359,4 @@ bool ReadJobReport(const std::string& path, JobReport* report, std::string* erro
   return ParseJobReport(text, path, report, error);
 }
 
-}  // namespace multilane
+}  // namespace mlreport

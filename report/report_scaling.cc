@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
-namespace multilane {
+namespace mlreport {
 
 double RingFactor(int n, double k) {
   if (n < 2) return 1;
@@ -54,4 +54,4 @@ BetweenNodes EstimateBetweenNodes(int machines, bool profile_tuned_on_one_machin
   return b;
 }
 
-}  // namespace multilane
+}  // namespace mlreport

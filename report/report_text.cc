@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <string>
 
-namespace multilane {
+namespace mlreport {
 namespace {
 
 void Line(std::string* out, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -186,4 +186,4 @@ std::string FormatReportText(const ReportSet& set) {
   return out;
 }
 
-}  // namespace multilane
+}  // namespace mlreport

@@ -6,12 +6,12 @@
 
 #include "report/report_analysis.h"
 
-namespace multilane {
+namespace mlreport {
 
 // The summary of every file and series, plain text lines of at most about
 // 100 columns, figures rounded for people (the same rounding as the HTML page).
 std::string FormatReportText(const ReportSet& set);
 
-}  // namespace multilane
+}  // namespace mlreport
 
 #endif  // MULTILANE_LAUNCHER_REPORT_TEXT_H_

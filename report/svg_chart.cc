@@ -7,7 +7,7 @@
 #include "report/report_analysis.h"
 #include "vocab/terminal_text.h"
 
-namespace multilane {
+namespace mlreport {
 namespace {
 
 constexpr int kWidth = 860;
@@ -219,4 +219,4 @@ std::string LineChartSvg(const std::string& title, const std::vector<double>& x,
   return out + "</svg>";
 }
 
-}  // namespace multilane
+}  // namespace mlreport

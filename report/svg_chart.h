@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace multilane {
+namespace mlreport {
 
 // Escapes text for HTML/SVG content and attribute values (& < > " '), its
 // control bytes first written out by mla::EscapeControlBytes: the page never
@@ -45,6 +45,6 @@ std::string LineChartSvg(const std::string& title, const std::vector<double>& x,
                          const std::vector<std::string>& x_labels, const std::vector<Series>& series,
                          const std::string& x_label, const std::string& y_label);
 
-}  // namespace multilane
+}  // namespace mlreport
 
 #endif  // MULTILANE_LAUNCHER_SVG_CHART_H_
