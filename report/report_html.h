@@ -1,8 +1,8 @@
 // report_html.h: `multilane report --html OUT.html`: one self-contained page
 // (inline CSS and SVG, no script, no external resource) with the charts and
 // every figure also in the DOM for tests and tools (docs/report.md).
-#ifndef MULTILANE_LAUNCHER_REPORT_HTML_H_
-#define MULTILANE_LAUNCHER_REPORT_HTML_H_
+#ifndef MULTILANE_REPORT_REPORT_HTML_H_
+#define MULTILANE_REPORT_REPORT_HTML_H_
 
 #include <string>
 
@@ -19,4 +19,4 @@ std::string RenderReportHtml(const ReportSet& set);
 
 }  // namespace mlreport
 
-#endif  // MULTILANE_LAUNCHER_REPORT_HTML_H_
+#endif  // MULTILANE_REPORT_REPORT_HTML_H_

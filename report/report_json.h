@@ -1,6 +1,6 @@
 // report_json.h: `multilane report --json`: the analysis for machines.
-#ifndef MULTILANE_LAUNCHER_REPORT_JSON_H_
-#define MULTILANE_LAUNCHER_REPORT_JSON_H_
+#ifndef MULTILANE_REPORT_REPORT_JSON_H_
+#define MULTILANE_REPORT_REPORT_JSON_H_
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +13,11 @@ namespace mlreport {
 // data-value attributes carry the same numbers.
 nlohmann::json AnalysisJson(const ReportSet& set);
 
+// One run of the job history (vocab/job_run.h): its start, ids, layout,
+// algorithms, profile digest, times and energy (null: not measured), as the
+// report's history and `multilane history --json` write it.
+nlohmann::json JobRunJson(const mla::JobRun& run);
+
 }  // namespace mlreport
 
-#endif  // MULTILANE_LAUNCHER_REPORT_JSON_H_
+#endif  // MULTILANE_REPORT_REPORT_JSON_H_

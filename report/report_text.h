@@ -1,6 +1,6 @@
 // report_text.h: `multilane report`'s terminal summary.
-#ifndef MULTILANE_LAUNCHER_REPORT_TEXT_H_
-#define MULTILANE_LAUNCHER_REPORT_TEXT_H_
+#ifndef MULTILANE_REPORT_REPORT_TEXT_H_
+#define MULTILANE_REPORT_REPORT_TEXT_H_
 
 #include <string>
 
@@ -14,4 +14,4 @@ std::string FormatReportText(const ReportSet& set);
 
 }  // namespace mlreport
 
-#endif  // MULTILANE_LAUNCHER_REPORT_TEXT_H_
+#endif  // MULTILANE_REPORT_REPORT_TEXT_H_

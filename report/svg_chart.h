@@ -1,7 +1,7 @@
 // svg_chart.h: the few charts of the report page, drawn as inline SVG
 // (no script, no external resource: the page works offline).
-#ifndef MULTILANE_LAUNCHER_SVG_CHART_H_
-#define MULTILANE_LAUNCHER_SVG_CHART_H_
+#ifndef MULTILANE_REPORT_SVG_CHART_H_
+#define MULTILANE_REPORT_SVG_CHART_H_
 
 #include <optional>
 #include <string>
@@ -47,4 +47,4 @@ std::string LineChartSvg(const std::string& title, const std::vector<double>& x,
 
 }  // namespace mlreport
 
-#endif  // MULTILANE_LAUNCHER_SVG_CHART_H_
+#endif  // MULTILANE_REPORT_SVG_CHART_H_
