@@ -9,15 +9,13 @@
 
 // An unknown figure (an empty std::optional) is null: nlohmann-json 3.11 has
 // no serializer of its own for std::optional.
-namespace nlohmann {
 template <typename T>
-struct adl_serializer<std::optional<T>> {
+struct nlohmann::adl_serializer<std::optional<T>> {
   static void to_json(json& j, const std::optional<T>& v) { j = v ? json(*v) : json(nullptr); }
   static void from_json(const json& j, std::optional<T>& v) {
     v = j.is_null() ? std::nullopt : std::optional(j.get<T>());
   }
 };
-}  // namespace nlohmann
 
 namespace mlreport {
 
