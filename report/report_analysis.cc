@@ -101,12 +101,14 @@ void SetProfileTimes(const ReportBin& b, double bus_factor, double time_us, doub
   }
 }
 
-// Prices the bin from the entry's points (mla::PriceEntry at the mean size):
+// Prices the bin from the entry's points (mla::PriceEntry at the mean size,
+// the system MPI's times across the entry's layout from mla::SystemCurve):
 // the profile's figures, the savings, and whether the job is off the profile
 // by more than its noise.
-void PriceFromPoints(const ReportBin& b, const mla::ProfileEntry& entry, const std::vector<mla::ProfilePoint>& curve,
-                     double bus_factor, BinAnalysis* a) {
-  const mla::Price price = mla::PriceEntry(entry, a->mean_message_bytes, curve);
+void PriceFromPoints(const ReportBin& b, const mla::Profile& profile, const mla::ProfileEntry& entry, double bus_factor,
+                     BinAnalysis* a) {
+  const mla::Price price =
+      mla::PriceEntry(entry, a->mean_message_bytes, mla::SystemCurve(profile.entries(), entry.kind, entry.ppg));
   a->price_basis = mla::PriceBasisName(price.basis);
   a->priced_from = price.lo_bytes;
   a->priced_to = price.hi_bytes;
@@ -119,9 +121,9 @@ void PriceFromPoints(const ReportBin& b, const mla::ProfileEntry& entry, const s
   }
 }
 
-// `curve`: the system MPI's times across the entry's layout (mla::SystemCurve).
+// `entry`: the profile's entry that covers the bin, or null.
 BinAnalysis AnalyzeBin(const ReportBin& b, int ranks, double total_time, int64_t total_calls,
-                       const mla::ProfileEntry* entry, const std::vector<mla::ProfilePoint>& curve) {
+                       const mla::Profile& profile, const mla::ProfileEntry* entry) {
   BinAnalysis a;
   a.memory = b.memory;
   a.from = b.from;
@@ -143,7 +145,7 @@ BinAnalysis AnalyzeBin(const ReportBin& b, int ranks, double total_time, int64_t
   const double bus_factor = 2.0 * (n - 1) / std::max(n, 1);
   if (!b.profile) return a;
   if (entry != nullptr && !entry->points.empty() && a.mean_message_bytes > 0) {
-    PriceFromPoints(b, *entry, curve, bus_factor, &a);
+    PriceFromPoints(b, profile, *entry, bus_factor, &a);
     return a;
   }
   // A profile without points (pts=): its one time per entry, as before.
@@ -214,8 +216,8 @@ void RetuneVerdict(JobAnalysis* a) {
   std::string off, within;
   int checked = 0;
   for (const BinAnalysis& b : a->bins) {
-    if (b.price_basis.empty() || b.price_basis == "entry" || !b.vs_profile) continue;
-    if (b.transfer_share < kBinMinTimeShare) continue;
+    if (b.price_basis.empty() || b.price_basis == "entry" || !b.vs_profile || b.transfer_share < kBinMinTimeShare)
+      continue;
     ++checked;
     if (b.off_profile) off += (off.empty() ? "" : "; ") + BinLabel(b, true) + " " + AgainstProfile(b, *b.time_us);
     const double noise = b.noise.value_or(kDefaultProfileNoise);
@@ -331,8 +333,7 @@ void RanksPerGpuVerdict(JobAnalysis* a) {
 void BinVerdicts(JobAnalysis* a) {
   std::vector<Verdict>* v = &a->verdicts;
   for (const BinAnalysis& b : a->bins) {
-    if (b.transfer_share < kBinMinTimeShare) continue;
-    if (b.price_basis != "entry") continue;  // priced from points: RetuneVerdict
+    if (b.transfer_share < kBinMinTimeShare || b.price_basis != "entry") continue;  // from points: RetuneVerdict
     if (b.vs_expected && *b.vs_expected < kBelowExpectationRatio)
       Add(v, "below-expectation", VerdictLevel::kWarn,
           BinLabel(b, true) + " reaches " + Percent(*b.vs_expected) + " of the bus bandwidth the profile expects (" +
@@ -597,10 +598,7 @@ JobAnalysis AnalyzeJob(const JobReport& r) {
   for (const ReportBin& b : r.bins) {
     const mla::MemKind kind = b.memory == "device" ? mla::MemKind::kDevice : mla::MemKind::kHost;
     const mla::ProfileEntry* entry = have_profile ? profile.Lookup(kind, b.from, r.ranks_per_gpu) : nullptr;
-    const std::vector<mla::ProfilePoint> curve = entry != nullptr
-                                                     ? mla::SystemCurve(profile.entries(), entry->kind, entry->ppg)
-                                                     : std::vector<mla::ProfilePoint>{};
-    a.bins.push_back(AnalyzeBin(b, r.ranks, total_time, total_calls, entry, curve));
+    a.bins.push_back(AnalyzeBin(b, r.ranks, total_time, total_calls, profile, entry));
     BinAnalysis& ba = a.bins.back();
     ++a.savings.bins_total;
     if (!ba.saved_s) continue;

@@ -107,11 +107,7 @@ std::string String(const json& obj, const std::string& where, const std::string&
 MinMeanMax Spread(const json& obj, const std::string& where, const std::string& key) {
   const json& v = *Object(obj, where, key);
   const std::string name = Join(where, key);
-  MinMeanMax m;
-  m.min = NumberField(v, name, "min");
-  m.mean = NumberField(v, name, "mean");
-  m.max = NumberField(v, name, "max");
-  return m;
+  return {NumberField(v, name, "min"), NumberField(v, name, "mean"), NumberField(v, name, "max")};
 }
 
 // "{mean, max}" objects of gpus[]; the mean alone is kept unless asked.
@@ -152,11 +148,8 @@ ReportBin ParseBin(const json& b, const std::string& where) {
   bin.nccl_fallbacks = IntegerField(b, where, "nccl_fallbacks", false, 0);
   if (const json* p = Object(b, where, "profile", false)) {
     const std::string pw = Join(where, "profile");
-    BinProfile profile;
-    profile.algo = String(*p, pw, "algo", false);
-    profile.time_us = OptionalNumber(*p, pw, "time_us");
-    profile.mpi_time_us = OptionalNumber(*p, pw, "mpi_time_us");
-    bin.profile = profile;
+    bin.profile = BinProfile{String(*p, pw, "algo", false), OptionalNumber(*p, pw, "time_us"),
+                             OptionalNumber(*p, pw, "mpi_time_us")};
   }
   return bin;
 }
@@ -184,10 +177,8 @@ void ParseEntries(const json& entries, std::vector<ReportEntry>* out) {
   for (auto it = entries.begin(); it != entries.end(); ++it) {
     const std::string where = "entries." + mla::Excerpt(it.key());
     if (!it->is_object()) throw FieldError("field '" + where + "' must be an object");
-    ReportEntry e;
-    e.name = Shown(it.key());
-    e.calls = IntegerField(*it, where, "calls");
-    e.not_served = IntegerField(*it, where, "not_served", false, 0);
+    const ReportEntry e{Shown(it.key()), IntegerField(*it, where, "calls"),
+                        IntegerField(*it, where, "not_served", false, 0)};
     if (e.not_served > e.calls) throw FieldError("field '" + where + ".not_served' is larger than its calls");
     out->push_back(e);
   }
@@ -236,10 +227,9 @@ void ParseFields(const json& doc, JobReport* r) {
   const json& bins = *Object(doc, "", "bins", true, true);
   for (size_t i = 0; i < bins.size(); ++i) r->bins.push_back(ParseBin(bins[i], "bins[" + std::to_string(i) + "]"));
   if (const json* entries = Object(doc, "", "entries", false)) ParseEntries(*entries, &r->entries);
-  if (const json* gpus = Object(doc, "", "gpus", false, true)) {
+  if (const json* gpus = Object(doc, "", "gpus", false, true))
     for (size_t i = 0; i < gpus->size(); ++i)
       r->gpus_sampled.push_back(ParseGpu((*gpus)[i], "gpus[" + std::to_string(i) + "]"));
-  }
 }
 
 // A key that appears twice in one object: JSON parsers differ on which one
