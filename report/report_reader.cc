@@ -263,17 +263,16 @@ std::string IdentityProblem(const json& doc, const std::string& path) {
   if (format->get<std::string>() != kJobReportFormat)
     return path + ": not a multilane job report (format is '" + mla::Excerpt(format->get<std::string>()) +
            "', expected '" + kJobReportFormat + "')";
+  const std::string ours = std::to_string(kJobReportVersion);
   auto version = doc.find("version");
   if (version == doc.end() || !version->is_number_integer())
-    return path + ": job report without an integer 'version' (this multilane reads version " +
-           std::to_string(kJobReportVersion) + ")";
-  const int64_t v = version->get<int64_t>();
-  if (v > kJobReportVersion)
-    return path + ": job report version " + std::to_string(v) + " is newer than this multilane reads (version " +
-           std::to_string(kJobReportVersion) + "): use a newer multilane";
-  if (v != kJobReportVersion)
-    return path + ": job report version " + std::to_string(v) + " is not supported (this multilane reads version " +
-           std::to_string(kJobReportVersion) + ")";
+    return path + ": job report without an integer 'version' (this multilane reads version " + ours + ")";
+  const std::string v = std::to_string(version->get<int64_t>());
+  if (version->get<int64_t>() > kJobReportVersion)
+    return path + ": job report version " + v + " is newer than this multilane reads (version " + ours +
+           "): use a newer multilane";
+  if (version->get<int64_t>() != kJobReportVersion)
+    return path + ": job report version " + v + " is not supported (this multilane reads version " + ours + ")";
   return "";
 }
 
