@@ -19,9 +19,9 @@ void CheckShown(const std::string& text) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  multilane::JobReport r;
+  mlreport::JobReport r;
   std::string error;
-  if (!multilane::ParseJobReport(text, "fuzz.json", &r, &error)) {
+  if (!mlreport::ParseJobReport(text, "fuzz.json", &r, &error)) {
     if (error.rfind("fuzz.json: ", 0) != 0) std::abort();
     if (error.size() > 1024) std::abort();  // outside values are echoed as excerpts
     return 0;
@@ -31,10 +31,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const std::string* s : {&r.library_version, &r.job_id, &r.job_name, &r.started_utc, &r.settings_algo})
     CheckShown(*s);
   for (const std::string& h : r.hosts) CheckShown(h);
-  for (const multilane::ReportGpu& g : r.gpus_sampled)
+  for (const mlreport::ReportGpu& g : r.gpus_sampled)
     for (const std::string* s : {&g.host, &g.uuid, &g.name}) CheckShown(*s);
-  for (const multilane::ReportEntry& e : r.entries) CheckShown(e.name);
-  for (const multilane::ReportBin& b : r.bins) {
+  for (const mlreport::ReportEntry& e : r.entries) CheckShown(e.name);
+  for (const mlreport::ReportBin& b : r.bins) {
     if (b.calls < 0 || (b.memory != "host" && b.memory != "device") || (b.to && *b.to <= b.from)) std::abort();
     for (const auto& kv : b.algos) {
       if (kv.second < 0) std::abort();

@@ -39,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     pos = end + 1;
   }
   const std::vector<int> tuned = {1, 2, 4};
-  const multilane::LayoutChoice c = multilane::ChooseRanksPerGpu(runs, profile, tuned, 2);
+  const mlreport::LayoutChoice c = mlreport::ChooseRanksPerGpu(runs, profile, tuned, 2);
   // A run the choice may use: at a tuned value, of the profile's node type.
   const auto type = profile.metadata().find("node_type");
   const std::string profile_type = type == profile.metadata().end() ? "" : type->second;
@@ -47,7 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return std::any_of(runs.begin(), runs.end(), [&](const mla::JobRun& r) {
       std::vector<mla::BinCalls> calls;
       const bool foreign = !profile_type.empty() && !r.node_type.empty() && r.node_type != profile_type;
-      return r.ranks_per_gpu == ppg && !foreign && r.wall_s > 0 && multilane::RunCalls(r, &calls);
+      return r.ranks_per_gpu == ppg && !foreign && r.wall_s > 0 && mlreport::RunCalls(r, &calls);
     });
   };
   const bool is_tuned = std::find(tuned.begin(), tuned.end(), c.ranks_per_gpu) != tuned.end();

@@ -15,6 +15,7 @@
 #include "db/paths.h"
 #include "db/profile_store.h"
 #include "launcher/history_inbox.h"
+#include "report/report_json.h"
 #include "vocab/job_key.h"
 #include "vocab/outside_input.h"
 #include "vocab/terminal_text.h"
@@ -31,27 +32,17 @@ struct HistoryOptions {
   bool make_inbox = false;
 };
 
+// The run as the report writes it (mlreport::JobRunJson), with its key,
+// name, node type, when it was recorded and its size histogram.
 nlohmann::json RunJson(const mla::JobRun& r) {
   nlohmann::json histogram = nlohmann::json::parse(r.histogram_json, nullptr, false);
-  return {{"key", r.job_key},
-          {"run_id", r.run_id},
-          {"name", r.job_name},
-          {"job_id", r.job_id},
-          {"started_utc", r.started_utc},
-          {"recorded_utc", r.recorded_utc},
-          {"node_type", r.node_type},
-          {"profile_digest", r.profile_digest},
-          {"nodes", r.nodes},
-          {"ranks", r.ranks},
-          {"gpus", r.gpus},
-          {"ranks_per_gpu", r.ranks_per_gpu},
-          {"algorithms", r.algorithms},
-          {"wall_s", r.wall_s},
-          {"compute_s", r.compute_s},
-          {"allreduce_s", r.allreduce_s},
-          {"wait_s", r.wait_s},
-          {"energy_j", r.energy_j ? nlohmann::json(*r.energy_j) : nlohmann::json(nullptr)},
-          {"histogram", histogram.is_discarded() ? nlohmann::json::array() : histogram}};
+  nlohmann::json j = mlreport::JobRunJson(r);
+  j.update({{"key", r.job_key},
+            {"name", r.job_name},
+            {"recorded_utc", r.recorded_utc},
+            {"node_type", r.node_type},
+            {"histogram", histogram.is_discarded() ? nlohmann::json::array() : histogram}});
+  return j;
 }
 
 std::string Shown(const std::string& outside) { return mla::EscapeControlBytes(mla::Excerpt(outside)); }

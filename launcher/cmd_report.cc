@@ -24,6 +24,10 @@
 #include "report/report_text.h"
 
 namespace multilane {
+
+using mlreport::JobReport;
+using mlreport::ReportSet;
+
 namespace {
 
 struct ReportOptions {
@@ -44,10 +48,10 @@ void AddHistories(const std::string& database, ReportSet* set) {
   if (!history.InboxNote().empty())
     std::fprintf(stderr, "multilane: history: %s\n", mla::EscapeControlBytes(history.InboxNote()).c_str());
   for (size_t i = 0; i < set->jobs.size(); ++i) {
-    const mla::JobRun me = SummarizeRun(set->reports[i], set->jobs[i]);
+    const mla::JobRun me = mlreport::SummarizeRun(set->reports[i], set->jobs[i]);
     std::string note;
     std::vector<mla::JobRun> earlier = history.Runs(me.job_key, &note);
-    AddHistory(set->reports[i], &set->jobs[i], std::move(earlier), note);
+    mlreport::AddHistory(set->reports[i], &set->jobs[i], std::move(earlier), note);
   }
 }
 
@@ -60,7 +64,7 @@ int Report(const ReportOptions& opt) {
   for (const std::string& path : opt.files) {
     JobReport r;
     std::string error;
-    if (!ReadJobReport(path, &r, &error)) {
+    if (!mlreport::ReadJobReport(path, &r, &error)) {
       std::fprintf(stderr, "multilane: error: %s\n", mla::EscapeControlBytes(error).c_str());
       bad = true;
       continue;
@@ -68,19 +72,20 @@ int Report(const ReportOptions& opt) {
     reports.push_back(std::move(r));
   }
   if (bad) return kBadFileStatus;
-  ReportSet set = AnalyzeReports(std::move(reports));
+  ReportSet set = mlreport::AnalyzeReports(std::move(reports));
   if (!opt.no_history) AddHistories(opt.history_db.empty() ? mldb::UserDatabasePath() : opt.history_db, &set);
   if (opt.json) {
-    std::printf("%s\n", AnalysisJson(set).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    std::printf("%s\n",
+                mlreport::AnalysisJson(set).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     // The report's fields are escaped as read; this is the last guard, which
     // keeps the summary's own line breaks.
-    const std::string text = mla::EscapeControlBytes(FormatReportText(set), true);
+    const std::string text = mla::EscapeControlBytes(mlreport::FormatReportText(set), true);
     std::fwrite(text.data(), 1, text.size(), stdout);
   }
   if (!opt.html.empty()) {
     std::string error;
-    if (!WriteOutputFile(opt.html, RenderReportHtml(set), &error)) {
+    if (!WriteOutputFile(opt.html, mlreport::RenderReportHtml(set), &error)) {
       std::fprintf(stderr, "multilane: error: %s\n", mla::EscapeControlBytes(error).c_str());
       return 1;
     }

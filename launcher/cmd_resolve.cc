@@ -179,7 +179,8 @@ void PrintLayoutChoice(const ResolveOptions& opt, const mldb::ProfileRecord& p) 
                 OneLine("the profile cannot be read (" + error + "): the history is not used").c_str());
     return;
   }
-  const LayoutChoice c = ChooseRanksPerGpu(runs, profile, TunedValues(p), mla::RanksPerGpuOrOne(p.ranks_per_gpu));
+  const mlreport::LayoutChoice c =
+      mlreport::ChooseRanksPerGpu(runs, profile, TunedValues(p), mla::RanksPerGpuOrOne(p.ranks_per_gpu));
   for (const std::string& n : c.notes) std::printf("history_note=%s\n", OneLine(n).c_str());
   std::printf("ranks_per_gpu_chosen=%d\nlayout_basis=%s\nlayout_why=%s\n", c.ranks_per_gpu, c.basis.c_str(),
               OneLine(c.why).c_str());

@@ -15,6 +15,12 @@
 #include "vocab/terminal_text.h"
 
 namespace multilane {
+
+using mlreport::AnalyzeJob;
+using mlreport::JobReport;
+using mlreport::ReadJobReport;
+using mlreport::SummarizeRun;
+
 namespace {
 
 std::vector<std::string> ReportFiles(const std::string& inbox) {

@@ -4,7 +4,7 @@
 #include "mlallreduce_types.h"
 #include "vocab/algo_names.h"
 
-namespace multilane {
+namespace mlreport {
 namespace {
 
 struct EntryWords {
@@ -63,4 +63,4 @@ std::string EntryPointsNotServed(const JobReport& r) {
   return out;
 }
 
-}  // namespace multilane
+}  // namespace mlreport

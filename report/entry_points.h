@@ -8,7 +8,7 @@
 
 #include "report/report_reader.h"
 
-namespace multilane {
+namespace mlreport {
 
 // The reader's words for one entry point (mla::EntryName's `name`), e.g.
 // "Fortran use mpi_f08 (Open MPI)"; an unknown name is returned as it is.
@@ -28,6 +28,6 @@ std::string EntryPointsUsed(const JobReport& r);
 // when every call was served.
 std::string EntryPointsNotServed(const JobReport& r);
 
-}  // namespace multilane
+}  // namespace mlreport
 
 #endif  // MULTILANE_REPORT_ENTRY_POINTS_H_

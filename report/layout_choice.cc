@@ -11,7 +11,7 @@
 #include "report/report_analysis.h"
 #include "vocab/price.h"
 
-namespace multilane {
+namespace mlreport {
 namespace {
 
 double Median(std::vector<double> v) {
@@ -141,14 +141,8 @@ bool RunCalls(const mla::JobRun& run, std::vector<mla::BinCalls>* out) {
       return false;
     const double calls = b[2].get<double>();
     if (calls <= 0) continue;
-    mla::MemKind kind;
-    if (b[0] == "device") {
-      kind = mla::MemKind::kDevice;
-    } else if (b[0] == "host") {
-      kind = mla::MemKind::kHost;
-    } else {
-      return false;
-    }
+    if (b[0] != "device" && b[0] != "host") return false;
+    const mla::MemKind kind = b[0] == "device" ? mla::MemKind::kDevice : mla::MemKind::kHost;
     out->push_back({kind, b[1].get<uint64_t>(), calls, b[3].get<double>() / calls});
   }
   return true;
@@ -168,10 +162,8 @@ LayoutChoice ChooseRanksPerGpu(const std::vector<mla::JobRun>& all_runs, const m
     return c;
   }
   const std::map<int, double> walls = MedianWalls(runs);
-  int best = walls.begin()->first;
-  for (const auto& [ppg, w] : walls)
-    if (w < walls.at(best)) best = ppg;
-  const double best_wall = walls.at(best);
+  const auto [best, best_wall] =
+      *std::min_element(walls.begin(), walls.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
   c.ranks_per_gpu = best;
   c.basis = "measured";
   c.predicted_wall_s = best_wall;
@@ -193,9 +185,7 @@ LayoutChoice ChooseRanksPerGpu(const std::vector<mla::JobRun>& all_runs, const m
             " margin; " + ComputeBasis(c.compute_exponent, fitted) + ")";
     return c;
   }
-  const mla::JobRun* last = &runs.front();
-  for (const mla::JobRun& r : runs)
-    if (StartedBefore(*last, r)) last = &r;
+  const auto last = std::max_element(runs.begin(), runs.end(), StartedBefore);
   if (last->ranks_per_gpu != best) {
     c.why = "back to " + std::to_string(best) + " per GPU (" + Seconds(best_wall) + " measured): the last run's " +
             std::to_string(last->ranks_per_gpu) + " per GPU took " + Seconds(last->wall_s) + ", it did not pay";
@@ -206,4 +196,4 @@ LayoutChoice ChooseRanksPerGpu(const std::vector<mla::JobRun>& all_runs, const m
   return c;
 }
 
-}  // namespace multilane
+}  // namespace mlreport

@@ -14,7 +14,7 @@
 #include "vocab/price.h"
 #include "vocab/profile.h"
 
-namespace multilane {
+namespace mlreport {
 
 // An untried value is tried only when it is predicted to beat the best
 // measured wall time by more than this fraction (the prediction's own
@@ -56,6 +56,6 @@ struct LayoutChoice {
 LayoutChoice ChooseRanksPerGpu(const std::vector<mla::JobRun>& runs, const mla::Profile& profile,
                                const std::vector<int>& tuned, int recommended);
 
-}  // namespace multilane
+}  // namespace mlreport
 
 #endif  // MULTILANE_REPORT_LAYOUT_CHOICE_H_

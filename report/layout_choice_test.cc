@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace multilane {
+namespace mlreport {
 namespace {
 
 // Device calls of 4 MiB: 1000 per run.  At 1 rank per GPU the profile prices
@@ -188,4 +188,4 @@ TEST(LayoutChoice, ForeignAndDamagedRunsAreIgnoredWithOneNote) {
 }
 
 }  // namespace
-}  // namespace multilane
+}  // namespace mlreport

@@ -6,12 +6,13 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "vocab/byte_size.h"
 #include "vocab/price.h"
 #include "vocab/profile.h"
 
-namespace multilane {
+namespace mlreport {
 namespace {
 
 // "1.2 s", "340 ms", "12 us": a duration for people.
@@ -27,16 +28,9 @@ std::string Gbs(double v) { return FormatNumber("%.3g GB/s", v); }
 TimeSplit Split(const JobReport& r) {
   TimeSplit t;
   t.wall_s = r.wall_s.mean;
-  double in_allreduce = r.allreduce_s.mean;
-  double wait = r.wait_s.mean;
-  if (in_allreduce > t.wall_s) {
-    in_allreduce = t.wall_s;
-    t.clamped = true;
-  }
-  if (wait > in_allreduce) {
-    wait = in_allreduce;
-    t.clamped = true;
-  }
+  const double in_allreduce = std::min(r.allreduce_s.mean, t.wall_s);
+  const double wait = std::min(r.wait_s.mean, in_allreduce);
+  t.clamped = in_allreduce < r.allreduce_s.mean || wait < r.wait_s.mean;
   t.wait_s = wait;
   t.allreduce_s = in_allreduce - wait;
   t.setup_s = std::clamp(r.setup_s.mean, 0.0, t.allreduce_s);
@@ -58,25 +52,24 @@ int64_t MultilaneCalls(const ReportBin& bin) {
   return std::min(n, bin.calls);
 }
 
-// Why the profile's times are not comparable with a job's, or "" when they
-// are: a rank count recorded and within kComparableRanks of the job's.
-std::string RanksNotComparable(const JobReport& r, const mla::Profile& p) {
-  auto it = p.metadata().find("ranks");
-  int ranks = 0;
-  if (it == p.metadata().end() || std::sscanf(it->second.c_str(), "%d", &ranks) != 1 || ranks <= 0)
-    return "the profile does not record the rank count it was tuned at (re-tune with this version)";
-  if (r.ranks <= 0) return "the job report does not say how many ranks the job ran";
-  if (r.ranks * kComparableRanks < ranks || r.ranks > ranks * kComparableRanks)
-    return "the profile was tuned on " + std::to_string(ranks) + " ranks and the job ran " + std::to_string(r.ranks) +
-           ": its times are not comparable (a factor of " + FormatNumber("%g", kComparableRanks) + " at most)";
-  return "";
-}
-
+// The profile's header value `key` as a number; 0 when absent or not one.
 int HeaderInt(const mla::Profile& p, const std::string& key) {
   auto it = p.metadata().find(key);
   int v = 0;
   if (it == p.metadata().end() || std::sscanf(it->second.c_str(), "%d", &v) != 1) return 0;
   return v;
+}
+
+// Why the profile's times are not comparable with a job's, or "" when they
+// are: a rank count recorded and within kComparableRanks of the job's.
+std::string RanksNotComparable(const JobReport& r, const mla::Profile& p) {
+  const int ranks = HeaderInt(p, "ranks");
+  if (ranks <= 0) return "the profile does not record the rank count it was tuned at (re-tune with this version)";
+  if (r.ranks <= 0) return "the job report does not say how many ranks the job ran";
+  if (r.ranks * kComparableRanks < ranks || r.ranks > ranks * kComparableRanks)
+    return "the profile was tuned on " + std::to_string(ranks) + " ranks and the job ran " + std::to_string(r.ranks) +
+           ": its times are not comparable (a factor of " + FormatNumber("%g", kComparableRanks) + " at most)";
+  return "";
 }
 
 // Why a device entry's times do not hold for the job's ranks per GPU, or "".
@@ -108,12 +101,14 @@ void SetProfileTimes(const ReportBin& b, double bus_factor, double time_us, doub
   }
 }
 
-// Prices the bin from the entry's points (mla::PriceEntry at the mean size):
+// Prices the bin from the entry's points (mla::PriceEntry at the mean size,
+// the system MPI's times across the entry's layout from mla::SystemCurve):
 // the profile's figures, the savings, and whether the job is off the profile
 // by more than its noise.
-void PriceFromPoints(const ReportBin& b, const mla::ProfileEntry& entry, const std::vector<mla::ProfilePoint>& curve,
-                     double bus_factor, BinAnalysis* a) {
-  const mla::Price price = mla::PriceEntry(entry, a->mean_message_bytes, curve);
+void PriceFromPoints(const ReportBin& b, const mla::Profile& profile, const mla::ProfileEntry& entry, double bus_factor,
+                     BinAnalysis* a) {
+  const mla::Price price =
+      mla::PriceEntry(entry, a->mean_message_bytes, mla::SystemCurve(profile.entries(), entry.kind, entry.ppg));
   a->price_basis = mla::PriceBasisName(price.basis);
   a->priced_from = price.lo_bytes;
   a->priced_to = price.hi_bytes;
@@ -126,9 +121,9 @@ void PriceFromPoints(const ReportBin& b, const mla::ProfileEntry& entry, const s
   }
 }
 
-// `curve`: the system MPI's times across the entry's layout (mla::SystemCurve).
+// `entry`: the profile's entry that covers the bin, or null.
 BinAnalysis AnalyzeBin(const ReportBin& b, int ranks, double total_time, int64_t total_calls,
-                       const mla::ProfileEntry* entry, const std::vector<mla::ProfilePoint>& curve) {
+                       const mla::Profile& profile, const mla::ProfileEntry* entry) {
   BinAnalysis a;
   a.memory = b.memory;
   a.from = b.from;
@@ -150,7 +145,7 @@ BinAnalysis AnalyzeBin(const ReportBin& b, int ranks, double total_time, int64_t
   const double bus_factor = 2.0 * (n - 1) / std::max(n, 1);
   if (!b.profile) return a;
   if (entry != nullptr && !entry->points.empty() && a.mean_message_bytes > 0) {
-    PriceFromPoints(b, *entry, curve, bus_factor, &a);
+    PriceFromPoints(b, profile, *entry, bus_factor, &a);
     return a;
   }
   // A profile without points (pts=): its one time per entry, as before.
@@ -221,8 +216,8 @@ void RetuneVerdict(JobAnalysis* a) {
   std::string off, within;
   int checked = 0;
   for (const BinAnalysis& b : a->bins) {
-    if (b.price_basis.empty() || b.price_basis == "entry" || !b.vs_profile) continue;
-    if (b.transfer_share < kBinMinTimeShare) continue;
+    if (b.price_basis.empty() || b.price_basis == "entry" || !b.vs_profile || b.transfer_share < kBinMinTimeShare)
+      continue;
     ++checked;
     if (b.off_profile) off += (off.empty() ? "" : "; ") + BinLabel(b, true) + " " + AgainstProfile(b, *b.time_us);
     const double noise = b.noise.value_or(kDefaultProfileNoise);
@@ -250,29 +245,21 @@ void ScalingVerdict(JobAnalysis* a) {
   std::vector<Verdict>* v = &a->verdicts;
   const TimeSplit& t = a->split;
   const std::string unit = a->scale_unit;
-  if (a->prediction_possible) {
-    const PredictionPoint& p = a->prediction.front();
-    std::string text = "allreduce takes " + Percent(t.allreduce_share) + " of the time: doubling the " + unit + " (" +
-                       std::to_string(a->scale) + " to " + std::to_string(p.scale) + ") is predicted to give " +
-                       Times(p.speedup);
-    if (p.efficiency >= kScalesWellEfficiency) {
-      Add(v, "scaling", VerdictLevel::kGood,
-          text + " (efficiency " + Percent(p.efficiency) + ", at or above the " + Percent(kScalesWellEfficiency) +
-              " that counts as scaling well)");
-    } else if (p.speedup >= 1) {
-      Add(v, "scaling", VerdictLevel::kWarn,
-          text + ", not 2× (efficiency " + Percent(p.efficiency) + ", below the " + Percent(kScalesWellEfficiency) +
-              " that counts as scaling well)");
-    } else {
-      Add(v, "scaling", VerdictLevel::kWarn,
-          text + ": the job would be slower on more " + unit +
-              ", its allreduces would grow more than its "
-              "computation shrinks (efficiency " +
-              Percent(p.efficiency) + ")");
-    }
-  } else {
-    Add(v, "scaling", VerdictLevel::kNote, "no scaling prediction: " + a->prediction_note);
-  }
+  if (!a->prediction_possible)
+    return Add(v, "scaling", VerdictLevel::kNote, "no scaling prediction: " + a->prediction_note);
+  const PredictionPoint& p = a->prediction.front();
+  const bool well = p.efficiency >= kScalesWellEfficiency;
+  std::string text = "allreduce takes " + Percent(t.allreduce_share) + " of the time: doubling the " + unit + " (" +
+                     std::to_string(a->scale) + " to " + std::to_string(p.scale) + ") is predicted to give " +
+                     Times(p.speedup);
+  if (well || p.speedup >= 1)
+    text += std::string(well ? " (efficiency " : ", not 2× (efficiency ") + Percent(p.efficiency) +
+            (well ? ", at or above the " : ", below the ") + Percent(kScalesWellEfficiency) +
+            " that counts as scaling well)";
+  else
+    text += ": the job would be slower on more " + unit +
+            ", its allreduces would grow more than its computation shrinks (efficiency " + Percent(p.efficiency) + ")";
+  Add(v, "scaling", well ? VerdictLevel::kGood : VerdictLevel::kWarn, text);
 }
 
 // Where the wall time goes: communication-bound, waiting for the slowest rank.
@@ -296,40 +283,31 @@ void TimeSplitVerdicts(const JobReport& r, JobAnalysis* a) {
 }
 
 // What multilane saved against the system MPI, or why that is not known.
-void SavingsVerdict(const JobReport& r, JobAnalysis* a) {
-  std::vector<Verdict>* v = &a->verdicts;
-  const Savings& s = a->savings;
-  if (s.known) {
-    if (s.share_of_wall >= kSavingsNoticeableShare) {
-      Add(v, "savings", VerdictLevel::kGood,
-          std::string(s.capped ? "multilane saved at least " : "multilane saved ") + Seconds(s.saved_s) +
-              " against the system MPI's tuned times (" + Percent(s.share_of_wall) + " of the wall time: the job ran " +
-              Times(s.job_speedup) + " as fast)");
-    } else if (s.share_of_wall <= -kSavingsNoticeableShare) {
-      // Priced from points, the re-tune verdict decides (noise per size);
-      // else, as before, a loss is itself the reason.
-      Add(v, "savings", VerdictLevel::kWarn,
-          "multilane cost " + Seconds(-s.saved_s) + " against the system MPI's tuned times (" +
-              Percent(-s.share_of_wall) + " of the wall time)" +
-              (AnyPricedFromPoints(*a) ? "" : ": re-tune this node type"));
-    } else {
-      Add(v, "savings", VerdictLevel::kNote,
-          "multilane made little difference: " + Seconds(s.saved_s) + " saved, under " +
-              Percent(kSavingsNoticeableShare) + " of the wall time");
-    }
-  } else if (!r.profile_text && !r.settings_algo.empty() && r.settings_algo != "auto") {
-    Add(v, "savings", VerdictLevel::kNote,
-        "MULTILANE_ALGO=" + r.settings_algo +
-            " forced the algorithm and no profile was in force: no system MPI times to compare with");
-  } else if (!r.profile_text) {
-    Add(v, "savings", VerdictLevel::kNote,
-        "no profile was in force: the allreduces ran on the system MPI (multilane tune, then multilane run)");
-  } else if (!s.why_not.empty()) {
-    Add(v, "savings", VerdictLevel::kNote, "what multilane saved is not claimed: " + s.why_not);
-  } else {
-    Add(v, "savings", VerdictLevel::kNote,
-        "the profile records no system MPI times for these sizes: what multilane saved is unknown");
-  }
+Verdict SavingsVerdict(const JobReport& r, const JobAnalysis& a) {
+  const Savings& s = a.savings;
+  const auto note = [](const std::string& text) { return Verdict{"savings", VerdictLevel::kNote, text}; };
+  if (s.known && s.share_of_wall >= kSavingsNoticeableShare)
+    return {"savings", VerdictLevel::kGood,
+            std::string(s.capped ? "multilane saved at least " : "multilane saved ") + Seconds(s.saved_s) +
+                " against the system MPI's tuned times (" + Percent(s.share_of_wall) +
+                " of the wall time: the job ran " + Times(s.job_speedup) + " as fast)"};
+  // A loss priced from points: the re-tune verdict decides (noise per size);
+  // else, as before, a loss is itself the reason.
+  if (s.known && s.share_of_wall <= -kSavingsNoticeableShare)
+    return {"savings", VerdictLevel::kWarn,
+            "multilane cost " + Seconds(-s.saved_s) + " against the system MPI's tuned times (" +
+                Percent(-s.share_of_wall) + " of the wall time)" +
+                (AnyPricedFromPoints(a) ? "" : ": re-tune this node type")};
+  if (s.known)
+    return note("multilane made little difference: " + Seconds(s.saved_s) + " saved, under " +
+                Percent(kSavingsNoticeableShare) + " of the wall time");
+  if (!r.profile_text && !r.settings_algo.empty() && r.settings_algo != "auto")
+    return note("MULTILANE_ALGO=" + r.settings_algo +
+                " forced the algorithm and no profile was in force: no system MPI times to compare with");
+  if (!r.profile_text)
+    return note("no profile was in force: the allreduces ran on the system MPI (multilane tune, then multilane run)");
+  if (!s.why_not.empty()) return note("what multilane saved is not claimed: " + s.why_not);
+  return note("the profile records no system MPI times for these sizes: what multilane saved is unknown");
 }
 
 // Whether another number of ranks per GPU would have been faster.
@@ -339,15 +317,13 @@ void RanksPerGpuVerdict(JobAnalysis* a) {
   if (l.known && l.best_ppg != l.job_ppg && l.ratio < 1) {
     Add(v, "ranks-per-gpu", VerdictLevel::kNote,
         "the profile predicts " + std::to_string(l.best_ppg) +
-            " rank(s) per GPU would have been fastest for this job's "
-            "device allreduces: " +
-            Percent(1 - l.ratio) + " less time than at the " + std::to_string(l.job_ppg) + " it ran (about " +
-            Seconds(l.saved_s) + ")" + (l.note.empty() ? "" : "; " + l.note));
+            " rank(s) per GPU would have been fastest for this job's device allreduces: " + Percent(1 - l.ratio) +
+            " less time than at the " + std::to_string(l.job_ppg) + " it ran (about " + Seconds(l.saved_s) + ")" +
+            (l.note.empty() ? "" : "; " + l.note));
   } else if (l.known) {
     Add(v, "ranks-per-gpu", VerdictLevel::kGood,
         "the job ran " + std::to_string(l.job_ppg) +
-            " rank(s) per GPU, the fastest the profile knows for its "
-            "device allreduces" +
+            " rank(s) per GPU, the fastest the profile knows for its device allreduces" +
             (l.note.empty() ? "" : "; " + l.note));
   }
 }
@@ -357,8 +333,7 @@ void RanksPerGpuVerdict(JobAnalysis* a) {
 void BinVerdicts(JobAnalysis* a) {
   std::vector<Verdict>* v = &a->verdicts;
   for (const BinAnalysis& b : a->bins) {
-    if (b.transfer_share < kBinMinTimeShare) continue;
-    if (b.price_basis != "entry") continue;  // priced from points: RetuneVerdict
+    if (b.transfer_share < kBinMinTimeShare || b.price_basis != "entry") continue;  // from points: RetuneVerdict
     if (b.vs_expected && *b.vs_expected < kBelowExpectationRatio)
       Add(v, "below-expectation", VerdictLevel::kWarn,
           BinLabel(b, true) + " reaches " + Percent(*b.vs_expected) + " of the bus bandwidth the profile expects (" +
@@ -401,7 +376,7 @@ void OtherVerdicts(JobAnalysis* a) {
 void JobVerdicts(const JobReport& r, JobAnalysis* a) {
   ScalingVerdict(a);
   TimeSplitVerdicts(r, a);
-  SavingsVerdict(r, a);
+  a->verdicts.push_back(SavingsVerdict(r, *a));
   RanksPerGpuVerdict(a);
   BinVerdicts(a);
   RetuneVerdict(a);
@@ -463,39 +438,34 @@ std::string PriceNote(const BinAnalysis& b) {
 }
 
 const char* LevelName(VerdictLevel level) {
-  switch (level) {
-    case VerdictLevel::kGood:
-      return "good";
-    case VerdictLevel::kWarn:
-      return "warn";
-    case VerdictLevel::kNote:
-      break;
-  }
-  return "note";
-}
-
-double PredictTime(const TimeSplit& split, double growth, double k, double extra_allreduce_s) {
-  return split.compute_s / k + split.wait_s / k + (split.allreduce_s + extra_allreduce_s) * growth;
+  constexpr const char* kNames[] = {"good", "note", "warn"};  // in VerdictLevel's order
+  return kNames[static_cast<int>(level)];
 }
 
 namespace {
 
+// Predicts the job's time on k times the GPUs (docs/report.md): compute and
+// waiting divide by k, allreduce time grows by `growth` (AllreduceGrowth).
+// `extra_allreduce_s` is added to the allreduce time (the savings, for the
+// system MPI's curve).
+double PredictTime(const TimeSplit& split, double growth, double k, double extra_allreduce_s = 0) {
+  return split.compute_s / k + split.wait_s / k + (split.allreduce_s + extra_allreduce_s) * growth;
+}
+
 LayoutAdvice AdviseLayout(const JobReport& r, const mla::Profile& p, const std::vector<BinAnalysis>& bins) {
   LayoutAdvice l;
   l.job_ppg = r.ranks_per_gpu;
-  std::vector<int> tuned;
+  std::set<int> tuned;  // the ranks-per-GPU values of the profile's device entries
   for (const mla::ProfileEntry& e : p.entries())
-    if (e.kind == mla::MemKind::kDevice && e.ppg > 0 && std::find(tuned.begin(), tuned.end(), e.ppg) == tuned.end())
-      tuned.push_back(e.ppg);
-  std::sort(tuned.begin(), tuned.end());
+    if (e.kind == mla::MemKind::kDevice && e.ppg > 0) tuned.insert(e.ppg);
   double device_transfer_s = 0;
-  bool device_calls = false;
+  std::vector<mla::BinCalls> calls;  // the job's device calls
   for (const BinAnalysis& b : bins)
     if (b.memory == "device" && b.calls > 0) {
-      device_calls = true;
       device_transfer_s += b.transfer_s;
+      calls.push_back({mla::MemKind::kDevice, b.from, static_cast<double>(b.calls), b.mean_message_bytes});
     }
-  if (!device_calls) {
+  if (calls.empty()) {
     l.note = "the job made no allreduce calls on device memory";
     return l;
   }
@@ -503,15 +473,11 @@ LayoutAdvice AdviseLayout(const JobReport& r, const mla::Profile& p, const std::
     l.note = "the profile holds device entries of one ranks-per-GPU value (tune with --ranks-per-gpu LIST)";
     return l;
   }
-  if (std::find(tuned.begin(), tuned.end(), r.ranks_per_gpu) == tuned.end()) {
+  if (!tuned.count(r.ranks_per_gpu)) {
     l.note = "the job ran " + std::to_string(r.ranks_per_gpu) + " rank(s) per GPU, which the profile did not tune";
     return l;
   }
   const std::string why_not = RanksNotComparable(r, p);
-  std::vector<mla::BinCalls> calls;
-  for (const BinAnalysis& b : bins)
-    if (b.memory == "device" && b.calls > 0)
-      calls.push_back({mla::MemKind::kDevice, b.from, static_cast<double>(b.calls), b.mean_message_bytes});
   for (int ppg : tuned) {
     std::vector<mla::ProfileEntry> entries;  // this value's own device entries (ppg=N)
     for (const mla::ProfileEntry& e : p.entries())
@@ -552,91 +518,8 @@ BetweenNodes BetweenNodesOf(const JobReport& r, bool have_profile, const std::ve
   return EstimateBetweenNodes(machines, one_machine, priced);
 }
 
-}  // namespace
-
-JobAnalysis AnalyzeJob(const JobReport& r) {
-  JobAnalysis a;
-  a.split = Split(r);
-  a.scale_unit = r.gpus > 0 ? "GPUs" : "ranks";
-  a.scale = r.gpus > 0 ? r.gpus : r.ranks;
-
-  double total_time = 0;
-  int64_t total_calls = 0;
-  for (const ReportBin& b : r.bins) {
-    total_time += b.time_s.mean;
-    total_calls += b.calls;
-  }
-  mla::Profile profile;
-  std::string profile_error;
-  const bool have_profile = r.profile_text && profile.Parse(*r.profile_text, &profile_error);
-  const std::string ranks_why_not = !r.profile_text ? ""
-                                    : !have_profile ? "the profile in force does not parse (" + profile_error + ")"
-                                                    : RanksNotComparable(r, profile);
-  for (const ReportBin& b : r.bins) {
-    const mla::MemKind kind = b.memory == "device" ? mla::MemKind::kDevice : mla::MemKind::kHost;
-    const mla::ProfileEntry* entry = have_profile ? profile.Lookup(kind, b.from, r.ranks_per_gpu) : nullptr;
-    const std::vector<mla::ProfilePoint> curve = entry != nullptr
-                                                     ? mla::SystemCurve(profile.entries(), entry->kind, entry->ppg)
-                                                     : std::vector<mla::ProfilePoint>{};
-    a.bins.push_back(AnalyzeBin(b, r.ranks, total_time, total_calls, entry, curve));
-    BinAnalysis& ba = a.bins.back();
-    ++a.savings.bins_total;
-    if (!ba.saved_s) continue;
-    std::string why_not = ranks_why_not;
-    if (why_not.empty() && entry && kind == mla::MemKind::kDevice) why_not = PpgNotComparable(r, profile, *entry);
-    if (!why_not.empty()) {
-      ba.saved_s.reset();  // not comparable: no claim
-      if (a.savings.why_not.empty()) a.savings.why_not = why_not;
-      continue;
-    }
-    a.savings.known = true;
-    ++a.savings.bins_known;
-    a.savings.saved_s += *ba.saved_s;
-  }
-  // Never more saved than the job spent in allreduce.
-  if (a.savings.saved_s > a.split.allreduce_s) {
-    a.savings.saved_s = a.split.allreduce_s;
-    a.savings.capped = true;
-  }
-  if (a.savings.known) a.savings.why_not.clear();
-  if (have_profile) a.layout = AdviseLayout(r, profile, a.bins);
-  double total_transfer = 0;
-  for (const BinAnalysis& b : a.bins) total_transfer += b.transfer_s;
-  for (BinAnalysis& b : a.bins) b.transfer_share = total_transfer > 0 ? b.transfer_s / total_transfer : 0;
-  if (a.split.wall_s > 0) {
-    a.savings.share_of_wall = a.savings.saved_s / a.split.wall_s;
-    a.savings.job_speedup = (a.split.wall_s + a.savings.saved_s) / a.split.wall_s;
-  }
-
-  a.between_nodes = BetweenNodesOf(r, have_profile, a.bins);
-  if (a.split.wall_s <= 0) {
-    a.prediction_note = "the job's wall time is zero";
-  } else if (a.scale < 2) {
-    a.prediction_note = "the job ran on one of its " + a.scale_unit + ": no allreduce between them to scale from";
-  } else {
-    a.prediction_possible = true;
-    for (int k : kPredictionFactors) {
-      PredictionPoint p;
-      p.factor = k;
-      p.scale = a.scale * k;
-      p.ring_factor = RingFactor(a.scale, k);
-      p.node_ring_factor = RingFactor(a.between_nodes.nodes, k);
-      p.growth = AllreduceGrowth(a.scale, a.between_nodes, k);
-      p.time_s = PredictTime(a.split, p.growth, k);
-      p.speedup = p.time_s > 0 ? a.split.wall_s / p.time_s : k;
-      p.efficiency = p.speedup / k;
-      if (a.savings.known) {
-        const double t = PredictTime(a.split, p.growth, k, a.savings.saved_s);
-        if (t > 0) p.speedup_system_mpi = a.split.wall_s / t;
-      }
-      a.prediction.push_back(p);
-    }
-  }
-  a.energy = Energy(r, a.split);
-  JobVerdicts(r, &a);
-  return a;
-}
-
+// Groups the files by job name; every name with at least two distinct scales
+// gives a series, sorted by scale (ties keep the given order).
 std::vector<ScalingSeries> MeasuredScaling(const std::vector<JobReport>& reports,
                                            const std::vector<JobAnalysis>& analyses) {
   std::vector<std::string> order;
@@ -692,6 +575,86 @@ std::vector<ScalingSeries> MeasuredScaling(const std::vector<JobReport>& reports
   return out;
 }
 
+}  // namespace
+
+JobAnalysis AnalyzeJob(const JobReport& r) {
+  JobAnalysis a;
+  a.split = Split(r);
+  a.scale_unit = r.gpus > 0 ? "GPUs" : "ranks";
+  a.scale = r.gpus > 0 ? r.gpus : r.ranks;
+
+  double total_time = 0;
+  int64_t total_calls = 0;
+  for (const ReportBin& b : r.bins) {
+    total_time += b.time_s.mean;
+    total_calls += b.calls;
+  }
+  mla::Profile profile;
+  std::string profile_error;
+  const bool have_profile = r.profile_text && profile.Parse(*r.profile_text, &profile_error);
+  const std::string ranks_why_not = !r.profile_text ? ""
+                                    : !have_profile ? "the profile in force does not parse (" + profile_error + ")"
+                                                    : RanksNotComparable(r, profile);
+  for (const ReportBin& b : r.bins) {
+    const mla::MemKind kind = b.memory == "device" ? mla::MemKind::kDevice : mla::MemKind::kHost;
+    const mla::ProfileEntry* entry = have_profile ? profile.Lookup(kind, b.from, r.ranks_per_gpu) : nullptr;
+    a.bins.push_back(AnalyzeBin(b, r.ranks, total_time, total_calls, profile, entry));
+    BinAnalysis& ba = a.bins.back();
+    ++a.savings.bins_total;
+    if (!ba.saved_s) continue;
+    std::string why_not = ranks_why_not;
+    if (why_not.empty() && entry && kind == mla::MemKind::kDevice) why_not = PpgNotComparable(r, profile, *entry);
+    if (!why_not.empty()) {
+      ba.saved_s.reset();  // not comparable: no claim
+      if (a.savings.why_not.empty()) a.savings.why_not = why_not;
+      continue;
+    }
+    a.savings.known = true;
+    ++a.savings.bins_known;
+    a.savings.saved_s += *ba.saved_s;
+  }
+  // Never more saved than the job spent in allreduce.
+  a.savings.capped = a.savings.saved_s > a.split.allreduce_s;
+  a.savings.saved_s = std::min(a.savings.saved_s, a.split.allreduce_s);
+  if (a.savings.known) a.savings.why_not.clear();
+  if (have_profile) a.layout = AdviseLayout(r, profile, a.bins);
+  double total_transfer = 0;
+  for (const BinAnalysis& b : a.bins) total_transfer += b.transfer_s;
+  for (BinAnalysis& b : a.bins) b.transfer_share = total_transfer > 0 ? b.transfer_s / total_transfer : 0;
+  if (a.split.wall_s > 0) {
+    a.savings.share_of_wall = a.savings.saved_s / a.split.wall_s;
+    a.savings.job_speedup = (a.split.wall_s + a.savings.saved_s) / a.split.wall_s;
+  }
+
+  a.between_nodes = BetweenNodesOf(r, have_profile, a.bins);
+  if (a.split.wall_s <= 0) {
+    a.prediction_note = "the job's wall time is zero";
+  } else if (a.scale < 2) {
+    a.prediction_note = "the job ran on one of its " + a.scale_unit + ": no allreduce between them to scale from";
+  } else {
+    a.prediction_possible = true;
+    for (int k : kPredictionFactors) {
+      PredictionPoint p;
+      p.factor = k;
+      p.scale = a.scale * k;
+      p.ring_factor = RingFactor(a.scale, k);
+      p.node_ring_factor = RingFactor(a.between_nodes.nodes, k);
+      p.allreduce_growth = AllreduceGrowth(a.scale, a.between_nodes, k);
+      p.time_s = PredictTime(a.split, p.allreduce_growth, k);
+      p.speedup = p.time_s > 0 ? a.split.wall_s / p.time_s : k;
+      p.efficiency = p.speedup / k;
+      if (a.savings.known) {
+        const double t = PredictTime(a.split, p.allreduce_growth, k, a.savings.saved_s);
+        if (t > 0) p.speedup_system_mpi = a.split.wall_s / t;
+      }
+      a.prediction.push_back(p);
+    }
+  }
+  a.energy = Energy(r, a.split);
+  JobVerdicts(r, &a);
+  return a;
+}
+
 ReportSet AnalyzeReports(std::vector<JobReport> reports) {
   ReportSet set;
   set.reports = std::move(reports);
@@ -700,4 +663,4 @@ ReportSet AnalyzeReports(std::vector<JobReport> reports) {
   return set;
 }
 
-}  // namespace multilane
+}  // namespace mlreport

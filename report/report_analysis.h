@@ -3,8 +3,8 @@
 // multilane saved, a strong-scaling prediction, the measured scaling of
 // several runs of one job, and plain-language verdicts.  Pure functions of
 // the parsed files (job_report.h); docs/report.md explains the model.
-#ifndef MULTILANE_LAUNCHER_REPORT_ANALYSIS_H_
-#define MULTILANE_LAUNCHER_REPORT_ANALYSIS_H_
+#ifndef MULTILANE_REPORT_REPORT_ANALYSIS_H_
+#define MULTILANE_REPORT_REPORT_ANALYSIS_H_
 
 #include <cstdint>
 #include <optional>
@@ -15,7 +15,7 @@
 #include "report/report_reader.h"
 #include "report/report_scaling.h"
 
-namespace multilane {
+namespace mlreport {
 
 // Thresholds of the verdicts (shares are fractions of 1).
 // Predicted parallel efficiency at 2x the GPUs at or above which the job is
@@ -145,7 +145,7 @@ struct PredictionPoint {
   int scale = 0;                             // the GPUs (or ranks) that gives
   double ring_factor = 1;                    // of the GPUs: (2(kn-1)/kn) / (2(n-1)/n)
   double node_ring_factor = 1;               // of the machines: RingFactor(nodes, k)
-  double growth = 1;                         // g = AllreduceGrowth: (1 - s) ring + s node ring
+  double allreduce_growth = 1;               // g = AllreduceGrowth: (1 - s) ring + s node ring
   double time_s = 0;                         // C/k + W/k + A g
   double speedup = 1;                        // wall / time_s
   double efficiency = 1;                     // speedup / k
@@ -212,7 +212,7 @@ struct ScalingSeries {
 struct ReportSet {
   std::vector<JobReport> reports;
   std::vector<JobAnalysis> jobs;      // one per report, same order
-  std::vector<ScalingSeries> series;  // MeasuredScaling(reports, jobs)
+  std::vector<ScalingSeries> series;  // the measured scaling of the reports of one job name
 };
 
 // Analyses every report and the scaling series between them.
@@ -220,17 +220,6 @@ ReportSet AnalyzeReports(std::vector<JobReport> reports);
 
 // Analyses one file.
 JobAnalysis AnalyzeJob(const JobReport& report);
-
-// Predicts the job's time on k times the GPUs (docs/report.md): compute and
-// waiting divide by k, allreduce time grows by `growth` (AllreduceGrowth).
-// `extra_allreduce_s` is added to the allreduce time (the savings, for the
-// system MPI's curve).
-double PredictTime(const TimeSplit& split, double growth, double k, double extra_allreduce_s = 0);
-
-// Groups the files by job name; every name with at least two distinct scales
-// gives a series, sorted by scale (ties keep the given order).
-std::vector<ScalingSeries> MeasuredScaling(const std::vector<JobReport>& reports,
-                                           const std::vector<JobAnalysis>& analyses);
 
 // The algorithm that ran most of the bin's calls (the first by name of those
 // that ran most); "" when the file names none.
@@ -263,6 +252,6 @@ std::string PriceNote(const BinAnalysis& bin);
 // "good", "note", "warn".
 const char* LevelName(VerdictLevel level);
 
-}  // namespace multilane
+}  // namespace mlreport
 
-#endif  // MULTILANE_LAUNCHER_REPORT_ANALYSIS_H_
+#endif  // MULTILANE_REPORT_REPORT_ANALYSIS_H_

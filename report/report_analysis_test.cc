@@ -11,7 +11,7 @@
 #include "report/report_json.h"
 #include "report/report_text.h"
 
-namespace multilane {
+namespace mlreport {
 namespace {
 
 JobReport Load(const std::string& name) {
@@ -87,7 +87,7 @@ TEST(ReportAnalysis, KnownJobSavingsAndPrediction) {
   EXPECT_DOUBLE_EQ(a.between_nodes.share, 1);
   EXPECT_NEAR(a.prediction[0].ring_factor, 15.0 / 14, 1e-12);
   EXPECT_NEAR(a.prediction[0].node_ring_factor, 1.5, 1e-12);
-  EXPECT_NEAR(a.prediction[0].growth, 1.5, 1e-12);
+  EXPECT_NEAR(a.prediction[0].allreduce_growth, 1.5, 1e-12);
   EXPECT_NEAR(a.prediction[0].time_s, 35 + 30 * 1.5, 1e-9);
   EXPECT_NEAR(a.prediction[0].speedup, 100 / (35 + 30 * 1.5), 1e-9);
   EXPECT_NEAR(a.prediction[0].efficiency, a.prediction[0].speedup / 2, 1e-12);
@@ -111,14 +111,14 @@ TEST(ReportAnalysis, BetweenNodesShareFromAProfileOfOneMachine) {
   EXPECT_NEAR(a.between_nodes.share, s, 1e-12);
   ASSERT_EQ(a.prediction.size(), 2u);
   const double g = (1 - s) * 15.0 / 14 + s * 1.5;
-  EXPECT_NEAR(a.prediction[0].growth, g, 1e-12);
+  EXPECT_NEAR(a.prediction[0].allreduce_growth, g, 1e-12);
   EXPECT_NEAR(a.prediction[0].time_s, 35 + 30 * g, 1e-9);
   // One machine (the same job on one host): no step between nodes, the GPUs' ring factor alone.
   r.hosts = {"node01"};
   const JobAnalysis one = AnalyzeJob(r);
   EXPECT_EQ(one.between_nodes.basis, "one node");
   EXPECT_DOUBLE_EQ(one.between_nodes.share, 0);
-  EXPECT_NEAR(one.prediction[0].growth, 15.0 / 14, 1e-12);
+  EXPECT_NEAR(one.prediction[0].allreduce_growth, 15.0 / 14, 1e-12);
 }
 
 TEST(ReportScaling, EstimateBetweenNodes) {
@@ -448,9 +448,9 @@ TEST(ReportRender, HtmlEscapesWhatTheFileSays) {
 }
 
 }  // namespace
-}  // namespace multilane
+}  // namespace mlreport
 
-namespace multilane {
+namespace mlreport {
 namespace {
 
 // Issue 30: a benchmark's 16K-32K bin ran hier at 38.5 us per call; the
@@ -522,4 +522,4 @@ TEST(ReportPricing, WithinTheNoiseNoRetune) {
 }
 
 }  // namespace
-}  // namespace multilane
+}  // namespace mlreport

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
@@ -14,7 +13,7 @@
 #include "vocab/job_key.h"
 #include "vocab/profile.h"
 
-namespace multilane {
+namespace mlreport {
 namespace {
 
 // The library names each report multilane-report-<job id>-<UTC>-<pid>.json,
@@ -116,8 +115,9 @@ HistoryComparison CompareWithHistory(const mla::JobRun& current, std::vector<mla
     h.paid = h.wall_ratio < 1 - kHistorySameWallMargin   ? "yes"
              : h.wall_ratio > 1 + kHistorySameWallMargin ? "no"
                                                          : "same";
-  for (size_t i = 0; i < h.runs.size(); ++i)
-    if (h.runs[i].wall_s < h.runs[h.best].wall_s) h.best = i;
+  h.best = std::min_element(h.runs.begin(), h.runs.end(),
+                            [](const mla::JobRun& x, const mla::JobRun& y) { return x.wall_s < y.wall_s; }) -
+           h.runs.begin();
   return h;
 }
 
@@ -129,28 +129,26 @@ void AddHistory(const JobReport& report, JobAnalysis* a, std::vector<mla::JobRun
   const HistoryComparison& h = a->history;
   if (!h.known) return;
   const mla::JobRun& before = h.runs[h.runs.size() - 2];
-  char wall_text[160];
-  std::snprintf(wall_text, sizeof wall_text, "the wall time went from %.4g s to %.4g s (x%.2f)", before.wall_s,
-                current.wall_s, h.wall_ratio);
-  const std::string wall = wall_text;
+  const std::string wall = FormatNumber("the wall time went from %.4g s", before.wall_s) +
+                           FormatNumber(" to %.4g s", current.wall_s) + FormatNumber(" (x%.2f)", h.wall_ratio);
   std::string changes;
   for (const std::string& c : h.changes) changes += (changes.empty() ? "" : ", ") + c;
-  Verdict v{"history", VerdictLevel::kNote, ""};
+  Verdict v{"history", VerdictLevel::kNote,
+            "since the job's run before (" + before.started_utc + "): " + changes + "; " + wall};
   if (h.changes.empty()) {
     v.text = "nothing changed since the job's run before (" + before.started_utc + "): " + wall;
   } else if (h.paid == "yes") {
     v.level = VerdictLevel::kGood;
-    v.text = "since the job's run before (" + before.started_utc + "): " + changes + "; " + wall + ": the change paid";
+    v.text += ": the change paid";
   } else if (h.paid == "no") {
     v.level = VerdictLevel::kWarn;
-    v.text = "since the job's run before (" + before.started_utc + "): " + changes + "; " + wall +
-             ": the change did not pay; the fastest run was " + h.runs[h.best].started_utc + " (" +
-             std::to_string(h.runs[h.best].ranks_per_gpu) + " rank(s) per GPU)";
+    v.text += ": the change did not pay; the fastest run was " + h.runs[h.best].started_utc + " (" +
+              std::to_string(h.runs[h.best].ranks_per_gpu) + " rank(s) per GPU)";
   } else {
-    v.text = "since the job's run before (" + before.started_utc + "): " + changes + "; " + wall + ": within the " +
-             std::to_string(static_cast<int>(kHistorySameWallMargin * 100)) + " % that counts as the same";
+    v.text +=
+        ": within the " + std::to_string(static_cast<int>(kHistorySameWallMargin * 100)) + " % that counts as the same";
   }
   a->verdicts.push_back(v);
 }
 
-}  // namespace multilane
+}  // namespace mlreport

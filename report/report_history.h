@@ -13,7 +13,7 @@
 #include "report/report_reader.h"
 #include "vocab/job_run.h"
 
-namespace multilane {
+namespace mlreport {
 
 struct JobAnalysis;  // report_analysis.h
 
@@ -53,6 +53,6 @@ HistoryComparison CompareWithHistory(const mla::JobRun& current, std::vector<mla
 void AddHistory(const JobReport& report, JobAnalysis* analysis, std::vector<mla::JobRun> earlier,
                 const std::string& why_none = "");
 
-}  // namespace multilane
+}  // namespace mlreport
 
 #endif  // MULTILANE_REPORT_HISTORY_H_

@@ -4,7 +4,7 @@
 
 #include "report/report_analysis.h"
 
-namespace multilane {
+namespace mlreport {
 namespace {
 
 mla::JobRun RunAt(const std::string& run_id, const std::string& started, double wall, int ppg) {
@@ -101,4 +101,4 @@ TEST(ReportHistory, TheVerdictSaysWhetherTheChangePaid) {
 }
 
 }  // namespace
-}  // namespace multilane
+}  // namespace mlreport

@@ -10,7 +10,7 @@
 
 #include "report/svg_chart.h"
 
-namespace multilane {
+namespace mlreport {
 namespace {
 
 constexpr char kCompute[] = "#4e79a7";
@@ -53,19 +53,15 @@ class Page {
   // <TAG id="PREFIX-NAME" data-figure="NAME" data-value="V">SHOWN</TAG>
   void Figure(const char* tag, const std::string& prefix, const std::string& name, double value,
               const std::string& shown) {
-    html_ += "<" + std::string(tag) + " id=\"" + HtmlEscape(prefix + "-" + name) + "\" data-figure=\"" +
-             HtmlEscape(name) + "\" data-value=\"" + Value(value) + "\">" + HtmlEscape(shown) + "</" + tag + ">";
+    MaybeFigure(tag, prefix, name, value, [&shown](double) { return shown; });
   }
   // A figure that may be unknown: data-value="" and "-" shown; else show(value).
   template <typename Show>
   void MaybeFigure(const char* tag, const std::string& prefix, const std::string& name,
                    const std::optional<double>& value, Show show) {
-    if (value) {
-      Figure(tag, prefix, name, *value, show(*value));
-    } else {
-      html_ += "<" + std::string(tag) + " id=\"" + HtmlEscape(prefix + "-" + name) + "\" data-figure=\"" +
-               HtmlEscape(name) + "\" data-value=\"\">-</" + tag + ">";
-    }
+    html_ += "<" + std::string(tag) + " id=\"" + HtmlEscape(prefix + "-" + name) + "\" data-figure=\"" +
+             HtmlEscape(name) + "\" data-value=\"" + (value ? Value(*value) : "") + "\">" +
+             (value ? HtmlEscape(show(*value)) : "-") + "</" + tag + ">";
   }
   // The same, shown as printf format `fmt` says.
   void MaybeFigure(const char* tag, const std::string& prefix, const std::string& name,
@@ -249,7 +245,7 @@ void PredictionPart(Page* p, const std::string& id, const JobAnalysis& a) {
            "</td><td>" + HtmlEscape(Times(pt.factor)) + "</td>");
     p->Figure("td", pid, "ring-factor", pt.ring_factor, FormatNumber("%.3f", pt.ring_factor));
     p->Figure("td", pid, "node-ring-factor", pt.node_ring_factor, FormatNumber("%.3f", pt.node_ring_factor));
-    p->Figure("td", pid, "growth", pt.growth, FormatNumber("%.3f", pt.growth));
+    p->Figure("td", pid, "growth", pt.allreduce_growth, FormatNumber("%.3f", pt.allreduce_growth));
     p->Figure("td", pid, "time", pt.time_s, FormatNumber("%.3f s", pt.time_s));
     p->Figure("td", pid, "speedup", pt.speedup, Times(pt.speedup));
     p->Figure("td", pid, "efficiency", pt.efficiency, Percent(pt.efficiency));
@@ -393,4 +389,4 @@ std::string RenderReportHtml(const ReportSet& set) {
   return std::move(p.html());
 }
 
-}  // namespace multilane
+}  // namespace mlreport

@@ -1,14 +1,14 @@
 // report_html.h: `multilane report --html OUT.html`: one self-contained page
 // (inline CSS and SVG, no script, no external resource) with the charts and
 // every figure also in the DOM for tests and tools (docs/report.md).
-#ifndef MULTILANE_LAUNCHER_REPORT_HTML_H_
-#define MULTILANE_LAUNCHER_REPORT_HTML_H_
+#ifndef MULTILANE_REPORT_REPORT_HTML_H_
+#define MULTILANE_REPORT_REPORT_HTML_H_
 
 #include <string>
 
 #include "report/report_analysis.h"
 
-namespace multilane {
+namespace mlreport {
 
 // The whole page.  Each job is a <section class="job" id="jN">, each series a
 // <section class="series" id="sN">; every figure is an element with
@@ -17,6 +17,6 @@ namespace multilane {
 // Everything taken from the files is HTML-escaped.
 std::string RenderReportHtml(const ReportSet& set);
 
-}  // namespace multilane
+}  // namespace mlreport
 
-#endif  // MULTILANE_LAUNCHER_REPORT_HTML_H_
+#endif  // MULTILANE_REPORT_REPORT_HTML_H_

@@ -12,9 +12,10 @@
 
 #include "vocab/job_key.h"
 #include "vocab/outside_input.h"
+#include "vocab/refuse.h"
 #include "vocab/terminal_text.h"
 
-namespace multilane {
+namespace mlreport {
 namespace {
 
 using nlohmann::json;
@@ -38,12 +39,16 @@ const json* Member(const json& obj, const std::string& where, const std::string&
   return &*it;
 }
 
-// The member `key` of `obj`, which must be an object.  A pointer, not a
-// reference: callers pass temporaries for `where` and `key`, and g++ 14's
-// -Wdangling-reference cannot tell that the result does not point into them.
-const json* Object(const json& obj, const std::string& where, const std::string& key) {
-  const json* v = Member(obj, where, key, true);
-  if (!v->is_object()) throw FieldError("field '" + Join(where, key) + "' must be an object, not " + TypeName(*v));
+// The member `key` of `obj`, which must be an object (or an array); nullptr
+// when absent and not required.  A pointer, not a reference: callers pass
+// temporaries for `where` and `key`, and g++ 14's -Wdangling-reference cannot
+// tell that the result does not point into them.
+const json* Object(const json& obj, const std::string& where, const std::string& key, bool required = true,
+                   bool array = false) {
+  const json* v = Member(obj, where, key, required);
+  if (v != nullptr && (array ? !v->is_array() : !v->is_object()))
+    throw FieldError("field '" + Join(where, key) + "' must be " + (array ? "an array" : "an object") + ", not " +
+                     TypeName(*v));
   return v;
 }
 
@@ -76,16 +81,15 @@ int64_t Integer(const json& v, const std::string& name, int64_t max = INT64_MAX)
 }
 
 int64_t IntegerField(const json& obj, const std::string& where, const std::string& key, bool required = true,
-                     int64_t fallback = 0) {
+                     int64_t fallback = 0, int64_t max = INT64_MAX) {
   const json* v = Member(obj, where, key, required);
-  return v ? Integer(*v, Join(where, key)) : fallback;
+  return v ? Integer(*v, Join(where, key), max) : fallback;
 }
 
 // A count that the report keeps as an int (ranks, nodes, GPUs).
 int IntField(const json& obj, const std::string& where, const std::string& key, bool required = true,
              int fallback = 0) {
-  const json* v = Member(obj, where, key, required);
-  return v ? static_cast<int>(Integer(*v, Join(where, key), INT_MAX)) : fallback;
+  return static_cast<int>(IntegerField(obj, where, key, required, fallback, INT_MAX));
 }
 
 // A text field as every renderer shows it: its control bytes (a NUL, an
@@ -103,19 +107,13 @@ std::string String(const json& obj, const std::string& where, const std::string&
 MinMeanMax Spread(const json& obj, const std::string& where, const std::string& key) {
   const json& v = *Object(obj, where, key);
   const std::string name = Join(where, key);
-  MinMeanMax m;
-  m.min = NumberField(v, name, "min");
-  m.mean = NumberField(v, name, "mean");
-  m.max = NumberField(v, name, "max");
-  return m;
+  return {NumberField(v, name, "min"), NumberField(v, name, "mean"), NumberField(v, name, "max")};
 }
 
 // "{mean, max}" objects of gpus[]; the mean alone is kept unless asked.
 std::optional<double> SpreadPart(const json& obj, const std::string& where, const std::string& key, const char* part) {
-  const json* v = Member(obj, where, key, false);
-  if (!v) return std::nullopt;
-  if (!v->is_object()) throw FieldError("field '" + Join(where, key) + "' must be an object, not " + TypeName(*v));
-  return OptionalNumber(*v, Join(where, key), part);
+  const json* v = Object(obj, where, key, false);
+  return v ? OptionalNumber(*v, Join(where, key), part) : std::nullopt;
 }
 
 // The optional object `key` of counts by name ({"lane": 12, ...}) into *out.
@@ -148,14 +146,10 @@ ReportBin ParseBin(const json& b, const std::string& where) {
   Counts(b, where, "algos", &bin.algos);
   Counts(b, where, "transports", &bin.transports);  // device bins of reports written since the transport counters
   bin.nccl_fallbacks = IntegerField(b, where, "nccl_fallbacks", false, 0);
-  if (const json* p = Member(b, where, "profile", false)) {
+  if (const json* p = Object(b, where, "profile", false)) {
     const std::string pw = Join(where, "profile");
-    if (!p->is_object()) throw FieldError("field '" + pw + "' must be an object, not " + TypeName(*p));
-    BinProfile profile;
-    profile.algo = String(*p, pw, "algo", false);
-    profile.time_us = OptionalNumber(*p, pw, "time_us");
-    profile.mpi_time_us = OptionalNumber(*p, pw, "mpi_time_us");
-    bin.profile = profile;
+    bin.profile = BinProfile{String(*p, pw, "algo", false), OptionalNumber(*p, pw, "time_us"),
+                             OptionalNumber(*p, pw, "mpi_time_us")};
   }
   return bin;
 }
@@ -180,15 +174,11 @@ ReportGpu ParseGpu(const json& g, const std::string& where) {
 // entries: {NAME: {calls, not_served}, ...}; names this version does not know
 // are kept (a later library may count more entry points).
 void ParseEntries(const json& entries, std::vector<ReportEntry>* out) {
-  if (!entries.is_object())
-    throw FieldError("field 'entries' must be an object, not " + std::string(TypeName(entries)));
   for (auto it = entries.begin(); it != entries.end(); ++it) {
     const std::string where = "entries." + mla::Excerpt(it.key());
     if (!it->is_object()) throw FieldError("field '" + where + "' must be an object");
-    ReportEntry e;
-    e.name = Shown(it.key());
-    e.calls = IntegerField(*it, where, "calls");
-    e.not_served = IntegerField(*it, where, "not_served", false, 0);
+    const ReportEntry e{Shown(it.key()), IntegerField(*it, where, "calls"),
+                        IntegerField(*it, where, "not_served", false, 0)};
     if (e.not_served > e.calls) throw FieldError("field '" + where + ".not_served' is larger than its calls");
     out->push_back(e);
   }
@@ -234,15 +224,12 @@ void ParseFields(const json& doc, JobReport* r) {
   r->wait_s = Spread(time, "time", "wait_s");
   r->wait_sampled_calls = IntegerField(time, "time", "wait_sampled_calls", false);
   if (Member(time, "time", "setup_s", false)) r->setup_s = Spread(time, "time", "setup_s");
-  const json& bins = *Member(doc, "", "bins", true);
-  if (!bins.is_array()) throw FieldError("field 'bins' must be an array, not " + std::string(TypeName(bins)));
+  const json& bins = *Object(doc, "", "bins", true, true);
   for (size_t i = 0; i < bins.size(); ++i) r->bins.push_back(ParseBin(bins[i], "bins[" + std::to_string(i) + "]"));
-  if (const json* entries = Member(doc, "", "entries", false)) ParseEntries(*entries, &r->entries);
-  if (const json* gpus = Member(doc, "", "gpus", false)) {
-    if (!gpus->is_array()) throw FieldError("field 'gpus' must be an array, not " + std::string(TypeName(*gpus)));
+  if (const json* entries = Object(doc, "", "entries", false)) ParseEntries(*entries, &r->entries);
+  if (const json* gpus = Object(doc, "", "gpus", false, true))
     for (size_t i = 0; i < gpus->size(); ++i)
       r->gpus_sampled.push_back(ParseGpu((*gpus)[i], "gpus[" + std::to_string(i) + "]"));
-  }
 }
 
 // A key that appears twice in one object: JSON parsers differ on which one
@@ -276,17 +263,16 @@ std::string IdentityProblem(const json& doc, const std::string& path) {
   if (format->get<std::string>() != kJobReportFormat)
     return path + ": not a multilane job report (format is '" + mla::Excerpt(format->get<std::string>()) +
            "', expected '" + kJobReportFormat + "')";
+  const std::string ours = std::to_string(kJobReportVersion);
   auto version = doc.find("version");
   if (version == doc.end() || !version->is_number_integer())
-    return path + ": job report without an integer 'version' (this multilane reads version " +
-           std::to_string(kJobReportVersion) + ")";
-  const int64_t v = version->get<int64_t>();
-  if (v > kJobReportVersion)
-    return path + ": job report version " + std::to_string(v) + " is newer than this multilane reads (version " +
-           std::to_string(kJobReportVersion) + "): use a newer multilane";
-  if (v != kJobReportVersion)
-    return path + ": job report version " + std::to_string(v) + " is not supported (this multilane reads version " +
-           std::to_string(kJobReportVersion) + ")";
+    return path + ": job report without an integer 'version' (this multilane reads version " + ours + ")";
+  const std::string v = std::to_string(version->get<int64_t>());
+  if (version->get<int64_t>() > kJobReportVersion)
+    return path + ": job report version " + v + " is newer than this multilane reads (version " + ours +
+           "): use a newer multilane";
+  if (version->get<int64_t>() != kJobReportVersion)
+    return path + ": job report version " + v + " is not supported (this multilane reads version " + ours + ")";
   return "";
 }
 
@@ -294,57 +280,38 @@ std::string IdentityProblem(const json& doc, const std::string& path) {
 
 bool ParseJobReport(const std::string& text, const std::string& path, JobReport* report, std::string* error) {
   const size_t last = text.find_last_not_of(" \t\r\n");
-  if (last == std::string::npos) {
-    *error = path + ": not a complete JSON file (truncated?): the file is empty";
-    return false;
-  }
+  if (last == std::string::npos)
+    return mla::Refuse(error, path + ": not a complete JSON file (truncated?): the file is empty");
+  const std::string bad = path + ": bad job report: ";
   json doc;
   try {
     doc = ParseWithoutDuplicateKeys(text);
   } catch (const DuplicateKey& e) {
-    *error = path + ": bad job report: " + e.what();
-    return false;
+    return mla::Refuse(error, bad + e.what());
   } catch (const json::parse_error& e) {
     // An error at (or past) the last character: the input stopped early.
     // "expected end of input" without "unexpected": text after a complete
     // document (refused, and not mistaken for a truncated file).
-    const bool trailing = std::strstr(e.what(), "expected end of input") != nullptr;
-    const bool at_end = e.byte > last || std::strstr(e.what(), "unexpected end of input") != nullptr;
-    if (at_end) {
-      *error =
-          path + ": not a complete JSON file (truncated?): the text stops after " + std::to_string(last + 1) + " bytes";
-    } else if (trailing) {
-      *error = path + ": not a JSON file (text after the end of the JSON document, at byte " + std::to_string(e.byte) +
-               "): give the file the library wrote";
-    } else {
-      *error = path + ": not a JSON file (syntax error at byte " + std::to_string(e.byte) + ")";
-    }
-    return false;
+    if (e.byte > last || std::strstr(e.what(), "unexpected end of input") != nullptr)
+      return mla::Refuse(error, path + ": not a complete JSON file (truncated?): the text stops after " +
+                                    std::to_string(last + 1) + " bytes");
+    if (std::strstr(e.what(), "expected end of input") != nullptr)
+      return mla::Refuse(error, path + ": not a JSON file (text after the end of the JSON document, at byte " +
+                                    std::to_string(e.byte) + "): give the file the library wrote");
+    return mla::Refuse(error, path + ": not a JSON file (syntax error at byte " + std::to_string(e.byte) + ")");
   } catch (const json::exception& e) {
     // out_of_range: a number too large for a double (1e999, 400 digits).
-    *error = path + ": not a usable JSON file (" + mla::Excerpt(e.what()) + ")";
-    return false;
-  }
-  std::string problem;
-  try {
-    problem = IdentityProblem(doc, path);
-  } catch (const std::exception& e) {
-    problem = path + ": bad job report: " + mla::Excerpt(e.what());
-  }
-  if (!problem.empty()) {
-    *error = problem;
-    return false;
+    return mla::Refuse(error, path + ": not a usable JSON file (" + mla::Excerpt(e.what()) + ")");
   }
   JobReport r;
   r.path = path;
   try {
+    if (const std::string problem = IdentityProblem(doc, path); !problem.empty()) return mla::Refuse(error, problem);
     ParseFields(doc, &r);
   } catch (const FieldError& e) {
-    *error = path + ": bad job report: " + e.what();
-    return false;
+    return mla::Refuse(error, bad + e.what());
   } catch (const std::exception& e) {  // every nlohmann exception, and anything else
-    *error = path + ": bad job report: " + mla::Excerpt(e.what());
-    return false;
+    return mla::Refuse(error, bad + mla::Excerpt(e.what()));
   }
   *report = std::move(r);
   return true;
@@ -352,11 +319,8 @@ bool ParseJobReport(const std::string& text, const std::string& path, JobReport*
 
 bool ReadJobReport(const std::string& path, JobReport* report, std::string* error) {
   std::string text;
-  if (!mla::ReadInputFile(path, &text, error)) {
-    *error = path + ": " + *error;
-    return false;
-  }
+  if (!mla::ReadInputFile(path, &text, error)) return mla::Refuse(error, path + ": " + *error);
   return ParseJobReport(text, path, report, error);
 }
 
-}  // namespace multilane
+}  // namespace mlreport

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace multilane {
+namespace mlreport {
 
 inline constexpr char kJobReportFormat[] = "multilane-job-report";
 inline constexpr int kJobReportVersion = 1;
@@ -116,6 +116,6 @@ bool ParseJobReport(const std::string& text, const std::string& path, JobReport*
 // cannot be read is an error too ("PATH: cannot read: REASON").
 bool ReadJobReport(const std::string& path, JobReport* report, std::string* error);
 
-}  // namespace multilane
+}  // namespace mlreport
 
 #endif  // MULTILANE_REPORT_READER_H_

@@ -13,7 +13,7 @@
 #include "report/report_json.h"
 #include "report/report_text.h"
 
-namespace multilane {
+namespace mlreport {
 namespace {
 
 std::string Fixture(const std::string& name) { return std::string(MULTILANE_REPORT_FIXTURES) + "/" + name; }
@@ -329,4 +329,4 @@ TEST(JobReportFile, ControlBytesInTheFilesTextAreShownEscapedByEveryRenderer) {
 }
 
 }  // namespace
-}  // namespace multilane
+}  // namespace mlreport

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
-namespace multilane {
+namespace mlreport {
 
 double RingFactor(int n, double k) {
   if (n < 2) return 1;
@@ -46,12 +46,10 @@ BetweenNodes EstimateBetweenNodes(int machines, bool profile_tuned_on_one_machin
   }
   b.share = 1;
   b.basis = "assumed";
-  b.note = profile_tuned_on_one_machine
-               ? "no call of the job is priced by the profile: the whole allreduce is taken as the step between "
-                 "nodes, an upper bound on its growth"
-               : "no profile tuned on one machine to compare with: the whole allreduce is taken as the step "
-                 "between nodes, an upper bound on its growth";
+  b.note = std::string(profile_tuned_on_one_machine ? "no call of the job is priced by the profile"
+                                                    : "no profile tuned on one machine to compare with") +
+           ": the whole allreduce is taken as the step between nodes, an upper bound on its growth";
   return b;
 }
 
-}  // namespace multilane
+}  // namespace mlreport

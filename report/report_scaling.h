@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace multilane {
+namespace mlreport {
 
 // The ring factor (2(kn-1)/kn) / (2(n-1)/n) for n >= 2, else 1: how much
 // longer one bandwidth-bound ring allreduce of the same message takes on k
@@ -48,6 +48,6 @@ struct PricedCalls {
 BetweenNodes EstimateBetweenNodes(int machines, bool profile_tuned_on_one_machine,
                                   const std::vector<PricedCalls>& priced);
 
-}  // namespace multilane
+}  // namespace mlreport
 
 #endif  // MULTILANE_REPORT_SCALING_H_

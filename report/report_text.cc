@@ -7,8 +7,9 @@
 #include <cstdarg>
 #include <cstdio>
 #include <string>
+#include <tuple>
 
-namespace multilane {
+namespace mlreport {
 namespace {
 
 void Line(std::string* out, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -46,16 +47,11 @@ std::string Pad(const std::string& s, size_t width, bool left = false) {
 
 std::string Opt(const std::optional<double>& v, const char* fmt) { return v ? FormatNumber(fmt, *v) : "-"; }
 
-const char* Mark(VerdictLevel level) {
-  switch (level) {
-    case VerdictLevel::kGood:
-      return "ok";
-    case VerdictLevel::kWarn:
-      return "!!";
-    case VerdictLevel::kNote:
-      break;
-  }
-  return "--";
+// The verdicts, one a line, each marked by its level.
+void VerdictLines(const std::vector<Verdict>& verdicts, std::string* out) {
+  constexpr const char* kMarks[] = {"ok", "--", "!!"};  // in VerdictLevel's order
+  Line(out, "  verdicts:");
+  for (const Verdict& v : verdicts) Line(out, "    %s %s", kMarks[static_cast<int>(v.level)], v.text.c_str());
 }
 
 // The job's runs side by side, oldest first, this run last.
@@ -96,12 +92,11 @@ void Job(const JobReport& r, const JobAnalysis& a, std::string* out) {
   if (!not_served.empty()) Line(out, "  not served by multilane: %s", not_served.c_str());
   const TimeSplit& t = a.split;
   Line(out, "  time split (mean over ranks, wall %.3f s):", t.wall_s);
-  Line(out, "    %-12s %10.3f s %7s  %s", "computation", t.compute_s, Percent(t.compute_share).c_str(),
-       Bar(t.compute_share, 40).c_str());
-  Line(out, "    %-12s %10.3f s %7s  %s", "allreduce", t.allreduce_s, Percent(t.allreduce_share).c_str(),
-       Bar(t.allreduce_share, 40).c_str());
-  Line(out, "    %-12s %10.3f s %7s  %s", "waiting", t.wait_s, Percent(t.wait_share).c_str(),
-       Bar(t.wait_share, 40).c_str());
+  for (const auto& [part, s, share] :
+       {std::tuple<const char*, double, double>{"computation", t.compute_s, t.compute_share},
+        {"allreduce", t.allreduce_s, t.allreduce_share},
+        {"waiting", t.wait_s, t.wait_share}})
+    Line(out, "    %-12s %10.3f s %7s  %s", part, s, Percent(share).c_str(), Bar(share, 40).c_str());
   if (t.setup_s > 0)
     Line(out,
          "    (of the allreduce time, %.3f s was multilane's one-time setup in the first calls: the CUDA module, "
@@ -143,8 +138,8 @@ void Job(const JobReport& r, const JobAnalysis& a, std::string* out) {
     for (const PredictionPoint& p : a.prediction) {
       std::string mpi = p.speedup_system_mpi ? ", with the system MPI " + Times(*p.speedup_system_mpi) : "";
       Line(out, "    %s the %s (%d): allreduce x %.3f, %.3f s, speedup %s, efficiency %s%s", Times(p.factor).c_str(),
-           a.scale_unit.c_str(), p.scale, p.growth, p.time_s, Times(p.speedup).c_str(), Percent(p.efficiency).c_str(),
-           mpi.c_str());
+           a.scale_unit.c_str(), p.scale, p.allreduce_growth, p.time_s, Times(p.speedup).c_str(),
+           Percent(p.efficiency).c_str(), mpi.c_str());
     }
   } else {
     Line(out, "  scaling prediction: none (%s)", a.prediction_note.c_str());
@@ -159,8 +154,7 @@ void Job(const JobReport& r, const JobAnalysis& a, std::string* out) {
     Line(out, "  energy: not measured (no GPU samples)");
   }
   HistoryLines(a.history, out);
-  Line(out, "  verdicts:");
-  for (const Verdict& v : a.verdicts) Line(out, "    %s %s", Mark(v.level), v.text.c_str());
+  VerdictLines(a.verdicts, out);
 }
 
 }  // namespace
@@ -180,10 +174,9 @@ std::string FormatReportText(const ReportSet& set) {
       Line(&out, "    %8d %10.3f %s %s %s %s", p.scale, p.wall_s, Pad(Times(p.factor), 9, true).c_str(),
            Pad(Times(p.speedup), 10, true).c_str(), Pad(Percent(p.efficiency), 10, true).c_str(),
            Pad(p.predicted_speedup ? Times(*p.predicted_speedup) : "-", 10, true).c_str());
-    Line(&out, "  verdicts:");
-    for (const Verdict& v : s.verdicts) Line(&out, "    %s %s", Mark(v.level), v.text.c_str());
+    VerdictLines(s.verdicts, &out);
   }
   return out;
 }
 
-}  // namespace multilane
+}  // namespace mlreport

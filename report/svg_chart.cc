@@ -7,7 +7,7 @@
 #include "report/report_analysis.h"
 #include "vocab/terminal_text.h"
 
-namespace multilane {
+namespace mlreport {
 namespace {
 
 constexpr int kWidth = 860;
@@ -186,15 +186,11 @@ std::string LineChartSvg(const std::string& title, const std::vector<double>& x,
     for (const auto& v : s.values)
       if (v && std::isfinite(*v)) top_value = std::max(top_value, *v);
   const double top = YAxis(top_value, y_label, &out);
-  double lo = 0, hi = 0;
-  bool first = true;
-  for (double v : x) {
-    if (!(v > 0)) continue;
-    const double l = std::log2(v);
-    lo = first ? l : std::min(lo, l);
-    hi = first ? l : std::max(hi, l);
-    first = false;
-  }
+  std::vector<double> logs;  // log2 of the positive x: the x axis's range
+  for (double v : x)
+    if (v > 0) logs.push_back(std::log2(v));
+  const double lo = logs.empty() ? 0 : *std::min_element(logs.begin(), logs.end());
+  const double hi = logs.empty() ? 0 : *std::max_element(logs.begin(), logs.end());
   const double span = hi > lo ? hi - lo : 1;
   const double plot_width = kWidth - kLeft - kRight - 40;
   const auto px = [&](double v) { return kLeft + 20 + plot_width * (std::log2(v) - lo) / span; };
@@ -219,4 +215,4 @@ std::string LineChartSvg(const std::string& title, const std::vector<double>& x,
   return out + "</svg>";
 }
 
-}  // namespace multilane
+}  // namespace mlreport

@@ -1,13 +1,13 @@
 // svg_chart.h: the few charts of the report page, drawn as inline SVG
 // (no script, no external resource: the page works offline).
-#ifndef MULTILANE_LAUNCHER_SVG_CHART_H_
-#define MULTILANE_LAUNCHER_SVG_CHART_H_
+#ifndef MULTILANE_REPORT_SVG_CHART_H_
+#define MULTILANE_REPORT_SVG_CHART_H_
 
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace multilane {
+namespace mlreport {
 
 // Escapes text for HTML/SVG content and attribute values (& < > " '), its
 // control bytes first written out by mla::EscapeControlBytes: the page never
@@ -45,6 +45,6 @@ std::string LineChartSvg(const std::string& title, const std::vector<double>& x,
                          const std::vector<std::string>& x_labels, const std::vector<Series>& series,
                          const std::string& x_label, const std::string& y_label);
 
-}  // namespace multilane
+}  // namespace mlreport
 
-#endif  // MULTILANE_LAUNCHER_SVG_CHART_H_
+#endif  // MULTILANE_REPORT_SVG_CHART_H_

@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace multilane {
+namespace mlreport {
 namespace {
 
 size_t Count(const std::string& text, const std::string& what) {
@@ -51,4 +51,4 @@ TEST(SvgChart, LineChartPlacesOnePointPerKnownValue) {
 }
 
 }  // namespace
-}  // namespace multilane
+}  // namespace mlreport

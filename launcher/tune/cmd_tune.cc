@@ -43,10 +43,10 @@ int GpusPerNode(const mldb::NodeFingerprint& fp) {
 
 // --weights REPORT.json: the job's calls per size bin, each with its mean
 // message size (priced there by mla::PriceCalls, as the report's advice is).
-bool CallsFromReport(const JobReport& report, const std::vector<mltuner::MemKind>& kinds,
+bool CallsFromReport(const mlreport::JobReport& report, const std::vector<mltuner::MemKind>& kinds,
                      std::vector<mla::BinCalls>* calls, std::string* error) {
   calls->clear();
-  for (const ReportBin& b : report.bins) {
+  for (const mlreport::ReportBin& b : report.bins) {
     mltuner::MemKind mem;
     if (b.calls <= 0 || !mltuner::MemKindFromName(b.memory, &mem)) continue;
     if (std::find(kinds.begin(), kinds.end(), mem) == kinds.end()) continue;

@@ -64,7 +64,7 @@ bool ParseTuneRequest(const TuneOptions& opt, TuneRequest* request, std::string*
     return false;
   if (!opt.weights.empty()) {
     r.weights.emplace();
-    if (!ReadJobReport(opt.weights, &*r.weights, error)) return mla::Refuse(error, "--weights: " + *error);
+    if (!mlreport::ReadJobReport(opt.weights, &*r.weights, error)) return mla::Refuse(error, "--weights: " + *error);
   }
   r.family = mla::FindMpiFamily(opt.mpi);
   if (r.family == nullptr)

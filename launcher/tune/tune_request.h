@@ -64,7 +64,7 @@ struct TuneRequest : TuneSettings {
   TuneSizes sizes;
   TuneMemory memory = TuneMemory::kAuto;
   std::vector<int> ranks_per_gpu;              // empty: not given (the default list where one is needed)
-  std::optional<JobReport> weights;            // --weights, read
+  std::optional<mlreport::JobReport> weights;  // --weights, read
   const mla::MpiFamilyInfo* family = nullptr;  // --mpi's row of the family table, never null
 };
 
