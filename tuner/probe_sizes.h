@@ -121,8 +121,8 @@ ProbeRun StartRun(const Plan& plan, int rank, bool exhaustive, bool compare, siz
 // (rank 0) about each candidate dropped as wrong, updates run->done, the
 // spent times and the medians, and returns the size's object of the
 // result's "sizes" (tuner/README.md).
-nlohmann::json MeasureSize(ProbeRun* run, size_t si, MemKind mem, uint64_t bytes,
-                           const std::vector<Candidate>& cands, Buffers* buf);
+nlohmann::json MeasureSize(ProbeRun* run, size_t si, MemKind mem, uint64_t bytes, const std::vector<Candidate>& cands,
+                           Buffers* buf);
 
 }  // namespace mltuner
 
