@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "vocab/refuse.h"
+
 namespace mltuner {
 
 int Plan::IterationsFor(uint64_t bytes) const {
@@ -20,12 +22,6 @@ bool Plan::MeasuresAt(MemKind mem_kind, uint64_t bytes, const Candidate& c) cons
 }
 
 namespace {
-
-// Sets *error to `message` and returns false.
-bool Fail(std::string* error, const std::string& message) {
-  *error = message;
-  return false;
-}
 
 bool GetSize(const nlohmann::json& v, uint64_t* out) {
   if (v.is_number_unsigned()) {
@@ -45,11 +41,12 @@ template <typename T>
 bool GetNumber(const nlohmann::json& j, const char* key, T lo, T hi, T* out, std::string* error) {
   if (!j.contains(key)) return true;
   const nlohmann::json& v = j.at(key);
-  if (!v.is_number()) return Fail(error, std::string(key) + " must be a number");
+  if (!v.is_number()) return mla::Refuse(error, std::string(key) + " must be a number");
   // Compared as a double first: 1e300 must not be cast to an int.
   const double d = v.get<double>();
   if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi) && v.get<T>() >= lo && v.get<T>() <= hi))
-    return Fail(error, std::string(key) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return mla::Refuse(error,
+                       std::string(key) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
   *out = v.get<T>();
   return true;
 }
@@ -63,10 +60,10 @@ bool ParseCandidateList(const nlohmann::json& list, const Space& space, const st
     Candidate c;
     std::string why;
     if (!v.is_string() || !ParseCandidate(space, v.get<std::string>(), &c, &why))
-      return Fail(error, where + ": " + v.dump() + ": " + (why.empty() ? "not a string" : why));
+      return mla::Refuse(error, where + ": " + v.dump() + ": " + (why.empty() ? "not a string" : why));
     if (c == Passthrough()) continue;
     if (allowed != nullptr && std::find(allowed->begin(), allowed->end(), c) == allowed->end())
-      return Fail(error, where + ": '" + c.Render() + "' is not in candidates; list it there too");
+      return mla::Refuse(error, where + ": '" + c.Render() + "' is not in candidates; list it there too");
     if (std::find(out->begin(), out->end(), c) == out->end()) out->push_back(c);
   }
   return true;
@@ -78,7 +75,8 @@ bool ParseSizeCandidates(const nlohmann::json& j, Plan* p, std::string* error) {
   if (!j.contains("size_candidates")) return true;
   const nlohmann::json& list = j["size_candidates"];
   if (!list.is_array() || !p->has_candidates)
-    return Fail(error, "size_candidates must be an array of {memory, size, candidates} and needs a candidates list");
+    return mla::Refuse(error,
+                       "size_candidates must be an array of {memory, size, candidates} and needs a candidates list");
   for (size_t i = 0; i < list.size(); ++i) {
     const nlohmann::json& e = list[i];
     const std::string where = "size_candidates[" + std::to_string(i) + "]";
@@ -87,12 +85,12 @@ bool ParseSizeCandidates(const nlohmann::json& j, Plan* p, std::string* error) {
     if (!e.is_object() || !e.contains("size") || !GetSize(e["size"], &bytes) || !e.contains("candidates") ||
         !e["candidates"].is_array() ||
         (e.contains("memory") && (!e["memory"].is_string() || !MemKindFromName(e["memory"].get<std::string>(), &mem))))
-      return Fail(error,
-                  where + " must be {\"memory\": \"host\" or \"device\", \"size\": BYTES, \"candidates\": [WORDS]}");
+      return mla::Refuse(
+          error, where + " must be {\"memory\": \"host\" or \"device\", \"size\": BYTES, \"candidates\": [WORDS]}");
     if (std::find(p->memories.begin(), p->memories.end(), mem) == p->memories.end() ||
         std::find(p->sizes.begin(), p->sizes.end(), bytes) == p->sizes.end())
-      return Fail(error, where + ": " + MemKindName(mem) + " " + FormatByteSize(bytes) +
-                             " is not a planned size of a planned memory kind; add it to sizes and memory");
+      return mla::Refuse(error, where + ": " + MemKindName(mem) + " " + FormatByteSize(bytes) +
+                                    " is not a planned size of a planned memory kind; add it to sizes and memory");
     if (!ParseCandidateList(e["candidates"], p->space, where + ".candidates", &p->candidates,
                             &p->size_candidates[{mem, bytes}], error))
       return false;
@@ -108,7 +106,7 @@ bool CheckFieldNames(const nlohmann::json& j, std::string* error) {
   for (const auto& kv : j.items()) {
     if (std::find_if(std::begin(kKnown), std::end(kKnown), [&](const char* k) { return kv.key() == k; }) ==
         std::end(kKnown))
-      return Fail(error, "unknown field '" + kv.key() + "'");
+      return mla::Refuse(error, "unknown field '" + kv.key() + "'");
   }
   return true;
 }
@@ -116,11 +114,12 @@ bool CheckFieldNames(const nlohmann::json& j, std::string* error) {
 // "sizes" (required) into p->sizes, ascending, once each.
 bool ParseSizes(const nlohmann::json& j, Plan* p, std::string* error) {
   if (!j.contains("sizes") || !j["sizes"].is_array() || j["sizes"].empty())
-    return Fail(error, "sizes must be a non-empty array of byte sizes");
+    return mla::Refuse(error, "sizes must be a non-empty array of byte sizes");
   for (const auto& v : j["sizes"]) {
     uint64_t s = 0;
     if (!GetSize(v, &s) || s < 4 || s % 4 != 0 || s > (uint64_t{1} << 33))
-      return Fail(error, "sizes: " + v.dump() + " is not a byte size that is a positive multiple of 4 (fp32) up to 8G");
+      return mla::Refuse(error,
+                         "sizes: " + v.dump() + " is not a byte size that is a positive multiple of 4 (fp32) up to 8G");
     p->sizes.push_back(s);
   }
   std::sort(p->sizes.begin(), p->sizes.end());
@@ -137,10 +136,10 @@ bool ParseMemories(const nlohmann::json& j, Plan* p, std::string* error) {
   std::vector<MemKind> kinds;
   for (const auto& v : list) {
     MemKind k;
-    if (!v.is_string() || !MemKindFromName(v.get<std::string>(), &k)) return Fail(error, rule);
+    if (!v.is_string() || !MemKindFromName(v.get<std::string>(), &k)) return mla::Refuse(error, rule);
     if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
   }
-  if (kinds.empty()) return Fail(error, rule);
+  if (kinds.empty()) return mla::Refuse(error, rule);
   std::sort(kinds.begin(), kinds.end());
   p->memories = kinds;
   p->mem = kinds.front();
@@ -151,13 +150,13 @@ bool ParseMemories(const nlohmann::json& j, Plan* p, std::string* error) {
 bool ParseSpace(const nlohmann::json& j, Plan* p, std::string* error) {
   if (!j.contains("space")) return true;
   if (!j["space"].is_object())
-    return Fail(error, "space must be an object {dimension: [values]} (\"algo\" for the algorithms)");
+    return mla::Refuse(error, "space must be an object {dimension: [values]} (\"algo\" for the algorithms)");
   for (const auto& kv : j["space"].items()) {
     std::vector<std::string> values;
-    if (!kv.value().is_array()) return Fail(error, "space." + kv.key() + " must be an array");
+    if (!kv.value().is_array()) return mla::Refuse(error, "space." + kv.key() + " must be an array");
     for (const auto& v : kv.value()) values.push_back(v.is_string() ? v.get<std::string>() : v.dump());
     std::string why;
-    if (!p->space.Restrict(kv.key(), values, &why)) return Fail(error, "space: " + why);
+    if (!p->space.Restrict(kv.key(), values, &why)) return mla::Refuse(error, "space: " + why);
   }
   return true;
 }
@@ -166,27 +165,28 @@ bool ParseSpace(const nlohmann::json& j, Plan* p, std::string* error) {
 bool ParseIterations(const nlohmann::json& j, Plan* p, std::string* error) {
   if (!j.contains("iterations")) return true;
   const nlohmann::json& it = j["iterations"];
-  if (!it.is_object()) return Fail(error, "iterations must be an object {bytes, min, max}");
+  if (!it.is_object()) return mla::Refuse(error, "iterations must be an object {bytes, min, max}");
   if (it.contains("bytes") && !GetSize(it["bytes"], &p->iter_bytes))
-    return Fail(error, "iterations.bytes must be a byte size");
+    return mla::Refuse(error, "iterations.bytes must be a byte size");
   if (!GetNumber(it, "min", 1, 1000000, &p->min_iters, error) ||
       !GetNumber(it, "max", 1, 1000000, &p->max_iters, error))
     return false;
-  if (p->min_iters > p->max_iters) return Fail(error, "iterations.min must not exceed iterations.max");
+  if (p->min_iters > p->max_iters) return mla::Refuse(error, "iterations.min must not exceed iterations.max");
   return true;
 }
 
 // The plan's fields, each checked; *plan is set only when all are good.
 bool ParsePlanFields(const nlohmann::json& j, Plan* plan, std::string* error) {
   Plan p;
-  if (!j.is_object()) return Fail(error, "the plan must be a JSON object");
+  if (!j.is_object()) return mla::Refuse(error, "the plan must be a JSON object");
   if (!CheckFieldNames(j, error) || !ParseSizes(j, &p, error) || !ParseMemories(j, &p, error)) return false;
-  if (j.contains("datatype") && j["datatype"] != "fp32") return Fail(error, "datatype: only \"fp32\" is supported");
-  if (j.contains("op") && j["op"] != "sum") return Fail(error, "op: only \"sum\" is supported");
+  if (j.contains("datatype") && j["datatype"] != "fp32")
+    return mla::Refuse(error, "datatype: only \"fp32\" is supported");
+  if (j.contains("op") && j["op"] != "sum") return mla::Refuse(error, "op: only \"sum\" is supported");
   if (!ParseSpace(j, &p, error)) return false;
   if (j.contains("candidates")) {
     if (!j["candidates"].is_array())
-      return Fail(error, "candidates must be an array of profile words (\"lane lanes=2\")");
+      return mla::Refuse(error, "candidates must be an array of profile words (\"lane lanes=2\")");
     p.has_candidates = true;
     if (!ParseCandidateList(j["candidates"], p.space, "candidates", nullptr, &p.candidates, error)) return false;
   }
@@ -200,7 +200,7 @@ bool ParsePlanFields(const nlohmann::json& j, Plan* plan, std::string* error) {
     return false;
   if (j.contains("rep_stat")) {
     if (j["rep_stat"] != "loop" && j["rep_stat"] != "median" && j["rep_stat"] != "mean")
-      return Fail(error, "rep_stat must be \"loop\", \"median\" or \"mean\"");
+      return mla::Refuse(error, "rep_stat must be \"loop\", \"median\" or \"mean\"");
     p.rep_stat = j["rep_stat"].get<std::string>();
   }
   if (j.contains("comment"))

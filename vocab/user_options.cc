@@ -3,6 +3,7 @@
 
 #include "vocab/mpi_families.h"
 #include "vocab/ranks_per_gpu.h"
+#include "vocab/refuse.h"
 #include "vocab/terminal_text.h"
 
 namespace mla {
@@ -58,15 +59,12 @@ bool ParseUserOptions(const char* value, UserOptions* out, std::string* error) {
     } else if (word == "report") {
       o.report = true;
       o.report_dir = arg;
-      if (has_arg && arg.empty()) {
-        *error = "--multilane: 'report:' needs a directory after the colon, or write plain 'report'";
-        return false;
-      }
+      if (has_arg && arg.empty())
+        return mla::Refuse(error, "--multilane: 'report:' needs a directory after the colon, or write plain 'report'");
     } else if (word == "ranks-per-gpu") {
-      if (!ParseRanksPerGpu(arg, &o.ranks_per_gpu)) {
-        *error = "--multilane: '" + Excerpt(item) + "' is not valid: write ranks-per-gpu:N with N " + RanksPerGpuRule();
-        return false;
-      }
+      if (!ParseRanksPerGpu(arg, &o.ranks_per_gpu))
+        return mla::Refuse(error, "--multilane: '" + Excerpt(item) + "' is not valid: write ranks-per-gpu:N with N " +
+                                      RanksPerGpuRule());
     } else if (word == "mpi") {
       if (FindMpiFamily(arg) == nullptr) {
         *error =

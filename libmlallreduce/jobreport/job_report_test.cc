@@ -293,7 +293,7 @@ TEST(GpuSampler, WithoutNvmlNothingStartsAndNothingIsReported) {
   EXPECT_FALSE(CurrentCudaDeviceUuid(uuid));  // the unit tests never load CUDA
 }
 
-// The sampler's thread against a fake NVML (fake_nvml.c, loaded by path
+// The sampler's thread against a fake NVML (fake_nvml_test_support.c, loaded by path
 // first, so that the sampler's dlopen of libnvidia-ml.so.1 finds it by its
 // soname): it starts, samples on its own thread and stops.  The TSan run
 // (tsan_gpu_sampler) runs it too, so that the thread is checked for races.

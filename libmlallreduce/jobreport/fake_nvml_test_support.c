@@ -1,4 +1,4 @@
-/* fake_nvml.c: a stand-in libnvidia-ml.so.1 for the unit test of the job
+/* fake_nvml_test_support.c: a stand-in libnvidia-ml.so.1 for the unit test of the job
  * report's GPU sampler (job_report_test.cc, GpuSampler.ThreadSamplesAFakeNvml),
  * so that the sampler's thread starts and samples on a host without a GPU,
  * also under ThreadSanitizer (issue 27: no TSan run had that thread).  One

@@ -1,4 +1,4 @@
-/* fake_cuda.c: a stand-in libcuda.so.1 for the unit test of ClassifyBuffers
+/* fake_cuda_test_support.c: a stand-in libcuda.so.1 for the unit test of ClassifyBuffers
  * without the CUDA module (buffer_kinds_test.cc): what a process has when
  * something other than the application loaded the driver (NVML in the job
  * report's sampler does, on one rank per host).  cuPointerGetAttribute says
