@@ -164,45 +164,27 @@ bool open_json(const Options& opt, int rank, FILE** json, std::string* error) {
   return on_all_ranks(error->empty());
 }
 
-// The communicator of the first rank on each GPU of each host (MPI_COMM_NULL
-// on the others); *ranks_per_gpu: the ranks that share this rank's GPU.
-MPI_Comm per_gpu_comm(const MemKind& kind, int rank, int* ranks_per_gpu) {
-  MPI_Comm shared, same_gpu, per_gpu = MPI_COMM_NULL;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared);
-  MPI_Comm_split(shared, kind.device() + 1, rank, &same_gpu);
-  int gpu_rank = 0;
-  MPI_Comm_rank(same_gpu, &gpu_rank);
-  MPI_Comm_size(same_gpu, ranks_per_gpu);
-  MPI_Comm_split(MPI_COMM_WORLD, gpu_rank == 0 ? 0 : MPI_UNDEFINED, rank, &per_gpu);
-  MPI_Comm_free(&same_gpu);
-  MPI_Comm_free(&shared);
-  return per_gpu;
-}
-
 // Measures and reports on memory of `kind`; returns the exit status and sets
 // *message where the run cannot start.
 int measure(Options& opt, RunInfo& info, MemKind* kind, FILE* json, std::string* message) {
   const size_t max_bytes = (opt.max_bytes / type_size(opt.type)) * type_size(opt.type);
-  Buffers bufs(kind, max_bytes);
-  if (!on_all_ranks(bufs.ok())) {
+  SystemAllreduce system;  // the system's own algorithms (mpi:NAME, mpi-best); freed before MPI_Finalize
+  Bench bench(opt, info, kind, max_bytes, system);
+  if (!on_all_ranks(bench.allocated())) {
     *message = "cannot allocate 2 x " + std::to_string(max_bytes) + " bytes of " + opt.memory +
                " memory on some rank; lower -e or run fewer ranks per node";
     return 1;
   }
   info.memory = kind->describe();
-  // The system's own algorithms (mpi:NAME, mpi-best); freed before MPI_Finalize.
-  SystemAllreduce system;
   std::vector<std::string> system_notes;
   if (!check_system_rows(&opt, system, &system_notes, message)) return 2;
   if (!system.names().empty()) {
     info.system_algorithms = system.mechanism() + ":";
     for (const std::string& n : system.names()) info.system_algorithms += " " + n;
   }
-  // One rank per GPU (the first on each GPU of each host) for mpi-1pg and nccl.
   info.device = kind->device();
-  MPI_Comm per_gpu = per_gpu_comm(*kind, info.rank, &info.ranks_per_gpu);
+  info.ranks_per_gpu = bench.ranks_per_gpu();
   if (info.rank == 0) print_header(opt, info);
-  Bench bench(opt, info, bufs, per_gpu, system);
   const uint64_t total_wrong = bench.run(system_notes);
   int status = total_wrong > 0 ? 1 : 0;
   if (info.rank == 0) print_summary(opt, bench, total_wrong);
@@ -213,7 +195,6 @@ int measure(Options& opt, RunInfo& info, MemKind* kind, FILE* json, std::string*
       status = 1;
     }
   }
-  if (per_gpu != MPI_COMM_NULL) MPI_Comm_free(&per_gpu);
   return status;
 }
 
@@ -228,15 +209,11 @@ int bench_main(int argc, char** argv) {
 
   Options opt;
   std::string error;
-  switch (parse_options(argc, argv, &opt, &error)) {
-    case ParseStatus::kHelp:
-      if (info.rank == 0) fputs(usage_text(argv[0]).c_str(), stdout);
-      return finish(info.rank, 0, "");
-    case ParseStatus::kError:
-      return finish(info.rank, 2, error + "\n(run mlallreduce_bench -h for the options)");
-    case ParseStatus::kRun:
-      break;
-  }
+  const ParseStatus parsed = parse_options(argc, argv, &opt, &error);
+  if (parsed == ParseStatus::kHelp && info.rank == 0) fputs(usage_text(argv[0]).c_str(), stdout);
+  if (parsed == ParseStatus::kHelp) return finish(info.rank, 0, "");
+  if (parsed == ParseStatus::kError)
+    return finish(info.rank, 2, error + "\n(run mlallreduce_bench -h for the options)");
   FILE* json = nullptr;
   if (!open_json(opt, info.rank, &json, &error)) return finish(info.rank, 2, error);
   collect_run_info(argc, argv, opt, &info);

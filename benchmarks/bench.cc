@@ -35,6 +35,21 @@ int comm_rank(MPI_Comm comm) {
   return r;
 }
 
+// The communicator of the first rank on each GPU of each host (MPI_COMM_NULL
+// on the others); *ranks_per_gpu: the ranks that share this rank's GPU.
+MPI_Comm per_gpu_comm(int device, int rank, int* ranks_per_gpu) {
+  MPI_Comm shared, same_gpu, per_gpu = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared);
+  MPI_Comm_split(shared, device + 1, rank, &same_gpu);
+  int gpu_rank = 0;
+  MPI_Comm_rank(same_gpu, &gpu_rank);
+  MPI_Comm_size(same_gpu, ranks_per_gpu);
+  MPI_Comm_split(MPI_COMM_WORLD, gpu_rank == 0 ? 0 : MPI_UNDEFINED, rank, &per_gpu);
+  MPI_Comm_free(&same_gpu);
+  MPI_Comm_free(&shared);
+  return per_gpu;
+}
+
 std::string size_list(const std::vector<uint64_t>& sizes, size_t nsizes) {
   if (sizes.size() == nsizes) return "at every size";
   std::string text = "at";
@@ -70,18 +85,27 @@ struct Bench::Caller {
   std::string why;  // why a call failed, when the kind knows
 };
 
-Bench::Bench(const Options& opt, const RunInfo& info, Buffers& bufs, MPI_Comm per_gpu, SystemAllreduce& system)
+Bench::Bench(const Options& opt, const RunInfo& info, MemKind* kind, size_t bytes, SystemAllreduce& system)
     : opt_(opt),
       info_(info),
-      bufs_(bufs),
+      kind_(kind),
       system_(system),
       type_(mpi_datatype(opt.type)),
       op_(mpi_op(opt.op)),
       esize_(type_size(opt.type)),
-      per_gpu_(per_gpu),
-      per_gpu_ranks_(comm_size(per_gpu)),
+      send_(kind->alloc(bytes)),
+      recv_(kind->alloc(bytes)),
+      stage_(kind->host_accessible() ? 0 : bytes),
+      per_gpu_(per_gpu_comm(kind->device(), info.rank, &ranks_per_gpu_)),
+      per_gpu_ranks_(comm_size(per_gpu_)),
       ref_(opt.type, opt.op, info.nranks, info.rank),
-      per_gpu_ref_(opt.type, opt.op, per_gpu_ranks_, comm_rank(per_gpu)) {}
+      per_gpu_ref_(opt.type, opt.op, per_gpu_ranks_, comm_rank(per_gpu_)) {}
+
+Bench::~Bench() {
+  if (send_) kind_->release(send_);
+  if (recv_) kind_->release(recv_);
+  if (per_gpu_ != MPI_COMM_NULL) MPI_Comm_free(&per_gpu_);
+}
 
 Bench::Caller Bench::make_caller(const AlgoSpec& spec) const {
   Caller c;
@@ -96,20 +120,18 @@ Bench::Caller Bench::make_caller(const AlgoSpec& spec) const {
 }
 
 int Bench::call(Caller& c, int count) {
-  void* send = bufs_.send;
-  void* recv = bufs_.recv;
   switch (c.spec->kind) {
     case AlgoSpec::Kind::kMpi:
     case AlgoSpec::Kind::kMpiAlgo:
     case AlgoSpec::Kind::kMpiPerGpu:
-      return bufs_.kind->system_allreduce(send, recv, count, type_, op_, c.comm);
+      return kind_->system_allreduce(send_, recv_, count, type_, op_, c.comm);
     case AlgoSpec::Kind::kAuto:
-      return mla_allreduce(send, recv, count, type_, op_, c.comm);
+      return mla_allreduce(send_, recv_, count, type_, op_, c.comm);
     case AlgoSpec::Kind::kLibrary:
-      return mla_allreduce_with(send, recv, count, type_, op_, c.comm, &c.choice);
+      return mla_allreduce_with(send_, recv_, count, type_, op_, c.comm, &c.choice);
     case AlgoSpec::Kind::kNccl: {
-      const int rc = bufs_.kind->nccl_allreduce(send, recv, count, opt_.type, opt_.op, c.comm, &c.why);
-      if (c.spec->blocking) bufs_.kind->synchronize();
+      const int rc = kind_->nccl_allreduce(send_, recv_, count, opt_.type, opt_.op, c.comm, &c.why);
+      if (c.spec->blocking) kind_->synchronize();
       return rc;
     }
     case AlgoSpec::Kind::kMpiBest:
@@ -118,11 +140,19 @@ int Bench::call(Caller& c, int count) {
   return MPI_ERR_OTHER;
 }
 
+// A host pointer to the first `bytes` of buf: buf itself where the kind is
+// host accessible, else stage_ with a copy (valid until the next call).
+const void* Bench::host_view(const void* buf, size_t bytes) {
+  if (kind_->host_accessible()) return buf;
+  kind_->copy(stage_.data(), buf, bytes);
+  return stage_.data();
+}
+
 // Writes ref's send data for `count` elements into the send buffer.
 void Bench::fill_send(const Reference& ref, size_t count) {
-  if (bufs_.kind->host_accessible()) return ref.fill(bufs_.send, count);
-  ref.fill(bufs_.stage.data(), count);
-  bufs_.kind->copy(bufs_.send, bufs_.stage.data(), count * esize_);
+  if (kind_->host_accessible()) return ref.fill(send_, count);
+  ref.fill(stage_.data(), count);
+  kind_->copy(send_, stage_.data(), count * esize_);
 }
 
 // The wrong values of the last call's result (compared with rank 0's too
@@ -130,9 +160,9 @@ void Bench::fill_send(const Reference& ref, size_t count) {
 // written again, to keep later runs meaningful).  Collective over comm.
 uint64_t Bench::check_call(size_t count, const Reference& ref, MPI_Comm comm) {
   const size_t bytes = count * esize_;
-  uint64_t changed = ref.count_send_changed(bufs_.host_view(bufs_.send, bytes), count);
+  uint64_t changed = ref.count_send_changed(host_view(send_, bytes), count);
   if (changed) fill_send(ref, count);
-  const void* res = bufs_.host_view(bufs_.recv, bytes);
+  const void* res = host_view(recv_, bytes);
   if (same_on_all_ranks(hash_bytes(res, bytes), comm)) return changed + ref.count_wrong(res, nullptr, count);
   std::vector<unsigned char> rank0(bytes);
   if (comm_rank(comm) == 0) memcpy(rank0.data(), res, bytes);
@@ -144,17 +174,16 @@ uint64_t Bench::check_call(size_t count, const Reference& ref, MPI_Comm comm) {
 // (every rank meets at the barrier); returns the slowest rank's mean
 // seconds per call and adds the calls that failed to *failed.
 double Bench::time_batch(Caller& c, int n, size_t bytes, int iters, int warmup, bool active, int* failed) {
-  MemKind* kind = bufs_.kind;
   if (active) {
-    kind->set_bytes(bufs_.recv, kPoisonByte, bytes);
+    kind_->set_bytes(recv_, kPoisonByte, bytes);
     for (int i = 0; i < warmup; ++i) *failed += call(c, n) != MPI_SUCCESS;
-    kind->synchronize();
+    kind_->synchronize();
   }
   MPI_Barrier(MPI_COMM_WORLD);
   double t0 = MPI_Wtime();
   if (active) {
     for (int i = 0; i < iters; ++i) *failed += call(c, n) != MPI_SUCCESS;
-    kind->synchronize();
+    kind_->synchronize();
   }
   double mean = active ? (MPI_Wtime() - t0) / iters : 0, max_mean = 0;
   PMPI_Allreduce(&mean, &max_mean, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -353,7 +382,7 @@ uint64_t Bench::run(const std::vector<std::string>& notes) {
       if (c.comm == MPI_COMM_NULL) continue;
       for (int i = 0; i < 2; ++i) call(c, static_cast<int>(count));
     }
-    bufs_.kind->synchronize();
+    kind_->synchronize();
   }
 
   uint64_t total_wrong = 0;

@@ -61,10 +61,19 @@ struct Row {
 
 class Bench {
  public:
-  // Measures with the buffers `bufs` (of opt.max_bytes) and, for mpi-1pg
-  // and nccl, the communicator of one rank per GPU (MPI_COMM_NULL on the
-  // ranks that are not the first of their GPU).
-  Bench(const Options& opt, const RunInfo& info, Buffers& bufs, MPI_Comm per_gpu, SystemAllreduce& system);
+  // Allocates a send and a receive buffer of `bytes` of `kind`, and makes
+  // the communicator of the first rank on each GPU of each host (mpi-1pg,
+  // nccl).  Collective over MPI_COMM_WORLD.
+  Bench(const Options& opt, const RunInfo& info, MemKind* kind, size_t bytes, SystemAllreduce& system);
+  ~Bench();
+  Bench(const Bench&) = delete;
+  Bench& operator=(const Bench&) = delete;
+
+  // Whether this rank's buffers were allocated.
+  bool allocated() const { return send_ != nullptr && recv_ != nullptr; }
+
+  // The ranks that share this rank's GPU (1 for host memory).
+  int ranks_per_gpu() const { return ranks_per_gpu_; }
 
   // Runs every size and algorithm, printing each size's rows on rank 0 as it
   // completes; `notes` start the run's notes.  Returns the total number of
@@ -84,18 +93,23 @@ class Bench {
   uint64_t check_call(size_t count, const Reference& ref, MPI_Comm comm);
   double time_batch(Caller& call, int n, size_t bytes, int iters, int warmup, bool active, int* failed);
   void fill_send(const Reference& ref, size_t count);
+  const void* host_view(const void* buf, size_t bytes);
   void count_calls(const AlgoSpec& spec, const mla_stats& before, const mla_stats& after, Row* row);
   void make_notes(size_t nsizes);
   void finish_size(size_t first);
 
   const Options& opt_;
   const RunInfo& info_;
-  Buffers& bufs_;
+  MemKind* const kind_;
   SystemAllreduce& system_;
   const MPI_Datatype type_;
   const MPI_Op op_;
   const size_t esize_;
-  const MPI_Comm per_gpu_;
+  void* const send_;
+  void* const recv_;
+  std::vector<unsigned char> stage_;  // a host copy, where the kind is not host accessible
+  int ranks_per_gpu_ = 1;
+  MPI_Comm per_gpu_;  // the first rank of each GPU; MPI_COMM_NULL on the others
   const int per_gpu_ranks_;
   Reference ref_;
   Reference per_gpu_ref_;  // data and results of mpi-1pg and nccl (GPU leaders)

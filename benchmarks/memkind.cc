@@ -2,9 +2,6 @@
 // memkind_cuda.cc when the build has CUDA.
 #include "benchmarks/memkind.h"
 
-#include <cstdlib>
-#include <cstring>
-
 #include "vocab/refuse.h"
 
 namespace mlabench {
@@ -19,23 +16,6 @@ void* MemKind::alloc(size_t bytes) {
   void* p = nullptr;
   return posix_memalign(&p, 4096, bytes) == 0 ? p : nullptr;
 #endif
-}
-
-void MemKind::release(void* p) { free(p); }
-
-void MemKind::copy(void* dst, const void* src, size_t bytes) {
-  if (dst != src) memcpy(dst, src, bytes);
-}
-
-void MemKind::set_bytes(void* p, int value, size_t bytes) { memset(p, value, bytes); }
-
-int MemKind::system_allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  return PMPI_Allreduce(send, recv, count, type, op, comm);
-}
-
-int MemKind::nccl_allreduce(const void*, void*, int, DataType, RedOp, MPI_Comm, std::string* why) {
-  *why = "NCCL needs device memory (-m cuda)";
-  return MPI_ERR_OTHER;
 }
 
 const char* memkind_list() {
@@ -64,21 +44,6 @@ std::unique_ptr<MemKind> make_memkind(const std::string& name, int local_rank, i
   (void)name, (void)local_rank, (void)local_size, (void)why;
 #endif
   return std::make_unique<MemKind>();
-}
-
-Buffers::Buffers(MemKind* k, size_t bytes) : kind(k), send(k->alloc(bytes)), recv(k->alloc(bytes)) {
-  if (!k->host_accessible()) stage.resize(bytes);
-}
-
-Buffers::~Buffers() {
-  if (send) kind->release(send);
-  if (recv) kind->release(recv);
-}
-
-const void* Buffers::host_view(const void* buf, size_t bytes) {
-  if (kind->host_accessible()) return buf;
-  kind->copy(stage.data(), buf, bytes);
-  return stage.data();
 }
 
 }  // namespace mlabench

@@ -11,9 +11,10 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "benchmarks/options.h"
 
@@ -30,16 +31,16 @@ class MemKind {
 
   // Allocates bytes of this kind; nullptr on failure.
   virtual void* alloc(size_t bytes);
-  virtual void release(void* p);
+  virtual void release(void* p) { free(p); }
 
   // True when the CPU may read and write the buffers in place; otherwise the
   // benchmark fills and checks through a host staging buffer with copy().
   virtual bool host_accessible() const { return true; }
   // Copies bytes from src to dst, each in host memory or memory of this kind.
-  virtual void copy(void* dst, const void* src, size_t bytes);
+  virtual void copy(void* dst, const void* src, size_t bytes) { memmove(dst, src, bytes); }
 
   // Sets bytes of p to the byte value (the poison written before each call).
-  virtual void set_bytes(void* p, int value, size_t bytes);
+  virtual void set_bytes(void* p, int value, size_t bytes) { memset(p, value, bytes); }
 
   // Waits until the work queued on the buffers has completed; called before
   // the clock is read at the end of a timed batch.
@@ -48,7 +49,9 @@ class MemKind {
   // The system MPI's allreduce as an application would call it with these
   // buffers: PMPI_Allreduce for host memory; for device memory copied to
   // pinned host memory, PMPI_Allreduce, copied back (a non-CUDA-aware MPI).
-  virtual int system_allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+  virtual int system_allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+    return PMPI_Allreduce(send, recv, count, type, op, comm);
+  }
 
   // The GPU this rank's buffers are on, or -1 for host memory.
   virtual int device() const { return -1; }
@@ -56,8 +59,10 @@ class MemKind {
   // ncclAllReduce over `comm` (one rank per GPU), made on first use
   // (collective over comm).  Returns MPI_SUCCESS, or an MPI error code when
   // NCCL is not available; *why then says why.
-  virtual int nccl_allreduce(const void* send, void* recv, int count, DataType type, RedOp op, MPI_Comm comm,
-                             std::string* why);
+  virtual int nccl_allreduce(const void*, void*, int, DataType, RedOp, MPI_Comm, std::string* why) {
+    *why = "NCCL needs device memory (-m cuda)";
+    return MPI_ERR_OTHER;
+  }
 };
 
 // The memory kinds this build knows, for -m and its help text ("host", "cuda").
@@ -77,27 +82,6 @@ std::unique_ptr<MemKind> make_memkind(const std::string& name, int local_rank, i
 // The device kind (memkind_cuda.cc).
 std::unique_ptr<MemKind> make_cuda_memkind(int local_rank, int local_size, std::string* why);
 #endif
-
-// The send and receive buffers of a run, `bytes` each, of one kind (which
-// must outlive them), released with them.
-struct Buffers {
-  Buffers(MemKind* kind, size_t bytes);
-  ~Buffers();
-  Buffers(const Buffers&) = delete;
-  Buffers& operator=(const Buffers&) = delete;
-
-  // Whether both buffers were allocated.
-  bool ok() const { return send != nullptr && recv != nullptr; }
-
-  // A host pointer to the first `bytes` of buf: buf itself where the kind is
-  // host accessible, else `stage` with a copy (valid until the next call).
-  const void* host_view(const void* buf, size_t bytes);
-
-  MemKind* const kind;
-  void* const send;
-  void* const recv;
-  std::vector<unsigned char> stage;  // `bytes`, where the kind is not host accessible
-};
 
 }  // namespace mlabench
 

@@ -243,62 +243,59 @@ const char* op_name(RedOp op) { return kOps[static_cast<int>(op)].name; }
 MPI_Op mpi_op(RedOp op) { return kOps[static_cast<int>(op)].mpi; }
 
 std::string usage_text(const char* argv0) {
-  std::string s;
-  s += "usage: ";
-  s += argv0;
-  s += " [options]   (run under mpirun/srun; every rank takes the same options)\n"
-       "\n"
-       "Times MPI_Allreduce (the system MPI, called through PMPI) and each multilane\n"
-       "algorithm of libmlallreduce side by side, size by size, and checks the results.\n"
-       "\n"
-       "  -b, --minbytes SIZE      smallest message (default 4K)\n"
-       "  -e, --maxbytes SIZE      largest message (default 64M)\n"
-       "  -f, --stepfactor N       multiply the size by N (>= 2) between steps (default 2)\n"
-       "                           SIZE: bytes, optional K, M, G or T suffix (powers of 1024)\n"
-       "  -t, --datatype TYPE      float, double, int32 or int64 (default float)\n"
-       "  -o, --op OP              sum, prod, min or max (default sum)\n"
-       "  -a, --algos LIST         comma list of algorithms (default ";
-  s += kDefaultAlgos;
-  s += ")\n"
-       "                           (device memory default: ";
-  s += kDefaultDeviceAlgos;
-  s += ")\n"
-       "                           mpi: PMPI_Allreduce directly (the baseline of vs_mpi); for\n"
-       "                           device memory staged by hand through pinned host memory\n"
-       "                           mpi:NAME: the system MPI with its own algorithm NAME\n"
-       "                           forced (Open MPI coll/tuned: ring, rabenseifner, ...;\n"
-       "                           MPICH: ring, recursive_doubling, ...)\n"
-       "                           mpi-best: per size the fastest of mpi and every mpi:NAME\n"
-       "                           (the baseline of vs_best)\n"
-       "                           mpi-1pg, nccl: the system MPI (staged) and NCCL with one\n"
-       "                           rank per GPU (device memory; other ranks wait); nccl\n"
-       "                           queues calls back to back as nccl-tests does, nccl-sync\n"
-       "                           waits for each (blocking, like MPI_Allreduce)\n"
-       "                           auto: mla_allreduce, as the profile/environment decides\n"
-       "                           ";
-  s += library_algo_names().substr(2);
-  s += ": mla_allreduce_with; ALGO:mpi or ALGO:nccl picks the\n"
-       "                           transport between nodes/GPUs for device memory\n"
-       "  -l, --lanes N            lanes passed in mla_choice (default 0 = all ranks of a node)\n"
-       "  -c, --chunk SIZE         chunk_bytes passed in mla_choice (default 0 = library default)\n"
-       "  -w, --warmup_iters N     untimed calls before each timed batch (default: iters/10, >= 2)\n"
-       "  -n, --iters N            timed calls per size and algorithm (default: scaled to the\n"
-       "                           size, 256 MiB per batch, between 20 and 1000)\n"
-       "  -z, --check 0|1          validate the results (default 1); the exit status is 1\n"
-       "                           when any value is wrong\n"
-       "  -J, --json FILE          also write the run and its results as JSON (rank 0)\n"
-       "  -m, --memory KIND        where the buffers live: ";
-  s += memkind_list();
-  s += " (default host)\n"
-       "  -T, --batch_seconds S    cap each timed batch at about S seconds (iterations from the\n"
-       "                           checked call's time, at least 3); default off\n"
-       "  -h, --help               print this help\n"
-       "\n"
-       "Columns: size (bytes), count (elements), type, redop, algo, time_us (max over ranks\n"
-       "of the mean time per call), algbw = size/time (GB/s), busbw = algbw*2(n-1)/n,\n"
-       "#wrong (wrong or rank-divergent elements, all ranks), vs_mpi = busbw / busbw of mpi.\n"
-       "See docs/mlallreduce_bench.md.\n";
-  return s;
+  return std::string("usage: ") + argv0 +
+         " [options]   (run under mpirun/srun; every rank takes the same options)\n"
+         "\n"
+         "Times MPI_Allreduce (the system MPI, called through PMPI) and each multilane\n"
+         "algorithm of libmlallreduce side by side, size by size, and checks the results.\n"
+         "\n"
+         "  -b, --minbytes SIZE      smallest message (default 4K)\n"
+         "  -e, --maxbytes SIZE      largest message (default 64M)\n"
+         "  -f, --stepfactor N       multiply the size by N (>= 2) between steps (default 2)\n"
+         "                           SIZE: bytes, optional K, M, G or T suffix (powers of 1024)\n"
+         "  -t, --datatype TYPE      float, double, int32 or int64 (default float)\n"
+         "  -o, --op OP              sum, prod, min or max (default sum)\n"
+         "  -a, --algos LIST         comma list of algorithms (default " +
+         kDefaultAlgos +
+         ")\n"
+         "                           (device memory default: " +
+         kDefaultDeviceAlgos +
+         ")\n"
+         "                           mpi: PMPI_Allreduce directly (the baseline of vs_mpi); for\n"
+         "                           device memory staged by hand through pinned host memory\n"
+         "                           mpi:NAME: the system MPI with its own algorithm NAME\n"
+         "                           forced (Open MPI coll/tuned: ring, rabenseifner, ...;\n"
+         "                           MPICH: ring, recursive_doubling, ...)\n"
+         "                           mpi-best: per size the fastest of mpi and every mpi:NAME\n"
+         "                           (the baseline of vs_best)\n"
+         "                           mpi-1pg, nccl: the system MPI (staged) and NCCL with one\n"
+         "                           rank per GPU (device memory; other ranks wait); nccl\n"
+         "                           queues calls back to back as nccl-tests does, nccl-sync\n"
+         "                           waits for each (blocking, like MPI_Allreduce)\n"
+         "                           auto: mla_allreduce, as the profile/environment decides\n"
+         "                           " +
+         library_algo_names().substr(2) +
+         ": mla_allreduce_with; ALGO:mpi or ALGO:nccl picks the\n"
+         "                           transport between nodes/GPUs for device memory\n"
+         "  -l, --lanes N            lanes passed in mla_choice (default 0 = all ranks of a node)\n"
+         "  -c, --chunk SIZE         chunk_bytes passed in mla_choice (default 0 = library default)\n"
+         "  -w, --warmup_iters N     untimed calls before each timed batch (default: iters/10, >= 2)\n"
+         "  -n, --iters N            timed calls per size and algorithm (default: scaled to the\n"
+         "                           size, 256 MiB per batch, between 20 and 1000)\n"
+         "  -z, --check 0|1          validate the results (default 1); the exit status is 1\n"
+         "                           when any value is wrong\n"
+         "  -J, --json FILE          also write the run and its results as JSON (rank 0)\n"
+         "  -m, --memory KIND        where the buffers live: " +
+         memkind_list() +
+         " (default host)\n"
+         "  -T, --batch_seconds S    cap each timed batch at about S seconds (iterations from the\n"
+         "                           checked call's time, at least 3); default off\n"
+         "  -h, --help               print this help\n"
+         "\n"
+         "Columns: size (bytes), count (elements), type, redop, algo, time_us (max over ranks\n"
+         "of the mean time per call), algbw = size/time (GB/s), busbw = algbw*2(n-1)/n,\n"
+         "#wrong (wrong or rank-divergent elements, all ranks), vs_mpi = busbw / busbw of mpi.\n"
+         "See docs/mlallreduce_bench.md.\n";
 }
 
 ParseStatus parse_options(int argc, char** argv, Options* opt, std::string* error) {

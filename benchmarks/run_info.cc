@@ -4,7 +4,6 @@
 #include <mpi.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cinttypes>
 #include <cstring>
@@ -29,15 +28,12 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
-std::vector<std::pair<std::string, std::string>> multilane_variables() {
-  std::vector<std::pair<std::string, std::string>> vars;
+std::map<std::string, std::string> multilane_variables() {
+  std::map<std::string, std::string> vars;
   for (char** e = environ; e && *e; ++e) {
-    if (strncmp(*e, "MULTILANE_", 10) != 0) continue;
     const char* eq = strchr(*e, '=');
-    if (!eq) continue;
-    vars.emplace_back(std::string(*e, eq - *e), std::string(eq + 1));
+    if (strncmp(*e, "MULTILANE_", 10) == 0 && eq) vars.emplace(std::string(*e, eq - *e), std::string(eq + 1));
   }
-  std::sort(vars.begin(), vars.end());
   return vars;
 }
 
@@ -67,14 +63,6 @@ void find_hosts(RunInfo* info) {
                                         : " (ranks " + std::to_string(start) + "-" + std::to_string(r - 1) + ")";
     start = r;
   }
-}
-
-void print_table_header() {
-  printf("#\n");
-  printf("#%11s %12s %7s %6s %12s %11s %8s %8s %7s %7s %7s\n", "size", "count", "type", "redop", "algo", "time_us",
-         "algbw", "busbw", "#wrong", "vs_mpi", "vs_best");
-  printf("#%11s %12s %7s %6s %12s %11s %8s %8s %7s %7s %7s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)",
-         "(GB/s)", "", "(x)", "(x)");
 }
 
 }  // namespace
@@ -142,7 +130,11 @@ void print_header(const Options& opt, const RunInfo& info) {
   if (!info.supported)
     printf("# NOTE: libmlallreduce cannot run %s/%s here (%s): its algorithms will pass to PMPI_Allreduce\n",
            type_name(opt.type), op_name(opt.op), info.unsupported_reason.c_str());
-  print_table_header();
+  printf("#\n");
+  printf("#%11s %12s %7s %6s %12s %11s %8s %8s %7s %7s %7s\n", "size", "count", "type", "redop", "algo", "time_us",
+         "algbw", "busbw", "#wrong", "vs_mpi", "vs_best");
+  printf("#%11s %12s %7s %6s %12s %11s %8s %8s %7s %7s %7s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)",
+         "(GB/s)", "", "(x)", "(x)");
   fflush(stdout);
   if (info.device >= 0)
     printf("# device buffers: %d rank(s) per GPU; mpi-1pg and nccl run on the first rank of each GPU\n",

@@ -4,8 +4,8 @@
 #ifndef MLABENCH_RUN_INFO_H_
 #define MLABENCH_RUN_INFO_H_
 
+#include <map>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -28,7 +28,7 @@ struct RunInfo {
   std::string date;  // UTC, ISO 8601
   std::string command_line;
   std::vector<std::string> argv;
-  std::vector<std::pair<std::string, std::string>> variables;  // MULTILANE_*, sorted
+  std::map<std::string, std::string> variables;  // MULTILANE_*
   bool variables_consistent = true;
   bool library_enabled = false;
   std::string library_version;

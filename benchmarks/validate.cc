@@ -27,18 +27,14 @@ int64_t combine(RedOp op, int64_t a, int64_t b) {
 
 template <typename T>
 void fill_t(T* p, size_t count, const int64_t* table) {
-  T typed[Reference::kClasses];
-  for (int c = 0; c < Reference::kClasses; ++c) typed[c] = static_cast<T>(table[c]);
-  for (size_t i = 0; i < count; ++i) p[i] = typed[element_class(i)];
+  for (size_t i = 0; i < count; ++i) p[i] = static_cast<T>(table[element_class(i)]);
 }
 
 template <typename T>
 uint64_t count_t(const T* p, const T* rank0, size_t count, const int64_t* table) {
-  T typed[Reference::kClasses];
-  for (int c = 0; c < Reference::kClasses; ++c) typed[c] = static_cast<T>(table[c]);
   uint64_t wrong = 0;
   for (size_t i = 0; i < count; ++i)
-    wrong += !(p[i] == typed[element_class(i)]) || (rank0 && memcmp(&p[i], &rank0[i], sizeof(T)) != 0);
+    wrong += !(p[i] == static_cast<T>(table[element_class(i)])) || (rank0 && memcmp(&p[i], &rank0[i], sizeof(T)) != 0);
   return wrong;
 }
 
