@@ -63,7 +63,8 @@ class Bench {
  public:
   // Allocates a send and a receive buffer of `bytes` of `kind`, and makes
   // the communicator of the first rank on each GPU of each host (mpi-1pg,
-  // nccl).  Collective over MPI_COMM_WORLD.
+  // nccl).  Collective over MPI_COMM_WORLD.  `opt` is read when run() runs
+  // (the caller may drop rows the MPI cannot give before).
   Bench(const Options& opt, const RunInfo& info, MemKind* kind, size_t bytes, SystemAllreduce& system);
   ~Bench();
   Bench(const Bench&) = delete;
@@ -80,6 +81,7 @@ class Bench {
   // wrong values (0 when unchecked).  Collective over MPI_COMM_WORLD.
   uint64_t run(const std::vector<std::string>& notes);
 
+  // The rows and the notes of run().
   const std::vector<Row>& rows() const { return rows_; }
   const std::vector<std::string>& notes() const { return notes_; }
 
@@ -91,7 +93,7 @@ class Bench {
   Row run_best(const AlgoSpec& spec, uint64_t count, int iters, int warmup, size_t first);
   void fit_batch(double seconds, int* iters, int* warmup);
   uint64_t check_call(size_t count, const Reference& ref, MPI_Comm comm);
-  double time_batch(Caller& call, int n, size_t bytes, int iters, int warmup, bool active, int* failed);
+  double time_batch(Caller& c, int n, size_t bytes, int iters, int warmup, bool active, int* failed);
   void fill_send(const Reference& ref, size_t count);
   const void* host_view(const void* buf, size_t bytes);
   void count_calls(const AlgoSpec& spec, const mla_stats& before, const mla_stats& after, Row* row);
