@@ -57,22 +57,6 @@ std::string size_list(const std::vector<uint64_t>& sizes, size_t nsizes) {
   return text + " B";
 }
 
-// Prints rows [first, rows.size()) of the table.
-void print_rows(const Options& opt, const std::vector<Row>& rows, size_t first) {
-  const auto ratio = [](std::optional<double> v) {
-    char text[32] = "-";
-    if (v) snprintf(text, sizeof text, "%.2f", *v);
-    return std::string(text);
-  };
-  for (size_t i = first; i < rows.size(); ++i) {
-    const Row& r = rows[i];
-    printf("%12" PRIu64 " %12" PRIu64 " %7s %6s %12s %11.2f %8.3f %8.3f %7s %7s %7s\n", r.bytes, r.count,
-           type_name(opt.type), op_name(opt.op), r.algo.c_str(), r.time_us, r.algbw, r.busbw,
-           r.checked ? std::to_string(r.wrong).c_str() : "N/A", ratio(r.vs_mpi).c_str(), ratio(r.vs_best).c_str());
-  }
-  fflush(stdout);
-}
-
 }  // namespace
 
 // The measured call of one algorithm: the library's choice and the
@@ -344,7 +328,7 @@ Row Bench::run_best(const AlgoSpec& spec, uint64_t count, int iters, int warmup,
   return best;
 }
 
-// The ratios of a size's rows (from `first`) and their printing on rank 0.
+// The ratios of a size's rows (from `first`), and the rows printed on rank 0.
 // vs_mpi: the busbw ratio to the mpi row of the same size (equal to the
 // algbw ratio, which stays defined on one rank where busbw is 0); vs_best:
 // the same against the mpi-best row (the system's best).
@@ -354,11 +338,21 @@ void Bench::finish_size(size_t first) {
     if (rows_[i].algo == "mpi") mpi = &rows_[i];
     if (rows_[i].algo == "mpi-best") best = &rows_[i];
   }
+  const auto ratio = [](std::optional<double> v) {
+    char text[32] = "-";
+    if (v) snprintf(text, sizeof text, "%.2f", *v);
+    return std::string(text);
+  };
   for (size_t i = first; i < rows_.size(); ++i) {
-    if (mpi && mpi->algbw > 0) rows_[i].vs_mpi = rows_[i].algbw / mpi->algbw;
-    if (best && best->algbw > 0) rows_[i].vs_best = rows_[i].algbw / best->algbw;
+    Row& r = rows_[i];
+    if (mpi && mpi->algbw > 0) r.vs_mpi = r.algbw / mpi->algbw;
+    if (best && best->algbw > 0) r.vs_best = r.algbw / best->algbw;
+    if (info_.rank != 0) continue;
+    printf("%12" PRIu64 " %12" PRIu64 " %7s %6s %12s %11.2f %8.3f %8.3f %7s %7s %7s\n", r.bytes, r.count,
+           type_name(opt_.type), op_name(opt_.op), r.algo.c_str(), r.time_us, r.algbw, r.busbw,
+           r.checked ? std::to_string(r.wrong).c_str() : "N/A", ratio(r.vs_mpi).c_str(), ratio(r.vs_best).c_str());
   }
-  if (info_.rank == 0) print_rows(opt_, rows_, first);
+  fflush(stdout);
 }
 
 uint64_t Bench::run(const std::vector<std::string>& notes) {
