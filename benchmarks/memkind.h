@@ -2,14 +2,17 @@
 //
 // The benchmark allocates, fills, poisons and reads back its buffers only
 // through a MemKind, so that a new kind of memory (e.g. "cuda": device
-// buffers) is one more class in memkind.cc plus one entry in kMemKinds; the
-// timing loop and the validation stay as they are.
+// buffers, memkind_cuda.cc) is one more class that overrides what differs
+// from host memory, plus its name in memkind.cc; the timing loop and the
+// validation stay as they are.
 #ifndef MLABENCH_MEMKIND_H_
 #define MLABENCH_MEMKIND_H_
 
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -17,39 +20,38 @@
 
 namespace mlabench {
 
+// A kind of memory; this class itself is host memory ("host": page-aligned,
+// as an application's host buffers would be).
 class MemKind {
  public:
   virtual ~MemKind() = default;
 
-  // The name given to -m ("host", ...).
-  virtual const char* name() const = 0;
-
   // One line for the output header (device, binding, ...).
-  virtual std::string describe() const = 0;
+  virtual std::string describe() const { return "host (page-aligned malloc)"; }
 
   // Allocates bytes of this kind; nullptr on failure.
-  virtual void* alloc(size_t bytes) = 0;
-  virtual void release(void* p) = 0;
+  virtual void* alloc(size_t bytes);
+  virtual void release(void* p) { free(p); }
 
   // True when the CPU may read and write the buffers in place; otherwise the
-  // benchmark fills and checks through a host staging buffer with
-  // to_device()/to_host().
-  virtual bool host_accessible() const = 0;
-  virtual void to_device(void* dst, const void* host_src, size_t bytes) = 0;
-  virtual void to_host(void* host_dst, const void* src, size_t bytes) = 0;
+  // benchmark fills and checks through a host staging buffer with copy().
+  virtual bool host_accessible() const { return true; }
+  // Copies bytes from src to dst, each in host memory or memory of this kind.
+  virtual void copy(void* dst, const void* src, size_t bytes) { memmove(dst, src, bytes); }
 
   // Sets bytes of p to the byte value (the poison written before each call).
-  virtual void set_bytes(void* p, int value, size_t bytes) = 0;
+  virtual void set_bytes(void* p, int value, size_t bytes) { memset(p, value, bytes); }
 
   // Waits until the work queued on the buffers has completed; called before
   // the clock is read at the end of a timed batch.
-  virtual void synchronize() = 0;
+  virtual void synchronize() {}
 
   // The system MPI's allreduce as an application would call it with these
   // buffers: PMPI_Allreduce for host memory; for device memory copied to
   // pinned host memory, PMPI_Allreduce, copied back (a non-CUDA-aware MPI).
-  virtual int system_allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
-                               MPI_Comm comm) = 0;
+  virtual int system_allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+    return PMPI_Allreduce(send, recv, count, type, op, comm);
+  }
 
   // The GPU this rank's buffers are on, or -1 for host memory.
   virtual int device() const { return -1; }
@@ -57,9 +59,7 @@ class MemKind {
   // ncclAllReduce over `comm` (one rank per GPU), made on first use
   // (collective over comm).  Returns MPI_SUCCESS, or an MPI error code when
   // NCCL is not available; *why then says why.
-  virtual int nccl_allreduce(const void* send, void* recv, int count, DataType type, RedOp op, MPI_Comm comm,
-                             std::string* why) {
-    (void)send, (void)recv, (void)count, (void)type, (void)op, (void)comm;
+  virtual int nccl_allreduce(const void*, void*, int, DataType, RedOp, MPI_Comm, std::string* why) {
     *why = "NCCL needs device memory (-m cuda)";
     return MPI_ERR_OTHER;
   }
@@ -82,27 +82,6 @@ std::unique_ptr<MemKind> make_memkind(const std::string& name, int local_rank, i
 // The device kind (memkind_cuda.cc).
 std::unique_ptr<MemKind> make_cuda_memkind(int local_rank, int local_size, std::string* why);
 #endif
-
-// A buffer of some kind, released when it goes out of scope.
-class Buffer {
- public:
-  Buffer() = default;
-  Buffer(MemKind* kind, size_t bytes) : kind_(kind), bytes_(bytes) { ptr_ = bytes ? kind->alloc(bytes) : nullptr; }
-  ~Buffer() {
-    if (ptr_) kind_->release(ptr_);
-  }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-
-  void* get() const { return ptr_; }
-  size_t bytes() const { return bytes_; }
-  bool ok() const { return bytes_ == 0 || ptr_ != nullptr; }
-
- private:
-  MemKind* kind_ = nullptr;
-  void* ptr_ = nullptr;
-  size_t bytes_ = 0;
-};
 
 }  // namespace mlabench
 

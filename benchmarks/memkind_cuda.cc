@@ -14,6 +14,7 @@
 namespace mlabench {
 namespace {
 
+// Device memory of one GPU: what differs from host memory (the base class).
 class CudaMemKind final : public MemKind {
  public:
   explicit CudaMemKind(int device) : device_(device) {}
@@ -25,7 +26,6 @@ class CudaMemKind final : public MemKind {
 #endif
   }
 
-  const char* name() const override { return "cuda"; }
   std::string describe() const override {
     cudaDeviceProp prop;
     std::string model = cudaGetDeviceProperties(&prop, device_) == cudaSuccess ? prop.name : "?";
@@ -39,12 +39,7 @@ class CudaMemKind final : public MemKind {
   }
   void release(void* p) override { cudaFree(p); }
   bool host_accessible() const override { return false; }
-  void to_device(void* dst, const void* host_src, size_t bytes) override {
-    cudaMemcpy(dst, host_src, bytes, cudaMemcpyHostToDevice);
-  }
-  void to_host(void* host_dst, const void* src, size_t bytes) override {
-    cudaMemcpy(host_dst, src, bytes, cudaMemcpyDeviceToHost);
-  }
+  void copy(void* dst, const void* src, size_t bytes) override { cudaMemcpy(dst, src, bytes, cudaMemcpyDefault); }
   void set_bytes(void* p, int value, size_t bytes) override { cudaMemset(p, value, bytes); }
   void synchronize() override { cudaDeviceSynchronize(); }
 
@@ -85,12 +80,10 @@ class CudaMemKind final : public MemKind {
         return MPI_ERR_OTHER;
       }
     }
-    ncclDataType_t t = type == DataType::kFloat    ? ncclFloat32
-                       : type == DataType::kDouble ? ncclFloat64
-                       : type == DataType::kInt32  ? ncclInt32
-                                                   : ncclInt64;
-    ncclRedOp_t o = op == RedOp::kSum ? ncclSum : op == RedOp::kProd ? ncclProd : op == RedOp::kMin ? ncclMin : ncclMax;
-    ncclResult_t rc = ncclAllReduce(send, recv, count, t, o, nccl_, nullptr);
+    const ncclDataType_t types[] = {ncclFloat32, ncclFloat64, ncclInt32, ncclInt64};  // in DataType's order
+    const ncclRedOp_t ops[] = {ncclSum, ncclProd, ncclMin, ncclMax};                  // in RedOp's order
+    const ncclResult_t rc =
+        ncclAllReduce(send, recv, count, types[static_cast<int>(type)], ops[static_cast<int>(op)], nccl_, nullptr);
     if (rc != ncclSuccess) {
       *why = std::string("ncclAllReduce: ") + ncclGetErrorString(rc);
       return MPI_ERR_OTHER;

@@ -7,380 +7,317 @@
 #undef exit
 #include <CLI/CLI.hpp>
 #pragma pop_macro("exit")
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
-#include <cstring>
+#include <functional>
 #include <map>
 
 #include "benchmarks/memkind.h"
+#include "vocab/algo_names.h"
 #include "vocab/byte_size.h"
+#include "vocab/refuse.h"
 
 namespace mlabench {
+namespace {
 
+// The default -a lists for host and for device memory.
 const char kDefaultAlgos[] = "mpi,mpi-best,passthrough,lane,hier,split";
 const char kDefaultDeviceAlgos[] = "mpi,mpi-best,mpi-1pg,nccl,lane,hier,split,lane:mpi,split:mpi";
 
-namespace {
+// The names of -t and -o, in the order of the enumerations.
+const struct {
+  const char* name;
+  size_t size;
+  MPI_Datatype mpi;
+} kTypes[] = {{"float", sizeof(float), MPI_FLOAT},
+              {"double", sizeof(double), MPI_DOUBLE},
+              {"int32", sizeof(int32_t), MPI_INT32_T},
+              {"int64", sizeof(int64_t), MPI_INT64_T}};
+const struct {
+  const char* name;
+  MPI_Op mpi;
+} kOps[] = {{"sum", MPI_SUM}, {"prod", MPI_PROD}, {"min", MPI_MIN}, {"max", MPI_MAX}};
 
-// The options: short letter and long name (nccl-tests spelling where there
-// is one), as CLI11 is given them; every one takes a value.
-const std::pair<char, const char*> kOptNames[] = {
-    {'b', "-b,--minbytes"},     {'e', "-e,--maxbytes"},      {'f', "-f,--stepfactor"}, {'t', "-t,--datatype"},
-    {'o', "-o,--op"},           {'a', "-a,--algos"},         {'l', "-l,--lanes"},      {'c', "-c,--chunk"},
-    {'w', "-w,--warmup_iters"}, {'n', "-n,--iters"},         {'z', "-z,--check"},      {'J', "-J,--json"},
-    {'m', "-m,--memory"},       {'T', "-T,--batch_seconds"},
-};
-
-bool parse_int(const std::string& text, long long lo, long long hi, long long* out) {
-  if (text.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  long long v = strtoll(text.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0' || v < lo || v > hi) return false;
-  *out = v;
-  return true;
+// The enumerator whose row of `rows` is named `value`: "" and *out set, else
+// why not (`what` names the option's values).
+template <typename Enum, typename Row, size_t N>
+std::string from_name(const Row (&rows)[N], const char* what, const std::string& value, Enum* out) {
+  std::string names;
+  for (size_t i = 0; i < N; ++i) {
+    if (value == rows[i].name) {
+      *out = static_cast<Enum>(i);
+      return "";
+    }
+    names += std::string(i ? ", " : "") + rows[i].name;
+  }
+  return "unknown " + std::string(what) + " '" + value + "'; use one of " + names;
 }
 
-std::string trim(const std::string& s) {
-  size_t b = 0, e = s.size();
-  while (b < e && isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
+// -b, -e, -c: a byte size (vocab/byte_size.h, the grammar of every part) of
+// at least `least` bytes; "" or why not.  `shown` is the option ("-b").
+std::string size_value(const std::string& value, const std::string& shown, uint64_t least, uint64_t* out) {
+  if (!mla::ParseByteSize(value, out))
+    return "'" + value +
+           "' is not a size; write bytes as an integer with an optional K, M, G or T suffix (powers of 1024), e.g. " +
+           shown + " 4K";
+  if (*out < least) return "the size must be at least one element, not 0; e.g. " + shown + " 4K";
+  return "";
+}
+
+// -f, -l, -w, -n: a decimal integer from lo to hi; "" or why not, saying it
+// is not `what` and giving the `rule` and an `example`.
+template <typename T>
+std::string int_value(const std::string& value, const std::string& shown, long long lo, long long hi, const char* what,
+                      const char* rule, const char* example, T* out) {
+  char* end = nullptr;
+  errno = 0;
+  const long long v = strtoll(value.c_str(), &end, 10);
+  if (value.empty() || errno != 0 || *end != '\0' || v < lo || v > hi)
+    return "'" + value + "' is not " + what + "; give an integer " + rule + ", e.g. " + shown + " " + example;
+  *out = static_cast<T>(v);
+  return "";
+}
+
+// -T: seconds, more than 0 and at most an hour; "" or why not.
+std::string seconds_value(const std::string& value, const std::string& shown, double* out) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || errno != 0 || !(v > 0) || v > 3600)
+    return "'" + value + "' is not a number of seconds; give e.g. " + shown + " 0.5";
+  *out = v;
+  return "";
 }
 
 std::string library_algo_names() {
   std::string names;
-  for (int a = 0; a < MLA_ALGO_COUNT; ++a) {
-    names += ", ";
-    names += mla_algo_name(static_cast<mla_algo>(a));
-  }
+  for (int a = 0; a < MLA_ALGO_COUNT; ++a) names += std::string(", ") + mla::AlgoName(static_cast<mla_algo>(a));
   return names;
 }
 
-bool parse_algos(const std::string& list, std::vector<AlgoSpec>* out, std::string* error) {
+// One entry of -a (`name`, from the whole `list`) into *spec; false with
+// *why when it names nothing.
+bool parse_algo(const std::string& name, const std::string& list, AlgoSpec* spec, std::string* why) {
   // The entries of -a that are not the library's algorithms (nor mpi:NAME).
-  const std::map<std::string, AlgoSpec::Kind> kWords = {
+  static const std::map<std::string, AlgoSpec::Kind> kWords = {
       {"mpi", AlgoSpec::Kind::kMpi},   {"mpi-best", AlgoSpec::Kind::kMpiBest}, {"mpi-1pg", AlgoSpec::Kind::kMpiPerGpu},
       {"nccl", AlgoSpec::Kind::kNccl}, {"nccl-sync", AlgoSpec::Kind::kNccl},   {"auto", AlgoSpec::Kind::kAuto}};
-  out->clear();
-  size_t pos = 0;
-  while (true) {
-    size_t comma = list.find(',', pos);
-    std::string name = trim(list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
-    AlgoSpec spec;
-    spec.name = name;
-    mla_algo algo;
-    const size_t colon = name.find(':');
-    const std::string base = name.substr(0, colon);
-    mla_transport transport = MLA_TRANSPORT_AUTO;
-    if (base == "mpi" && colon != std::string::npos) {
-      // mpi:NAME, the system's algorithm NAME (checked against the MPI when the run starts)
-      spec.kind = AlgoSpec::Kind::kMpiAlgo;
-      spec.system_algo = name.substr(colon + 1);
-      if (spec.system_algo.empty() ||
-          spec.system_algo.find_first_not_of("abcdefghijklmnopqrstuvwxyz_0123456789") != std::string::npos) {
-        *error = "-a: '" + name + "' does not name a system algorithm; write mpi:NAME, e.g. mpi:ring";
-        return false;
-      }
-    } else if (colon != std::string::npos && !mla_transport_from_name(name.substr(colon + 1).c_str(), &transport)) {
-      *error = "-a: unknown transport in '" + name + "'; write ALGO:auto, ALGO:mpi or ALGO:nccl";
-      return false;
-    }
-    if (spec.kind == AlgoSpec::Kind::kMpiAlgo) {
-      // parsed above
-    } else if (kWords.count(name) != 0) {
-      spec.kind = kWords.at(name);
-      spec.blocking = name == "nccl-sync";
-    } else if (!base.empty() && mla_algo_from_name(base.c_str(), &algo)) {
-      spec.kind = AlgoSpec::Kind::kLibrary;
-      spec.algo = algo;
-      spec.transport = transport;
-      spec.name = mla_algo_name(algo);  // canonical spelling
-      if (transport != MLA_TRANSPORT_AUTO) spec.name += std::string(":") + mla_transport_name(transport);
-    } else {
-      *error = "-a: " + (name.empty() ? std::string("empty algorithm name") : "unknown algorithm '" + name + "'") +
-               " in '" + list + "'; give a comma list of: mpi, mpi:NAME, mpi-best, mpi-1pg, nccl, nccl-sync, auto" +
-               library_algo_names() + " (library algorithms take :mpi or :nccl for the transport of device buffers)";
-      return false;
-    }
-    for (const AlgoSpec& s : *out) {
-      if (s.name == spec.name) {
-        *error = "-a: algorithm '" + spec.name + "' is listed twice in '" + list + "'; list each once";
-        return false;
-      }
-    }
-    out->push_back(spec);
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
+  const size_t colon = name.find(':');
+  const std::string base = name.substr(0, colon);
+  const std::string after = colon == std::string::npos ? "" : name.substr(colon + 1);
+  spec->name = name;
+  if (base == "mpi" && colon != std::string::npos) {
+    // mpi:NAME, the system's algorithm NAME (checked against the MPI when the run starts)
+    spec->kind = AlgoSpec::Kind::kMpiAlgo;
+    spec->system_algo = after;
+    if (after.empty() || after.find_first_not_of("abcdefghijklmnopqrstuvwxyz_0123456789") != std::string::npos)
+      return mla::Refuse(why, "'" + name + "' does not name a system algorithm; write mpi:NAME, e.g. mpi:ring");
+    return true;
   }
+  if (colon != std::string::npos && !mla::TransportFromName(after.c_str(), &spec->transport))
+    return mla::Refuse(why, "unknown transport in '" + name + "'; write ALGO:auto, ALGO:mpi or ALGO:nccl");
+  if (kWords.count(name) != 0) {
+    spec->kind = kWords.at(name);
+    spec->blocking = name == "nccl-sync";
+    return true;
+  }
+  if (base.empty() || !mla::AlgoFromName(base.c_str(), &spec->algo))
+    return mla::Refuse(
+        why, (name.empty() ? std::string("empty algorithm name") : "unknown algorithm '" + name + "'") + " in '" +
+                 list + "'; give a comma list of: mpi, mpi:NAME, mpi-best, mpi-1pg, nccl, nccl-sync, auto" +
+                 library_algo_names() + " (library algorithms take :mpi or :nccl for the transport of device buffers)");
+  spec->kind = AlgoSpec::Kind::kLibrary;
+  spec->name = mla::AlgoName(spec->algo);  // canonical spelling
+  if (spec->transport != MLA_TRANSPORT_AUTO) spec->name += std::string(":") + mla::TransportName(spec->transport);
   return true;
 }
 
-}  // namespace
-
-namespace {
-
-// The names of -t and -o, in the order of the enumerations.
-const char* const kTypeNames[] = {"float", "double", "int32", "int64"};
-const size_t kTypeSizes[] = {sizeof(float), sizeof(double), sizeof(int32_t), sizeof(int64_t)};
-const char* const kOpNames[] = {"sum", "prod", "min", "max"};
-
-// The enumerator whose name in `names` is `value`; false when none is.
-template <typename Enum, size_t N>
-bool from_name(const char* const (&names)[N], const std::string& value, Enum* out) {
-  for (size_t i = 0; i < N; ++i)
-    if (value == names[i]) {
-      *out = static_cast<Enum>(i);
-      return true;
-    }
-  return false;
+// -a: the comma list into *out; "" or why not ("-a: ...").
+std::string parse_algos(const std::string& list, std::vector<AlgoSpec>* out) {
+  const auto blank = [](unsigned char c) { return isspace(c) != 0; };
+  out->clear();
+  for (size_t pos = 0, comma = 0; comma != std::string::npos; pos = comma + 1) {
+    comma = list.find(',', pos);
+    std::string name = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    name.erase(std::find_if_not(name.rbegin(), name.rend(), blank).base(), name.end());
+    name.erase(name.begin(), std::find_if_not(name.begin(), name.end(), blank));
+    AlgoSpec spec;
+    std::string why;
+    if (!parse_algo(name, list, &spec, &why)) return "-a: " + why;
+    for (const AlgoSpec& s : *out)
+      if (s.name == spec.name)
+        return "-a: algorithm '" + spec.name + "' is listed twice in '" + list + "'; list each once";
+    out->push_back(spec);
+  }
+  return "";
 }
 
-}  // namespace
-
-const char* type_name(DataType t) { return kTypeNames[static_cast<int>(t)]; }
-
-size_t type_size(DataType t) { return kTypeSizes[static_cast<int>(t)]; }
-
-const char* op_name(RedOp op) { return kOpNames[static_cast<int>(op)]; }
-
-std::string usage_text(const char* argv0) {
-  std::string s;
-  s += "usage: ";
-  s += argv0;
-  s += " [options]   (run under mpirun/srun; every rank takes the same options)\n"
-       "\n"
-       "Times MPI_Allreduce (the system MPI, called through PMPI) and each multilane\n"
-       "algorithm of libmlallreduce side by side, size by size, and checks the results.\n"
-       "\n"
-       "  -b, --minbytes SIZE      smallest message (default 4K)\n"
-       "  -e, --maxbytes SIZE      largest message (default 64M)\n"
-       "  -f, --stepfactor N       multiply the size by N (>= 2) between steps (default 2)\n"
-       "                           SIZE: bytes, optional K, M, G or T suffix (powers of 1024)\n"
-       "  -t, --datatype TYPE      float, double, int32 or int64 (default float)\n"
-       "  -o, --op OP              sum, prod, min or max (default sum)\n"
-       "  -a, --algos LIST         comma list of algorithms (default ";
-  s += kDefaultAlgos;
-  s += ")\n"
-       "                           (device memory default: ";
-  s += kDefaultDeviceAlgos;
-  s += ")\n"
-       "                           mpi: PMPI_Allreduce directly (the baseline of vs_mpi); for\n"
-       "                           device memory staged by hand through pinned host memory\n"
-       "                           mpi:NAME: the system MPI with its own algorithm NAME\n"
-       "                           forced (Open MPI coll/tuned: ring, rabenseifner, ...;\n"
-       "                           MPICH: ring, recursive_doubling, ...)\n"
-       "                           mpi-best: per size the fastest of mpi and every mpi:NAME\n"
-       "                           (the baseline of vs_best)\n"
-       "                           mpi-1pg, nccl: the system MPI (staged) and NCCL with one\n"
-       "                           rank per GPU (device memory; other ranks wait); nccl\n"
-       "                           queues calls back to back as nccl-tests does, nccl-sync\n"
-       "                           waits for each (blocking, like MPI_Allreduce)\n"
-       "                           auto: mla_allreduce, as the profile/environment decides\n"
-       "                           ";
-  s += library_algo_names().substr(2);
-  s += ": mla_allreduce_with; ALGO:mpi or ALGO:nccl picks the\n"
-       "                           transport between nodes/GPUs for device memory\n"
-       "  -l, --lanes N            lanes passed in mla_choice (default 0 = all ranks of a node)\n"
-       "  -c, --chunk SIZE         chunk_bytes passed in mla_choice (default 0 = library default)\n"
-       "  -w, --warmup_iters N     untimed calls before each timed batch (default: iters/10, >= 2)\n"
-       "  -n, --iters N            timed calls per size and algorithm (default: scaled to the\n"
-       "                           size, 256 MiB per batch, between 20 and 1000)\n"
-       "  -z, --check 0|1          validate the results (default 1); the exit status is 1\n"
-       "                           when any value is wrong\n"
-       "  -J, --json FILE          also write the run and its results as JSON (rank 0)\n"
-       "  -m, --memory KIND        where the buffers live: ";
-  s += memkind_list();
-  s += " (default host)\n"
-       "  -T, --batch_seconds S    cap each timed batch at about S seconds (iterations from the\n"
-       "                           checked call's time, at least 3); default off\n"
-       "  -h, --help               print this help\n"
-       "\n"
-       "Columns: size (bytes), count (elements), type, redop, algo, time_us (max over ranks\n"
-       "of the mean time per call), algbw = size/time (GB/s), busbw = algbw*2(n-1)/n,\n"
-       "#wrong (wrong or rank-divergent elements, all ranks), vs_mpi = busbw / busbw of mpi.\n"
-       "See docs/mlallreduce_bench.md.\n";
-  return s;
+// The checks of the options together, after each alone.
+std::string check_together(const Options& opt) {
+  const auto text = [](uint64_t n) { return std::to_string(n); };
+  for (const AlgoSpec& a : opt.algos)
+    if (opt.memory == "host" && (a.kind == AlgoSpec::Kind::kMpiPerGpu || a.kind == AlgoSpec::Kind::kNccl))
+      return "-a: '" + a.name + "' needs device buffers; add -m cuda or leave it out";
+  if (opt.min_bytes > opt.max_bytes)
+    return "-b " + text(opt.min_bytes) + " is larger than -e " + text(opt.max_bytes) + "; give -b <= -e";
+  const uint64_t esize = type_size(opt.type);
+  if (opt.min_bytes < esize)
+    return "-b " + text(opt.min_bytes) + " is smaller than one " + type_name(opt.type) + " (" + text(esize) +
+           " bytes); give -b " + text(esize) + " or more";
+  const uint64_t max_ok = static_cast<uint64_t>(INT_MAX) * esize;
+  if (opt.max_bytes > max_ok)
+    return "-e " + text(opt.max_bytes) + " needs more than INT_MAX elements of " + type_name(opt.type) +
+           " (the MPI count is an int); give -e " + text(max_ok) + " or less, or a larger -t";
+  return "";
 }
-
-namespace {
 
 // Reads argv with CLI11 ("-b 4K", "-b4K", "--minbytes 4K", "--minbytes=4K";
-// an option given twice: the last) into *given, the text of each option
-// given by its letter, and *help.  On a bad command line sets *error.
-bool read_command_line(int argc, char** argv, std::map<char, std::string>* given, bool* help, std::string* error) {
+// an option given twice: the last) into *opt, the text of -a into *algos,
+// and *help.  Returns CLI11's error, or "" and in *refusal the first value
+// refused ("-X: why", in the options' alphabetical order) or "".
+std::string read_command_line(int argc, char** argv, Options* opt, std::string* algos, bool* help,
+                              std::string* refusal) {
   CLI::App app{"mlallreduce_bench"};
   app.set_help_flag();  // -h prints usage_text, not CLI11's own
   app.add_flag("-h,--help", *help);
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  std::map<char, CLI::Option*> options;
-  for (const auto& [letter, names] : kOptNames) options[letter] = app.add_option(names, (*given)[letter]);
+  // An option whose value `take` checks and stores: "" or why not.
+  const auto add = [&](const char* names, std::function<std::string(const std::string&, const std::string&)> take) {
+    const std::string shown = std::string(names).substr(0, 2);
+    app.add_option_function<std::string>(names, [refusal, shown, take](const std::string& value) {
+      const std::string why = refusal->empty() ? take(value, shown) : "";
+      if (!why.empty()) *refusal = shown + ": " + why;
+    });
+  };
+  add("-J,--json", [&](const std::string& v, const std::string& o) {
+    opt->json_path = v;
+    return v.empty() ? "empty file name; give the JSON file to write, e.g. " + o + " out.json" : "";
+  });
+  add("-T,--batch_seconds", [&](auto& v, auto& o) { return seconds_value(v, o, &opt->batch_seconds); });
+  app.add_option("-a,--algos", *algos);
+  add("-b,--minbytes", [&](auto& v, auto& o) { return size_value(v, o, 1, &opt->min_bytes); });
+  add("-c,--chunk", [&](auto& v, auto& o) { return size_value(v, o, 0, &opt->chunk_bytes); });
+  add("-e,--maxbytes", [&](auto& v, auto& o) { return size_value(v, o, 1, &opt->max_bytes); });
+  add("-f,--stepfactor",
+      [&](auto& v, auto& o) { return int_value(v, o, 2, 1 << 20, "a step factor", ">= 2", "2", &opt->factor); });
+  add("-l,--lanes", [&](auto& v, auto& o) {
+    return int_value(v, o, 0, INT_MAX, "a lane count", ">= 0 (0 = all)", "2", &opt->lanes);
+  });
+  add("-m,--memory", [&](const std::string& v, auto&) {
+    std::string why;
+    if (memkind_known(v, &why)) opt->memory = v;
+    return why;
+  });
+  add("-n,--iters",
+      [&](auto& v, auto& o) { return int_value(v, o, 1, INT_MAX, "an iteration count", ">= 1", "100", &opt->iters); });
+  add("-o,--op", [&](auto& v, auto&) { return from_name(kOps, "reduction", v, &opt->op); });
+  add("-t,--datatype", [&](auto& v, auto&) { return from_name(kTypes, "type", v, &opt->type); });
+  add("-w,--warmup_iters",
+      [&](auto& v, auto& o) { return int_value(v, o, 0, INT_MAX, "an iteration count", ">= 0", "10", &opt->warmup); });
+  add("-z,--check", [&](const std::string& v, const std::string& o) {
+    opt->check = v == "1";
+    return v == "0" || v == "1" ? ""
+                                : "'" + v + "' is not 0 or 1; use " + o + " 1 to check the results, " + o + " 0 not to";
+  });
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    *error = e.what();  // the caller adds the fix: run with -h
-    return false;
+    return e.what();  // the caller adds the fix: run with -h
   }
-  for (const auto& [letter, option] : options)
-    if (option->count() == 0) given->erase(letter);
-  return true;
-}
-
-// -b, -e, -c: a byte size (vocab/byte_size.h, the grammar of every part).
-bool apply_size(char letter, const std::string& value, Options* opt, std::string* error) {
-  const std::string shown = std::string("-") + letter;
-  uint64_t bytes = 0;
-  if (!mla::ParseByteSize(value, &bytes)) {
-    *error = shown + ": '" + value +
-             "' is not a size; write bytes as an integer with an optional K, M, G or T suffix "
-             "(powers of 1024), e.g. " +
-             shown + " 4K";
-    return false;
-  }
-  if (letter == 'c') {
-    opt->chunk_bytes = bytes;
-  } else if (bytes == 0) {
-    *error = shown + ": the size must be at least one element, not 0; e.g. " + shown + " 4K";
-    return false;
-  } else {
-    (letter == 'b' ? opt->min_bytes : opt->max_bytes) = bytes;
-  }
-  return true;
-}
-
-// -f, -l, -w, -n, -T: numbers.
-bool apply_number(char letter, const std::string& value, Options* opt, std::string* error) {
-  const std::string shown = std::string("-") + letter;
-  long long n = 0;
-  switch (letter) {
-    case 'f':
-      if (!parse_int(value, 2, 1 << 20, &n)) {
-        *error = shown + ": '" + value + "' is not a step factor; give an integer >= 2, e.g. " + shown + " 2";
-        return false;
-      }
-      opt->factor = static_cast<uint64_t>(n);
-      return true;
-    case 'l':
-      if (!parse_int(value, 0, INT_MAX, &n)) {
-        *error = shown + ": '" + value + "' is not a lane count; give an integer >= 0 (0 = all), e.g. " + shown + " 2";
-        return false;
-      }
-      opt->lanes = static_cast<int>(n);
-      return true;
-    case 'w':
-    case 'n':
-      if (!parse_int(value, letter == 'n' ? 1 : 0, INT_MAX, &n)) {
-        *error = shown + ": '" + value +
-                 "' is not an iteration count; give an integer >= " + (letter == 'n' ? "1" : "0") + ", e.g. " + shown +
-                 (letter == 'n' ? " 100" : " 10");
-        return false;
-      }
-      (letter == 'n' ? opt->iters : opt->warmup) = static_cast<int>(n);
-      return true;
-    default: {  // 'T'
-      char* end = nullptr;
-      errno = 0;
-      const double v = strtod(value.c_str(), &end);
-      if (value.empty() || *end != '\0' || errno != 0 || !(v > 0) || v > 3600) {
-        *error = shown + ": '" + value + "' is not a number of seconds; give e.g. " + shown + " 0.5";
-        return false;
-      }
-      opt->batch_seconds = v;
-      return true;
-    }
-  }
-}
-
-// -t, -o, -z, -J, -m: words.
-bool apply_word(char letter, const std::string& value, Options* opt, std::string* error) {
-  const std::string shown = std::string("-") + letter;
-  std::string why;
-  if (letter == 't') {
-    if (!from_name(kTypeNames, value, &opt->type))
-      why = "unknown type '" + value + "'; use one of float, double, int32, int64";
-  } else if (letter == 'o') {
-    if (!from_name(kOpNames, value, &opt->op))
-      why = "unknown reduction '" + value + "'; use one of sum, prod, min, max";
-  } else if (letter == 'z') {
-    if (value == "0" || value == "1")
-      opt->check = value == "1";
-    else
-      why = "'" + value + "' is not 0 or 1; use " + shown + " 1 to check the results, " + shown + " 0 not to";
-  } else if (letter == 'J') {
-    if (!value.empty())
-      opt->json_path = value;
-    else
-      why = "empty file name; give the JSON file to write, e.g. " + shown + " out.json";
-  } else if (letter == 'm' && memkind_known(value, &why)) {
-    opt->memory = value;
-  }
-  if (why.empty()) return true;
-  *error = shown + ": " + why;
-  return false;
+  return "";
 }
 
 }  // namespace
 
+const char* type_name(DataType t) { return kTypes[static_cast<int>(t)].name; }
+
+size_t type_size(DataType t) { return kTypes[static_cast<int>(t)].size; }
+
+MPI_Datatype mpi_datatype(DataType t) { return kTypes[static_cast<int>(t)].mpi; }
+
+const char* op_name(RedOp op) { return kOps[static_cast<int>(op)].name; }
+
+MPI_Op mpi_op(RedOp op) { return kOps[static_cast<int>(op)].mpi; }
+
+std::string usage_text(const char* argv0) {
+  return std::string("usage: ") + argv0 +
+         " [options]   (run under mpirun/srun; every rank takes the same options)\n"
+         "\n"
+         "Times MPI_Allreduce (the system MPI, called through PMPI) and each multilane\n"
+         "algorithm of libmlallreduce side by side, size by size, and checks the results.\n"
+         "\n"
+         "  -b, --minbytes SIZE      smallest message (default 4K)\n"
+         "  -e, --maxbytes SIZE      largest message (default 64M)\n"
+         "  -f, --stepfactor N       multiply the size by N (>= 2) between steps (default 2)\n"
+         "                           SIZE: bytes, optional K, M, G or T suffix (powers of 1024)\n"
+         "  -t, --datatype TYPE      float, double, int32 or int64 (default float)\n"
+         "  -o, --op OP              sum, prod, min or max (default sum)\n"
+         "  -a, --algos LIST         comma list of algorithms (default " +
+         kDefaultAlgos +
+         ")\n"
+         "                           (device memory default: " +
+         kDefaultDeviceAlgos +
+         ")\n"
+         "                           mpi: PMPI_Allreduce directly (the baseline of vs_mpi); for\n"
+         "                           device memory staged by hand through pinned host memory\n"
+         "                           mpi:NAME: the system MPI with its own algorithm NAME\n"
+         "                           forced (Open MPI coll/tuned: ring, rabenseifner, ...;\n"
+         "                           MPICH: ring, recursive_doubling, ...)\n"
+         "                           mpi-best: per size the fastest of mpi and every mpi:NAME\n"
+         "                           (the baseline of vs_best)\n"
+         "                           mpi-1pg, nccl: the system MPI (staged) and NCCL with one\n"
+         "                           rank per GPU (device memory; other ranks wait); nccl\n"
+         "                           queues calls back to back as nccl-tests does, nccl-sync\n"
+         "                           waits for each (blocking, like MPI_Allreduce)\n"
+         "                           auto: mla_allreduce, as the profile/environment decides\n"
+         "                           " +
+         library_algo_names().substr(2) +
+         ": mla_allreduce_with; ALGO:mpi or ALGO:nccl picks the\n"
+         "                           transport between nodes/GPUs for device memory\n"
+         "  -l, --lanes N            lanes passed in mla_choice (default 0 = all ranks of a node)\n"
+         "  -c, --chunk SIZE         chunk_bytes passed in mla_choice (default 0 = library default)\n"
+         "  -w, --warmup_iters N     untimed calls before each timed batch (default: iters/10, >= 2)\n"
+         "  -n, --iters N            timed calls per size and algorithm (default: scaled to the\n"
+         "                           size, 256 MiB per batch, between 20 and 1000)\n"
+         "  -z, --check 0|1          validate the results (default 1); the exit status is 1\n"
+         "                           when any value is wrong\n"
+         "  -J, --json FILE          also write the run and its results as JSON (rank 0)\n"
+         "  -m, --memory KIND        where the buffers live: " +
+         memkind_list() +
+         " (default host)\n"
+         "  -T, --batch_seconds S    cap each timed batch at about S seconds (iterations from the\n"
+         "                           checked call's time, at least 3); default off\n"
+         "  -h, --help               print this help\n"
+         "\n"
+         "Columns: size (bytes), count (elements), type, redop, algo, time_us (max over ranks\n"
+         "of the mean time per call), algbw = size/time (GB/s), busbw = algbw*2(n-1)/n,\n"
+         "#wrong (wrong or rank-divergent elements, all ranks), vs_mpi = busbw / busbw of mpi.\n"
+         "See docs/mlallreduce_bench.md.\n";
+}
+
 ParseStatus parse_options(int argc, char** argv, Options* opt, std::string* error) {
-  std::map<char, std::string> given;
+  std::string algos, refusal;
   bool help = false;
-  if (!read_command_line(argc, argv, &given, &help, error)) return ParseStatus::kError;
-  if (help) return ParseStatus::kHelp;
-  for (const auto& [letter, value] : given) {
-    const bool ok = letter == 'a'                  ? true
-                    : std::strchr("bec", letter)   ? apply_size(letter, value, opt, error)
-                    : std::strchr("flwnT", letter) ? apply_number(letter, value, opt, error)
-                                                   : apply_word(letter, value, opt, error);
-    if (!ok) return ParseStatus::kError;
-  }
-  std::string algos_text = given.count('a') != 0 ? given['a'] : "";
-  opt->algos_default = algos_text.empty();
-  if (algos_text.empty()) algos_text = opt->memory == "host" ? kDefaultAlgos : kDefaultDeviceAlgos;
-  if (!parse_algos(algos_text, &opt->algos, error)) return ParseStatus::kError;
-  if (opt->memory == "host") {
-    for (const AlgoSpec& a : opt->algos) {
-      if (a.kind == AlgoSpec::Kind::kMpiPerGpu || a.kind == AlgoSpec::Kind::kNccl) {
-        *error = "-a: '" + a.name + "' needs device buffers; add -m cuda or leave it out";
-        return ParseStatus::kError;
-      }
-    }
-  }
-  if (opt->min_bytes > opt->max_bytes) {
-    *error = "-b " + std::to_string(opt->min_bytes) + " is larger than -e " + std::to_string(opt->max_bytes) +
-             "; give -b <= -e";
-    return ParseStatus::kError;
-  }
-  const uint64_t esize = type_size(opt->type);
-  if (opt->min_bytes < esize) {
-    *error = "-b " + std::to_string(opt->min_bytes) + " is smaller than one " + type_name(opt->type) + " (" +
-             std::to_string(esize) + " bytes); give -b " + std::to_string(esize) + " or more";
-    return ParseStatus::kError;
-  }
-  const uint64_t max_ok = static_cast<uint64_t>(INT_MAX) * esize;
-  if (opt->max_bytes > max_ok) {
-    *error = "-e " + std::to_string(opt->max_bytes) + " needs more than INT_MAX elements of " + type_name(opt->type) +
-             " (the MPI count is an int); give -e " + std::to_string(max_ok) + " or less, or a larger -t";
-    return ParseStatus::kError;
-  }
-  return ParseStatus::kRun;
+  *error = read_command_line(argc, argv, opt, &algos, &help, &refusal);
+  if (error->empty() && help) return ParseStatus::kHelp;  // whatever the values
+  if (error->empty()) *error = refusal;
+  opt->algos_default = algos.empty();
+  if (algos.empty()) algos = opt->memory == "host" ? kDefaultAlgos : kDefaultDeviceAlgos;
+  if (error->empty()) *error = parse_algos(algos, &opt->algos);
+  if (error->empty()) *error = check_together(*opt);
+  return error->empty() ? ParseStatus::kRun : ParseStatus::kError;
 }
 
 int iters_for(const Options& opt, uint64_t bytes) {
-  if (opt.iters > 0) return opt.iters;
-  const uint64_t kBatchBytes = 256ull << 20;  // data moved per timed batch
-  const uint64_t kMin = 20, kMax = 1000;
-  uint64_t n = bytes ? kBatchBytes / bytes : kMax;
-  if (n < kMin) n = kMin;
-  if (n > kMax) n = kMax;
-  return static_cast<int>(n);
+  // 256 MiB moved per timed batch, between 20 and 1000 calls
+  return opt.iters > 0
+             ? opt.iters
+             : static_cast<int>(std::clamp<uint64_t>((256ull << 20) / std::max<uint64_t>(bytes, 1), 20, 1000));
 }
 
-int warmup_for(const Options& opt, int iters) {
-  if (opt.warmup >= 0) return opt.warmup;
-  int w = iters / 10;
-  return w < 2 ? 2 : w;
-}
+int warmup_for(const Options& opt, int iters) { return opt.warmup >= 0 ? opt.warmup : std::max(2, iters / 10); }
 
 }  // namespace mlabench

@@ -66,14 +66,13 @@ ParseStatus parse_options(int argc, char** argv, Options* opt, std::string* erro
 // The text printed for -h.
 std::string usage_text(const char* argv0);
 
-// Names used in the output and accepted by -t / -o.
+// Names used in the output and accepted by -t / -o, the size of an element,
+// and the MPI's handles of each (one table, options.cc).
 const char* type_name(DataType t);
 const char* op_name(RedOp op);
 size_t type_size(DataType t);
-
-// The default -a lists for host and for device memory.
-extern const char kDefaultAlgos[];
-extern const char kDefaultDeviceAlgos[];
+MPI_Datatype mpi_datatype(DataType t);
+MPI_Op mpi_op(RedOp op);
 
 // Iterations and warm-up iterations for one message size: -n / -w when given,
 // else scaled to the size (more for small messages, fewer for large ones).

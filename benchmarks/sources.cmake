@@ -2,8 +2,10 @@
 # (benchmarks/CMakeLists.txt) and the SMPI simulation build (simulation/).
 set(MLA_BENCH_SOURCES
   allreduce_bench.cc
+  bench.cc
   memkind.cc
   options.cc
+  run_info.cc
   validate.cc
 )
 list(TRANSFORM MLA_BENCH_SOURCES PREPEND ${CMAKE_CURRENT_LIST_DIR}/)

@@ -1,8 +1,8 @@
 // validate.cc: exact-result send data and result checks (see validate.h).
 #include "benchmarks/validate.h"
 
+#include <algorithm>
 #include <cstring>
-#include <type_traits>
 
 namespace mlabench {
 namespace {
@@ -20,66 +20,33 @@ int64_t value_of(RedOp op, int64_t rank, int64_t c) {
 }
 
 int64_t combine(RedOp op, int64_t a, int64_t b) {
-  switch (op) {
-    case RedOp::kSum:
-      return a + b;
-    case RedOp::kProd:
-      return a * b;
-    case RedOp::kMin:
-      return a < b ? a : b;
-    case RedOp::kMax:
-      return a > b ? a : b;
-  }
-  return a;
+  if (op == RedOp::kSum) return a + b;
+  if (op == RedOp::kProd) return a * b;
+  return op == RedOp::kMin ? std::min(a, b) : std::max(a, b);
 }
 
 template <typename T>
 void fill_t(T* p, size_t count, const int64_t* table) {
-  T typed[Reference::kClasses];
-  for (int c = 0; c < Reference::kClasses; ++c) typed[c] = static_cast<T>(table[c]);
-  for (size_t i = 0; i < count; ++i) p[i] = typed[element_class(i)];
+  for (size_t i = 0; i < count; ++i) p[i] = static_cast<T>(table[element_class(i)]);
 }
 
 template <typename T>
 uint64_t count_t(const T* p, const T* rank0, size_t count, const int64_t* table) {
-  T typed[Reference::kClasses];
-  for (int c = 0; c < Reference::kClasses; ++c) typed[c] = static_cast<T>(table[c]);
   uint64_t wrong = 0;
-  if (rank0 == nullptr) {
-    for (size_t i = 0; i < count; ++i) wrong += !(p[i] == typed[element_class(i)]);
-  } else {
-    for (size_t i = 0; i < count; ++i)
-      wrong += !(p[i] == typed[element_class(i)]) || memcmp(&p[i], &rank0[i], sizeof(T)) != 0;
-  }
+  for (size_t i = 0; i < count; ++i)
+    wrong += !(p[i] == static_cast<T>(table[element_class(i)])) || (rank0 && memcmp(&p[i], &rank0[i], sizeof(T)) != 0);
   return wrong;
 }
 
+// f(T()) with T the C type of t.
 template <typename F>
 auto dispatch(DataType t, F f) {
-  switch (t) {
-    case DataType::kFloat:
-      return f(static_cast<float*>(nullptr));
-    case DataType::kDouble:
-      return f(static_cast<double*>(nullptr));
-    case DataType::kInt32:
-      return f(static_cast<int32_t*>(nullptr));
-    case DataType::kInt64:
-      break;
-  }
-  return f(static_cast<int64_t*>(nullptr));
+  if (t == DataType::kFloat) return f(float());
+  if (t == DataType::kDouble) return f(double());
+  return t == DataType::kInt32 ? f(int32_t()) : f(int64_t());
 }
 
 }  // namespace
-
-MPI_Datatype mpi_datatype(DataType t) {
-  const MPI_Datatype types[] = {MPI_FLOAT, MPI_DOUBLE, MPI_INT32_T, MPI_INT64_T};  // in DataType's order
-  return types[static_cast<int>(t)];
-}
-
-MPI_Op mpi_op(RedOp op) {
-  const MPI_Op ops[] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX};  // in RedOp's order
-  return ops[static_cast<int>(op)];
-}
 
 Reference::Reference(DataType type, RedOp op, int nranks, int rank) : type_(type) {
   for (int c = 0; c < kClasses; ++c) {
@@ -91,24 +58,19 @@ Reference::Reference(DataType type, RedOp op, int nranks, int rank) : type_(type
 }
 
 void Reference::fill(void* host, size_t count) const {
-  dispatch(type_, [&](auto* tag) {
-    using T = std::remove_pointer_t<decltype(tag)>;
-    fill_t(static_cast<T*>(host), count, mine_);
-    return 0;
-  });
+  dispatch(type_, [&](auto tag) { return fill_t(static_cast<decltype(tag)*>(host), count, mine_); });
 }
 
 uint64_t Reference::count_wrong(const void* host, const void* rank0, size_t count) const {
-  return dispatch(type_, [&](auto* tag) {
-    using T = std::remove_pointer_t<decltype(tag)>;
-    return count_t(static_cast<const T*>(host), static_cast<const T*>(rank0), count, expected_);
+  return dispatch(type_, [&](auto tag) {
+    using T = const decltype(tag)*;
+    return count_t(static_cast<T>(host), static_cast<T>(rank0), count, expected_);
   });
 }
 
 uint64_t Reference::count_send_changed(const void* host, size_t count) const {
-  return dispatch(type_, [&](auto* tag) {
-    using T = std::remove_pointer_t<decltype(tag)>;
-    return count_t(static_cast<const T*>(host), static_cast<const T*>(nullptr), count, mine_);
+  return dispatch(type_, [&](auto tag) {
+    return count_t(static_cast<const decltype(tag)*>(host), static_cast<const decltype(tag)*>(nullptr), count, mine_);
   });
 }
 
@@ -124,6 +86,12 @@ uint64_t hash_bytes(const void* p, size_t bytes) {
   }
   for (; i < bytes; ++i) h = (h ^ b[i]) * 0x100000001b3ull;
   return h;
+}
+
+bool same_on_all_ranks(uint64_t v, MPI_Comm comm) {
+  uint64_t in[2] = {v, ~v}, out[2];
+  PMPI_Allreduce(in, out, 2, MPI_UINT64_T, MPI_MAX, comm);
+  return out[0] == ~out[1];  // max == min
 }
 
 }  // namespace mlabench

@@ -28,9 +28,6 @@ namespace mlabench {
 // As float, double, int32 or int64 it is far outside the range of results.
 constexpr int kPoisonByte = 0x5a;
 
-MPI_Datatype mpi_datatype(DataType t);
-MPI_Op mpi_op(RedOp op);
-
 class Reference {
  public:
   static constexpr int kClasses = 128;
@@ -57,6 +54,9 @@ class Reference {
 
 // A 64-bit hash of a buffer's bytes, to compare results across ranks cheaply.
 uint64_t hash_bytes(const void* p, size_t bytes);
+
+// Whether v is the same on every rank of comm (collective, through PMPI).
+bool same_on_all_ranks(uint64_t v, MPI_Comm comm);
 
 }  // namespace mlabench
 
