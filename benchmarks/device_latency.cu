@@ -17,7 +17,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <string>
 #include <vector>
+
+#include "vocab/ranks_per_gpu.h"
 
 namespace {
 
@@ -65,10 +68,25 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 77;
   }
-  cudaError_t e = cudaSetDevice(rank % gpus);
+  // The GPU of this rank as the library and the benchmark choose it
+  // (vocab/ranks_per_gpu.h), from MULTILANE_RANKS_PER_GPU and the host's ranks.
+  MPI_Comm host;
+  int local_rank = 0, local_size = 1, per_gpu = 0;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &host);
+  MPI_Comm_rank(host, &local_rank);
+  MPI_Comm_size(host, &local_size);
+  MPI_Comm_free(&host);
+  const char* variable = std::getenv("MULTILANE_RANKS_PER_GPU");
+  std::string why;
+  if (!mla::ParseRanksPerGpuVariable(variable ? variable : "", &per_gpu, &why)) {
+    if (rank == 0) std::fprintf(stderr, "device_latency: %s\n", why.c_str());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  const int device = mla::GpuOfRank(local_rank, local_size, per_gpu, gpus);
+  cudaError_t e = cudaSetDevice(device);
   if (e != cudaSuccess) Die("cudaSetDevice", e);
   int mps = 0;
-  cudaDeviceGetAttribute(&mps, cudaDevAttrMpsEnabled, rank % gpus);
+  cudaDeviceGetAttribute(&mps, cudaDevAttrMpsEnabled, device);
   cudaStream_t stream;
   if ((e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)) != cudaSuccess) Die("stream", e);
   cudaEvent_t event;
