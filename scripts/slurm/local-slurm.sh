@@ -2,7 +2,7 @@
 # local-slurm.sh: a real Slurm 22.05 on this machine, as plain processes
 # (munged, slurmctld, one slurmd per node), for the plugin's end-to-end tests.
 #
-#   local-slurm.sh start DIR [--nodes N] [PLUGSTACK_LINE...]
+#   local-slurm.sh start DIR [--nodes N [--netns [--rails R] [--rate RATE] [--delay DELAY]]] [PLUGSTACK_LINE...]
 #       writes DIR/slurm.conf and friends, starts the daemons and waits until
 #       every node is idle; prints `export SLURM_CONF=DIR/slurm.conf`.
 #       PLUGSTACK_LINE: plugstack.conf lines.
@@ -14,7 +14,8 @@
 #   local-slurm.sh stop DIR
 #       cancels this cluster's jobs and stops its daemons and job steps (by
 #       pid files and by this cluster's SLURM_CONF, never by process name, so
-#       other Slurm clusters on the machine are left alone).
+#       other Slurm clusters on the machine are left alone), and removes the
+#       network namespaces, veths and bridges of DIR (also after a failed start).
 #
 # One node (the default) is `localhost`.  With --nodes N (2 to 8) the nodes are
 # node1..nodeN: each slurmd runs in its own UTS namespace with that host name,
@@ -24,21 +25,95 @@
 # and TmpFS folders.  Each node claims 8 CPUs and 2 fake GPUs (character
 # devices DIR/dev/NODE/nvidia0-1) whatever the machine has
 # (SlurmdParameters=config_overrides).  Run as root.
+#
+# --netns gives the nodes a network of their own: each node runs in its own
+# network and UTS namespace (mla-TAG-nodeI; TAG: 6 hex digits of DIR's hash,
+# so two clusters never share a name) with
+#   - mgmt: 10.243.M.I/24 (M from TAG, 1-199), a veth into the bridge mlaTAGbr
+#     of the root namespace, which holds 10.243.M.254: slurmctld (in the root
+#     namespace, SlurmctldHost=localhost(10.243.M.254)) and srun reach the
+#     nodes there; unshaped.  slurmd (started with nsenter --net, unshare
+#     --uts) listens inside its namespace only, at NodeAddr=10.243.M.I, all
+#     nodes on SlurmdPort: each has its own address;
+#   - R rails (--rails, 1 to 4, default 2) railK: 10.243.(200+K).I/24, a veth
+#     into the bridge railK of the namespace mla-TAG-fabric (the switch),
+#     shaped on each node's egress with tc: tbf --rate (default 200mbit: on
+#     the busy 2-core machine two rails at 200mbit each moved their rate at
+#     once, two at 400mbit only 450-690 of 800 Mbit/s together; netns_check.py
+#     shows it) and, with --delay (e.g. 50us; default 0: none), a netem delay
+#     (needs the kernel's sch_netem; the 2-core CI kernel has none).
+# The rail addresses exist only inside the namespaces; IPv6 is off on every
+# interface made, so a rail carries only what the nodes send.  DIR/netns.env
+# lists the names and addresses; scripts/slurm/netns_check.py measures each
+# rail's TCP rate and reads the rails' byte counters (for a test to check that
+# a job's traffic crossed them).  Open MPI's TCP uses every interface but
+# loopback, mgmt too: OMPI_MCA_btl_tcp_if_include=rail0,rail1 keeps it on the
+# rails (it then spreads a job's bytes evenly over them).
 # Variables: MLA_SLURM_CLI_FILTER=1 turns on cli_filter/lua with DIR/cli_filter.lua;
 # MLA_SLURMCTLD_PORT, MLA_SLURMD_PORT (the first node's port) move the ports.
 set -euo pipefail
 
-usage="usage: local-slurm.sh start DIR [--nodes N] [PLUGSTACK_LINE...] | restart-slurmd DIR | stop DIR"
+usage="usage: local-slurm.sh start DIR [--nodes N [--netns [--rails R] [--rate RATE] [--delay DELAY]]] [PLUGSTACK_LINE...] | restart-slurmd DIR | stop DIR"
 cmd=${1:?$usage}
 dir=${2:?$usage}
 shift 2
 dir=$(realpath -m "$dir")
+
+# bad_option TEXT: TEXT (what is wrong and the fix) on stderr, exit 2.
+bad_option() {
+  echo "local-slurm.sh: $1" >&2
+  exit 2
+}
+
 nodes=1
-if [ "${1:-}" = --nodes ]; then
-  nodes=${2:?$usage}
-  shift 2
-  [[ "$nodes" =~ ^[1-8]$ ]] || { echo "local-slurm.sh: --nodes '$nodes': give a number from 1 to 8" >&2; exit 2; }
+netns=0
+rails=""
+rate=""
+delay=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --nodes)
+      nodes=${2:?$usage}
+      shift 2
+      [[ "$nodes" =~ ^[1-8]$ ]] || bad_option "--nodes '$nodes': give a number from 1 to 8" ;;
+    --netns)
+      netns=1
+      shift ;;
+    --rails)
+      rails=${2:?$usage}
+      shift 2
+      [[ "$rails" =~ ^[1-4]$ ]] || bad_option "--rails '$rails': give a number from 1 to 4" ;;
+    --rate)
+      rate=${2:?$usage}
+      shift 2
+      [[ "$rate" =~ ^[1-9][0-9]*(kbit|mbit|gbit)$ ]] || bad_option "--rate '$rate': give a rate in kbit, mbit or gbit, such as 400mbit" ;;
+    --delay)
+      delay=${2:?$usage}
+      shift 2
+      [[ "$delay" =~ ^(0|[1-9][0-9]*(us|ms))$ ]] || bad_option "--delay '$delay': give a delay in us or ms, such as 50us, or 0 for none" ;;
+    --*)
+      bad_option "unknown option '$1': use --nodes, --netns, --rails, --rate or --delay" ;;
+    *)
+      break ;;
+  esac
+done
+if [ "$netns" = 0 ]; then
+  for opt in rails rate delay; do
+    [ -z "${!opt}" ] || bad_option "--$opt shapes the rails of network namespace nodes: add --netns (with --nodes N)"
+  done
+elif [ "$nodes" -lt 2 ]; then
+  bad_option "--netns needs two nodes or more: add --nodes N (2 to 8)"
 fi
+rails=${rails:-2}
+rate=${rate:-200mbit}
+delay=${delay:-0}
+# The names of DIR's network: namespaces mla-TAG-*, root namespace links
+# mlaTAG*, the management subnet 10.243.M.0/24 (rails: 10.243.200+K.0/24,
+# inside the namespaces only).
+tag=$(printf %s "$dir" | sha1sum | cut -c1-6)
+ns_prefix="mla-$tag-"
+link_prefix="mla$tag"
+mgmt_net="10.243.$((1 + 0x$tag % 199))"
 ctld_port=${MLA_SLURMCTLD_PORT:-16817}
 d_port=${MLA_SLURMD_PORT:-16818}
 
@@ -86,13 +161,157 @@ own_stepds() {
 }
 
 # start_slurmd NODE: one slurmd of this cluster (SLURM_CONF set); node1..8 in
-# a UTS namespace of their own (the host name tasks see), localhost as it is.
+# a UTS namespace of their own (the host name tasks see), and with --netns in
+# their network namespace too; localhost as it is.
 start_slurmd() {
   if [ "$1" = localhost ]; then
     /usr/sbin/slurmd -N localhost
+  elif [ -f "$dir/netns.env" ]; then
+    # nsenter, not `ip netns exec`: that remounts /sys for the namespace,
+    # without /sys/fs/cgroup, and slurmd stops ("Unable to initialize
+    # cgroup plugin").
+    nsenter "--net=/run/netns/$ns_prefix$1" unshare --uts /bin/sh -c "hostname $1 && exec /usr/sbin/slurmd -N $1"
   else
     # Its own host name: tasks see it and Open MPI tells the nodes apart.
     unshare --uts /bin/sh -c "hostname $1 && exec /usr/sbin/slurmd -N $1"
+  fi
+}
+
+# no_ipv6 PATH: IPv6 off where PATH (a /proc/sys/net/ipv6/conf/IF folder of
+# the namespace the caller is in) exists, so that the interfaces made carry
+# no neighbour discovery: a rail's counters count the nodes' traffic only.
+no_ipv6() {
+  [ ! -d "$1" ] || echo 1 > "$1/disable_ipv6"
+}
+
+# ns_no_ipv6 NS: IPv6 off in NS, on its interfaces (all) and those made
+# later (default).
+ns_no_ipv6() {
+  local c
+  [ -d /proc/sys/net/ipv6 ] || return 0
+  for c in all default; do
+    echo 1 | ip netns exec "$1" tee "/proc/sys/net/ipv6/conf/$c/disable_ipv6" >/dev/null
+  done
+}
+
+# rate_bits RATE: RATE (200mbit) in bit/s.
+rate_bits() {
+  local n=${1%%[kmg]bit}
+  case "$1" in
+    *kbit) echo $((n * 1000)) ;;
+    *mbit) echo $((n * 1000000)) ;;
+    *gbit) echo $((n * 1000000000)) ;;
+  esac
+}
+
+# shape NS IF: the egress of IF in NS at $rate (tbf; a burst of 1 ms at the
+# rate, at least 32 KiB) and, unless $delay is 0, $delay later (netem).
+shape() {
+  local burst
+  burst=$(( $(rate_bits "$rate") / 8 / 1000 ))
+  [ "$burst" -ge 32768 ] || burst=32768
+  if ! ip netns exec "$1" tc qdisc add dev "$2" root handle 1: tbf rate "$rate" burst "$burst" latency 10ms; then
+    echo "local-slurm.sh: tc could not shape $2 with tbf (no sch_tbf in this kernel?): the rails need it" >&2
+    exit 1
+  fi
+  [ "$delay" = 0 ] && return 0
+  if ! ip netns exec "$1" tc qdisc add dev "$2" parent 1:1 handle 10: netem delay "$delay" limit 10000; then
+    echo "local-slurm.sh: --delay $delay needs tc's netem qdisc (sch_netem), which this kernel lacks: leave --delay out" >&2
+    exit 1
+  fi
+}
+
+# netns_free: exits 1 unless DIR's names and management subnet are free
+# (nothing left of an earlier start, no other cluster on the subnet).
+netns_free() {
+  if ip netns list | grep -q "^$ns_prefix" || ip link show "${link_prefix}br" >/dev/null 2>&1; then
+    echo "local-slurm.sh: the network namespaces of $dir exist (its cluster still running?): run local-slurm.sh stop $dir first" >&2
+    exit 1
+  fi
+  if [ -n "$(ip -4 -o addr show to "$mgmt_net.0/24")" ]; then
+    echo "local-slurm.sh: $mgmt_net.0/24, the management subnet of $dir, is in use on this machine: use another DIR" >&2
+    exit 1
+  fi
+}
+
+# netns_up: DIR's network (see the header): the fabric namespace with one
+# bridge per rail, the management bridge in the root namespace, and per node
+# a namespace with its mgmt and rail interfaces; DIR/netns.env lists them.
+netns_up() {
+  local i n ns r fabric="${ns_prefix}fabric" br="${link_prefix}br"
+  {
+    echo "# local-slurm.sh start --netns: the network of this cluster"
+    echo "tag=$tag"
+    echo "nodes=${names[*]}"
+    echo "rails=$rails"
+    echo "rate=$rate"
+    echo "delay=$delay"
+    echo "mgmt_bridge=$br"
+    echo "fabric=$fabric"
+    echo "controller=$mgmt_net.254"
+  } > "$dir/netns.env"
+  ip netns add "$fabric"
+  ns_no_ipv6 "$fabric"
+  ip link add "$br" type bridge
+  no_ipv6 "/proc/sys/net/ipv6/conf/$br"
+  ip addr add "$mgmt_net.254/24" dev "$br"
+  ip link set "$br" up
+  for r in $(seq 0 $((rails - 1))); do
+    ip -n "$fabric" link add "rail$r" type bridge
+    ip -n "$fabric" link set "rail$r" up
+  done
+  i=0
+  for n in "${names[@]}"; do
+    i=$((i + 1))
+    ns=$ns_prefix$n
+    ip netns add "$ns"
+    ns_no_ipv6 "$ns"
+    ip -n "$ns" link set lo up
+    ip link add "${link_prefix}n$i" type veth peer name mgmt netns "$ns"
+    no_ipv6 "/proc/sys/net/ipv6/conf/${link_prefix}n$i"
+    ip link set "${link_prefix}n$i" master "$br" up
+    ip -n "$ns" addr add "$mgmt_net.$i/24" dev mgmt
+    ip -n "$ns" link set mgmt up
+    { echo "ns_$n=$ns"; echo "mgmt_$n=$mgmt_net.$i"; } >> "$dir/netns.env"
+    for r in $(seq 0 $((rails - 1))); do
+      ip -n "$fabric" link add "n${i}r$r" type veth peer name "rail$r" netns "$ns"
+      ip -n "$fabric" link set "n${i}r$r" master "rail$r" up
+      ip -n "$ns" addr add "10.243.$((200 + r)).$i/24" dev "rail$r"
+      ip -n "$ns" link set "rail$r" up
+      shape "$ns" "rail$r"
+      echo "rail${r}_$n=10.243.$((200 + r)).$i" >> "$dir/netns.env"
+    done
+  done
+}
+
+# netns_down: removes DIR's network: ends the processes left in its
+# namespaces (by pid), deletes the namespaces (with them their veths and the
+# fabric's bridges) and the root namespace's links mlaTAG*, and waits up to
+# 5 s until none is left.
+netns_down() {
+  local ns pids links l
+  command -v ip >/dev/null || return 0
+  for ns in $(ip netns list | awk '{print $1}' | grep "^$ns_prefix" || true); do
+    pids=$(ip netns pids "$ns" 2>/dev/null || true)
+    if [ -n "$pids" ]; then
+      # shellcheck disable=SC2086
+      kill $pids 2>/dev/null || true
+      sleep 0.5
+      # shellcheck disable=SC2086
+      kill -9 $pids 2>/dev/null || true
+    fi
+    ip netns del "$ns" 2>/dev/null || true
+  done
+  for _ in $(seq 50); do
+    links=$(ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | grep "^$link_prefix" || true)
+    [ -n "$links" ] || break
+    for l in $links; do ip link del "$l" 2>/dev/null || true; done
+    sleep 0.1
+  done
+  rm -f "$dir/netns.env"
+  if ip netns list | grep -q "^$ns_prefix" || [ -n "$links" ]; then
+    echo "local-slurm.sh: could not remove all of $dir's network ($ns_prefix*, $link_prefix*): see ip netns list, ip link" >&2
+    return 1
   fi
 }
 
@@ -148,6 +367,7 @@ if [ "$cmd" = stop ]; then
     # shellcheck disable=SC2086
     kill -9 $pids 2>/dev/null || true
   fi
+  netns_down
   exit 0
 fi
 [ "$cmd" = start ] || { echo "local-slurm.sh: unknown command '$cmd': use start or stop" >&2; exit 2; }
@@ -184,7 +404,13 @@ gres_lines="AutoDetect=off"
 node_list=$(IFS=,; echo "${names[*]}")
 i=0
 for n in "${names[@]}"; do
-  if [ "$nodes" = 1 ]; then addr="NodeHostname=localhost"; else addr="NodeHostname=$n NodeAddr=127.0.0.1 Port=$((d_port + i))"; fi
+  if [ "$nodes" = 1 ]; then
+    addr="NodeHostname=localhost"
+  elif [ "$netns" = 1 ]; then
+    addr="NodeHostname=$n NodeAddr=$mgmt_net.$((i + 1))"
+  else
+    addr="NodeHostname=$n NodeAddr=127.0.0.1 Port=$((d_port + i))"
+  fi
   node_lines+="NodeName=$n $addr CPUs=8 Boards=1 SocketsPerBoard=1 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=2000 Gres=gpu:2 State=UNKNOWN"$'\n'
   gres_lines+=$'\n'"NodeName=$n Name=gpu File=$dir/dev/$n/nvidia[0-1]"
   i=$((i + 1))
@@ -194,9 +420,12 @@ done
 # while MinJobAge is at most 4 (measured on 22.05 and 24.11; at 8 it sleeps 2
 # then 8 s, at the default 300 2, 8, then 32 s, so a 3 s job took 10 s and a
 # 12 s one 42 s).  No test reads a job's record more than a moment after it ended.
+# With --netns the nodes reach slurmctld on the management bridge.
+ctld_host=localhost
+[ "$netns" = 0 ] || ctld_host="localhost($mgmt_net.254)"
 cat > "$dir/slurm.conf" <<CONF
 ClusterName=multilane-test
-SlurmctldHost=localhost
+SlurmctldHost=$ctld_host
 SlurmctldPort=$ctld_port
 SlurmdPort=$d_port
 AuthType=auth/munge
@@ -229,14 +458,20 @@ ${node_lines}PartitionName=gpu Nodes=$node_list Default=YES MaxTime=30 State=UP 
 CONF
 echo "$gres_lines" > "$dir/gres.conf"
 # Fences by ring, not tree.  The pmix plugin runs a fence without data (Open
-# MPI's barrier at the end of MPI_Init and in MPI_Finalize) as a tree, and on
-# these virtual nodes (one host, one address) each slurmstepd finished that
-# tree alone (22.05 at SlurmdDebug=debug: "local delivery", no message to the
-# other node).  The barrier then did not hold: a fast node's ranks left
-# MPI_Init and sent to a rank on the other node still before its PML was
-# ready, which crashed there (Open MPI 4.1.4 on 22.05, about one step in 40
-# under load; the same crash on 24.11 with Open MPI 5.0.7; none in 400 steps
-# with the ring).  The ring, which the data exchange uses anyway, crosses nodes.
+# MPI's barrier at the end of MPI_Init and in MPI_Finalize) as a tree, and
+# each slurmstepd finished that tree alone (22.05 at SlurmdDebug=debug: "local
+# delivery", no message to the other node).  The barrier then did not hold: a
+# fast node's ranks left MPI_Init and sent to a rank on the other node still
+# before its PML was ready, which crashed there (Open MPI 4.1.4 on 22.05, about
+# one step in 40 under load; the same crash on 24.11 with Open MPI 5.0.7; none
+# in 400 steps with the ring).  The cause is not the shared address: with
+# --netns (an address per node) every tree fence still finished per node (82
+# of 82 per node in 41 steps).  The plugin builds its tree with Slurm's
+# reverse_tree_info, which returns "no tree" (no parent, no children) when
+# TreeWidth (default 50) exceeds the step's node count, so on any step of
+# fewer nodes than TreeWidth every node is a root of its own.  Seen: with
+# TreeWidth=2 the default fences crossed nodes (40 of 40 fan-ins).  The ring,
+# which the data exchange uses anyway, crosses nodes at any size.
 echo "PMIxCollFence=ring" > "$dir/mpi.conf"
 # Slurm 24.05 and later initialise a cgroup plugin in every slurmd, whatever
 # ProctrackType says, and stop where none works (a container, a cgroup v1
@@ -253,7 +488,10 @@ chmod 644 "$dir"/*.conf
 # would answer in our place: refuse to start next to it.
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 ports=("$ctld_port")
-for i in $(seq 0 $((nodes - 1))); do ports+=($((d_port + i))); done
+# With --netns each slurmd listens in its own namespace.
+if [ "$netns" = 0 ]; then
+  for i in $(seq 0 $((nodes - 1))); do ports+=($((d_port + i))); done
+fi
 for port in "${ports[@]}"; do
   for _ in $(seq 50); do port_busy "$port" || break; sleep 0.2; done
   if port_busy "$port"; then
@@ -262,8 +500,12 @@ for port in "${ports[@]}"; do
   fi
 done
 
+[ "$netns" = 0 ] || netns_free
+
 export SLURM_CONF=$dir/slurm.conf
-trap 'bash "$0" stop "$dir"' ERR
+# From here a failure stops what was started and removes DIR's network.
+trap '[ "$?" = 0 ] || bash "$0" stop "$dir"' EXIT
+[ "$netns" = 0 ] || netns_up
 /usr/sbin/slurmctld -i
 if [ "$nodes" = 1 ]; then
   start_slurmd localhost
@@ -276,5 +518,4 @@ if wait_idle "$nodes"; then
 fi
 echo "local-slurm.sh: $((nodes - ${idle:-0})) of $nodes nodes did not become idle in 30 s; logs in $dir/log" >&2
 tail -n 5 "$dir"/log/*.log >&2 || true
-bash "$0" stop "$dir"
 exit 1
