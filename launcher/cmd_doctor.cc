@@ -238,6 +238,47 @@ void Served(Doctor* d, const std::string& what, const mldb::ProfileRecord& p, co
              "tune that node type again (or import a corrected profile)");
 }
 
+// A family installed here: its row of the table and its MPI's version key.
+struct InstalledFamily {
+  const mla::MpiFamilyInfo* row;
+  std::string version;
+};
+
+// The families whose probe is installed beside this command.
+std::vector<InstalledFamily> InstalledFamilies(const Installation& in) {
+  std::vector<InstalledFamily> out;
+  for (const mla::MpiFamilyInfo& f : mla::MpiFamilies()) {
+    std::string error;
+    const std::string v = MpiVersionOfFamily(f.name, ProbeOfFamily(in.probe, f.name), &error);
+    if (!v.empty()) out.push_back({&f, v});
+  }
+  return out;
+}
+
+// Whether a database of `databases` holds a profile of `node_type` for the
+// MPI version `mpi` (any partition).
+bool HasProfileFor(const std::vector<std::string>& databases, const std::string& node_type, const std::string& mpi) {
+  for (const std::string& path : databases)
+    for (const mldb::ProfileRecord& p : ProfilesIn(path))
+      if (p.node_type_key == node_type && p.mpi_version == mpi) return true;
+  return false;
+}
+
+// Once one installed family has a profile here, every other one needs its
+// own: without, its jobs run without multilane, quietly.
+void CheckFamilyProfiles(Doctor* d, const std::vector<std::string>& databases, const std::string& node_type,
+                         const std::vector<InstalledFamily>& families) {
+  std::vector<const InstalledFamily*> missing;
+  for (const InstalledFamily& f : families)
+    if (!HasProfileFor(databases, node_type, f.version)) missing.push_back(&f);
+  if (missing.size() == families.size()) return;  // nothing tuned yet: CheckProfiles says so
+  for (const InstalledFamily* f : missing)
+    d->Error(f->row->version_words.front() + " ('" + f->version +
+                 "') is installed, but no profile of this node type is for it: its jobs run without multilane",
+             "`multilane tune --mpi " + f->row->name +
+                 "`, with --partition P for each partition its jobs use (docs/admin.md, \"Tuning\")");
+}
+
 // Profiles that serve this node type, per partition.
 void CheckProfiles(Doctor* d, const std::vector<std::string>& databases, const std::string& node_type,
                    const std::string& mpi) {
@@ -271,23 +312,20 @@ void CheckProfiles(Doctor* d, const std::vector<std::string>& databases, const s
 // whose every profile was tuned with another multilane or MPI version than
 // the installed ones (an upgrade without a retune: each job there runs
 // without multilane, quietly).
-void CheckVersions(Doctor* d, const std::vector<std::string>& databases, const Installation& in) {
+void CheckVersions(Doctor* d, const std::vector<std::string>& databases, const std::vector<InstalledFamily>& families) {
   std::vector<std::string> mpi_versions, installed;
-  std::set<mla::MpiFamily> families;  // installed here: profiles of other families are not judged
-  for (const mla::MpiFamilyInfo& f : mla::MpiFamilies()) {
-    std::string error;
-    const std::string v = MpiVersionOfFamily(f.name, ProbeOfFamily(in.probe, f.name), &error);
-    if (v.empty()) continue;
-    families.insert(f.family);
-    mpi_versions.push_back(v);
-    installed.push_back("'" + v + "'");
+  std::set<mla::MpiFamily> kinds;  // installed here: profiles of other families are not judged
+  for (const InstalledFamily& f : families) {
+    kinds.insert(f.row->family);
+    mpi_versions.push_back(f.version);
+    installed.push_back("'" + f.version + "'");
   }
   std::vector<mldb::ProfileRecord> all;
   std::vector<std::string> where;  // the database of each of `all`
   for (const std::string& path : databases) {
     if (access(path.c_str(), F_OK) != 0) continue;
     for (const mldb::ProfileRecord& p : ProfilesIn(path)) {
-      if (families.count(mla::MpiFamilyFromVersion(p.mpi_version)) == 0) continue;
+      if (kinds.count(mla::MpiFamilyFromVersion(p.mpi_version)) == 0) continue;
       all.push_back(p);
       where.push_back(path);
     }
@@ -425,7 +463,32 @@ void CheckCliFilter(Doctor* d, const SlurmConf& conf, const multilane_spank::Plu
     d->Ok("cli_filter " + lua + " (settings match the plugstack line)");
 }
 
-void CheckSlurm(Doctor* d, const Installation& in) {
+// slurm.conf's MpiDefault against the installed families: `srun` without
+// --mpi starts the tasks of a family whose type it is not as worlds of one
+// rank each (the tune passes --mpi itself; users' jobs do not).
+void CheckMpiDefault(Doctor* d, const SlurmConf& conf, const std::vector<InstalledFamily>& families) {
+  std::string served, unserved;
+  for (const InstalledFamily& f : families) {
+    const std::string& type = f.row->srun_mpi;
+    const std::string name = f.row->version_words.front();
+    if (conf.mpi_default.compare(0, type.size(), type) == 0)
+      served += (served.empty() ? "" : ", ") + name;
+    else
+      unserved += (unserved.empty() ? "" : ", ") + name + " needs --mpi=" + type;
+  }
+  const std::string at = "MpiDefault=" + conf.mpi_default;
+  if (unserved.empty())
+    d->Ok(at + ": srun starts the tasks of " + served + " as one MPI world");
+  else if (!served.empty())
+    d->Note(at + " serves " + served + "; under srun, " + unserved + " (docs/user.md)");
+  else
+    d->Error(at + ": srun without --mpi starts every task as an MPI world of its own (" + unserved +
+                 "): such jobs compute alone on every task",
+             "set MpiDefault=" + families.front().row->srun_mpi + " in " + conf.path +
+                 " (every node's copy), or tell users to run " + mla::SrunMpiAdvice());
+}
+
+void CheckSlurm(Doctor* d, const Installation& in, const std::vector<InstalledFamily>& families) {
   SlurmConf conf;
   if (!ReadSlurmConf(SlurmConfPath(), &conf)) {
     std::printf("Slurm\n");
@@ -433,6 +496,7 @@ void CheckSlurm(Doctor* d, const Installation& in) {
     return;
   }
   std::printf("Slurm (%s)\n", conf.path.c_str());
+  if (!families.empty()) CheckMpiDefault(d, conf, families);
   const unsigned installed = InstalledSlurmVersion();
   PlugstackLine line;
   if (!FindOurPlugstackLine(d, conf, &line)) return;
@@ -542,10 +606,12 @@ int RunDoctor(const DoctorOptions& opt) {
     CheckDatabase(&d, "user", mldb::UserDatabasePath(), "`multilane tune` creates it");
     CheckDatabase(&d, "system", mldb::SystemDatabasePath(), "the admin creates it with `multilane tune --system`");
   }
+  const std::vector<InstalledFamily> families = InstalledFamilies(in);
   CheckProfiles(&d, databases, fp.Key(), mpi);
-  CheckVersions(&d, databases, in);
+  CheckFamilyProfiles(&d, databases, fp.Key(), families);
+  CheckVersions(&d, databases, families);
 
-  CheckSlurm(&d, in);
+  CheckSlurm(&d, in, families);
 
   if (d.errors == 0)
     std::printf("all good\n");

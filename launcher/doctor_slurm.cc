@@ -87,6 +87,8 @@ bool ReadSlurmConf(const std::string& path, SlurmConf* out) {
       out->plugstack = value;
     else if (strcasecmp(key.c_str(), "CliFilterPlugins") == 0)
       out->cli_filter = value;
+    else if (strcasecmp(key.c_str(), "MpiDefault") == 0)
+      out->mpi_default = value;
   }
   return true;
 }

@@ -16,8 +16,9 @@ std::string SlurmConfPath();
 
 struct SlurmConf {
   std::string path;
-  std::string plugstack;   // PlugStackConfig, else plugstack.conf beside slurm.conf
-  std::string cli_filter;  // CliFilterPlugins ("" when not set)
+  std::string plugstack;             // PlugStackConfig, else plugstack.conf beside slurm.conf
+  std::string cli_filter;            // CliFilterPlugins ("" when not set)
+  std::string mpi_default = "none";  // MpiDefault (Slurm's default when not set: none)
 };
 
 // Reads `Key=Value` lines of slurm.conf (keys case-insensitive, `#`

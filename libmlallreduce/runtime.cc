@@ -1,11 +1,14 @@
 #include "libmlallreduce/runtime.h"
 
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
+#include <string>
 
 #include "libmlallreduce/startup/comm_scope.h"
 #include "libmlallreduce/jobreport/job_report.h"
 #include "libmlallreduce/base/log.h"
+#include "libmlallreduce/startup/separate_worlds.h"
 #include "libmlallreduce/startup/startup.h"
 #include "libmlallreduce/base/stats.h"
 #include "libmlallreduce/algorithms/system_choice.h"
@@ -70,6 +73,20 @@ void FindHostRank(int rank) {
   }
 }
 
+// A Slurm step whose tasks run as worlds of one rank each: its task 0 says
+// so (separate_worlds.h).
+void SaySeparateWorlds(const Config& config) {
+  if (config.step_tasks <= 1) return;
+  const char* task = std::getenv("SLURM_PROCID");
+  if (task == nullptr || std::string(task) != "0") return;
+  int size = 1;
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm parent = MPI_COMM_NULL;
+  PMPI_Comm_get_parent(&parent);
+  const std::string line = SeparateWorldsLine(config.step_tasks, size, parent != MPI_COMM_NULL);
+  if (!line.empty()) WarnHere(line);
+}
+
 }  // namespace
 
 const Config& CurrentConfig() {
@@ -101,6 +118,7 @@ void OnMpiInitialized() {
   const Config& config = CurrentConfig();
   const Verdict verdict = CountBallots(MyBallot(config), WorldCalls());
   if (verdict.reporter == rank && !verdict.line.empty()) WarnHere(verdict.line);
+  SaySeparateWorlds(config);
   g_consistent.store(verdict.consistent);
   g_enabled.store(verdict.on);
   if (!verdict.consistent) return;  // no collective call of the library's own

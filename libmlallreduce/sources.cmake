@@ -16,6 +16,7 @@ set(MLA_LIBRARY_SOURCES
   startup/one_program.cc
   startup/pmix_channel.cc
   startup/profile_file.cc
+  startup/separate_worlds.cc
   startup/startup.cc
   jobreport/gpu_sampler.cc
   jobreport/job_report.cc

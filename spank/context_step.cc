@@ -189,11 +189,20 @@ std::string NodeName(spank_t sp) {
   return host;
 }
 
+// MULTILANE_STEP_TASKS: the step's tasks, so that the library of a task
+// that finds itself a world of one rank can say the step's tasks did not
+// become one world (srun's --mpi does not match the MPI).
+void SetStepTasks(spank_t sp) {
+  uint32_t tasks = 0;
+  if (Item(sp, S_JOB_TOTAL_TASK_COUNT, &tasks)) SetEnv(sp, "MULTILANE_STEP_TASKS", std::to_string(tasks));
+}
+
 // No usable profile on this node (Injection::Kind::kOff): the library goes in
 // with MULTILANE_OFF, so that it takes part in the job's start-up agreement
 // and turns multilane off on every rank.  MULTILANE_OFF is set first: a
 // library without it and without a profile would vote on.
 void InjectOff(spank_t sp, const PluginState& s, const Injection& injection) {
+  SetStepTasks(sp);
   if (SetEnv(sp, "MULTILANE_OFF", OffReason(NodeName(sp), injection.line))) Preload(sp, s.config.library);
 }
 
@@ -300,6 +309,7 @@ int StepUserInit(spank_t sp) {
   }
   if (!Preload(sp, s.config.library)) return 0;
   s.injected = true;
+  SetStepTasks(sp);
   const bool user_profile = !GetEnv(sp, "MULTILANE_PROFILE").empty() || !GetEnv(sp, "MULTILANE_PROFILE_FILE").empty();
   if (!user_profile) SetEnv(sp, "MULTILANE_PROFILE", kv["profile"]);
   uint32_t tasks = 0;

@@ -1,7 +1,7 @@
 // mlprobe: measures allreduce candidates for the tuner.
 //
 //   mpirun -np N [-x MULTILANE_RANKS_PER_NODE=..] mlprobe --plan PLAN.json --out RESULT.json
-//          [--exhaustive | --compare] [--profile PROFILE.txt]
+//          [--ranks N] [--exhaustive | --compare] [--profile PROFILE.txt]
 //
 // Per size of the plan: every candidate is validated once against
 // PMPI_Allreduce (a wrong one is dropped and reported), then measured in
@@ -70,6 +70,7 @@ bool BcastString(std::string* s) {
 
 struct Options {
   std::string plan_path, out_path, profile_path;
+  int ranks = 0;  // --ranks: the ranks it was launched as (0: not said)
   bool exhaustive = false;
   bool compare = false;
 };
@@ -81,6 +82,8 @@ int ParseOptions(int argc, char** argv, Options* o) {
   app.add_option("--plan", o->plan_path, "plan JSON (tuner/README.md)")->required();
   app.add_option("--out", o->out_path, "result JSON written by rank 0")->required();
   app.add_option("--profile", o->profile_path, "also write the profile text decided from the result");
+  app.add_option("--ranks", o->ranks, "the ranks it was launched as: refuse a world of another size")
+      ->check(CLI::PositiveNumber);
   auto* exh_opt =
       app.add_flag("--exhaustive", o->exhaustive, "measure every candidate in every round, ignoring the budget");
   app.add_flag("--compare", o->compare,
@@ -93,6 +96,27 @@ int ParseOptions(int argc, char** argv, Options* o) {
     return rc == 0 ? 0 : 2;
   }
   return -1;
+}
+
+// Whether this world has the `launched` ranks the launcher was asked for (0:
+// not said).  A launcher whose PMI does not match the MPI starts every rank
+// as a world of its own, whose measurements would be a memcpy's: each such
+// world's rank 0 says so and the probe measures nothing.
+bool WorldIsWhole(int launched, int nranks) {
+  if (launched == 0 || launched == nranks) return true;
+  if (g_rank == 0) {
+    std::vector<char> version(MPI_MAX_LIBRARY_VERSION_STRING + 1, '\0');
+    int len = 0;
+    MPI_Get_library_version(version.data(), &len);
+    const mla::MpiFamilyInfo& family = mla::MpiFamilyRow(mla::MpiFamilyFromVersion(version.data()));
+    std::fprintf(stderr,
+                 "mlprobe: error: launched as %d ranks, but this MPI world has %d: the launcher started separate "
+                 "worlds and nothing was measured; under Slurm run srun --mpi=%s for %s (or set MpiDefault=%s in "
+                 "slurm.conf)\n",
+                 launched, nranks, family.srun_mpi.c_str(), family.version_words.front().c_str(),
+                 family.srun_mpi.c_str());
+  }
+  return false;
 }
 
 // Rank 0 reads the plan at `path` (bounded: mla::ReadInputFile); every rank
@@ -255,6 +279,7 @@ int Run(int argc, char** argv) {
   Options o;
   const int parsed = ParseOptions(argc, argv, &o);
   if (parsed >= 0) return parsed;
+  if (!WorldIsWhole(o.ranks, nranks)) return 2;
   Plan plan;
   json plan_json;
   if (!ReadPlan(o.plan_path, &plan, &plan_json)) return 2;

@@ -17,7 +17,7 @@ const std::vector<MpiFamilyInfo>& MpiFamilies() {
        {"Open MPI", "OpenRTE", "PMIx Reference RunTime"},
        {"openmpi"},
        {"orterun", "prterun"},
-       "",
+       "pmix",
        {"--map-by", ":OVERSUBSCRIBE"},
        {{4, "ORTE", "OMPI_MCA_rmaps_base_oversubscribe=1"},
         {5, "PRRTE", "PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe"}}},
@@ -54,6 +54,15 @@ std::string MpiFamilyChoices() {
   std::string out;
   const auto& all = MpiFamilies();
   for (size_t i = 0; i < all.size(); ++i) out += (i == 0 ? "" : i + 1 == all.size() ? " or " : ", ") + all[i].name;
+  return out;
+}
+
+std::string SrunMpiAdvice() {
+  std::string out;
+  for (const MpiFamilyInfo& f : MpiFamilies()) {
+    if (f.srun_mpi.empty()) continue;
+    out += (out.empty() ? "srun --mpi=" : ", --mpi=") + f.srun_mpi + " for " + f.version_words.front();
+  }
   return out;
 }
 

@@ -49,7 +49,10 @@ struct MpiFamilyInfo {
   // a command whose file name starts with one is a launcher, and a file name
   // holding one names the family (as launcher_name_words do).
   std::vector<std::string> launcher_programs;
-  std::string srun_mpi;  // srun's --mpi= for its ranks; "": the cluster's MpiDefault
+  // srun's --mpi= that makes its ranks one world ("": the cluster's
+  // MpiDefault).  Without it, under MpiDefault=none, srun starts every task
+  // as a world of its own.
+  std::string srun_mpi;
   // The launcher's flags to start more ranks than a host has cores (tune's
   // probes on small hosts and virtual nodes), the same for every generation
   // below; {} where the launcher oversubscribes without being told (hydra).
@@ -68,6 +71,11 @@ const MpiFamilyInfo& MpiFamilyRow(MpiFamily family);
 
 // "openmpi or mpich": the names a --mpi option takes, for messages.
 std::string MpiFamilyChoices();
+
+// "srun --mpi=pmix for Open MPI, --mpi=pmi2 for MPICH": the srun type of
+// every family that names one, for messages that tell how to make a Slurm
+// step's tasks one MPI world.
+std::string SrunMpiAdvice();
 
 // Classifies the text of MPI_Get_library_version: "Open MPI" is kOpenMpi;
 // MPICH and the MPIs of its ABI (MVAPICH, Intel MPI) are kMpich; anything

@@ -44,6 +44,7 @@ TEST(MpiFamily, TableNamesAndFiles) {
   EXPECT_EQ(FindMpiFamily("mpich")->family, MpiFamily::kMpich);
   EXPECT_EQ(FindMpiFamily("intelmpi"), nullptr);
   EXPECT_EQ(MpiFamilyChoices(), "openmpi or mpich");
+  EXPECT_EQ(SrunMpiAdvice(), "srun --mpi=pmix for Open MPI, --mpi=pmi2 for MPICH");
   EXPECT_EQ(FamilyLibraryFile("mpich"), "libmlallreduce-mpich.so.0");
   EXPECT_EQ(FamilyProbeFile("openmpi"), "mlprobe");
   EXPECT_EQ(FamilyProbeFile("mpich"), "mlprobe-mpich");

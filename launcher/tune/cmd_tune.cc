@@ -288,7 +288,7 @@ int Tune(const TuneRequest& request, std::chrono::steady_clock::time_point start
   run.times.measuring_s = 0;
   const std::string mps = s.device ? MpsControlProgram() : "";  // several ranks on a GPU share it through MPS
   const ProbeContext context{
-      *s.asked.family,    s.probe,          s.plan, folder, mps, s.asked.virtual_nodes, s.asked.np > 0,
+      *s.asked.family,    s.probe,          s.plan, folder, mps, s.asked.virtual_nodes, SrunMpiOf(s.asked),
       s.asked.exhaustive, s.asked.budget_s, start};
   if (const int rc = RunLaunches(context, &run.launches, &run.times); rc != 0) return rc;
   for (const ProbeLaunch& l : run.launches)
@@ -334,6 +334,9 @@ void AddTuneCommand(CLI::App& app, int* status) {
                   "allocation, all of them (srun --ntasks); with --partition, ranks PER NODE of each node "
                   "type's probe job, on each of its nodes (default: the node type's CPUs)");
   cmd->add_option("--mpi", opt->mpi, TuneMpiHelp());
+  cmd->add_option("--srun-mpi", opt->srun_mpi,
+                  "srun's --mpi for the probes inside an allocation (default: the family's, " + mla::SrunMpiAdvice() +
+                      "); 'default': leave it to the cluster's MpiDefault");
   cmd->add_option("--virtual-nodes", opt->virtual_nodes, "Split the ranks into this many virtual nodes (one machine)");
   cmd->add_option("--ranks-per-gpu", opt->ranks_per_gpu,
                   "Ranks sharing one GPU: one value, or a list (1,2,4,8) measured one launch each; with device "

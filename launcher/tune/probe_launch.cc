@@ -106,8 +106,8 @@ std::vector<std::string> ProbeCommand(const ProbeContext& c, const ProbeLaunch& 
   std::vector<std::string> command;
   if (InSlurmAllocation()) {
     command = {"srun", "--kill-on-bad-exit=1"};
-    if (!family.srun_mpi.empty()) command.push_back("--mpi=" + family.srun_mpi);
-    if (c.np_given || l.ranks_per_gpu > 0) command.push_back("--ntasks=" + std::to_string(l.np));
+    if (!c.srun_mpi.empty()) command.push_back("--mpi=" + c.srun_mpi);
+    command.push_back("--ntasks=" + std::to_string(l.np));
     if (l.ranks_per_gpu > 0) command.push_back("--ntasks-per-node=" + std::to_string(l.per_node));
   } else {
     command = {family.launcher, family.ranks_flag, std::to_string(l.np)};
@@ -115,7 +115,9 @@ std::vector<std::string> ProbeCommand(const ProbeContext& c, const ProbeLaunch& 
       command.insert(command.end(), family.oversubscribe_flags.begin(), family.oversubscribe_flags.end());
     command = ForwardVariables(family.launcher_kind, command, forward);
   }
-  command.insert(command.end(), {c.probe, "--plan", plan_path, "--out", result_path});
+  // --ranks: a probe whose world is not the launch's (srun with a PMI that
+  // does not match the MPI) measures nothing (tuner/README.md).
+  command.insert(command.end(), {c.probe, "--plan", plan_path, "--out", result_path, "--ranks", std::to_string(l.np)});
   if (c.exhaustive) command.push_back("--exhaustive");
   return command;
 }

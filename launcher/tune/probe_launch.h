@@ -42,7 +42,7 @@ struct ProbeContext {
   const TuneFolder& folder;          // where the plans and results go
   std::string mps_program;           // the MPS control program; "" when there is none or no device memory is tuned
   int virtual_nodes = 0;             // --virtual-nodes: each launch's ranks split into that many nodes; 0: none
-  bool np_given = false;             // --np was given: srun gets the launch's ranks (--ntasks)
+  std::string srun_mpi;              // srun's --mpi for the probes (SrunMpiOf); "": the cluster's MpiDefault
   bool exhaustive = false;           // --exhaustive: every candidate measured fully, no repeat
   double budget_s = 0;               // the whole tune's seconds (--budget)
   std::chrono::steady_clock::time_point start;  // when the tune started: the budget counts from there

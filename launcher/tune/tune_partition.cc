@@ -139,6 +139,7 @@ std::vector<std::string> InnerTune(const TuneRequest& r, const std::string& db, 
   // The family to tune, and the job report whose sizes weight the choice
   // of ranks per GPU (a path the nodes read: made absolute here).
   inner.insert(inner.end(), {"--mpi", r.family->name});
+  if (!r.srun_mpi.empty()) inner.insert(inner.end(), {"--srun-mpi", r.srun_mpi});
   if (r.weights) inner.insert(inner.end(), {"--weights", std::filesystem::absolute(r.weights->path).string()});
   if (r.exhaustive) inner.push_back("--exhaustive");
   if (publish)

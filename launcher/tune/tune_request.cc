@@ -54,6 +54,11 @@ const char* TuneMemoryName(TuneMemory memory) {
   return "auto";
 }
 
+std::string SrunMpiOf(const TuneRequest& r) {
+  if (r.srun_mpi.empty()) return r.family->srun_mpi;
+  return r.srun_mpi == "default" ? "" : r.srun_mpi;
+}
+
 bool ParseTuneRequest(const TuneOptions& opt, TuneRequest* request, std::string* error) {
   TuneRequest r;
   if (!ParseSizes(opt.sizes, opt.step, &r.sizes, error)) return false;
@@ -70,6 +75,9 @@ bool ParseTuneRequest(const TuneOptions& opt, TuneRequest* request, std::string*
   if (r.family == nullptr)
     return mla::Refuse(error, "--mpi '" + mla::Excerpt(opt.mpi) + "' must be " + mla::MpiFamilyChoices());
   if (!ParseMemory(opt.memory, &r.memory, error)) return false;
+  if (opt.srun_mpi.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
+    return mla::Refuse(error, "--srun-mpi '" + mla::Excerpt(opt.srun_mpi) +
+                                  "' must be one of srun --mpi=list's types (letters, digits, _) or default");
   static_cast<TuneSettings&>(r) = opt;
   *request = std::move(r);
   return true;

@@ -28,6 +28,9 @@ struct TuneSettings {
   std::string keep;  // --keep; "": a temporary folder
   bool allow_oversubscribed = false;
   bool for_system = false;  // hidden: a partition's probe job whose profile goes to the system database
+  // --srun-mpi: srun's --mpi for the probes inside an allocation; "": the
+  // family's (SrunMpiOf); "default": none, the cluster's MpiDefault.
+  std::string srun_mpi;
 };
 
 // The options as the command line gives them (CLI11 binds these).
@@ -67,6 +70,10 @@ struct TuneRequest : TuneSettings {
   std::optional<mlreport::JobReport> weights;  // --weights, read
   const mla::MpiFamilyInfo* family = nullptr;  // --mpi's row of the family table, never null
 };
+
+// srun's --mpi type for `r`'s probes: --srun-mpi, else its family's; "" for
+// none (--srun-mpi default: the cluster's MpiDefault).
+std::string SrunMpiOf(const TuneRequest& r);
 
 // Checks every option of `opt` (sizes and step, budget, memory, ranks per
 // GPU, --mpi) and reads the --weights report, before any machine is looked

@@ -131,6 +131,9 @@ void ReadLayoutAndDevice(EnvReader* r) {
   }
   std::string bad_rpg;
   if (!ParseRanksPerGpuVariable(r->Get("MULTILANE_RANKS_PER_GPU"), &c->ranks_per_gpu, &bad_rpg)) r->Problem(bad_rpg);
+  const std::string step_tasks = r->Get("MULTILANE_STEP_TASKS");
+  if (!step_tasks.empty() && !ParsePositive(step_tasks, &c->step_tasks))
+    c->warnings.push_back(CountMessage("MULTILANE_STEP_TASKS", step_tasks, "the Slurm step's tasks") + "; ignored");
 
   const std::string sync = r->Get("MULTILANE_DEVICE_SYNC");
   if (sync == "stream") {

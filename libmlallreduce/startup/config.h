@@ -32,6 +32,9 @@ struct Config {
   int ranks_per_node = 0;
   // MULTILANE_RANKS_PER_GPU: ranks sharing one GPU on hosts without GPUs; 0 = unset (1).
   int ranks_per_gpu = 0;
+  // MULTILANE_STEP_TASKS: the tasks of the Slurm step, set by the plugin
+  // (separate_worlds.h); 0 = not set.
+  int step_tasks = 0;
   // MULTILANE_DEVICE_SYNC=stream: device calls wait (on the GPU) for the legacy
   // default stream only, instead of the whole device (docs/gpu.md).
   bool device_sync_stream = false;

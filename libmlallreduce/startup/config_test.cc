@@ -41,6 +41,7 @@ TEST(Config, ReadsEveryVariable) {
                    {"MULTILANE_RANKS_PER_GPU", "2"},
                    {"MULTILANE_STATS", "1"},
                    {"MULTILANE_VERBOSE", "1"},
+                   {"MULTILANE_STEP_TASKS", "6"},
                    {"MULTILANE_TRANSPORT", "nccl"}});
   ASSERT_TRUE(c.enabled) << (c.problems.empty() ? "" : c.problems[0]);
   EXPECT_TRUE(c.has_forced);
@@ -52,6 +53,15 @@ TEST(Config, ReadsEveryVariable) {
   EXPECT_TRUE(c.stats);
   EXPECT_EQ(c.verbose, 1);
   EXPECT_EQ(c.forced.transport, MLA_TRANSPORT_NCCL);
+  EXPECT_EQ(c.step_tasks, 6);
+}
+
+TEST(Config, BadStepTasksIsAWarningThatKeepsItOn) {
+  Config c = Load({{"MULTILANE_STEP_TASKS", "many"}});
+  EXPECT_TRUE(c.enabled);
+  EXPECT_EQ(c.step_tasks, 0);
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_NE(c.warnings[0].find("MULTILANE_STEP_TASKS"), std::string::npos) << c.warnings[0];
 }
 
 TEST(Config, AutoMeansTheProfile) {

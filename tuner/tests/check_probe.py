@@ -203,6 +203,23 @@ q = subprocess.run(two + [a.probe, "--plan", plan_path, "--out",
                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
 assert q.returncode != 0, q.stdout
 
+# Separate worlds (issue 47): two one-rank worlds, as srun starts them when
+# its --mpi does not match the MPI, each measure nothing: `--ranks 2` with
+# two processes each started alone.  Exit status 2, the fix named, no result.
+alone = os.path.join(a.workdir, "alone.json")
+procs = [subprocess.Popen([a.probe, "--plan", plan_path, "--out", alone, "--ranks", "2"], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True) for _ in range(2)]
+for proc in procs:
+    text = proc.communicate(timeout=60)[0]
+    print(text)
+    assert proc.returncode == 2, proc.returncode
+    assert "launched as 2 ranks, but this MPI world has 1" in text and "--mpi=" in text, text
+assert not os.path.exists(alone), "a world of one wrote a result"
+# The world it was launched as: measured as before.
+q = subprocess.run(two + [a.probe, "--plan", plan_path, "--out", alone, "--ranks", "2"],
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=100)
+assert q.returncode == 0 and json.load(open(alone))["layout"]["size"] == 2, q.stdout
+
 # A bad plan: a clear error, exit status 2, no hang.
 with open(os.path.join(a.workdir, "bad.json"), "w") as f:
     f.write('{"sizes": [3]}')
