@@ -33,11 +33,21 @@ def test_doctor(tmp):
     json.dump(doc, open(doc_path, "w"))
     json.dump(doc, open(os.path.join(tmp, "doc-current.json"), "w"))
     run([MULTILANE, "import", doc_path, "--system"], env=env)
+    # MPICH, where this build has it: its own profile (a copy for its MPI
+    # version), since doctor holds every installed family to one (issue 47).
+    mpich_probe = os.path.join(build, "tuner", "mlprobe-mpich")
+    mpich_doc = os.path.join(tmp, "doc-mpich.json")
+    if os.path.exists(mpich_probe):
+        mpich = subprocess.run([mpich_probe, "--mpi-version"], capture_output=True, text=True, check=True).stdout.strip()
+        copy = json.loads(json.dumps(doc))
+        copy["profiles"][0]["mpi_version"] = mpich
+        json.dump(copy, open(mpich_doc, "w"))
+        run([MULTILANE, "import", mpich_doc, "--system"], env=env)
 
     slurm = os.path.join(tmp, "etc-slurm")
     os.makedirs(os.path.join(slurm, "plugstack.conf.d"))
     with open(os.path.join(slurm, "slurm.conf"), "w") as f:
-        f.write("ClusterName=doctor\nCliFilterPlugins=cli_filter/lua\n")
+        f.write("ClusterName=doctor\nCliFilterPlugins=cli_filter/lua\nMpiDefault=pmix\n")
     with open(os.path.join(slurm, "plugstack.conf"), "w") as f:
         f.write("include plugstack.conf.d/*.conf\n")
     lua = open(os.path.join(SOURCE, "spank", "cli_filter.lua")).read()
@@ -62,6 +72,9 @@ def test_doctor(tmp):
     expect("multilane.conf:1: optional" in p.stdout and "matches Slurm" in p.stdout,
            "the plugstack line is found through the include and the plugin matches Slurm", p)
     expect("cli_filter" in p.stdout and "settings match" in p.stdout, "the cli_filter is ours and matches", p)
+    expect("ok     MpiDefault=pmix: srun starts the tasks of Open MPI as one MPI world" in p.stdout or
+           "note   MpiDefault=pmix serves Open MPI; under srun, MPICH needs --mpi=pmi2" in p.stdout,
+           "MpiDefault=pmix serves Open MPI (and MPICH, where built, needs --mpi=pmi2)", p)
     p = run([MULTILANE, "doctor", "--system"], env=denv, check=False)
     expect(p.returncode == 0 and "user database" not in p.stdout, "--system checks the system database only", p)
     p = run([MULTILANE, "doctor", "--db", os.path.join(tmp, "t.db")], env=denv, check=False)
@@ -99,6 +112,31 @@ def test_doctor(tmp):
     broken("a plugin built for another Slurm is an error", denv, "built for Slurm 23.11.0")
     configure("")
 
+    # Issue 47: MpiDefault=none (Slurm's default) makes every task of a job
+    # run without --mpi a world of its own: an error naming the fix.
+    conf = open(os.path.join(slurm, "slurm.conf")).read()
+    with open(os.path.join(slurm, "slurm.conf"), "w") as f:
+        f.write(conf.replace("MpiDefault=pmix\n", ""))
+    broken("MpiDefault left at none is an error with the --mpi each family needs", denv,
+           "MpiDefault=none: srun without --mpi starts every task as an MPI world of its own")
+    p = run([MULTILANE, "doctor"], env=denv, check=False)
+    expect("fix: set MpiDefault=pmix in " in p.stdout and "srun --mpi=pmix for Open MPI" in p.stdout,
+           "the fix names MpiDefault=pmix and srun --mpi", p)
+    with open(os.path.join(slurm, "slurm.conf"), "w") as f:
+        f.write(conf)
+    if os.path.exists(mpich_probe):
+        # An installed family without a profile: its jobs run without
+        # multilane; doctor names the tune that makes it (it said "all good").
+        mpich_db = os.path.join(tmp, "no-mpich.db")
+        run([MULTILANE, "import", os.path.join(tmp, "doc-current.json"), "--db", mpich_db], env=env)
+        p = run([MULTILANE, "doctor", "--db", mpich_db], env=denv, check=False)
+        expect(p.returncode == 1 and "no profile of this node type is for it" in p.stdout and
+               "fix: `multilane tune --mpi mpich`" in p.stdout, "an untuned installed family is an error", p)
+        run([MULTILANE, "import", mpich_doc, "--db", mpich_db], env=env)
+        p = run([MULTILANE, "doctor", "--db", mpich_db], env=denv, check=False)
+        expect(p.returncode == 0 and "no profile of this node type is for it" not in p.stdout,
+               "with its profile, no error", p)
+
     # Issue 26: the launcher's generation (Open MPI 4 with ORTE, 5 with
     # PRRTE) and the command line tune's probes get from the family table.
     p = run([MULTILANE, "doctor"], env=denv, check=False)
@@ -126,6 +164,8 @@ def test_doctor(tmp):
            in p.stdout and "fix: tune again with the installed versions: `multilane tune --partition gpu`" in p.stdout
            and "all good" not in p.stdout, "profiles of another multilane version are an error with the retune", p)
     run([MULTILANE, "import", os.path.join(tmp, "doc-current.json"), "--db", old_db], env=env)
+    if os.path.exists(mpich_doc):
+        run([MULTILANE, "import", mpich_doc, "--db", old_db], env=env)
     p = run([MULTILANE, "doctor", "--db", old_db], env=denv, check=False)
     expect(p.returncode == 0 and "0.0.1-old" not in p.stdout, "a retuned partition has no outdated-profile error", p)
 

@@ -135,6 +135,15 @@ int ReadResultFile(const std::string& result_path, mltuner::ProbeResult* out) {
   return 0;
 }
 
+// Where the probes ran under srun with another --mpi than their family's
+// (--srun-mpi): the likely cause and the fix, for the failure's message.
+std::string SrunMpiHint(const ProbeContext& c) {
+  if (!InSlurmAllocation() || c.srun_mpi == c.family.srun_mpi) return "";
+  return "; the probes ran under srun " +
+         (c.srun_mpi.empty() ? std::string("with the cluster's MpiDefault") : "--mpi=" + c.srun_mpi) + ", and " +
+         c.family.version_words.front() + " needs --mpi=" + c.family.srun_mpi + ": leave --srun-mpi out";
+}
+
 // The tune's exit after a probe that was interrupted or failed with `status`
 // (its `output` printed), the message printed.
 int ProbeFailed(const ProbeContext& c, int status, const std::string& output, const SharedProgress& progress) {
@@ -147,7 +156,7 @@ int ProbeFailed(const ProbeContext& c, int status, const std::string& output, co
   }
   std::fputs(output.c_str(), stderr);
   return Fail("the probes failed (exit status " + std::to_string(status) + "); nothing was stored" +
-              (c.folder.kept() ? "; their files are in " + c.folder.path() : ""));
+              (c.folder.kept() ? "; their files are in " + c.folder.path() : "") + SrunMpiHint(c));
 }
 
 // Writes `plan` as plan<tag>.json in the tune's folder, runs the probe of

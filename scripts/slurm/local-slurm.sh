@@ -53,7 +53,7 @@
 # MLA_SLURMCTLD_PORT, MLA_SLURMD_PORT (the first node's port) move the ports.
 set -euo pipefail
 
-usage="usage: local-slurm.sh start DIR [--nodes N [--netns [--rails R] [--rate RATE] [--delay DELAY]]] [PLUGSTACK_LINE...] | restart-slurmd DIR | stop DIR"
+usage="usage: local-slurm.sh start DIR [--nodes N [--netns [--rails R] [--rate RATE] [--delay DELAY]]] [--mpi-default TYPE] [PLUGSTACK_LINE...] | restart-slurmd DIR | stop DIR"
 cmd=${1:?$usage}
 dir=${2:?$usage}
 shift 2
@@ -70,6 +70,7 @@ netns=0
 rails=""
 rate=""
 delay=""
+mpi_default=pmix
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes)
@@ -91,8 +92,12 @@ while [ $# -gt 0 ]; do
       delay=${2:?$usage}
       shift 2
       [[ "$delay" =~ ^(0|[1-9][0-9]*(us|ms))$ ]] || bad_option "--delay '$delay': give a delay in us or ms, such as 50us, or 0 for none" ;;
+    --mpi-default)
+      mpi_default=${2:?$usage}
+      shift 2
+      [[ "$mpi_default" =~ ^[a-z0-9_]+$ ]] || bad_option "--mpi-default '$mpi_default': give one of srun --mpi=list's types, such as pmix or none" ;;
     --*)
-      bad_option "unknown option '$1': use --nodes, --netns, --rails, --rate or --delay" ;;
+      bad_option "unknown option '$1': use --nodes, --netns, --rails, --rate, --delay or --mpi-default" ;;
     *)
       break ;;
   esac
@@ -448,7 +453,7 @@ SlurmdParameters=config_overrides
 GresTypes=gpu
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
-MpiDefault=pmix
+MpiDefault=$mpi_default
 ReturnToService=2
 SchedulerType=sched/backfill
 MinJobAge=4

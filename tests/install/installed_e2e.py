@@ -14,8 +14,9 @@ Steps, in the order of docs/admin.md (deb_e2e.sh installed the packages):
   1. a local Slurm whose plugstack.conf includes /etc/slurm/plugstack.conf.d
      (the package's file, its line still commented out): --multilane is not
      an option yet;
-  2. `multilane tune --partition gpu --system` publishes into the system
-     database the package made (/var/lib/multilane/profiles.db);
+  2. `multilane tune --partition gpu --system`, for Open MPI and for MPICH
+     (`--mpi mpich`), publishes into the system database the package made
+     (/var/lib/multilane/profiles.db);
   3. the admin removes the '#' of the package's plugstack line, restarts
      slurmd, copies the installed cli_filter.lua beside slurm.conf, adds
      CliFilterPlugins and runs `scontrol reconfigure`;
@@ -230,13 +231,15 @@ def step_tune_partition(s):
     """The guide: tune the partitions first, into the system database the
     package made (2 ranks on this 2-core machine: the system database takes
     no oversubscribed profile)."""
-    p = run(["multilane", "tune", "--partition", "gpu", "--system", "--budget", "3", "--sizes", "64K:256K",
-             "--np", "2", "--virtual-nodes", "1", "--ranks-per-gpu", "2"], env=s.env, timeout=600)
-    log((p.stdout + p.stderr)[-2000:])
-    check(os.path.exists(SYSTEM_DB), f"tune --partition --system did not write {SYSTEM_DB}")
-    r = run(["multilane", "resolve", "--db", SYSTEM_DB, "--partition", "gpu", "--any-node-type"])
-    log(r.stdout + r.stderr)
-    check("found=yes" in r.stdout, f"no partition profile after the tune:\n{r.stdout}")
+    # Every installed family (multilane-mpich is): doctor holds each to a profile.
+    for family in ("openmpi", "mpich"):
+        p = run(["multilane", "tune", "--partition", "gpu", "--mpi", family, "--system", "--budget", "3", "--sizes",
+                 "64K:256K", "--np", "2", "--virtual-nodes", "1", "--ranks-per-gpu", "2"], env=s.env, timeout=600)
+        log((p.stdout + p.stderr)[-2000:])
+        check(os.path.exists(SYSTEM_DB), f"tune --partition --system did not write {SYSTEM_DB}")
+        r = run(["multilane", "resolve", "--db", SYSTEM_DB, "--partition", "gpu", "--any-node-type", "--mpi", family])
+        log(r.stdout + r.stderr)
+        check("found=yes" in r.stdout, f"no {family} partition profile after the tune:\n{r.stdout}")
     s_ = run(["multilane", "show", "--db", SYSTEM_DB])
     check("profile" in s_.stdout, f"multilane show lists no profile:\n{s_.stdout}")
 

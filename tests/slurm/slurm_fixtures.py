@@ -36,7 +36,7 @@ from e2e import cases_in, check, home_variables, listed, log, rank_lines, run, r
 class Slurm:
     """A local Slurm with the plugin in a test-owned plugstack.conf."""
 
-    def __init__(self, root, plugin_args, cli_filter=True, required=True, nodes=1):
+    def __init__(self, root, plugin_args, cli_filter=True, required=True, nodes=1, mpi_default=None):
         self.root = root
         self.nodes = nodes
         self.dir = os.path.join(root, "slurm")
@@ -88,7 +88,8 @@ class Slurm:
             self.env["OMPI_MCA_btl_tcp_if_include"] = "lo"
             self.env["OMPI_MCA_oob_tcp_if_include"] = "lo"
         self.script = script
-        start = ["bash", script, "start", self.dir] + (["--nodes", str(nodes)] if nodes > 1 else []) + [line]
+        start = ["bash", script, "start", self.dir] + (["--nodes", str(nodes)] if nodes > 1 else [])
+        start += (["--mpi-default", mpi_default] if mpi_default else []) + [line]
         p = subprocess.run(start, capture_output=True, text=True, env=env, timeout=120)
         if p.returncode != 0:
             self.stop()

@@ -43,6 +43,53 @@ def case_tune_partition(root):
         s.stop()
 
 
+def case_tune_mpi_default_none(root):
+    """Issue 47: under MpiDefault=none (Slurm's default), srun without --mpi
+    starts Open MPI 5's and MPICH's tasks as worlds of one rank each (Open MPI
+    4 refuses to start).  A tune told to leave srun's --mpi to the cluster
+    (--srun-mpi default) fails with the fix and publishes nothing (on Open
+    MPI 5 it published a memcpy's profile before); by default it passes the
+    family's --mpi=pmix and measures one 2-rank world.  A --multilane step of
+    separate worlds says so once; doctor names MpiDefault=none."""
+    s = Slurm(root, {}, mpi_default="none")
+    try:
+        env = dict(s.env)
+        env.update(probe_env())
+        tune = [ARGS.multilane, "tune", "--partition", "gpu", "--db", s.db, "--budget", "3", "--sizes", "64K:256K",
+                "--np", "2", "--memory", "host"]
+        p = run(tune + ["--srun-mpi", "default"], env=env, timeout=600, cwd=root, check=False)
+        text = p.stdout + p.stderr
+        log(text)
+        check(p.returncode != 0 and "nothing was stored" in text and "with the cluster's MpiDefault, and Open MPI "
+              "needs --mpi=pmix: leave --srun-mpi out" in text, "the tune under MpiDefault=none did not fail with the fix")
+        separate = "launched as 2 ranks, but this MPI world has 1" in text
+        check(separate or "direct launched using \"srun\"" in text,
+              "the probes neither refused their separate worlds nor failed to start")
+        log(f"the probes {'refused their separate worlds' if separate else 'did not start (Open MPI 4)'}")
+        r = run([ARGS.multilane, "resolve", "--db", s.db, "--partition", "gpu", "--any-node-type"], check=False)
+        check("found=no" in r.stdout, f"the failed tune published a profile:\n{r.stdout}")
+        p = run(tune, env=env, timeout=600, cwd=root)
+        log(p.stdout + p.stderr)
+        r = run([ARGS.multilane, "resolve", "--db", s.db, "--partition", "gpu", "--any-node-type"])
+        profile = [l for l in r.stdout.splitlines() if l.startswith("profile=")]
+        check("found=yes" in r.stdout and profile and re.search(r"\branks=2\b", profile[0]),
+              f"no profile measured on 2 ranks:\n{r.stdout}")
+        # MPICH (and Open MPI 5) under srun without --mpi: separate worlds,
+        # said once by the step's task 0, with the --mpi each family needs.
+        for probe in [ARGS.probe] + ([ARGS.probe_mpich] if ARGS.probe_mpich else []):
+            p, out = s.sbatch(["-n2", "--multilane"], f"srun {probe} 3\n", name="worlds-of-one")
+            lines = [l for l in out.splitlines() if "tasks, but each runs as an MPI world of 1 rank" in l]
+            if probe == ARGS.probe and "direct launched using \"srun\"" in out:
+                continue  # Open MPI 4 refuses to start: no world of one to say it in
+            check(len(lines) == 1 and "this Slurm step has 2 tasks" in lines[0] and "--mpi=pmi2 for MPICH" in lines[0],
+                  f"{probe}: the step of separate worlds was not said once:\n{out}")
+        d = run([ARGS.multilane, "doctor", "--db", s.db], env=env, check=False)
+        check("MpiDefault=none: srun without --mpi starts every task as an MPI world of its own" in d.stdout,
+              f"doctor did not name MpiDefault=none:\n{d.stdout}")
+    finally:
+        s.stop()
+
+
 def case_tune_partition_interrupted(root):
     """An interrupted `multilane tune --partition` cancels its probe job
     (scancel by job id), stores nothing and removes its folder."""
@@ -56,7 +103,7 @@ def case_tune_partition_interrupted(root):
         job = None
         deadline = time.time() + 60
         while time.time() < deadline and job is None:
-            q = s.cmd(["squeue", "-h", "-n", "multilane-tune", "-o", "%i %T %l"], check_rc=False)
+            q = s.cmd(["squeue", "-h", "-n", "multilane-tune", "-o", "%i %T %l"], check=False)
             for line in q.stdout.split("\n"):
                 if line.strip().split(" ")[1:2] == ["RUNNING"]:
                     job = line.split()[0]
@@ -72,7 +119,7 @@ def case_tune_partition_interrupted(root):
         check(f"cancelled probe job(s) {job}" in err, "the job was not reported cancelled")
         deadline = time.time() + 30
         while time.time() < deadline:
-            q = s.cmd(["squeue", "-h", "-j", job, "-o", "%T"], check_rc=False)
+            q = s.cmd(["squeue", "-h", "-j", job, "-o", "%T"], check=False)
             if q.stdout.strip() in ("", "CANCELLED", "COMPLETING"):
                 break
             time.sleep(0.5)
