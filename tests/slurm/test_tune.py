@@ -103,7 +103,7 @@ def case_tune_partition_interrupted(root):
         job = None
         deadline = time.time() + 60
         while time.time() < deadline and job is None:
-            q = s.cmd(["squeue", "-h", "-n", "multilane-tune", "-o", "%i %T %l"], check=False)
+            q = s.cmd(["squeue", "-h", "-n", "multilane-tune", "-o", "%i %T %l"], check_rc=False)
             for line in q.stdout.split("\n"):
                 if line.strip().split(" ")[1:2] == ["RUNNING"]:
                     job = line.split()[0]
@@ -119,7 +119,7 @@ def case_tune_partition_interrupted(root):
         check(f"cancelled probe job(s) {job}" in err, "the job was not reported cancelled")
         deadline = time.time() + 30
         while time.time() < deadline:
-            q = s.cmd(["squeue", "-h", "-j", job, "-o", "%T"], check=False)
+            q = s.cmd(["squeue", "-h", "-j", job, "-o", "%T"], check_rc=False)
             if q.stdout.strip() in ("", "CANCELLED", "COMPLETING"):
                 break
             time.sleep(0.5)
