@@ -113,7 +113,7 @@ def case_layout(root):
                      os.path.join(prefix, "libexec", "multilane", "mlprobe-mpich")]
     if cache_value("MULTILANE_MAN") == "ON":
         expected += [os.path.join(prefix, "share", "man", "man1", f"multilane{s}.1.gz")
-                     for s in ("", "-tune", "-run", "-doctor", "-report")]
+                     for s in ("", "-tune", "-run", "-withdraw", "-doctor", "-report")]
     if cache_value("MULTILANE_HAVE_CUDA") == "ON" or os.path.exists(
             os.path.join(ARGS.build, "libmlallreduce", "libmlallreduce_cuda.so")):
         expected.append(os.path.join(lib, "libmlallreduce_cuda.so"))
