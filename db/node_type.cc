@@ -42,6 +42,21 @@ std::string OneLine(const std::string& s) {
   return out;
 }
 
+// A value as the description shows it: on one line, without the padding
+// that CPU model strings and MPI version lines carry (runs of spaces and
+// tabs made one space, none at either end).  The key's canonical text keeps
+// the value as read (OneLine), so keys do not change.
+std::string Shown(const std::string& s) {
+  std::string out;
+  for (char c : OneLine(s)) {
+    const bool space = c == ' ' || c == '\t';
+    if (space && (out.empty() || out.back() == ' ')) continue;
+    out += space ? ' ' : c;
+  }
+  if (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
 std::string HumanBytes(uint64_t bytes) {
   char buf[64];
   const double gib = static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0);
@@ -91,7 +106,7 @@ std::string NodeFingerprint::Key() const {
 
 std::string NodeFingerprint::Description() const {
   std::ostringstream out;
-  out << sockets << "x " << (cpu_model.empty() ? "unknown CPU" : OneLine(cpu_model)) << " (" << cores << " cores, "
+  out << sockets << "x " << (cpu_model.empty() ? "unknown CPU" : Shown(cpu_model)) << " (" << cores << " cores, "
       << numa_nodes << " NUMA)";
   if (gpus.empty()) {
     out << ", no GPU";
@@ -99,7 +114,7 @@ std::string NodeFingerprint::Description() const {
     std::map<GpuInfo, int> groups;
     for (const GpuInfo& g : gpus) ++groups[g];
     for (const auto& [g, n] : groups) {
-      out << ", " << n << "x " << OneLine(g.model) << " " << HumanBytes(g.memory_bytes) << " " << g.link;
+      out << ", " << n << "x " << Shown(g.model) << " " << HumanBytes(g.memory_bytes) << " " << g.link;
       if (g.link == "NVLink") out << "(" << g.nvlinks << ")";
     }
   }
@@ -107,10 +122,10 @@ std::string NodeFingerprint::Description() const {
     out << ", net";
     std::vector<std::string> sorted_net = network_devices;
     std::sort(sorted_net.begin(), sorted_net.end());
-    for (const std::string& n : sorted_net) out << " " << OneLine(n);
+    for (const std::string& n : sorted_net) out << " " << Shown(n);
   }
-  if (!mpi_version.empty()) out << ", MPI " << OneLine(mpi_version);
-  if (!cuda_driver_version.empty()) out << ", CUDA " << OneLine(cuda_driver_version);
+  if (!mpi_version.empty()) out << ", MPI " << Shown(mpi_version);
+  if (!cuda_driver_version.empty()) out << ", CUDA " << Shown(cuda_driver_version);
   return out.str();
 }
 

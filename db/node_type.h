@@ -43,7 +43,8 @@ struct NodeFingerprint {
   std::string Key() const;
 
   // One readable line, e.g. "2x Intel Xeon ... (112 cores, 2 NUMA), 8x NVIDIA
-  // H200 141 GiB NVLink(18), net mlx5_0 mlx5_1, MPI Open MPI 4.1.5, CUDA 12.4".
+  // H200 141 GiB NVLink(18), net mlx5_0 mlx5_1, MPI Open MPI 4.1.5, CUDA 12.4";
+  // the fields' runs of spaces and tabs are one space, none at their ends.
   std::string Description() const;
 
   // Every field as a JSON object (the inverse of FromJson).

@@ -105,6 +105,19 @@ TEST(NodeTypeTest, DescriptionIsOneReadableLine) {
   EXPECT_NE(d.find("NVLink(18)"), std::string::npos) << d;
 }
 
+// Issue 47: CPU model strings and MPI version lines come padded; the
+// description shows them without the runs of spaces.
+TEST(NodeTypeTest, DescriptionDropsThePaddingOfNames) {
+  NodeFingerprint f = TestFingerprint();
+  f.cpu_model = "  Intel(R) Xeon(R) CPU   E5-2680 v4 @\t2.40GHz  ";
+  f.mpi_version = "Open MPI v4.1.4, package: Debian OpenMPI,   ident: 4.1.4 ";
+  const std::string d = f.Description();
+  EXPECT_EQ(d.find("  "), std::string::npos) << d;
+  EXPECT_EQ(d.find('\t'), std::string::npos) << d;
+  EXPECT_NE(d.find("2x Intel(R) Xeon(R) CPU E5-2680 v4 @ 2.40GHz (64 cores"), std::string::npos) << d;
+  EXPECT_NE(d.find("MPI Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4, CUDA"), std::string::npos) << d;
+}
+
 TEST(NodeTypeTest, CollectsThisMachine) {
   NodeFingerprint f = CollectNodeFingerprint("Test MPI 1.0");
   EXPECT_GE(f.cores, 1);

@@ -122,6 +122,28 @@ std::optional<ProfileRecord> ProfileStore::Find(const std::string& node_type_key
   return std::move(found.front());
 }
 
+bool ProfileStore::Withdraw(int64_t profile_id, std::string* error) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ClearError(error);
+  if (access_ != Access::kReadWrite)
+    return SetError(error, Prefix(path_) + "opened read-only, cannot withdraw a profile; open it read-write");
+  return sql::WriteTransaction(
+      db_, path_, "withdrawing a profile",
+      [&](std::string* message) {
+        // The entries and measurements go with it (ON DELETE CASCADE).
+        Stmt s(db_, "DELETE FROM profiles WHERE id = ?1 AND complete = 1");
+        if (s.prepare_rc() != SQLITE_OK) return s.prepare_rc();
+        s.Bind(1, profile_id);
+        const int rc = s.Step();
+        if (rc != SQLITE_DONE) return rc;
+        if (sqlite3_changes(db_) > 0) return SQLITE_OK;
+        *message = Prefix(path_) + "has no profile " + std::to_string(profile_id) + "; `multilane show --db " + path_ +
+                   "` lists its profiles with their ids";
+        return SQLITE_NOTFOUND;
+      },
+      error);
+}
+
 std::vector<ProfileRecord> ProfileStore::List(std::string* error) {
   std::lock_guard<std::mutex> lock(mu_);
   ClearError(error);

@@ -153,6 +153,14 @@ class ProfileStore {
                                     const std::string& library_version, const std::string& mpi_version,
                                     std::string* error);
 
+  // Withdraws profile `profile_id` (a bad tune): deletes it, its entries and
+  // its measurements in one transaction, so that Find never returns it again
+  // (the next newest profile of its node type, partition and versions, if
+  // any, is then the one Find returns).  Its node type stays.  Fails on a
+  // read-only store and on an id that names no complete profile (the error
+  // says how to list the ids).
+  bool Withdraw(int64_t profile_id, std::string* error);
+
   // Every complete profile with its entries, newest first.  On failure
   // returns {} and sets *error (cleared on success).
   std::vector<ProfileRecord> List(std::string* error);

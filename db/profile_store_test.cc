@@ -152,6 +152,37 @@ TEST(ProfileStoreTest, LookupMissesAndPartitionFallback) {
   EXPECT_EQ(error, "");
 }
 
+// Issue 47: a bad tune published over a good one is withdrawn; the lookup
+// then finds the good one again, and nothing of the bad one stays.
+TEST(ProfileStoreTest, WithdrawnProfileIsNoLongerFound) {
+  const std::string path = NewTempDir() + "/p.db";
+  auto store = OpenOrDie(path);
+  ASSERT_NE(store, nullptr);
+  const std::string key = TestFingerprint().Key();
+  const int64_t good = PublishOne(store.get(), "good", "2026-12-01T10:00:00Z", "cpu");
+  const int64_t bad = PublishOne(store.get(), "bad", "2026-12-02T10:00:00Z", "cpu");
+  std::string error;
+  ASSERT_EQ(store->Find(key, "cpu", "0.1.0", "Open MPI 4.1.5", &error)->id, bad);
+
+  EXPECT_TRUE(store->Withdraw(bad, &error)) << error;
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(store->Find(key, "cpu", "0.1.0", "Open MPI 4.1.5", &error)->id, good);
+  EXPECT_EQ(store->List(&error).size(), 1u);
+  EXPECT_TRUE(store->Measurements(bad, &error).empty());
+  EXPECT_EQ(store->NodeTypes(&error).size(), 1u);
+
+  // Again, or an id that never was: a clear error, nothing changes.
+  EXPECT_FALSE(store->Withdraw(bad, &error));
+  ExpectClearError(error, path);
+  EXPECT_NE(error.find("multilane show --db"), std::string::npos) << error;
+  EXPECT_EQ(store->List(&error).size(), 1u);
+  store.reset();
+  auto reader = OpenOrDie(path, Access::kReadOnly);
+  EXPECT_FALSE(reader->Withdraw(good, &error));
+  EXPECT_NE(error.find("read-only"), std::string::npos) << error;
+  EXPECT_EQ(reader->Find(key, "cpu", "0.1.0", "Open MPI 4.1.5", &error)->id, good);
+}
+
 TEST(ProfileStoreTest, RejectsInvalidProfilesAndReadOnlyWrites) {
   const std::string path = NewTempDir() + "/p.db";
   auto store = OpenOrDie(path);

@@ -302,7 +302,7 @@ void CheckProfiles(Doctor* d, const std::vector<std::string>& databases, const s
       Served(d, "partition " + partition, *hit, hit->partition.empty() ? ", for any partition" : "");
     else
       d->Note("partition " + partition + ": no profile for this node type and versions (`multilane tune --partition " +
-              partition + " --system`)");
+              partition + "`, which stores into the system database)");
   }
   if (!profile && partitions.empty())
     d->Note("no profile for this node type and library version yet: run `multilane tune`");
@@ -342,7 +342,8 @@ void CheckVersions(Doctor* d, const std::vector<std::string>& databases, const s
                  (p.partition.empty() ? "" : ", partition " + p.partition) + " was " + mldb::TunedWith(p) +
                  ", and this node has " + now + ": every job there misses it and runs without multilane",
              "tune again with the installed versions: `multilane tune" +
-                 (p.partition.empty() ? std::string() : " --partition " + p.partition) + (system ? " --system" : "") +
+                 (p.partition.empty() ? (system ? std::string(" --system") : std::string())
+                                      : " --partition " + p.partition + (system ? "" : " --db " + path)) +
                  "` (docs/admin.md, \"Upgrading\")");
   }
 }

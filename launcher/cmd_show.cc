@@ -68,11 +68,14 @@ std::vector<PpgRow> RanksPerGpuTable(const std::vector<mldb::Measurement>& ms) {
   return out;
 }
 
-// One profile in --json: its facts, its entries, the disagreement of its
-// text and rows (`problem`) and the best times per ranks-per-GPU value.
+// One profile in --json: its facts, whether it is in force (`in_force`; the
+// id of the one that is, `in_force_id`), its entries, the disagreement of
+// its text and rows (`problem`) and the best times per ranks-per-GPU value.
 nlohmann::json ProfileJson(const mldb::ProfileRecord& p, const std::string& disagreement,
-                           const std::vector<PpgRow>& ppg_rows) {
+                           const std::vector<PpgRow>& ppg_rows, int64_t in_force) {
   nlohmann::json pj = {{"id", p.id},
+                       {"in_force", in_force == p.id},
+                       {"in_force_id", in_force > 0 ? nlohmann::json(in_force) : nlohmann::json(nullptr)},
                        {"node_type", p.node_type_key},
                        {"partition", p.partition},
                        {"nodes", p.nodes},
@@ -121,17 +124,28 @@ void PrintRanksPerGpuTable(const std::vector<PpgRow>& ppg_rows, int recommended)
   }
 }
 
-// One profile on the terminal: its facts, its decision table with the gain
-// over the system MPI, and the ranks-per-GPU table when there is one.
-void PrintProfile(const mldb::ProfileRecord& p, const std::string& disagreement, const std::vector<PpgRow>& ppg_rows) {
+// Whether `p` is in force: "in force" when it is the profile the store's
+// lookup (ProfileStore::Find, what `multilane resolve` uses) returns for its
+// node type, partition and versions, else which one is.
+std::string InForceText(const mldb::ProfileRecord& p, int64_t in_force) {
+  if (in_force == p.id) return "in force";
+  return "not in force: profile " + std::to_string(in_force) + " is (`multilane withdraw ID` removes a bad one)";
+}
+
+// One profile on the terminal: its facts, whether it is in force, its
+// decision table with the gain over the system MPI, and the ranks-per-GPU
+// table when there is one.
+void PrintProfile(const mldb::ProfileRecord& p, const std::string& disagreement, const std::vector<PpgRow>& ppg_rows,
+                  int64_t in_force) {
   const std::string virt = mla::ProfileHeaderValue(p.profile_text, "nodes_virtual");
   const char* kind = virt == "yes" ? " virtual" : virt == "no" && p.nodes > 1 ? " real" : "";
   std::printf("\n  profile %lld: node type %s%s, measured on %d%s node(s), %d rank(s)/GPU, libmlallreduce %s, %s\n",
               static_cast<long long>(p.id), Safe(p.node_type_key).c_str(),
               p.partition.empty() ? "" : (", partition " + Safe(p.partition)).c_str(), p.nodes, kind, p.ranks_per_gpu,
               Safe(p.library_version).c_str(), Safe(p.mpi_version).c_str());
-  std::printf("  tuned %s by %s in %.0f s%s\n", Safe(p.tuned_at).c_str(), Safe(p.tuned_by).c_str(), p.duration_s,
-              p.library_version != LibraryVersion() ? "  (another library version: not used by this one)" : "");
+  std::printf("  tuned %s by %s in %.0f s; %s\n", Safe(p.tuned_at).c_str(), Safe(p.tuned_by).c_str(), p.duration_s,
+              p.library_version != LibraryVersion() ? "another library version: not used by this one"
+                                                    : InForceText(p, in_force).c_str());
   if (!disagreement.empty()) std::printf("  warning: %s\n", Safe(disagreement).c_str());
   std::printf("    %-7s %8s %8s  %-32s %12s %12s %7s\n", "memory", "from", "to", "choice", "time_us", "mpi_us", "gain");
   for (const auto& e : p.entries) {
@@ -172,8 +186,11 @@ int ShowDatabase(const ShowOptions& opt, const std::string& path, mldb::ProfileS
     // A tune of several ranks-per-GPU values: their best times per size.
     std::string merror;
     const std::vector<PpgRow> ppg_rows = RanksPerGpuTable(store.Measurements(p.id, &merror));
-    (*db)["profiles"].push_back(ProfileJson(p, disagreement, ppg_rows));
-    if (!opt.json) PrintProfile(p, disagreement, ppg_rows);
+    // The one jobs of its node type, partition and versions get.
+    const auto in_force = store.Find(p.node_type_key, p.partition, p.library_version, p.mpi_version, &merror);
+    const int64_t in_force_id = in_force ? in_force->id : 0;
+    (*db)["profiles"].push_back(ProfileJson(p, disagreement, ppg_rows, in_force_id));
+    if (!opt.json) PrintProfile(p, disagreement, ppg_rows, in_force_id);
   }
   if (!opt.json) std::printf("\n");
   return 0;

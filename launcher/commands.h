@@ -14,6 +14,7 @@ void AddTuneCommand(CLI::App& app, int* status);       // tune/cmd_tune.cc
 void AddRunCommand(CLI::App& app, int* status);        // cmd_run.cc
 void AddShowCommand(CLI::App& app, int* status);       // cmd_show.cc
 void AddTransferCommands(CLI::App& app, int* status);  // cmd_transfer.cc: export, import
+void AddWithdrawCommand(CLI::App& app, int* status);   // cmd_withdraw.cc
 void AddDoctorCommand(CLI::App& app, int* status);     // cmd_doctor.cc
 void AddReportCommand(CLI::App& app, int* status);     // cmd_report.cc
 void AddHistoryCommand(CLI::App& app, int* status);    // cmd_history.cc

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   multilane::AddRunCommand(app, &status);
   multilane::AddShowCommand(app, &status);
   multilane::AddTransferCommands(app, &status);
+  multilane::AddWithdrawCommand(app, &status);
   multilane::AddDoctorCommand(app, &status);
   multilane::AddReportCommand(app, &status);
   multilane::AddHistoryCommand(app, &status);

@@ -19,7 +19,7 @@ endif()
 
 set(_pages "")
 set(_man_dir ${CMAKE_CURRENT_BINARY_DIR}/man)
-foreach(_sub "" tune run show export import doctor report history resolve)
+foreach(_sub "" tune run show export import withdraw doctor report history resolve)
   if(_sub STREQUAL "")
     set(_page multilane)
     set(_name "tuned multi-lane MPI_Allreduce: tune, run, report")

@@ -15,7 +15,7 @@ else()
   set(_name "--name=tuned multi-lane MPI_Allreduce: tune a node type once, run jobs with its profile")
   set(_see "${OUT}/wrappers/multilane.h2m")
   file(WRITE ${_see} "[SEE ALSO]\nmultilane-tune(1), multilane-run(1), multilane-show(1), multilane-export(1), "
-       "multilane-import(1), multilane-doctor(1), multilane-report(1), multilane-history(1), multilane-resolve(1); the guides in "
+       "multilane-import(1), multilane-withdraw(1), multilane-doctor(1), multilane-report(1), multilane-history(1), multilane-resolve(1); the guides in "
        "/usr/share/doc/multilane (user.md, admin.md).\n")
 endif()
 execute_process(COMMAND ${HELP2MAN} --no-info --no-discard-stderr --version-string=${VERSION} ${_name}

@@ -52,6 +52,10 @@ bool JobWantsMultilane(spank_t sp) {
     value = env;
     given = true;
   }
+  // Slurm may hand a bare --multilane (no value) to the prolog as "" or as
+  // the text "(null)" (a null value printed with %s: slurmd's log of 24.11
+  // said `option (null)`); both are the bare option.
+  if (value != nullptr && (*value == '\0' || std::strcmp(value, "(null)") == 0)) value = nullptr;
   if (given) {
     mla::UserOptions parsed;
     std::string error;

@@ -143,6 +143,9 @@ std::string HistoryInbox(spank_t sp, const PluginState& s) {
   return "";
 }
 
+// "1 task per GPU", "2 tasks per GPU": a count of tasks per GPU in a line.
+std::string TasksPerGpu(int tasks) { return std::to_string(tasks) + (tasks == 1 ? " task" : " tasks") + " per GPU"; }
+
 // A job named by MULTILANE_JOB_KEY, whose tasks per GPU its history chooses
 // at submission (docs/history.md): its first step says in one line, in the
 // job's output, how many and why, from the same choice made again as the
@@ -162,9 +165,9 @@ void SayLayoutChoice(spank_t sp, const PluginState& s, uint32_t tasks, size_t gp
   const int chosen = std::atoi(kv["ranks_per_gpu_chosen"].c_str());
   if (chosen <= 0) return;
   const int here = static_cast<int>(tasks / gpus);
-  Say(chosen == here ? std::to_string(here) + " tasks per GPU: " + kv["layout_why"]
-                     : "this step runs " + std::to_string(here) + " tasks per GPU; the job's history chooses " +
-                           std::to_string(chosen) + ": " + kv["layout_why"]);
+  Say(chosen == here ? TasksPerGpu(here) + ": " + kv["layout_why"]
+                     : "this step runs " + TasksPerGpu(here) + "; the job's history chooses " + std::to_string(chosen) +
+                           ": " + kv["layout_why"]);
 }
 
 // Puts the library into LD_PRELOAD; the user's own preloads stay first, as
@@ -271,8 +274,9 @@ void SayProfileNotes(spank_t sp, const PluginState& s, std::map<std::string, std
                     std::to_string(s.user.ranks_per_gpu) + ": this step runs the entries of the recommended " +
                     std::to_string(tuned) + "");
   }
+  // Tasks per GPU only where the node has GPUs (a CPU node's profile says 1).
   std::string line = "profile " + kv["profile_id"] + " of node type " + kv["node_type"] + " (tuned " + kv["tuned_at"] +
-                     ", " + std::to_string(tuned) + " tasks per GPU)";
+                     (gpus.empty() ? std::string() : ", " + TasksPerGpu(tuned)) + ")";
   if (user_profile) line += "; your MULTILANE_PROFILE is kept";
   // A step at another of the profile's tuned values is one of its layouts
   // (--multilane=auto's choice from the job's history, docs/history.md).

@@ -22,8 +22,8 @@ const char* UserOptionsHelp() {
       "), when multilane cannot tell it from the\n"
       "                     program (a script, python); it picks that MPI's profile\n"
       "  verbose            say what multilane did; the library prints its settings and counters\n"
-      "  report[:DIR]       write the job report (JSON) into DIR (default: the submit directory);\n"
-      "                     read it with `multilane report FILE`\n"
+      "  report[:DIR]       write the job report (JSON) into DIR (default: the submit directory),\n"
+      "                     which must exist (mkdir -p DIR first); read it with `multilane report FILE`\n"
       "  help               print this text\n"
       "  e.g. sbatch --multilane --gpus=2 job.sh; srun --multilane=ranks-per-gpu:2,verbose ./app\n";
   return help.c_str();

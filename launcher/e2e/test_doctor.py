@@ -161,7 +161,8 @@ def test_doctor(tmp):
     run([MULTILANE, "import", doc_path, "--db", old_db], env=env)
     p = run([MULTILANE, "doctor", "--db", old_db], env=denv, check=False)
     expect(p.returncode == 1 and "tuned with libmlallreduce 0.0.1-old" in p.stdout and "every job there misses it"
-           in p.stdout and "fix: tune again with the installed versions: `multilane tune --partition gpu`" in p.stdout
+           in p.stdout and f"fix: tune again with the installed versions: `multilane tune --partition gpu --db {old_db}`"
+           in p.stdout
            and "all good" not in p.stdout, "profiles of another multilane version are an error with the retune", p)
     run([MULTILANE, "import", os.path.join(tmp, "doc-current.json"), "--db", old_db], env=env)
     if os.path.exists(mpich_doc):

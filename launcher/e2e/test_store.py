@@ -249,5 +249,49 @@ def test_system_snapshot(tmp):
     expect(len(profiles(system_db)) == 3, "import --system adds to the published snapshot, losing nothing")
 
 
+def test_withdraw(tmp):
+    """Issue 47, item 6: a bad profile published over a good one of the same
+    node type and partition: `show` marks the one in force (the one resolve
+    picks), `withdraw` takes the bad one out of the system database (root's,
+    like every write to it), and resolve then picks the good one."""
+    os.chmod(tmp, 0o755)
+    system_db = os.path.join(tmp, "shared", "profiles.db")
+    env = dict(ENV, MULTILANE_SYSTEM_DB=system_db, MULTILANE_USER_DB=os.path.join(tmp, "user.db"), HOME=tmp)
+    run([MULTILANE, "tune", "--np", "2", "--budget", "3", "--sizes", "4K:16K", "--system"], env=env, timeout=600)
+    out = os.path.join(tmp, "doc.json")
+    run([MULTILANE, "export", out, "--system"], env=env)
+    doc = json.load(open(out))
+    doc["profiles"] = [dict(doc["profiles"][0], tuned_at="2099-01-01T00:00:00Z", tuned_by="a bad tune")]
+    json.dump(doc, open(out, "w"))
+    run([MULTILANE, "import", out, "--system"], env=env)
+    (good, _), (bad, _) = sorted(profiles(system_db))
+
+    def in_force():
+        r = run([MULTILANE, "resolve", "--db", system_db], env=env)
+        return int(re.search(r"^profile_id=(\d+)$", r.stdout, re.M).group(1))
+
+    def marks():
+        js = json.loads(run([MULTILANE, "show", "--db", system_db, "--json"], env=env).stdout)
+        return {p["id"]: p["in_force"] for p in js["databases"][0]["profiles"]}
+
+    expect(in_force() == bad, "the newer (bad) profile is the one resolve picks")
+    p = run([MULTILANE, "show", "--db", system_db], env=env)
+    expect(re.search(r"by a bad tune in \d+ s; in force\n", p.stdout)
+           and ("not in force: profile %d is" % bad) in p.stdout, "show marks the profile in force", p)
+    expect(marks() == {good: False, bad: True}, "show --json marks the profile in force")
+
+    p = run([MULTILANE, "withdraw", str(bad), "--system"], env=env, user="nobody", check=False)
+    expect(p.returncode == 1 and len(profiles(system_db)) == 2, "another user cannot withdraw from the system database",
+           p)
+    p = run([MULTILANE, "withdraw", str(bad), "--system"], env=env)
+    expect(("withdrew profile %d" % bad) in p.stderr and ("profile %d (tuned" % good) in p.stderr
+           and "is now in force there" in p.stderr, "withdraw says what it removed and what is in force now", p)
+    expect(in_force() == good, "a withdrawn profile is no longer resolved")
+    expect(marks() == {good: True}, "show lists the good profile, in force")
+    p = run([MULTILANE, "withdraw", str(bad), "--system"], env=env, check=False)
+    expect(p.returncode == 1 and ("has no profile %d" % bad) in p.stderr and "multilane show --db" in p.stderr,
+           "withdrawing it again names the file and how to list the ids", p)
+
+
 if __name__ == "__main__":
     sys.exit(main(globals()))

@@ -352,7 +352,9 @@ void AddTuneCommand(CLI::App& app, int* status) {
   cmd->add_option("--db", opt->database, "Store in this database file");
   cmd->add_flag("--exhaustive", opt->exhaustive, "Measure every candidate fully (slow; for comparisons)");
   cmd->add_option("--keep", opt->keep,
-                  "Keep the plan and the probe's result in this folder (else a temporary folder is removed)");
+                  "Keep the plan and the probe's result in this folder (else a temporary folder is removed); with "
+                  "--partition, also each probe job's script, output and database (tune-NODE.*) and its plan and "
+                  "probe result (tune-NODE/)");
   cmd->add_flag("--allow-oversubscribed", opt->allow_oversubscribed,
                 "Allow more ranks per node than cores (tests, virtual nodes): the profile is marked oversubscribed; "
                 "never for the system database");

@@ -118,9 +118,10 @@ int TimeLimitMinutes(double inner_budget_s) { return static_cast<int>(std::ceil(
 
 // The inner tune of a probe job: the request's options again, with the
 // job's own database `db`, budget and `np` (0: its GPU node type lays its
-// launches out per GPU itself), into the system database when `publish`.
+// launches out per GPU itself), into the system database when `publish`;
+// keeping its plan and the probe's result in `keep` when not empty.
 std::vector<std::string> InnerTune(const TuneRequest& r, const std::string& db, const std::string& budget, int np,
-                                   bool virtual_nodes, bool publish) {
+                                   bool virtual_nodes, bool publish, const std::string& keep) {
   std::vector<std::string> inner = {
       SelfPath(),    "tune",
       "--partition", r.partition,
@@ -142,6 +143,7 @@ std::vector<std::string> InnerTune(const TuneRequest& r, const std::string& db, 
   if (!r.srun_mpi.empty()) inner.insert(inner.end(), {"--srun-mpi", r.srun_mpi});
   if (r.weights) inner.insert(inner.end(), {"--weights", std::filesystem::absolute(r.weights->path).string()});
   if (r.exhaustive) inner.push_back("--exhaustive");
+  if (!keep.empty()) inner.insert(inner.end(), {"--keep", keep});
   if (publish)
     inner.push_back("--for-system");
   else if (r.allow_oversubscribed)
@@ -212,6 +214,7 @@ struct JobSettings {
   std::string budget_text;  // the inner tune's --budget
   int minutes = 0;          // sbatch --time
   bool publish = false;     // the target is the system database
+  bool keep = false;        // --keep: each job keeps its plan and result in dir/tune-NODE
 };
 
 // Submits the probe job of node type `g` (sbatch --wait, its standard output
@@ -233,8 +236,9 @@ int SubmitProbeJob(const TuneRequest& request, const SlurmNodeGroup& g, const Jo
   // A GPU node type's tune lays its launches out per GPU itself (unless
   // told otherwise).
   const bool np_given = request.np > 0 || g.gpus == 0 || request.memory == TuneMemory::kHost;
-  const std::vector<std::string> inner = InnerTune(request, job.db, settings.budget_text, np_given ? np : 0,
-                                                   request.virtual_nodes > 0 && job_nodes == 1, settings.publish);
+  const std::vector<std::string> inner =
+      InnerTune(request, job.db, settings.budget_text, np_given ? np : 0, request.virtual_nodes > 0 && job_nodes == 1,
+                settings.publish, settings.keep ? settings.dir + "/tune-" + job.node : std::string());
   // sbatch runs the inner command itself (a batch script is a file: the
   // arguments go after it, never through a shell's parser).
   const std::string script = settings.dir + "/tune-" + job.node + ".sh";
@@ -305,7 +309,7 @@ int TunePartition(const TuneRequest& request, std::chrono::steady_clock::time_po
   const double inner_budget = std::max(1.0, request.budget_s - kSubmitReserveS);
   char budget_text[32];
   std::snprintf(budget_text, sizeof budget_text, "%.1f", inner_budget);
-  const JobSettings settings{folder.path(), budget_text, TimeLimitMinutes(inner_budget), target.publish};
+  const JobSettings settings{folder.path(), budget_text, TimeLimitMinutes(inner_budget), target.publish, folder.kept()};
   ProbeJobs probe_jobs;  // cancelled on every way out until all have ended
   for (const SlurmNodeGroup& g : groups)
     if (const int rc = SubmitProbeJob(request, g, settings, &probe_jobs); rc != 0) return rc;

@@ -113,7 +113,7 @@ def case_layout(root):
                      os.path.join(prefix, "libexec", "multilane", "mlprobe-mpich")]
     if cache_value("MULTILANE_MAN") == "ON":
         expected += [os.path.join(prefix, "share", "man", "man1", f"multilane{s}.1.gz")
-                     for s in ("", "-tune", "-run", "-doctor", "-report")]
+                     for s in ("", "-tune", "-run", "-withdraw", "-doctor", "-report")]
     if cache_value("MULTILANE_HAVE_CUDA") == "ON" or os.path.exists(
             os.path.join(ARGS.build, "libmlallreduce", "libmlallreduce_cuda.so")):
         expected.append(os.path.join(lib, "libmlallreduce_cuda.so"))
@@ -126,6 +126,18 @@ def case_layout(root):
                      os.path.join(prefix, "etc", "slurm", "plugstack.conf.d", "multilane.conf")]
     missing = [p for p in expected if not os.path.exists(p)]
     check(not missing, f"missing from the installed tree: {missing}")
+    # Issue 47: the installed README is a package user's: every guide and man
+    # page it names is installed, and it names no script of the source tree.
+    docdir = os.path.join(prefix, "share", "doc", "multilane")
+    readme = open(os.path.join(docdir, "README.md")).read()
+    named = set(re.findall(r"`([\w.-]+\.md)`", readme))
+    check(len(named) > 5 and all(os.path.exists(os.path.join(docdir, n)) for n in named),
+          f"the installed README names guides that are not installed: {sorted(named)}")
+    if cache_value("MULTILANE_MAN") == "ON":
+        pages = set(re.findall(r"`(multilane-[a-z]+)`", readme))
+        check(len(pages) > 5 and all(os.path.exists(os.path.join(prefix, "share", "man", "man1", p + ".1.gz"))
+                                     for p in pages), f"the installed README names missing man pages: {sorted(pages)}")
+    check(not re.search(r"scripts/[\w-]+\.(sh|py)", readme), "the installed README points at the source tree's scripts")
 
     # The RUNPATHs: relative to the program, nothing of the build tree.
     for exe, want in ((command, "$ORIGIN/../lib"), (probe, "$ORIGIN/../../lib")):

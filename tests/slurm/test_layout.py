@@ -86,6 +86,10 @@ def case_srun_ranks_per_gpu(root):
         text = p.stdout + p.stderr
         check("multilane: stats: rank 0: calls=3" in text, "verbose did not print the library's counters")
         check(re.search(r"multilane: profile \d+ of node type", text), "verbose did not name the profile")
+        # Issue 47: a step without GPUs is told nothing about tasks per GPU.
+        p = s.cmd(["srun", "-n", "2", "--multilane=verbose", ARGS.probe, "1"])
+        said = [l for l in (p.stdout + p.stderr).splitlines() if re.search(r"multilane: profile \d+ of node type", l)]
+        check(said and not any("per GPU" in l for l in said), f"a step without GPUs was told its tasks per GPU: {said}")
     finally:
         s.stop()
 

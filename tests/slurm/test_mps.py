@@ -93,6 +93,10 @@ def case_mps_job_folders_of_others(root):
               f"job 1 does not say why it runs without MPS: {outs[0]}")
         check(os.path.exists(os.path.join(leftover, "pipe", "control")), "the other user's leftover was touched")
         check(f"{leftover} exists already" in slurmd, "the prolog did not log why it refused job-1")
+        # Issue 47: a bare --multilane is logged as such, never `option (null)`.
+        said = re.findall(r"multilane: job script: option (.*), multilane on", slurmd)
+        check(said and "(null)" not in said and "" not in said,
+              f"the prolog's line does not say the option as given (bare): {said}")
         # Job 2: the squat replaced, the tasks pointed at the prolog's folder.
         uid = pwd.getpwnam(TEST_USER).pw_uid
         check(f"start uid={uid} pipe={squat}/pipe" in calls and f"700 {TEST_USER}" in calls

@@ -139,15 +139,24 @@ def case_two_nodes_sbatch_multilane(root):
 def case_two_nodes_tune_partition(root):
     """Issue 14, item 4: `multilane tune --partition` measures a node type
     that has two nodes on two of them (the step between nodes over the
-    network, no virtual nodes); the profile says so and a job gets it."""
+    network, no virtual nodes); the profile says so and a job gets it.
+    Issue 47, item 7: --keep DIR keeps the probe job's script, output and
+    database and its tune's plan and probe result."""
     s = Slurm(root, {}, nodes=2)
     try:
         env = dict(s.env)
         env.update(probe_env())
+        kept = os.path.join(root, "kept")
         p = run([ARGS.multilane, "tune", "--partition", "gpu", "--db", s.db, "--budget", "4", "--sizes", "64K:256K",
-                 "--np", "2", "--memory", "host"], env=env, timeout=600, cwd=root)
+                 "--np", "2", "--memory", "host", "--keep", kept], env=env, timeout=600, cwd=root)
         text = p.stdout + p.stderr
         log(text)
+        names = sorted(os.listdir(kept))
+        check("tune-node1.sh" in names and "tune-node1.db" in names
+              and any(re.fullmatch(r"tune-node1-\d+\.out", n) for n in names), f"--keep lacks the job's files: {names}")
+        check(os.path.isfile(os.path.join(kept, "tune-node1", "plan.json"))
+              and os.path.isfile(os.path.join(kept, "tune-node1", "result.json")),
+              f"--keep lacks the plan and the probe's result (tune-node1/): {names}")
         check(re.search(r"\(8 CPUs, gres \S+, 2 node\(s\)\): submitted batch job \d+ on 2 of its nodes, node1,node2 \(", text),
               "the node type's probe job did not go to its two nodes")
         check("MULTILANE_RANKS_PER_NODE" not in text, "virtual nodes were used on real nodes")
