@@ -96,7 +96,7 @@ int ClassifyCallBuffers(const void* sendbuf, const void* recvbuf, const DeviceMo
   const bool cuda = CudaDriverLoaded();  // asked once here: it walks the loaded objects until CUDA is in
   std::optional<ReportSetupTimer> setup;
   if (cuda && !cuda_seen.load(std::memory_order_relaxed)) setup.emplace();
-  *device = DeviceModuleIfCudaInUse();
+  *device = cuda ? DeviceModuleIfCudaInUse() : nullptr;  // without CUDA: no second walk
   const int kinds = ClassifyBuffers(*device != nullptr || cuda, *device, sendbuf, recvbuf);
   if (setup) cuda_seen.store(true, std::memory_order_relaxed);
   return kinds;

