@@ -25,6 +25,7 @@
 #include "benchmarks/bench.h"
 #include "benchmarks/memkind.h"
 #include "benchmarks/options.h"
+#include "benchmarks/overhead.h"
 #include "benchmarks/run_info.h"
 #include "vocab/refuse.h"
 
@@ -188,6 +189,11 @@ int measure(Options& opt, RunInfo& info, MemKind* kind, FILE* json, std::string*
   const uint64_t total_wrong = bench.run(system_notes);
   int status = total_wrong > 0 ? 1 : 0;
   if (info.rank == 0) print_summary(opt, bench, total_wrong);
+  if (opt.overhead) {
+    const std::vector<Overhead> rows = MeasureOverhead(opt);
+    if (info.rank == 0)
+      for (const std::string& line : OverheadLines(rows)) std::printf("%s\n", line.c_str());
+  }
   if (json) {
     const bool written = write_json(json, opt, info, bench, total_wrong);
     if (fclose(json) != 0 || !written) {

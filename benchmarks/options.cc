@@ -183,6 +183,7 @@ std::string read_command_line(int argc, char** argv, Options* opt, std::string* 
   CLI::App app{"mlallreduce_bench"};
   app.set_help_flag();  // -h prints usage_text, not CLI11's own
   app.add_flag("-h,--help", *help);
+  app.add_flag("--overhead", opt->overhead);
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   // An option whose value `take` checks and stores: "" or why not.
   const auto add = [&](const char* names, std::function<std::string(const std::string&, const std::string&)> take) {
@@ -285,6 +286,9 @@ std::string usage_text(const char* argv0) {
          "  -z, --check 0|1          validate the results (default 1); the exit status is 1\n"
          "                           when any value is wrong\n"
          "  -J, --json FILE          also write the run and its results as JSON (rank 0)\n"
+         "  --overhead               after the table, the library's own cost per call at each size:\n"
+         "                           ns beyond PMPI_Allreduce of passthrough and auto, on\n"
+         "                           MPI_COMM_SELF with host buffers (no other rank waited for)\n"
          "  -m, --memory KIND        where the buffers live: " +
          memkind_list() +
          " (default host)\n"

@@ -55,6 +55,7 @@ struct Options {
   std::string json_path;  // empty: no JSON
   std::string memory = "host";
   double batch_seconds = 0;  // -T: shorten timed batches to about this long; 0 = off
+  bool overhead = false;     // --overhead: also the library's own cost per call (overhead.h)
 };
 
 enum class ParseStatus { kRun, kHelp, kError };

@@ -5,6 +5,7 @@ set(MLA_BENCH_SOURCES
   bench.cc
   memkind.cc
   options.cc
+  overhead.cc
   run_info.cc
   validate.cc
 )

@@ -1,0 +1,36 @@
+// overhead.h: the library's own cost per call (--overhead): what a call
+// through multilane that ends in the system MPI (passthrough, or auto where
+// the profile says passthrough) costs beyond calling the system MPI itself.
+#ifndef MLABENCH_OVERHEAD_H_
+#define MLABENCH_OVERHEAD_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "benchmarks/options.h"
+
+namespace mlabench {
+
+// One size's overhead: nanoseconds per call beyond PMPI_Allreduce.
+struct Overhead {
+  uint64_t bytes = 0;
+  double mpi_ns = 0;          // PMPI_Allreduce's own time per call
+  double passthrough_ns = 0;  // mla_allreduce_with(passthrough) minus mpi_ns
+  double auto_ns = 0;         // mla_allreduce (the profile or MULTILANE_ALGO) minus mpi_ns
+};
+
+// Measures, at each size of `opt`, the three ways of calling on
+// MPI_COMM_SELF with host buffers, where the system MPI's own work is a
+// copy and nothing waits for another rank: 9 rounds of 4000 calls each, the
+// three interleaved round by round; each figure is the median over the
+// rounds (the differences per round, so that drift cancels).  Every rank
+// measures its own (no communication); the caller prints rank 0's.
+std::vector<Overhead> MeasureOverhead(const Options& opt);
+
+// The table of `rows` as text lines, the model stated on the first.
+std::vector<std::string> OverheadLines(const std::vector<Overhead>& rows);
+
+}  // namespace mlabench
+
+#endif  // MLABENCH_OVERHEAD_H_
