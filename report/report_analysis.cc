@@ -43,12 +43,13 @@ TimeSplit Split(const JobReport& r) {
   return t;
 }
 
-// The calls of `bin` that multilane ran (not the system MPI).
+// The calls of `bin` that multilane chose something else than the system
+// MPI's default for: its own algorithms and the system algorithms it chose.
 int64_t MultilaneCalls(const ReportBin& bin) {
   if (bin.algos.empty()) return bin.profile && bin.profile->algo != "passthrough" ? bin.calls : 0;
   int64_t n = 0;
-  for (const auto& kv : bin.algos)
-    if (kv.first != "passthrough") n += kv.second;
+  for (const auto& [name, calls] : ChoiceCalls(bin))
+    if (name != "passthrough") n += calls;
   return std::min(n, bin.calls);
 }
 
@@ -135,6 +136,7 @@ BinAnalysis AnalyzeBin(const ReportBin& b, int ranks, double total_time, int64_t
   a.calls_share = total_calls > 0 ? static_cast<double>(b.calls) / static_cast<double>(total_calls) : 0;
   a.busbw_gbs = b.busbw_gbs;
   a.algo = MostCalls(b);
+  a.choices = ChoiceCalls(b);
   if (a.algo.empty() && b.profile) a.algo = b.profile->algo;
   if (b.calls <= 0) return a;
   a.mean_message_bytes = static_cast<double>(b.bytes) / static_cast<double>(b.calls);
@@ -385,10 +387,20 @@ void JobVerdicts(const JobReport& r, JobAnalysis* a) {
 
 }  // namespace
 
+std::map<std::string, int64_t> ChoiceCalls(const ReportBin& b) {
+  std::map<std::string, int64_t> choices = b.algos;
+  for (const auto& [name, calls] : b.system_algos) {
+    choices[mla::SystemChoiceText(name)] += calls;
+    auto plain = choices.find("passthrough");
+    if (plain != choices.end() && (plain->second -= calls) <= 0) choices.erase(plain);
+  }
+  return choices;
+}
+
 std::string MostCalls(const ReportBin& b) {
   std::string best;
   int64_t most = -1;
-  for (const auto& [name, calls] : b.algos)
+  for (const auto& [name, calls] : ChoiceCalls(b))
     if (calls > most) {
       most = calls;
       best = name;

@@ -7,6 +7,7 @@
 #define MULTILANE_REPORT_REPORT_ANALYSIS_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,7 +71,8 @@ struct BinAnalysis {
   std::optional<uint64_t> to;
   int64_t calls = 0;
   double mean_message_bytes = 0;
-  std::string algo;                          // the algorithm that ran most of the calls
+  std::string algo;                          // the choice that ran most of the calls (MostCalls)
+  std::map<std::string, int64_t> choices;    // the calls by what ran them (ChoiceCalls)
   double time_s = 0;                         // mean over ranks, inside allreduce
   double time_share = 0;                     // of all bins' time_s
   double transfer_s = 0;                     // time_s less the bin's waiting
@@ -221,8 +223,13 @@ ReportSet AnalyzeReports(std::vector<JobReport> reports);
 // Analyses one file.
 JobAnalysis AnalyzeJob(const JobReport& report);
 
-// The algorithm that ran most of the bin's calls (the first by name of those
-// that ran most); "" when the file names none.
+// The bin's calls by what ran them: its algos, with the passthrough calls a
+// system algorithm ran under that choice's name ("passthrough mpi=ring",
+// mla::SystemChoiceText) instead of "passthrough".
+std::map<std::string, int64_t> ChoiceCalls(const ReportBin& bin);
+
+// The choice that ran most of the bin's calls (ChoiceCalls; the first by
+// name of those that ran most); "" when the file names none.
 std::string MostCalls(const ReportBin& bin);
 
 // `v` written by printf format `fmt` (one double, e.g. "%.3g GB/s"): a

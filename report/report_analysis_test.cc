@@ -213,6 +213,40 @@ TEST(ReportAnalysis, SavingsUseTheEntrysMeasuredSize) {
   EXPECT_NEAR(AnalyzeJob(big).savings.saved_s, 1000 * (800 - 500) * 1e-6, 1e-9);
 }
 
+// A passthrough entry's mpi=NAME is multilane's choice too: the calls the
+// system algorithm ran are priced against the system MPI's default, and the
+// bin is named by that choice; plain passthrough calls save nothing.
+TEST(ReportAnalysis, SystemAlgorithmCallsArePricedAgainstTheDefault) {
+  JobReport r = MakeJob(8, 0, "host", 1 << 20, 1 << 20, 1000, 500,
+                        "multilane-profile 1 ranks=8\nhost 0 inf passthrough mpi=ring time_us=500 mpi_time_us=800 "
+                        "at=1M\n",
+                        800, 500);
+  r.bins[0].algos = {{"passthrough", 1000}};
+  r.bins[0].system_algos = {{"ring", 600}};
+  r.bins[0].profile->algo = "passthrough";
+  const JobAnalysis a = AnalyzeJob(r);
+  ASSERT_TRUE(a.savings.known);
+  EXPECT_NEAR(a.savings.saved_s, 600 * (800 - 500) * 1e-6, 1e-9);
+  EXPECT_EQ(a.bins[0].algo, "passthrough mpi=ring");
+  EXPECT_EQ(a.bins[0].choices.at("passthrough"), 400);
+  EXPECT_EQ(a.bins[0].choices.at("passthrough mpi=ring"), 600);
+  // Every renderer names the choice and the reasons calls went unserved.
+  r.unsupported = {{"one_rank", 594}, {"layout", 0}};
+  const ReportSet set = AnalyzeReports({r});
+  const std::string unsupported = "594 calls a multilane algorithm was chosen for went to the system MPI: one rank 594";
+  const std::string text = FormatReportText(set);
+  EXPECT_NE(text.find("passthrough mpi=ring"), std::string::npos) << text;
+  EXPECT_NE(text.find("unsupported (rank 0): " + unsupported), std::string::npos) << text;
+  const nlohmann::json j = AnalysisJson(set);
+  EXPECT_EQ(j["jobs"][0]["bins"][0]["choices"]["passthrough mpi=ring"], 600);
+  EXPECT_EQ(j["jobs"][0]["unsupported"]["one_rank"], 594);
+  const std::string html = RenderReportHtml(set);
+  EXPECT_NE(html.find("passthrough mpi=ring"), std::string::npos);
+  EXPECT_NE(html.find(unsupported), std::string::npos);
+  r.bins[0].system_algos.clear();
+  EXPECT_NEAR(AnalyzeJob(r).savings.saved_s, 0, 1e-12);
+}
+
 // Never more saved than the job spent in allreduce.
 TEST(ReportAnalysis, SavingsNeverExceedTheAllreduceTime) {
   JobReport r = MakeJob(8, 0, "host", 1 << 20, 1 << 20, 1000, 100,

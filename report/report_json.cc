@@ -33,8 +33,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PredictionPoint, factor, scale, ring_factor, 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EnergyAnalysis, measured, gpus, energy_j, mean_power_w, mean_utilization_pct,
                                    communication_energy_j)
 // A size bin's figures; BinJson adds how its profile was priced.
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BinAnalysis, memory, from, to, calls, mean_message_bytes, algo, time_s, time_share,
-                                   transfer_s, transfer_share, calls_share, per_call_us, busbw_gbs, time_us,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BinAnalysis, memory, from, to, calls, mean_message_bytes, algo, choices, time_s,
+                                   time_share, transfer_s, transfer_share, calls_share, per_call_us, busbw_gbs, time_us,
                                    mpi_time_us, expected_busbw_gbs, mpi_busbw_gbs, vs_expected, saved_s)
 
 namespace {
@@ -79,6 +79,7 @@ json JobJson(const JobReport& r, const JobAnalysis& a) {
                             {"calls", e.calls},
                             {"not_served", e.not_served},
                             {"not_served_why", e.not_served > 0 ? json(EntryNotServedWhy(e.name)) : json(nullptr)}};
+  j["unsupported"] = r.unsupported;
   j["scale_unit"] = a.scale_unit;
   j["scale"] = a.scale;
   j["time"] = a.split;

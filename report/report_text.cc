@@ -90,6 +90,8 @@ void Job(const JobReport& r, const JobAnalysis& a, std::string* out) {
   if (!used.empty()) Line(out, "  entry points (rank 0): %s", used.c_str());
   const std::string not_served = EntryPointsNotServed(r);
   if (!not_served.empty()) Line(out, "  not served by multilane: %s", not_served.c_str());
+  const std::string unsupported = UnsupportedCalls(r);
+  if (!unsupported.empty()) Line(out, "  unsupported (rank 0): %s", unsupported.c_str());
   const TimeSplit& t = a.split;
   Line(out, "  time split (mean over ranks, wall %.3f s):", t.wall_s);
   for (const auto& [part, s, share] :
