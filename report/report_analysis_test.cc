@@ -237,6 +237,14 @@ TEST(ReportAnalysis, SystemAlgorithmCallsArePricedAgainstTheDefault) {
   const std::string text = FormatReportText(set);
   EXPECT_NE(text.find("passthrough mpi=ring"), std::string::npos) << text;
   EXPECT_NE(text.find("unsupported (rank 0): " + unsupported), std::string::npos) << text;
+  // The algorithm column is as wide as its longest label: the calls stay under their heading.
+  const auto line_with = [&text](const std::string& what) {
+    const size_t at = text.rfind('\n', text.find(what)) + 1;
+    return text.substr(at, text.find('\n', at) - at);
+  };
+  const std::string header = line_with("    bin "), row = line_with("passthrough mpi=ring");
+  EXPECT_EQ(header.find("calls") + 5 - header.find("algorithm"), row.find("1000") + 4 - row.find("passthrough"))
+      << text;
   const nlohmann::json j = AnalysisJson(set);
   EXPECT_EQ(j["jobs"][0]["bins"][0]["choices"]["passthrough mpi=ring"], 600);
   EXPECT_EQ(j["jobs"][0]["unsupported"]["one_rank"], 594);
