@@ -27,6 +27,20 @@ bool ResolveTuneMemory(TuneMemory memory, int gpus, std::vector<MemKind>* kinds,
   return true;
 }
 
+bool CheckNpPerGpu(int np, bool device, std::string* error) {
+  if (np <= 0) return true;
+  const std::string n = std::to_string(np);
+  if (device)
+    return mla::Refuse(error, "--np " + n +
+                                  " cannot be given with device memory (--memory auto and all measure it on a node "
+                                  "with GPUs): each launch has (ranks per GPU) x (GPUs per node) x (nodes) ranks; for "
+                                  "a host tune of " +
+                                  n + " ranks give --memory host, else leave --np out");
+  return mla::Refuse(error, "--np " + n +
+                                " cannot be given with several --ranks-per-gpu values: each launch has (ranks per "
+                                "GPU) x (GPUs per node) x (nodes) ranks; leave --np out, or give one value");
+}
+
 std::vector<int> DefaultRanksPerGpuList(int cores, int gpus) {
   const int per_gpu = std::max(1, cores / std::max(1, gpus));
   std::vector<int> out;
