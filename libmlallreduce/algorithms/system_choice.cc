@@ -9,6 +9,7 @@
 
 #include "libmlallreduce/base/log.h"
 #include "libmlallreduce/base/stats.h"
+#include "libmlallreduce/jobreport/job_report.h"
 
 #ifndef MLA_SIMULATION
 #include "sysalgo/system_allreduce.h"
@@ -117,6 +118,7 @@ bool AllRanks(bool ok, MPI_Comm comm) {
 mlsys::SystemAllreduce* Agreed(Copies* copies, const std::string& name, MPI_Comm comm) {
   auto it = copies->agreed.find(name);
   if (it != copies->agreed.end()) return it->second ? g_system.get() : nullptr;
+  ReportSetupTimer setup;  // once per communicator and name: not the call's own time
   std::string why;
   mlsys::SystemAllreduce* system = System(&why);
   int level = MPI_THREAD_SINGLE, rank = 0;
@@ -152,6 +154,7 @@ mlsys::SystemAllreduce* Agreed(Copies* copies, const std::string& name, MPI_Comm
 MPI_Comm CopyFor(Copies* copies, mlsys::SystemAllreduce* system, const std::string& name, MPI_Comm comm) {
   auto it = copies->by_name.find(name);
   if (it != copies->by_name.end()) return it->second;
+  ReportSetupTimer setup;  // the copy is made once: not the call's own time
   std::string error;
   MPI_Comm made = system->MakeCommunicator(name, comm, &error);
   if (!AllRanks(made != MPI_COMM_NULL, comm)) {
@@ -169,6 +172,7 @@ MPI_Comm CopyFor(Copies* copies, mlsys::SystemAllreduce* system, const std::stri
 bool AgreedPerCall(Copies* copies, mlsys::SystemAllreduce* system, const std::string& name, MPI_Comm comm) {
   auto it = copies->per_call_agreed.find(name);
   if (it != copies->per_call_agreed.end()) return it->second;
+  ReportSetupTimer setup;  // tried once per communicator and name: not the call's own time
   std::string error;
   const bool mine = system->Select(name, comm, &error) != MPI_COMM_NULL;
   system->Release();
