@@ -11,6 +11,7 @@
 #include "vocab/byte_size.h"
 #include "vocab/price.h"
 #include "vocab/profile.h"
+#include "vocab/terminal_text.h"
 
 namespace mlreport {
 namespace {
@@ -209,8 +210,28 @@ std::string AgainstProfile(const BinAnalysis& b, double profile_us) {
          Percent(b.noise.value_or(kDefaultProfileNoise)) + ")";
 }
 
+// Whether the bin holds the evidence a verdict of its own needs: at least
+// kBinMinTimeShare of the transfer time and kVerdictMinCalls calls.
+bool Judged(const BinAnalysis& b) { return b.transfer_share >= kBinMinTimeShare && !b.too_few_calls; }
+
+// The bins that would be judged but for their calls: "too few calls to
+// judge", each with its time per call and the profile's price.
+void TooFewCallsVerdict(JobAnalysis* a) {
+  std::string bins;
+  for (const BinAnalysis& b : a->bins) {
+    if (!b.too_few_calls) continue;
+    bins += (bins.empty() ? "" : "; ") + BinLabel(b, true) + " (" + mla::CountOf(b.calls, "call") + ", " +
+            Seconds(b.per_call_us * 1e-6) + " per call" +
+            (b.time_us ? " against the profile's " + Seconds(*b.time_us * 1e-6) : std::string()) + ")";
+  }
+  if (!bins.empty())
+    Add(&a->verdicts, "too-few-calls", VerdictLevel::kNote,
+        "too few calls to judge " + bins + ": a verdict on a bin needs at least " + std::to_string(kVerdictMinCalls) +
+            " calls, so that one slow call does not decide it");
+}
+
 // The bins priced from points (pts=) that hold at least kBinMinTimeShare of
-// the transfer time: re-tune when the job's own time per call is off the
+// the transfer time and kVerdictMinCalls calls (Judged): re-tune when the job's own time per call is off the
 // profile's by more than the profile's noise at that size, naming the bins;
 // a loss against the system MPI's price beyond the noise is named too.
 void RetuneVerdict(JobAnalysis* a) {
@@ -218,8 +239,7 @@ void RetuneVerdict(JobAnalysis* a) {
   std::string off, within;
   int checked = 0;
   for (const BinAnalysis& b : a->bins) {
-    if (b.price_basis.empty() || b.price_basis == "entry" || !b.vs_profile || b.transfer_share < kBinMinTimeShare)
-      continue;
+    if (b.price_basis.empty() || b.price_basis == "entry" || !b.vs_profile || !Judged(b)) continue;
     ++checked;
     if (b.off_profile) off += (off.empty() ? "" : "; ") + BinLabel(b, true) + " " + AgainstProfile(b, *b.time_us);
     const double noise = b.noise.value_or(kDefaultProfileNoise);
@@ -239,7 +259,7 @@ void RetuneVerdict(JobAnalysis* a) {
     Add(v, "re-tune", VerdictLevel::kGood,
         "no re-tune needed: the job's time per call is within the profile's noise of its price in the " +
             std::to_string(checked) + " bin(s) that hold at least " + Percent(kBinMinTimeShare) +
-            " of the allreduce time");
+            " of the allreduce time and " + std::to_string(kVerdictMinCalls) + " calls");
 }
 
 // Whether more GPUs would pay: the scaling prediction.
@@ -335,7 +355,7 @@ void RanksPerGpuVerdict(JobAnalysis* a) {
 void BinVerdicts(JobAnalysis* a) {
   std::vector<Verdict>* v = &a->verdicts;
   for (const BinAnalysis& b : a->bins) {
-    if (b.transfer_share < kBinMinTimeShare || b.price_basis != "entry") continue;  // from points: RetuneVerdict
+    if (!Judged(b) || b.price_basis != "entry") continue;  // from points: RetuneVerdict
     if (b.vs_expected && *b.vs_expected < kBelowExpectationRatio)
       Add(v, "below-expectation", VerdictLevel::kWarn,
           BinLabel(b, true) + " reaches " + Percent(*b.vs_expected) + " of the bus bandwidth the profile expects (" +
@@ -382,6 +402,7 @@ void JobVerdicts(const JobReport& r, JobAnalysis* a) {
   RanksPerGpuVerdict(a);
   BinVerdicts(a);
   RetuneVerdict(a);
+  TooFewCallsVerdict(a);
   OtherVerdicts(a);
 }
 
@@ -632,7 +653,10 @@ JobAnalysis AnalyzeJob(const JobReport& r) {
   if (have_profile) a.layout = AdviseLayout(r, profile, a.bins);
   double total_transfer = 0;
   for (const BinAnalysis& b : a.bins) total_transfer += b.transfer_s;
-  for (BinAnalysis& b : a.bins) b.transfer_share = total_transfer > 0 ? b.transfer_s / total_transfer : 0;
+  for (BinAnalysis& b : a.bins) {
+    b.transfer_share = total_transfer > 0 ? b.transfer_s / total_transfer : 0;
+    b.too_few_calls = !b.price_basis.empty() && b.transfer_share >= kBinMinTimeShare && b.calls < kVerdictMinCalls;
+  }
   if (a.split.wall_s > 0) {
     a.savings.share_of_wall = a.savings.saved_s / a.split.wall_s;
     a.savings.job_speedup = (a.split.wall_s + a.savings.saved_s) / a.split.wall_s;

@@ -33,6 +33,14 @@ inline constexpr double kWaitingHighShare = 0.10;
 // allreduce time (waiting excluded, as in every per-bin verdict).
 inline constexpr double kBelowExpectationRatio = 0.80;
 inline constexpr double kBinMinTimeShare = 0.05;
+// The calls a bin needs for a verdict of its own (re-tune, slower-than-mpi,
+// below-expectation), besides kBinMinTimeShare of the time.  The profile's
+// noise is the spread of its medians; the job's time per call is the mean of
+// the bin's calls, whose spread shrinks as 1 / sqrt(calls): from 10 calls on
+// it is at most a third of the noise, so a bin off by more than the noise is
+// off by three times its own spread.  With fewer, one slow call decides:
+// "too few calls to judge" (BinAnalysis::too_few_calls).
+inline constexpr int64_t kVerdictMinCalls = 10;
 // A bin run by multilane that took longer per call than the system MPI's
 // tuned time by more than this fraction is reported as a loss.
 inline constexpr double kSlowerThanMpiMargin = 0.10;
@@ -96,6 +104,9 @@ struct BinAnalysis {
   std::optional<double> noise;       // the profile's relative noise at the mean size (priced bins)
   std::optional<double> vs_profile;  // per_call_us / time_us (priced bins)
   bool off_profile = false;          // |vs_profile| beyond 1 +- noise: a reason to re-tune
+  // Priced, with kBinMinTimeShare of the time, but fewer than
+  // kVerdictMinCalls calls: no verdict on the bin ("too few calls to judge").
+  bool too_few_calls = false;
 };
 
 // The relative noise assumed for points that do not record one.

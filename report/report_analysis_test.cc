@@ -554,6 +554,57 @@ TEST(ReportPricing, PointsPriceEachBinAtItsMeanSize) {
   EXPECT_NE(RenderReportHtml(set).find("data-basis=\"measured\""), std::string::npos);
 }
 
+// The off bin of issue30_points.json (host 4M-8M, 500 calls of 6M at 2.6 ms
+// against ~2.05 ms) with its calls cut to `calls`: the same mean message and
+// the same bin time (so the same share of the time), now per `calls` calls.
+JobReport OffBinWithCalls(int64_t calls) {
+  JobReport r = Load("issue30_points.json");
+  ReportBin& b = r.bins[2];
+  b.bytes = b.bytes / static_cast<uint64_t>(b.calls) * static_cast<uint64_t>(calls);
+  b.calls = calls;
+  b.algos = {{"lane", calls}};
+  return r;
+}
+
+// Issue 44, item 3: a bin of one slow call (as an application's bin of one
+// call that built the library's copy of the communicator was) gets "too few
+// calls to judge", in the text, the JSON and the page, and no re-tune.
+TEST(ReportEvidence, OneSlowCallIsTooFewToJudge) {
+  const ReportSet set = AnalyzeReports({OffBinWithCalls(1)});
+  const JobAnalysis& a = set.jobs[0];
+  const BinAnalysis& b = a.bins[2];
+  EXPECT_TRUE(b.off_profile);  // 1.3 s for one call: far off the price
+  EXPECT_GE(b.transfer_share, kBinMinTimeShare);
+  EXPECT_TRUE(b.too_few_calls);
+  for (const Verdict& v : a.verdicts) {
+    EXPECT_FALSE(v.id == "re-tune" && v.level == VerdictLevel::kWarn) << v.text;
+    EXPECT_NE(v.id, "slower-than-mpi") << v.text;
+  }
+  const Verdict* v = Find(a.verdicts, "too-few-calls");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->level, VerdictLevel::kNote);
+  EXPECT_NE(v->text.find("too few calls to judge host 4M–8M (1 call, 1.3 s per call against the profile's 2.05 ms)"),
+            std::string::npos)
+      << v->text;
+  EXPECT_NE(v->text.find("at least 10 calls"), std::string::npos) << v->text;
+  EXPECT_NE(FormatReportText(set).find("too few calls to judge host 4M–8M"), std::string::npos);
+  const std::string json = AnalysisJson(set).dump();
+  EXPECT_NE(json.find("\"too_few_calls\":true"), std::string::npos);
+  EXPECT_NE(json.find("\"verdict_min_calls\":10"), std::string::npos);
+  EXPECT_NE(RenderReportHtml(set).find("data-id=\"too-few-calls\""), std::string::npos);
+}
+
+// The same bin with kVerdictMinCalls calls is judged: re-tune, naming it.
+TEST(ReportEvidence, EnoughCallsStillGetTheVerdict) {
+  const JobAnalysis a = AnalyzeJob(OffBinWithCalls(kVerdictMinCalls));
+  EXPECT_FALSE(a.bins[2].too_few_calls);
+  const Verdict* v = Find(a.verdicts, "re-tune");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->level, VerdictLevel::kWarn);
+  EXPECT_NE(v->text.find("host 4M–8M"), std::string::npos) << v->text;
+  EXPECT_EQ(Find(a.verdicts, "too-few-calls"), nullptr);
+}
+
 TEST(ReportPricing, WithinTheNoiseNoRetune) {
   JobReport r = Load("issue30_points.json");
   r.bins.erase(r.bins.begin() + 2);  // the off bin

@@ -35,7 +35,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EnergyAnalysis, measured, gpus, energy_j, mea
 // A size bin's figures; BinJson adds how its profile was priced.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BinAnalysis, memory, from, to, calls, mean_message_bytes, algo, choices, time_s,
                                    time_share, transfer_s, transfer_share, calls_share, per_call_us, busbw_gbs, time_us,
-                                   mpi_time_us, expected_busbw_gbs, mpi_busbw_gbs, vs_expected, saved_s)
+                                   mpi_time_us, expected_busbw_gbs, mpi_busbw_gbs, vs_expected, saved_s, too_few_calls)
 
 namespace {
 
@@ -122,17 +122,13 @@ json JobRunJson(const mla::JobRun& r) {
 
 json AnalysisJson(const ReportSet& set) {
   json out = {{"format", "multilane-report-analysis"}, {"version", 1}};
-  out["thresholds"] = {{"scales_well_efficiency", kScalesWellEfficiency},
-                       {"communication_bound_share", kCommunicationBoundShare},
-                       {"waiting_high_share", kWaitingHighShare},
-                       {"below_expectation_ratio", kBelowExpectationRatio},
-                       {"bin_min_time_share", kBinMinTimeShare},
-                       {"slower_than_mpi_margin", kSlowerThanMpiMargin},
-                       {"savings_noticeable_share", kSavingsNoticeableShare},
-                       {"small_message_bytes", kSmallMessageBytes},
-                       {"small_messages_share", kSmallMessagesShare},
-                       {"gpu_underused_pct", kGpuUnderusedPct},
-                       {"measured_efficiency_low", kMeasuredEfficiencyLow}};
+  out["thresholds"] = {
+      {"scales_well_efficiency", kScalesWellEfficiency}, {"communication_bound_share", kCommunicationBoundShare},
+      {"waiting_high_share", kWaitingHighShare},         {"below_expectation_ratio", kBelowExpectationRatio},
+      {"bin_min_time_share", kBinMinTimeShare},          {"verdict_min_calls", kVerdictMinCalls},
+      {"slower_than_mpi_margin", kSlowerThanMpiMargin},  {"savings_noticeable_share", kSavingsNoticeableShare},
+      {"small_message_bytes", kSmallMessageBytes},       {"small_messages_share", kSmallMessagesShare},
+      {"gpu_underused_pct", kGpuUnderusedPct},           {"measured_efficiency_low", kMeasuredEfficiencyLow}};
   out["jobs"] = json::array();
   for (size_t i = 0; i < set.jobs.size(); ++i) out["jobs"].push_back(JobJson(set.reports[i], set.jobs[i]));
   out["series"] = json::array();
