@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "vocab/refuse.h"
+#include "vocab/terminal_text.h"
 
 namespace multilane {
 
@@ -63,8 +64,7 @@ std::vector<TuneLaunch> PlanLaunches(const std::vector<int>& values, int nodes, 
           "1 rank in all (1 node, 1 GPU, 1 rank per GPU) has nothing to reduce; give --virtual-nodes 2 to "
           "measure it";
     } else if (l.ranks_per_node > cores && !allow_oversubscribed) {
-      l.skip =
-          std::to_string(l.ranks_per_node) + " ranks per node exceed its " + std::to_string(cores) + " usable cores";
+      l.skip = std::to_string(l.ranks_per_node) + " ranks per node exceed its " + mla::CountOf(cores, "usable core");
     }
     out.push_back(l);
   }
