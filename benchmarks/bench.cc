@@ -183,21 +183,41 @@ void Bench::fit_batch(double seconds, int* iters, int* warmup) {
   *warmup = std::min(*warmup, std::max(1, *iters / 10));
 }
 
-void Bench::count_calls(const AlgoSpec& spec, const mla_stats& before, const mla_stats& after, Row* row) {
+Counters Counted() {
+  Counters c;
+  mla_get_stats(&c.stats);
+  const char* name = nullptr;
+  for (int i = 0;; ++i) {
+    const long long n = mla_system_algo_calls(i, &name);
+    if (n < 0) break;
+    c.system[name] = static_cast<uint64_t>(n);
+  }
+  return c;
+}
+
+void Bench::count_calls(const AlgoSpec& spec, const Counters& before, const Counters& after, Row* row) {
   if (!counted(spec.kind)) {
     row->ran_as = spec.name;
     return;
   }
-  row->calls = after.calls - before.calls;
-  row->unsupported = after.unsupported - before.unsupported;
-  std::string ran;
-  for (int a = 0; a < MLA_ALGO_COUNT; ++a) {
-    uint64_t n = after.calls_by_algo[a] - before.calls_by_algo[a];
-    if (n == 0) continue;
-    if (!ran.empty()) ran += "+";
-    ran += mla::AlgoName(static_cast<mla_algo>(a));
-    if (n != row->calls) ran += "(" + std::to_string(n) + ")";
+  row->calls = after.stats.calls - before.stats.calls;
+  row->unsupported = after.stats.unsupported - before.stats.unsupported;
+  std::vector<std::pair<std::string, uint64_t>> parts;
+  uint64_t by_system = 0;  // passthrough calls a profile's mpi=NAME ran: shown as mpi:NAME
+  for (const auto& [name, n] : after.system) {
+    const auto was = before.system.find(name);
+    const uint64_t d = n - (was == before.system.end() ? 0 : was->second);
+    if (d > 0) parts.emplace_back("mpi:" + name, d);
+    by_system += d;
   }
+  for (int a = 0; a < MLA_ALGO_COUNT; ++a) {
+    const uint64_t n = after.stats.calls_by_algo[a] - before.stats.calls_by_algo[a];
+    if (a == MLA_ALGO_PASSTHROUGH && n > by_system) parts.insert(parts.begin(), {"passthrough", n - by_system});
+    if (a != MLA_ALGO_PASSTHROUGH && n > 0) parts.emplace_back(mla::AlgoName(static_cast<mla_algo>(a)), n);
+  }
+  std::string ran;
+  for (const auto& [name, n] : parts)
+    ran += (ran.empty() ? "" : "+") + name + (n != row->calls ? "(" + std::to_string(n) + ")" : "");
   row->ran_as = ran.empty() ? "?" : ran;
 }
 
@@ -265,8 +285,7 @@ Row Bench::run_one(const AlgoSpec& spec, uint64_t count, int iters, int warmup) 
   const Reference& ref = per_gpu_row ? per_gpu_ref_ : ref_;
   const MPI_Comm check_comm = per_gpu_row ? (active ? per_gpu_ : MPI_COMM_SELF) : MPI_COMM_WORLD;
   const int n = static_cast<int>(count);
-  mla_stats before, after;
-  mla_get_stats(&before);
+  const Counters before = Counted();
   uint64_t wrong = 0;
   int failed_calls = 0;
   if (per_gpu_row && active) fill_send(ref, count);
@@ -276,7 +295,7 @@ Row Bench::run_one(const AlgoSpec& spec, uint64_t count, int iters, int warmup) 
   row.iters = iters;
   row.warmup = warmup;
   const double max_mean = time_batch(caller, n, bytes, iters, warmup, active, &failed_calls);
-  mla_get_stats(&after);
+  const Counters after = Counted();
   if (opt_.check && active) wrong += check_call(count, ref, check_comm);  // the last timed result too
   if (failed_calls) {
     fprintf(stderr, "mlallreduce_bench: rank %d: %d calls of %s at %zu B returned an MPI error%s%s\n", info_.rank,

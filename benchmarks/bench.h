@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,6 +60,15 @@ struct Row {
   uint64_t unsupported = 0;       // of which went to PMPI_Allreduce as unsupported
 };
 
+// The library's counters: mla_get_stats, and the passthrough calls by the
+// system algorithm a profile chose (mla_system_algo_calls), by name.
+struct Counters {
+  mla_stats stats{};
+  std::map<std::string, uint64_t> system;
+};
+// Reads the counters now.
+Counters Counted();
+
 class Bench {
  public:
   // Allocates a send and a receive buffer of `bytes` of `kind`, and makes
@@ -96,7 +106,7 @@ class Bench {
   double time_batch(Caller& c, int n, size_t bytes, int iters, int warmup, bool active, int* failed);
   void fill_send(const Reference& ref, size_t count);
   const void* host_view(const void* buf, size_t bytes);
-  void count_calls(const AlgoSpec& spec, const mla_stats& before, const mla_stats& after, Row* row);
+  void count_calls(const AlgoSpec& spec, const Counters& before, const Counters& after, Row* row);
   void make_notes(size_t nsizes);
   void finish_size(size_t first);
 

@@ -100,7 +100,8 @@ int History(const HistoryOptions& opt) {
   for (const std::string* k : {&opt.key, &opt.forget})
     if (!k->empty() && !mla::ValidJobKey(*k))
       return Fail("job key '" + Shown(*k) + "' must be " + mla::JobKeyRule() + "; `multilane history` lists the keys");
-  const std::string database = opt.database.empty() ? mldb::UserDatabasePath() : opt.database;
+  const std::string database =
+      HistoryDatabase(opt.database.empty() ? std::vector<std::string>{} : std::vector<std::string>{opt.database});
   if (database.empty()) return Fail("no user database: HOME is not set; set HOME or MULTILANE_USER_DB");
   std::string error;
   auto store = mldb::ProfileStore::Open(database, mldb::ProfileStore::Access::kReadWrite, &error);
@@ -136,7 +137,9 @@ void AddHistoryCommand(CLI::App& app, int* status) {
   auto* opt = new HistoryOptions();  // lives as long as the app
   CLI::App* cmd = app.add_subcommand(
       "history", "List the job history of your database (jobs run with their report on), or forget some of it");
-  cmd->add_option("--db", opt->database, "The database (default: your own, $MULTILANE_USER_DB or under $HOME)");
+  cmd->add_option("--db", opt->database,
+                  "The database (default: your own, $MULTILANE_USER_DB or under $HOME); its inbox is the folder "
+                  "history beside it, where `multilane run --db` puts its jobs' reports");
   cmd->add_option("--key", opt->key, "Only this job's runs, one line each");
   CLI::Option* forget = cmd->add_option("--forget", opt->forget, "Forget the runs of this job key");
   cmd->add_flag("--forget-all", opt->forget_all, "Forget every run")->excludes(forget);

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "launcher/commands.h"
+#include "launcher/context.h"
 #include "db/job_history.h"
-#include "db/paths.h"
 #include "db/profile_store.h"
 #include "launcher/history_reader.h"
 #include "report/report_history.h"
@@ -73,7 +73,10 @@ int Report(const ReportOptions& opt) {
   }
   if (bad) return kBadFileStatus;
   ReportSet set = mlreport::AnalyzeReports(std::move(reports));
-  if (!opt.no_history) AddHistories(opt.history_db.empty() ? mldb::UserDatabasePath() : opt.history_db, &set);
+  if (!opt.no_history)
+    AddHistories(
+        HistoryDatabase(opt.history_db.empty() ? std::vector<std::string>{} : std::vector<std::string>{opt.history_db}),
+        &set);
   if (opt.json) {
     std::printf("%s\n",
                 mlreport::AnalysisJson(set).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
@@ -106,8 +109,9 @@ void AddReportCommand(CLI::App& app, int* status) {
       ->required();
   cmd->add_option("--html", opt->html, "Also write a self-contained HTML page with charts to this file");
   cmd->add_flag("--json", opt->json, "Print the analysis as JSON instead of the summary");
-  cmd->add_option("--history-db", opt->history_db,
-                  "Read the job's earlier runs from this database (default: your own; `multilane history`)");
+  cmd->add_option("--db,--history-db", opt->history_db,
+                  "Read the job's earlier runs from this database and its history inbox (default: your own; "
+                  "`multilane history`)");
   cmd->add_flag("--no-history", opt->no_history, "Do not read the job history");
   cmd->callback([opt, status] { *status = Report(*opt); });
 }

@@ -153,17 +153,18 @@ int JobRanksPerGpu(int chosen, int recommended) {
 }
 
 // A job with its report on (MULTILANE_REPORT) also drops the report into the
-// user's history inbox (MULTILANE_HISTORY), which `multilane history`
-// records; the report's variables and the job's key go to every rank.
-void KeepHistory(bool quiet, std::vector<std::string>* forwarded) {
+// history inbox of the run's database (MULTILANE_HISTORY; HistoryDatabase:
+// the first --db, else the user's), which `multilane history` records; the
+// report's variables and the job's key go to every rank.
+void KeepHistory(const RunOptions& opt, std::vector<std::string>* forwarded) {
   const char* report = std::getenv("MULTILANE_REPORT");
   if (report == nullptr || *report == '\0') return;
   forwarded->push_back("MULTILANE_REPORT");
   if (const char* key = std::getenv("MULTILANE_JOB_KEY"); key && *key) forwarded->push_back("MULTILANE_JOB_KEY");
-  const std::string inbox = mldb::UserHistoryInboxPath();
+  const std::string inbox = mldb::HistoryInboxOf(HistoryDatabase(opt.databases));
   const std::string why = inbox.empty() ? "HOME is not set" : MakeInbox(inbox);
   if (!why.empty()) {
-    if (!quiet) std::fprintf(stderr, "multilane: note: the job history is not kept: %s\n", why.c_str());
+    if (!opt.quiet) std::fprintf(stderr, "multilane: note: the job history is not kept: %s\n", why.c_str());
     return;
   }
   setenv("MULTILANE_HISTORY", inbox.c_str(), 1);
@@ -270,7 +271,7 @@ int Run(const RunOptions& opt, std::vector<std::string> command) {
   // agreement needs to hear where the launcher offers no PMIx (hydra;
   // docs/all-in-or-all-out.md).
   std::vector<std::string> forwarded = {"LD_PRELOAD", "MULTILANE_PROFILE", "MULTILANE_ALL_RANKS"};
-  KeepHistory(opt.quiet, &forwarded);
+  KeepHistory(opt, &forwarded);
   int n = 0;
   if (const int rc = ApplyRanksPerGpu(opt, *profile, &forwarded, &n); rc != 0) return rc;
   if (access(install.library.c_str(), R_OK) != 0) {
@@ -315,7 +316,9 @@ void AddRunCommand(CLI::App& app, int* status) {
   auto* opt = new RunOptions();  // lives as long as the app
   CLI::App* cmd = app.add_subcommand(
       "run", "Run COMMAND (mpirun ..., srun ..., or a program) with libmlallreduce and this node type's profile");
-  cmd->add_option("--db", opt->databases, "Database to read (repeatable; default: the user's, then the system's)");
+  cmd->add_option("--db", opt->databases,
+                  "Database to read (repeatable; default: the user's, then the system's); with the job report on "
+                  "(MULTILANE_REPORT), the job's history goes into the folder history beside the first one");
   cmd->add_option("--partition", opt->partition,
                   "Slurm partition whose profile to prefer (default: $SLURM_JOB_PARTITION)");
   cmd->add_flag("--dry-run", opt->dry_run, "Print the environment and command instead of running it");

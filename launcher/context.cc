@@ -99,6 +99,10 @@ std::vector<std::string> DatabasesToRead(const std::vector<std::string>& explici
   return explicit_paths.empty() ? mldb::DefaultDatabasePaths() : explicit_paths;
 }
 
+std::string HistoryDatabase(const std::vector<std::string>& explicit_paths) {
+  return explicit_paths.empty() ? mldb::UserDatabasePath() : explicit_paths.front();
+}
+
 int Fail(const std::string& message) {
   std::fprintf(stderr, "multilane: error: %s\n", message.c_str());
   return 1;

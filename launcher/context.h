@@ -48,6 +48,12 @@ bool RanksStayOnThisNode(bool launcher_is_srun);
 // user's then the system's (mldb::DefaultDatabasePaths).
 std::vector<std::string> DatabasesToRead(const std::vector<std::string>& explicit_paths);
 
+// The database whose job history a command keeps or reads (docs/history.md):
+// the first of `explicit_paths` (--db) when given, else the user's
+// (mldb::UserDatabasePath; "" without HOME).  Its inbox is
+// mldb::HistoryInboxOf of it.
+std::string HistoryDatabase(const std::vector<std::string>& explicit_paths);
+
 // Prints "multilane: error: MESSAGE" on stderr; returns 1 (the exit status).
 int Fail(const std::string& message);
 

@@ -174,8 +174,9 @@ int RunAlgorithm(const Call& c, const Topology& topo, bool folded, mla_choice ch
 // Runs c with `choice` where comm and its layout let the algorithm run it,
 // else with the system MPI (counted as unsupported).
 int RunWhereItFits(const Call& c, mla_choice choice) {
-  if (UnsupportedReason(c.args.datatype, c.args.op, c.comm) != nullptr) {
-    CountUnsupported();
+  Unsupported why = Unsupported::kArguments;
+  if (UnsupportedReason(c.args.datatype, c.args.op, c.comm, &why) != nullptr) {
+    CountUnsupported(why);
     return SystemMpi(c, c.comm);
   }
   const Topology* topo = nullptr;
@@ -192,10 +193,23 @@ int RunWhereItFits(const Call& c, mla_choice choice) {
       WarnOnce(std::string(mla::AlgoName(choice.algo)) + " cannot run on a communicator with " +
                topo->irregular_reason + ": its calls go to the system MPI");
     }
-    CountUnsupported();
+    CountUnsupported(Unsupported::kLayout);
     return SystemMpi(c, c.comm);
   }
   return RunAlgorithm(c, *topo, folded, choice);
+}
+
+// Runs c as a passthrough entry's mpi=`name` (system_choice.h) and counts
+// the calls that algorithm ran, for the stats and the report.
+int RunSystemAlgorithm(const Call& c, const std::string& name) {
+  int slot = -1;
+  const int rc = SystemAlgorithmAllreduce(
+      name, c.args.count, c.args.op, c.comm, c.bytes, [&c](MPI_Comm on) { return SystemMpi(c, on); }, &slot);
+  if (rc == MPI_SUCCESS && slot >= 0) {
+    CountSystemAlgorithm(slot);
+    c.out->system_algo = slot;
+  }
+  return rc;
 }
 
 // Runs one call with `choice` (nullptr: decide from the settings) and tells
@@ -234,9 +248,7 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
   if (rc != MPI_SUCCESS) return rc;
   if (choice.algo <= MLA_ALGO_PASSTHROUGH || choice.algo >= MLA_ALGO_COUNT) {
     // Device buffers: the staged path's host collective runs the algorithm.
-    if (system_algorithm != nullptr && !system_algorithm->empty())
-      return SystemAlgorithmAllreduce(*system_algorithm, count, op, comm, c.bytes,
-                                      [&c](MPI_Comm on) { return SystemMpi(c, on); });
+    if (system_algorithm != nullptr && !system_algorithm->empty()) return RunSystemAlgorithm(c, *system_algorithm);
     return SystemMpi(c, comm);
   }
   return RunWhereItFits(c, choice);
@@ -304,6 +316,13 @@ void mla_get_stats(mla_stats* stats) {
 
 void mla_get_entry_stats(mla_entry_stats* stats) {
   if (stats != nullptr) *stats = mla::lib::EntryStatsSnapshot();
+}
+
+long long mla_system_algo_calls(int index, const char** name) {
+  const char* ran = mla::lib::SystemAlgorithmName(index);
+  if (*ran == '\0') return -1;
+  if (name != nullptr) *name = ran;
+  return static_cast<long long>(mla::lib::DetailStatsSnapshot().system_algos[index]);
 }
 
 void mla_reset_stats(void) { mla::lib::ResetStats(); }

@@ -142,7 +142,8 @@ void OnMpiFinalizing() {
   const Config& config = CurrentConfig();
   if (ReportOn()) FinishJobReport(config);
   if (config.stats)
-    Info("stats: rank " + std::to_string(WorldRank()) + ": " + StatsLine(StatsSnapshot(), EntryStatsSnapshot()));
+    Info("stats: rank " + std::to_string(WorldRank()) + ": " +
+         StatsLine(StatsSnapshot(), EntryStatsSnapshot(), DetailStatsSnapshot()));
   ReleaseSystemAlgorithms();
   ReleaseTopologyCache();
   ReleaseCommScope();

@@ -1,6 +1,8 @@
 // entry_points.cc: the report's words for the library's entry points.
 #include "report/entry_points.h"
 
+#include <algorithm>
+
 #include "mlallreduce_types.h"
 #include "vocab/algo_names.h"
 
@@ -61,6 +63,20 @@ std::string EntryPointsNotServed(const JobReport& r) {
            EntryNotServedWhy(e.name) + ")";
   }
   return out;
+}
+
+std::string UnsupportedCalls(const JobReport& r) {
+  std::string reasons;
+  int64_t total = 0;
+  for (const auto& [name, calls] : r.unsupported) {
+    if (calls <= 0) continue;
+    total += calls;
+    std::string words = name;  // mla::UnsupportedName's, '_' read as a space
+    std::replace(words.begin(), words.end(), '_', ' ');
+    reasons += (reasons.empty() ? "" : ", ") + words + " " + std::to_string(calls);
+  }
+  if (total == 0) return "";
+  return Calls(total) + " a multilane algorithm was chosen for went to the system MPI: " + reasons;
 }
 
 }  // namespace mlreport

@@ -1,6 +1,7 @@
 // entry_points.h: what the report says about the ways a job called its
 // allreduces (the file's "entries"): which language bindings and entry points
-// it used, and how many calls multilane did not serve, and why.
+// it used, and how many calls multilane did not serve, and why (the
+// entry point, or the file's "unsupported" reasons).
 #ifndef MULTILANE_REPORT_ENTRY_POINTS_H_
 #define MULTILANE_REPORT_ENTRY_POINTS_H_
 
@@ -27,6 +28,11 @@ std::string EntryPointsUsed(const JobReport& r);
 // one clause per entry point with calls not served, joined by "; "; ""
 // when every call was served.
 std::string EntryPointsNotServed(const JobReport& r);
+
+// "594 calls a multilane algorithm was chosen for went to the system MPI:
+// one rank 594": rank 0's unsupported calls with their reasons; "" when none
+// (or the file does not say).
+std::string UnsupportedCalls(const JobReport& r);
 
 }  // namespace mlreport
 

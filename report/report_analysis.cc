@@ -11,6 +11,7 @@
 #include "vocab/byte_size.h"
 #include "vocab/price.h"
 #include "vocab/profile.h"
+#include "vocab/terminal_text.h"
 
 namespace mlreport {
 namespace {
@@ -43,12 +44,13 @@ TimeSplit Split(const JobReport& r) {
   return t;
 }
 
-// The calls of `bin` that multilane ran (not the system MPI).
+// The calls of `bin` that multilane chose something else than the system
+// MPI's default for: its own algorithms and the system algorithms it chose.
 int64_t MultilaneCalls(const ReportBin& bin) {
   if (bin.algos.empty()) return bin.profile && bin.profile->algo != "passthrough" ? bin.calls : 0;
   int64_t n = 0;
-  for (const auto& kv : bin.algos)
-    if (kv.first != "passthrough") n += kv.second;
+  for (const auto& [name, calls] : ChoiceCalls(bin))
+    if (name != "passthrough") n += calls;
   return std::min(n, bin.calls);
 }
 
@@ -135,6 +137,7 @@ BinAnalysis AnalyzeBin(const ReportBin& b, int ranks, double total_time, int64_t
   a.calls_share = total_calls > 0 ? static_cast<double>(b.calls) / static_cast<double>(total_calls) : 0;
   a.busbw_gbs = b.busbw_gbs;
   a.algo = MostCalls(b);
+  a.choices = ChoiceCalls(b);
   if (a.algo.empty() && b.profile) a.algo = b.profile->algo;
   if (b.calls <= 0) return a;
   a.mean_message_bytes = static_cast<double>(b.bytes) / static_cast<double>(b.calls);
@@ -207,8 +210,28 @@ std::string AgainstProfile(const BinAnalysis& b, double profile_us) {
          Percent(b.noise.value_or(kDefaultProfileNoise)) + ")";
 }
 
+// Whether the bin holds the evidence a verdict of its own needs: at least
+// kBinMinTimeShare of the transfer time and kVerdictMinCalls calls.
+bool Judged(const BinAnalysis& b) { return b.transfer_share >= kBinMinTimeShare && !b.too_few_calls; }
+
+// The bins that would be judged but for their calls: "too few calls to
+// judge", each with its time per call and the profile's price.
+void TooFewCallsVerdict(JobAnalysis* a) {
+  std::string bins;
+  for (const BinAnalysis& b : a->bins) {
+    if (!b.too_few_calls) continue;
+    bins += (bins.empty() ? "" : "; ") + BinLabel(b, true) + " (" + mla::CountOf(b.calls, "call") + ", " +
+            Seconds(b.per_call_us * 1e-6) + " per call" +
+            (b.time_us ? " against the profile's " + Seconds(*b.time_us * 1e-6) : std::string()) + ")";
+  }
+  if (!bins.empty())
+    Add(&a->verdicts, "too-few-calls", VerdictLevel::kNote,
+        "too few calls to judge " + bins + ": a verdict on a bin needs at least " + std::to_string(kVerdictMinCalls) +
+            " calls, so that one slow call does not decide it");
+}
+
 // The bins priced from points (pts=) that hold at least kBinMinTimeShare of
-// the transfer time: re-tune when the job's own time per call is off the
+// the transfer time and kVerdictMinCalls calls (Judged): re-tune when the job's own time per call is off the
 // profile's by more than the profile's noise at that size, naming the bins;
 // a loss against the system MPI's price beyond the noise is named too.
 void RetuneVerdict(JobAnalysis* a) {
@@ -216,8 +239,7 @@ void RetuneVerdict(JobAnalysis* a) {
   std::string off, within;
   int checked = 0;
   for (const BinAnalysis& b : a->bins) {
-    if (b.price_basis.empty() || b.price_basis == "entry" || !b.vs_profile || b.transfer_share < kBinMinTimeShare)
-      continue;
+    if (b.price_basis.empty() || b.price_basis == "entry" || !b.vs_profile || !Judged(b)) continue;
     ++checked;
     if (b.off_profile) off += (off.empty() ? "" : "; ") + BinLabel(b, true) + " " + AgainstProfile(b, *b.time_us);
     const double noise = b.noise.value_or(kDefaultProfileNoise);
@@ -237,7 +259,7 @@ void RetuneVerdict(JobAnalysis* a) {
     Add(v, "re-tune", VerdictLevel::kGood,
         "no re-tune needed: the job's time per call is within the profile's noise of its price in the " +
             std::to_string(checked) + " bin(s) that hold at least " + Percent(kBinMinTimeShare) +
-            " of the allreduce time");
+            " of the allreduce time and " + std::to_string(kVerdictMinCalls) + " calls");
 }
 
 // Whether more GPUs would pay: the scaling prediction.
@@ -333,7 +355,7 @@ void RanksPerGpuVerdict(JobAnalysis* a) {
 void BinVerdicts(JobAnalysis* a) {
   std::vector<Verdict>* v = &a->verdicts;
   for (const BinAnalysis& b : a->bins) {
-    if (b.transfer_share < kBinMinTimeShare || b.price_basis != "entry") continue;  // from points: RetuneVerdict
+    if (!Judged(b) || b.price_basis != "entry") continue;  // from points: RetuneVerdict
     if (b.vs_expected && *b.vs_expected < kBelowExpectationRatio)
       Add(v, "below-expectation", VerdictLevel::kWarn,
           BinLabel(b, true) + " reaches " + Percent(*b.vs_expected) + " of the bus bandwidth the profile expects (" +
@@ -380,15 +402,26 @@ void JobVerdicts(const JobReport& r, JobAnalysis* a) {
   RanksPerGpuVerdict(a);
   BinVerdicts(a);
   RetuneVerdict(a);
+  TooFewCallsVerdict(a);
   OtherVerdicts(a);
 }
 
 }  // namespace
 
+std::map<std::string, int64_t> ChoiceCalls(const ReportBin& b) {
+  std::map<std::string, int64_t> choices = b.algos;
+  for (const auto& [name, calls] : b.system_algos) {
+    choices[mla::SystemChoiceText(name)] += calls;
+    auto plain = choices.find("passthrough");
+    if (plain != choices.end() && (plain->second -= calls) <= 0) choices.erase(plain);
+  }
+  return choices;
+}
+
 std::string MostCalls(const ReportBin& b) {
   std::string best;
   int64_t most = -1;
-  for (const auto& [name, calls] : b.algos)
+  for (const auto& [name, calls] : ChoiceCalls(b))
     if (calls > most) {
       most = calls;
       best = name;
@@ -620,7 +653,10 @@ JobAnalysis AnalyzeJob(const JobReport& r) {
   if (have_profile) a.layout = AdviseLayout(r, profile, a.bins);
   double total_transfer = 0;
   for (const BinAnalysis& b : a.bins) total_transfer += b.transfer_s;
-  for (BinAnalysis& b : a.bins) b.transfer_share = total_transfer > 0 ? b.transfer_s / total_transfer : 0;
+  for (BinAnalysis& b : a.bins) {
+    b.transfer_share = total_transfer > 0 ? b.transfer_s / total_transfer : 0;
+    b.too_few_calls = !b.price_basis.empty() && b.transfer_share >= kBinMinTimeShare && b.calls < kVerdictMinCalls;
+  }
   if (a.split.wall_s > 0) {
     a.savings.share_of_wall = a.savings.saved_s / a.split.wall_s;
     a.savings.job_speedup = (a.split.wall_s + a.savings.saved_s) / a.split.wall_s;

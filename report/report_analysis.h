@@ -7,6 +7,7 @@
 #define MULTILANE_REPORT_REPORT_ANALYSIS_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,14 @@ inline constexpr double kWaitingHighShare = 0.10;
 // allreduce time (waiting excluded, as in every per-bin verdict).
 inline constexpr double kBelowExpectationRatio = 0.80;
 inline constexpr double kBinMinTimeShare = 0.05;
+// The calls a bin needs for a verdict of its own (re-tune, slower-than-mpi,
+// below-expectation), besides kBinMinTimeShare of the time.  The profile's
+// noise is the spread of its medians; the job's time per call is the mean of
+// the bin's calls, whose spread shrinks as 1 / sqrt(calls): from 10 calls on
+// it is at most a third of the noise, so a bin off by more than the noise is
+// off by three times its own spread.  With fewer, one slow call decides:
+// "too few calls to judge" (BinAnalysis::too_few_calls).
+inline constexpr int64_t kVerdictMinCalls = 10;
 // A bin run by multilane that took longer per call than the system MPI's
 // tuned time by more than this fraction is reported as a loss.
 inline constexpr double kSlowerThanMpiMargin = 0.10;
@@ -70,7 +79,8 @@ struct BinAnalysis {
   std::optional<uint64_t> to;
   int64_t calls = 0;
   double mean_message_bytes = 0;
-  std::string algo;                          // the algorithm that ran most of the calls
+  std::string algo;                          // the choice that ran most of the calls (MostCalls)
+  std::map<std::string, int64_t> choices;    // the calls by what ran them (ChoiceCalls)
   double time_s = 0;                         // mean over ranks, inside allreduce
   double time_share = 0;                     // of all bins' time_s
   double transfer_s = 0;                     // time_s less the bin's waiting
@@ -94,6 +104,9 @@ struct BinAnalysis {
   std::optional<double> noise;       // the profile's relative noise at the mean size (priced bins)
   std::optional<double> vs_profile;  // per_call_us / time_us (priced bins)
   bool off_profile = false;          // |vs_profile| beyond 1 +- noise: a reason to re-tune
+  // Priced, with kBinMinTimeShare of the time, but fewer than
+  // kVerdictMinCalls calls: no verdict on the bin ("too few calls to judge").
+  bool too_few_calls = false;
 };
 
 // The relative noise assumed for points that do not record one.
@@ -221,8 +234,13 @@ ReportSet AnalyzeReports(std::vector<JobReport> reports);
 // Analyses one file.
 JobAnalysis AnalyzeJob(const JobReport& report);
 
-// The algorithm that ran most of the bin's calls (the first by name of those
-// that ran most); "" when the file names none.
+// The bin's calls by what ran them: its algos, with the passthrough calls a
+// system algorithm ran under that choice's name ("passthrough mpi=ring",
+// mla::SystemChoiceText) instead of "passthrough".
+std::map<std::string, int64_t> ChoiceCalls(const ReportBin& bin);
+
+// The choice that ran most of the bin's calls (ChoiceCalls; the first by
+// name of those that ran most); "" when the file names none.
 std::string MostCalls(const ReportBin& bin);
 
 // `v` written by printf format `fmt` (one double, e.g. "%.3g GB/s"): a

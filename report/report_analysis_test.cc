@@ -213,6 +213,48 @@ TEST(ReportAnalysis, SavingsUseTheEntrysMeasuredSize) {
   EXPECT_NEAR(AnalyzeJob(big).savings.saved_s, 1000 * (800 - 500) * 1e-6, 1e-9);
 }
 
+// A passthrough entry's mpi=NAME is multilane's choice too: the calls the
+// system algorithm ran are priced against the system MPI's default, and the
+// bin is named by that choice; plain passthrough calls save nothing.
+TEST(ReportAnalysis, SystemAlgorithmCallsArePricedAgainstTheDefault) {
+  JobReport r = MakeJob(8, 0, "host", 1 << 20, 1 << 20, 1000, 500,
+                        "multilane-profile 1 ranks=8\nhost 0 inf passthrough mpi=ring time_us=500 mpi_time_us=800 "
+                        "at=1M\n",
+                        800, 500);
+  r.bins[0].algos = {{"passthrough", 1000}};
+  r.bins[0].system_algos = {{"ring", 600}};
+  r.bins[0].profile->algo = "passthrough";
+  const JobAnalysis a = AnalyzeJob(r);
+  ASSERT_TRUE(a.savings.known);
+  EXPECT_NEAR(a.savings.saved_s, 600 * (800 - 500) * 1e-6, 1e-9);
+  EXPECT_EQ(a.bins[0].algo, "passthrough mpi=ring");
+  EXPECT_EQ(a.bins[0].choices.at("passthrough"), 400);
+  EXPECT_EQ(a.bins[0].choices.at("passthrough mpi=ring"), 600);
+  // Every renderer names the choice and the reasons calls went unserved.
+  r.unsupported = {{"one_rank", 594}, {"layout", 0}};
+  const ReportSet set = AnalyzeReports({r});
+  const std::string unsupported = "594 calls a multilane algorithm was chosen for went to the system MPI: one rank 594";
+  const std::string text = FormatReportText(set);
+  EXPECT_NE(text.find("passthrough mpi=ring"), std::string::npos) << text;
+  EXPECT_NE(text.find("unsupported (rank 0): " + unsupported), std::string::npos) << text;
+  // The algorithm column is as wide as its longest label: the calls stay under their heading.
+  const auto line_with = [&text](const std::string& what) {
+    const size_t at = text.rfind('\n', text.find(what)) + 1;
+    return text.substr(at, text.find('\n', at) - at);
+  };
+  const std::string header = line_with("    bin "), row = line_with("passthrough mpi=ring");
+  EXPECT_EQ(header.find("calls") + 5 - header.find("algorithm"), row.find("1000") + 4 - row.find("passthrough"))
+      << text;
+  const nlohmann::json j = AnalysisJson(set);
+  EXPECT_EQ(j["jobs"][0]["bins"][0]["choices"]["passthrough mpi=ring"], 600);
+  EXPECT_EQ(j["jobs"][0]["unsupported"]["one_rank"], 594);
+  const std::string html = RenderReportHtml(set);
+  EXPECT_NE(html.find("passthrough mpi=ring"), std::string::npos);
+  EXPECT_NE(html.find(unsupported), std::string::npos);
+  r.bins[0].system_algos.clear();
+  EXPECT_NEAR(AnalyzeJob(r).savings.saved_s, 0, 1e-12);
+}
+
 // Never more saved than the job spent in allreduce.
 TEST(ReportAnalysis, SavingsNeverExceedTheAllreduceTime) {
   JobReport r = MakeJob(8, 0, "host", 1 << 20, 1 << 20, 1000, 100,
@@ -510,6 +552,57 @@ TEST(ReportPricing, PointsPriceEachBinAtItsMeanSize) {
   EXPECT_NE(FormatReportText(set).find("interpolated 16K–64K"), std::string::npos);
   EXPECT_NE(AnalysisJson(set).dump().find("\"basis\":\"extrapolated\""), std::string::npos);
   EXPECT_NE(RenderReportHtml(set).find("data-basis=\"measured\""), std::string::npos);
+}
+
+// The off bin of issue30_points.json (host 4M-8M, 500 calls of 6M at 2.6 ms
+// against ~2.05 ms) with its calls cut to `calls`: the same mean message and
+// the same bin time (so the same share of the time), now per `calls` calls.
+JobReport OffBinWithCalls(int64_t calls) {
+  JobReport r = Load("issue30_points.json");
+  ReportBin& b = r.bins[2];
+  b.bytes = b.bytes / static_cast<uint64_t>(b.calls) * static_cast<uint64_t>(calls);
+  b.calls = calls;
+  b.algos = {{"lane", calls}};
+  return r;
+}
+
+// Issue 44, item 3: a bin of one slow call (as an application's bin of one
+// call that built the library's copy of the communicator was) gets "too few
+// calls to judge", in the text, the JSON and the page, and no re-tune.
+TEST(ReportEvidence, OneSlowCallIsTooFewToJudge) {
+  const ReportSet set = AnalyzeReports({OffBinWithCalls(1)});
+  const JobAnalysis& a = set.jobs[0];
+  const BinAnalysis& b = a.bins[2];
+  EXPECT_TRUE(b.off_profile);  // 1.3 s for one call: far off the price
+  EXPECT_GE(b.transfer_share, kBinMinTimeShare);
+  EXPECT_TRUE(b.too_few_calls);
+  for (const Verdict& v : a.verdicts) {
+    EXPECT_FALSE(v.id == "re-tune" && v.level == VerdictLevel::kWarn) << v.text;
+    EXPECT_NE(v.id, "slower-than-mpi") << v.text;
+  }
+  const Verdict* v = Find(a.verdicts, "too-few-calls");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->level, VerdictLevel::kNote);
+  EXPECT_NE(v->text.find("too few calls to judge host 4M–8M (1 call, 1.3 s per call against the profile's 2.05 ms)"),
+            std::string::npos)
+      << v->text;
+  EXPECT_NE(v->text.find("at least 10 calls"), std::string::npos) << v->text;
+  EXPECT_NE(FormatReportText(set).find("too few calls to judge host 4M–8M"), std::string::npos);
+  const std::string json = AnalysisJson(set).dump();
+  EXPECT_NE(json.find("\"too_few_calls\":true"), std::string::npos);
+  EXPECT_NE(json.find("\"verdict_min_calls\":10"), std::string::npos);
+  EXPECT_NE(RenderReportHtml(set).find("data-id=\"too-few-calls\""), std::string::npos);
+}
+
+// The same bin with kVerdictMinCalls calls is judged: re-tune, naming it.
+TEST(ReportEvidence, EnoughCallsStillGetTheVerdict) {
+  const JobAnalysis a = AnalyzeJob(OffBinWithCalls(kVerdictMinCalls));
+  EXPECT_FALSE(a.bins[2].too_few_calls);
+  const Verdict* v = Find(a.verdicts, "re-tune");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->level, VerdictLevel::kWarn);
+  EXPECT_NE(v->text.find("host 4M–8M"), std::string::npos) << v->text;
+  EXPECT_EQ(Find(a.verdicts, "too-few-calls"), nullptr);
 }
 
 TEST(ReportPricing, WithinTheNoiseNoRetune) {

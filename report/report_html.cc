@@ -108,6 +108,8 @@ void Facts(Page* p, const JobReport& r) {
   if (!used.empty()) row("entry points (rank 0)", used);
   const std::string not_served = EntryPointsNotServed(r);
   if (!not_served.empty()) row("not served by multilane", not_served);
+  const std::string unsupported = UnsupportedCalls(r);
+  if (!unsupported.empty()) row("unsupported (rank 0)", unsupported);
   p->Raw("</table>");
 }
 

@@ -33,9 +33,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PredictionPoint, factor, scale, ring_factor, 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EnergyAnalysis, measured, gpus, energy_j, mean_power_w, mean_utilization_pct,
                                    communication_energy_j)
 // A size bin's figures; BinJson adds how its profile was priced.
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BinAnalysis, memory, from, to, calls, mean_message_bytes, algo, time_s, time_share,
-                                   transfer_s, transfer_share, calls_share, per_call_us, busbw_gbs, time_us,
-                                   mpi_time_us, expected_busbw_gbs, mpi_busbw_gbs, vs_expected, saved_s)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BinAnalysis, memory, from, to, calls, mean_message_bytes, algo, choices, time_s,
+                                   time_share, transfer_s, transfer_share, calls_share, per_call_us, busbw_gbs, time_us,
+                                   mpi_time_us, expected_busbw_gbs, mpi_busbw_gbs, vs_expected, saved_s, too_few_calls)
 
 namespace {
 
@@ -79,6 +79,7 @@ json JobJson(const JobReport& r, const JobAnalysis& a) {
                             {"calls", e.calls},
                             {"not_served", e.not_served},
                             {"not_served_why", e.not_served > 0 ? json(EntryNotServedWhy(e.name)) : json(nullptr)}};
+  j["unsupported"] = r.unsupported;
   j["scale_unit"] = a.scale_unit;
   j["scale"] = a.scale;
   j["time"] = a.split;
@@ -121,17 +122,13 @@ json JobRunJson(const mla::JobRun& r) {
 
 json AnalysisJson(const ReportSet& set) {
   json out = {{"format", "multilane-report-analysis"}, {"version", 1}};
-  out["thresholds"] = {{"scales_well_efficiency", kScalesWellEfficiency},
-                       {"communication_bound_share", kCommunicationBoundShare},
-                       {"waiting_high_share", kWaitingHighShare},
-                       {"below_expectation_ratio", kBelowExpectationRatio},
-                       {"bin_min_time_share", kBinMinTimeShare},
-                       {"slower_than_mpi_margin", kSlowerThanMpiMargin},
-                       {"savings_noticeable_share", kSavingsNoticeableShare},
-                       {"small_message_bytes", kSmallMessageBytes},
-                       {"small_messages_share", kSmallMessagesShare},
-                       {"gpu_underused_pct", kGpuUnderusedPct},
-                       {"measured_efficiency_low", kMeasuredEfficiencyLow}};
+  out["thresholds"] = {
+      {"scales_well_efficiency", kScalesWellEfficiency}, {"communication_bound_share", kCommunicationBoundShare},
+      {"waiting_high_share", kWaitingHighShare},         {"below_expectation_ratio", kBelowExpectationRatio},
+      {"bin_min_time_share", kBinMinTimeShare},          {"verdict_min_calls", kVerdictMinCalls},
+      {"slower_than_mpi_margin", kSlowerThanMpiMargin},  {"savings_noticeable_share", kSavingsNoticeableShare},
+      {"small_message_bytes", kSmallMessageBytes},       {"small_messages_share", kSmallMessagesShare},
+      {"gpu_underused_pct", kGpuUnderusedPct},           {"measured_efficiency_low", kMeasuredEfficiencyLow}};
   out["jobs"] = json::array();
   for (size_t i = 0; i < set.jobs.size(); ++i) out["jobs"].push_back(JobJson(set.reports[i], set.jobs[i]));
   out["series"] = json::array();

@@ -146,6 +146,7 @@ ReportBin ParseBin(const json& b, const std::string& where) {
   Counts(b, where, "algos", &bin.algos);
   Counts(b, where, "transports", &bin.transports);  // device bins of reports written since the transport counters
   bin.nccl_fallbacks = IntegerField(b, where, "nccl_fallbacks", false, 0);
+  Counts(b, where, "system_algos", &bin.system_algos);
   if (const json* p = Object(b, where, "profile", false)) {
     const std::string pw = Join(where, "profile");
     bin.profile = BinProfile{String(*p, pw, "algo", false), OptionalNumber(*p, pw, "time_us"),
@@ -227,6 +228,7 @@ void ParseFields(const json& doc, JobReport* r) {
   const json& bins = *Object(doc, "", "bins", true, true);
   for (size_t i = 0; i < bins.size(); ++i) r->bins.push_back(ParseBin(bins[i], "bins[" + std::to_string(i) + "]"));
   if (const json* entries = Object(doc, "", "entries", false)) ParseEntries(*entries, &r->entries);
+  Counts(doc, "", "unsupported", &r->unsupported);
   if (const json* gpus = Object(doc, "", "gpus", false, true))
     for (size_t i = 0; i < gpus->size(); ++i)
       r->gpus_sampled.push_back(ParseGpu((*gpus)[i], "gpus[" + std::to_string(i) + "]"));

@@ -45,6 +45,8 @@ struct ReportBin {
   std::map<std::string, int64_t>
       transports;              // device bins: calls by path (ipc, mpi, nccl, staged); empty in older files
   int64_t nccl_fallbacks = 0;  // device bins: calls whose NCCL transport fell back to MPI staging
+  std::map<std::string, int64_t> system_algos;  // of the passthrough calls, those the system MPI's algorithm NAME ran
+                                                // (mpi=NAME); empty in older files
   std::optional<BinProfile> profile;
 };
 
@@ -103,6 +105,9 @@ struct JobReport {
   std::vector<ReportBin> bins;
   std::vector<ReportGpu> gpus_sampled;
   std::vector<ReportEntry> entries;  // sorted by name; empty in files written before entry points were counted
+  // Rank 0's calls that a multilane algorithm was chosen for but that went to
+  // the system MPI, by reason (mla::UnsupportedName); empty in older files.
+  std::map<std::string, int64_t> unsupported;
 };
 
 // Parses and checks `text`, the contents of the file `path` (used only in

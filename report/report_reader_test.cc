@@ -205,6 +205,30 @@ TEST(JobReportFile, ReadsEntryPointsAndSaysWhatWasNotServed) {
             "f.json: bad job report: field 'entries' must be an object, not array");
 }
 
+TEST(JobReportFile, ReadsUnsupportedReasonsAndSystemAlgorithmsAndOlderFilesWithout) {
+  const std::string head = Head();
+  const std::string bin =
+      "{\"memory\": \"host\", \"from\": 4096, \"calls\": 30, \"bytes\": 122880, \"time_s\": " + std::string(kSpread) +
+      ", \"wait_s\": 0, \"algos\": {\"passthrough\": 30}";
+  JobReport r;
+  std::string error;
+  ASSERT_TRUE(ParseJobReport(head + bin +
+                                 ", \"system_algos\": {\"ring\": 20}}], \"unsupported\": {\"one_rank\": 594, "
+                                 "\"layout\": 0}}",
+                             "f.json", &r, &error))
+      << error;
+  EXPECT_EQ(r.bins[0].system_algos.at("ring"), 20);
+  EXPECT_EQ(r.unsupported.at("one_rank"), 594);
+  EXPECT_EQ(UnsupportedCalls(r), "594 calls a multilane algorithm was chosen for went to the system MPI: one rank 594");
+  // A report written before these counters reads as before and says nothing.
+  ASSERT_TRUE(ParseJobReport(head + bin + "}]}", "f.json", &r, &error)) << error;
+  EXPECT_TRUE(r.bins[0].system_algos.empty());
+  EXPECT_TRUE(r.unsupported.empty());
+  EXPECT_EQ(UnsupportedCalls(r), "");
+  EXPECT_EQ(ParseError(head + bin + "}], \"unsupported\": {\"op\": \"x\"}}"),
+            "f.json: bad job report: field 'unsupported.op' must be an integer, not string");
+}
+
 TEST(JobReportFile, MissingFileIsAnError) {
   JobReport r;
   std::string error;

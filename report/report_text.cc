@@ -73,6 +73,23 @@ void HistoryLines(const HistoryComparison& h, std::string* out) {
   }
 }
 
+// The size bins, one line each, the algorithm column as wide as its longest
+// label.
+void BinsTable(const JobAnalysis& a, std::string* out) {
+  if (a.bins.empty()) return;
+  Line(out, "  sizes (busbw GB/s: achieved, profile's expectation, system MPI per the profile):");
+  int width = 11;  // the algorithm column: "passthrough", or a longer "passthrough mpi=NAME"
+  for (const BinAnalysis& b : a.bins) width = std::max(width, static_cast<int>(b.algo.size()));
+  Line(out, "    %-16s %-*s %9s %7s %7s %10s %9s %9s %9s %10s  %s", "bin", width, "algorithm", "calls", "calls", "time",
+       "us/call", "busbw", "expected", "mpi", "saved s", "priced");
+  for (const BinAnalysis& b : a.bins) {
+    Line(out, "    %s %-*s %9lld %7s %7s %10.1f %9.3g %9s %9s %10s  %s", Pad(BinLabel(b, true), 16).c_str(), width,
+         b.algo.c_str(), static_cast<long long>(b.calls), Percent(b.calls_share).c_str(), Percent(b.time_share).c_str(),
+         b.per_call_us, b.busbw_gbs, Opt(b.expected_busbw_gbs, "%.3g").c_str(), Opt(b.mpi_busbw_gbs, "%.3g").c_str(),
+         Opt(b.saved_s, "%.3g").c_str(), PriceNote(b).c_str());
+  }
+}
+
 void Job(const JobReport& r, const JobAnalysis& a, std::string* out) {
   Line(out, "%s: job %s (id %s), %d rank(s) on %d node(s), %d GPU(s), started %s, libmlallreduce %s", r.path.c_str(),
        r.job_name.c_str(), r.job_id.c_str(), r.ranks, r.nodes, r.gpus, r.started_utc.c_str(),
@@ -90,6 +107,8 @@ void Job(const JobReport& r, const JobAnalysis& a, std::string* out) {
   if (!used.empty()) Line(out, "  entry points (rank 0): %s", used.c_str());
   const std::string not_served = EntryPointsNotServed(r);
   if (!not_served.empty()) Line(out, "  not served by multilane: %s", not_served.c_str());
+  const std::string unsupported = UnsupportedCalls(r);
+  if (!unsupported.empty()) Line(out, "  unsupported (rank 0): %s", unsupported.c_str());
   const TimeSplit& t = a.split;
   Line(out, "  time split (mean over ranks, wall %.3f s):", t.wall_s);
   for (const auto& [part, s, share] :
@@ -102,17 +121,7 @@ void Job(const JobReport& r, const JobAnalysis& a, std::string* out) {
          "    (of the allreduce time, %.3f s was multilane's one-time setup in the first calls: the CUDA module, "
          "communicator layouts; the size bins leave it out)",
          t.setup_s);
-  if (!a.bins.empty()) {
-    Line(out, "  sizes (busbw GB/s: achieved, profile's expectation, system MPI per the profile):");
-    Line(out, "    %-16s %-11s %9s %7s %7s %10s %9s %9s %9s %10s  %s", "bin", "algorithm", "calls", "calls", "time",
-         "us/call", "busbw", "expected", "mpi", "saved s", "priced");
-    for (const BinAnalysis& b : a.bins) {
-      Line(out, "    %s %-11s %9lld %7s %7s %10.1f %9.3g %9s %9s %10s  %s", Pad(BinLabel(b, true), 16).c_str(),
-           b.algo.c_str(), static_cast<long long>(b.calls), Percent(b.calls_share).c_str(),
-           Percent(b.time_share).c_str(), b.per_call_us, b.busbw_gbs, Opt(b.expected_busbw_gbs, "%.3g").c_str(),
-           Opt(b.mpi_busbw_gbs, "%.3g").c_str(), Opt(b.saved_s, "%.3g").c_str(), PriceNote(b).c_str());
-    }
-  }
+  BinsTable(a, out);
   const Savings& s = a.savings;
   if (s.known)
     Line(out, "  multilane saved %s%.3f s (%s of the wall time, %s as fast) on %d of %d bin(s) with system MPI times",

@@ -1,5 +1,5 @@
 // algo_names.cc: algorithm, transport, device path and entry point names of
-// the C API.
+// the C API, and the reasons a call goes unserved.
 #include "vocab/algo_names.h"
 
 #include <cstring>
@@ -11,6 +11,8 @@ const char* const kNames[MLA_ALGO_COUNT] = {"passthrough", "lane", "hier", "spli
 const char* const kTransports[MLA_TRANSPORT_COUNT] = {"auto", "mpi", "nccl"};
 const char* const kPaths[MLA_PATH_COUNT] = {"ipc", "mpi", "nccl", "staged"};
 const char* const kEntries[MLA_ENTRY_COUNT] = {"c", "fortran", "f08", "large_count", "nonblocking", "persistent"};
+const char* const kUnsupported[static_cast<int>(Unsupported::kCount)] = {"one_rank", "intercomm", "op",
+                                                                         "datatype", "layout",    "arguments"};
 
 // The name of `value` in `names` (`count` of them), or "unknown".
 const char* NameOf(int value, const char* const* names, int count) {
@@ -46,5 +48,9 @@ bool TransportFromName(const char* name, mla_transport* transport) {
 const char* DevicePathName(mla_device_path path) { return NameOf(path, kPaths, MLA_PATH_COUNT); }
 
 const char* EntryName(mla_entry entry) { return NameOf(entry, kEntries, MLA_ENTRY_COUNT); }
+
+const char* UnsupportedName(Unsupported why) {
+  return NameOf(static_cast<int>(why), kUnsupported, static_cast<int>(Unsupported::kCount));
+}
 
 }  // namespace mla

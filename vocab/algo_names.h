@@ -1,5 +1,6 @@
 // algo_names.h: the names of the C API's enumerations (algorithms,
-// transports, device paths, entry points), spelled here once.  The library
+// transports, device paths, entry points) and of the reasons a call goes to
+// the system MPI unserved, spelled here once.  The library
 // exports them as mla_algo_name and so on (mlallreduce_types.h); the tools
 // call these.
 #ifndef MULTILANE_VOCAB_ALGO_NAMES_H_
@@ -29,6 +30,15 @@ const char* DevicePathName(mla_device_path path);
 // Returns "c", "fortran", "f08", "large_count", "nonblocking", "persistent",
 // or "unknown".
 const char* EntryName(mla_entry entry);
+
+// Why a call that a multilane algorithm was chosen for went to the system
+// MPI instead (the library's `unsupported` counters, by reason).
+enum class Unsupported { kOneRank, kIntercomm, kOp, kDatatype, kLayout, kArguments, kCount };
+
+// Returns "one_rank", "intercomm", "op" (not commutative), "datatype" (not
+// contiguous, or unreadable), "layout" (nodes or GPU groups the algorithm
+// cannot run on), "arguments" (a null handle), or "unknown".
+const char* UnsupportedName(Unsupported why);
 
 }  // namespace mla
 

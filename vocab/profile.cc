@@ -340,6 +340,10 @@ bool Profile::Parse(std::string_view text, std::string* error) {
   return true;
 }
 
+std::string SystemChoiceText(const std::string& name) {
+  return std::string(AlgoName(MLA_ALGO_PASSTHROUGH)) + " mpi=" + name;
+}
+
 bool IsSystemAlgorithmName(std::string_view name) {
   if (name.empty() || name.size() > 40) return false;
   for (char c : name)

@@ -72,6 +72,10 @@ inline constexpr double kMaxProfileNoise = 10.0;
 // running MPI's to say (sysalgo/).
 bool IsSystemAlgorithmName(std::string_view name);
 
+// "passthrough mpi=NAME": the entry text that chooses the system algorithm
+// NAME, also the report's name for the calls it ran.
+std::string SystemChoiceText(const std::string& name);
+
 class Profile {
  public:
   // Parses `text`.  On success returns true and replaces *this; on failure

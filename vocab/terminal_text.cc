@@ -85,6 +85,12 @@ std::string Quoted(std::string_view value) { return "'" + Excerpt(value) + "'"; 
 
 std::string TerminalExcerpt(std::string_view value) { return EscapeControlBytes(Excerpt(value)); }
 
+std::string CountOf(long long n, std::string_view one, std::string_view many) {
+  std::string text = std::to_string(n) + " ";
+  if (n == 1) return text.append(one);
+  return many.empty() ? text.append(one).append("s") : text.append(many);
+}
+
 bool PrintLine(std::string_view text, int fd) {
   const std::string line = "multilane: " + EscapeControlBytes(text) + "\n";
   size_t done = 0;

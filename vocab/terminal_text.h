@@ -43,6 +43,10 @@ std::string Quoted(std::string_view value);
 // output) in a message printed as it is, not through PrintLine.
 std::string TerminalExcerpt(std::string_view value);
 
+// "1 rank", "2 ranks", "0 ranks": `n` and the noun, `one` when n is 1, else
+// `many` (empty: `one` and "s").  How messages count things.
+std::string CountOf(long long n, std::string_view one, std::string_view many = {});
+
 // Writes "multilane: " + EscapeControlBytes(text) + "\n" to file descriptor
 // `fd` (stderr by default) with one write(2) where the kernel takes it whole
 // (a pipe takes up to PIPE_BUF bytes at once), retrying only the rest of a

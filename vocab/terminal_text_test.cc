@@ -15,6 +15,14 @@ TEST(TerminalText, PlainTextAndUtf8PassUnchanged) {
 }
 
 // Issue 15 item 9: an escape sequence in a variable reached the terminal raw.
+TEST(TerminalText, CountOfSaysOneInTheSingular) {
+  EXPECT_EQ(CountOf(1, "rank"), "1 rank");
+  EXPECT_EQ(CountOf(2, "rank"), "2 ranks");
+  EXPECT_EQ(CountOf(0, "rank"), "0 ranks");
+  EXPECT_EQ(CountOf(1, "entry", "entries"), "1 entry");
+  EXPECT_EQ(CountOf(3, "entry", "entries"), "3 entries");
+}
+
 TEST(TerminalText, EscapesControlBytes) {
   EXPECT_EQ(EscapeControlBytes("a\x1b[2Jb"), "a\\x1b[2Jb");
   EXPECT_EQ(EscapeControlBytes("x\ny\tz\r"), "x\\ny\\tz\\r");

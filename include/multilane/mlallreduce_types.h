@@ -149,6 +149,12 @@ MLA_API const char* mla_device_path_name(mla_device_path path);
 /* Copies this process's calls per entry point into *stats. */
 MLA_API void mla_get_entry_stats(mla_entry_stats* stats);
 
+/* The passthrough calls that the system MPI's own algorithm number `index`
+ * (0, 1, ...: in the order they first ran) ran for a profile's `passthrough
+ * mpi=NAME`, since start or the last reset, with *name (when not null) set
+ * to NAME: the stats line's mpi:NAME=N.  Returns -1 past the last one. */
+MLA_API long long mla_system_algo_calls(int index, const char** name);
+
 /* Returns "c", "fortran", "f08", "large_count", "nonblocking", "persistent",
  * or "unknown": the names of the stats line and the job report. */
 MLA_API const char* mla_entry_name(mla_entry entry);

@@ -104,5 +104,43 @@ def test_history(tmp):
     expect("forgot 3 run(s)" in p.stdout, "forget every run", p)
 
 
+def test_history_with_db(tmp):
+    """Issue 44, item 4: `multilane run --db FILE` with its report on keeps the
+    job's history with FILE (the folder history beside it), not in HOME's;
+    `multilane history --db FILE` records it there and `multilane report --db
+    FILE` reads the same place (a run recorded, a run still in the inbox)."""
+    home, folder = os.path.join(tmp, "home"), os.path.join(tmp, "elsewhere")
+    db, reports = os.path.join(folder, "mine.db"), os.path.join(tmp, "reports")
+    os.makedirs(home)
+    os.makedirs(reports)
+    env = dict(ENV, HOME=home, MULTILANE_REPORT=reports)
+    env.pop("XDG_STATE_HOME", None)
+    if os.environ.get("MULTILANE_TEST_PRELOAD"):
+        env["LD_PRELOAD"] = os.environ["MULTILANE_TEST_PRELOAD"]
+    run([MULTILANE, "tune", "--np", "4", "--virtual-nodes", "2", "--budget", "3", "--sizes", "4K:16K", "--db", db,
+         "--allow-oversubscribed"], env=env, timeout=600)
+    job = ["mpirun", "-np", "4", "-x", "MULTILANE_RANKS_PER_NODE=2", BENCH, "-b", "4K", "-e", "16K", "-f", "4", "-n",
+           "3", "-w", "1", "-a", "mpi,auto"]
+    home_state = os.path.join(home, ".local", "state", "multilane")
+    inbox = os.path.join(folder, "history")
+    run([MULTILANE, "run", "--db", db, "--"] + job, env=dict(env, MULTILANE_JOB_KEY="with-db"))
+    expect(len(os.listdir(inbox)) == 1, "the job's report went into the history beside --db: %s" % os.listdir(inbox))
+    expect(not os.path.exists(home_state), "nothing in HOME's state folder: %s" % (
+        os.listdir(home_state) if os.path.isdir(home_state) else ""))
+    doc = json.loads(run([MULTILANE, "history", "--db", db, "--json"], env=env).stdout)
+    expect(doc["inbox"] == inbox and doc["recorded"] == 1 and [r["key"] for r in doc["runs"]] == ["with-db"],
+           "history --db records the run from the inbox beside FILE: %s" % doc)
+    run([MULTILANE, "run", "--db", db, "--"] + job, env=dict(env, MULTILANE_JOB_KEY="with-db"))
+    expect(len(os.listdir(inbox)) == 1, "the second report waits in the same inbox: %s" % os.listdir(inbox))
+    (name,) = os.listdir(inbox)
+    last = os.path.join(reports, name)  # the same name in the report folder and in the inbox
+    a = json.loads(run([MULTILANE, "report", "--json", "--db", db, last], env=env).stdout)["jobs"][0]
+    expect(a["history"]["known"] and len(a["history"]["runs"]) == 2,
+           "report --db reads the run recorded in FILE and the one in its inbox: %s" % a["history"])
+    a = json.loads(run([MULTILANE, "report", "--json", last], env=env).stdout)["jobs"][0]
+    expect(not a["history"]["known"], "without --db the user's (empty) history is read: %s" % a["history"])
+    expect(not os.path.exists(os.path.join(home_state, "history")), "HOME's history inbox was never made")
+
+
 if __name__ == "__main__":
     sys.exit(main(globals()))

@@ -140,7 +140,8 @@ def test_tune_ranks_per_gpu(tmp):
     p = run([MULTILANE, "tune", "--memory", "host", "--ranks-per-gpu", "nine"], check=False)
     expect(p.returncode != 0 and "--ranks-per-gpu 'nine'" in p.stderr, "a bad ranks-per-GPU list is named", p)
     p = run([MULTILANE, "tune", "--memory", "host", "--ranks-per-gpu", "1,2", "--np", "4"], check=False)
-    expect(p.returncode != 0 and "--np cannot be given" in p.stderr, "--np with a list is refused", p)
+    expect(p.returncode != 0 and "cannot be given with several --ranks-per-gpu values" in p.stderr,
+           "--np with a list is refused", p)
 
     # Two launches on 2 virtual nodes: 2 ranks (1 per "GPU") and 4 (2 per GPU).
     p = run([MULTILANE, "tune", "--memory", "host", "--ranks-per-gpu", "2,1", "--virtual-nodes", "2",

@@ -151,10 +151,8 @@ int PlanOneLaunch(const TuneSetup& s, TuneRun* run) {
 // measured here are noted and left out.  0, or the exit status of the tune
 // with the message printed.
 int PlanPerGpuLaunches(const TuneSetup& s, TuneRun* run) {
-  if (s.asked.np > 0)
-    return Fail(
-        "--np cannot be given with device memory or several --ranks-per-gpu values: each launch has "
-        "(ranks per GPU) x (GPUs per node) x (nodes) ranks; leave --np out");
+  std::string error;
+  if (!CheckNpPerGpu(s.asked.np, s.device, &error)) return Fail(error);
   const std::vector<int> values =
       s.asked.ranks_per_gpu.empty() ? DefaultRanksPerGpuList(s.cores, s.gpus) : s.asked.ranks_per_gpu;
   // Outside Slurm the (virtual) nodes share this machine's cores.

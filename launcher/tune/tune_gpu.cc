@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "vocab/refuse.h"
+#include "vocab/terminal_text.h"
 
 namespace multilane {
 
@@ -25,6 +26,20 @@ bool ResolveTuneMemory(TuneMemory memory, int gpus, std::vector<MemKind>* kinds,
   if (memory == TuneMemory::kDevice || memory == TuneMemory::kAll || (memory == TuneMemory::kAuto && gpus > 0))
     kinds->push_back(MemKind::kDevice);
   return true;
+}
+
+bool CheckNpPerGpu(int np, bool device, std::string* error) {
+  if (np <= 0) return true;
+  const std::string n = std::to_string(np);
+  if (device)
+    return mla::Refuse(error, "--np " + n +
+                                  " cannot be given with device memory (--memory auto and all measure it on a node "
+                                  "with GPUs): each launch has (ranks per GPU) x (GPUs per node) x (nodes) ranks; for "
+                                  "a host tune of " +
+                                  n + " ranks give --memory host, else leave --np out");
+  return mla::Refuse(error, "--np " + n +
+                                " cannot be given with several --ranks-per-gpu values: each launch has (ranks per "
+                                "GPU) x (GPUs per node) x (nodes) ranks; leave --np out, or give one value");
 }
 
 std::vector<int> DefaultRanksPerGpuList(int cores, int gpus) {
@@ -49,8 +64,7 @@ std::vector<TuneLaunch> PlanLaunches(const std::vector<int>& values, int nodes, 
           "1 rank in all (1 node, 1 GPU, 1 rank per GPU) has nothing to reduce; give --virtual-nodes 2 to "
           "measure it";
     } else if (l.ranks_per_node > cores && !allow_oversubscribed) {
-      l.skip =
-          std::to_string(l.ranks_per_node) + " ranks per node exceed its " + std::to_string(cores) + " usable cores";
+      l.skip = std::to_string(l.ranks_per_node) + " ranks per node exceed its " + mla::CountOf(cores, "usable core");
     }
     out.push_back(l);
   }

@@ -23,6 +23,12 @@ namespace multilane {
 // option and the fix) for device memory without GPUs.
 bool ResolveTuneMemory(TuneMemory memory, int gpus, std::vector<mltuner::MemKind>* kinds, std::string* error);
 
+// Whether `--np` (0: not given) may be given to a tune that launches once
+// per ranks-per-GPU value: `device` (it measures device memory) or a list of
+// several values.  False with *error naming the cause and the fix (leave
+// --np out; for a host tune of that many ranks, --memory host).
+bool CheckNpPerGpu(int np, bool device, std::string* error);
+
 // A --ranks-per-gpu list: mla::ParseRanksPerGpuList (vocab/ranks_per_gpu.h).
 
 // The default list: powers of two up to min(8, cores per GPU), at least {1}.

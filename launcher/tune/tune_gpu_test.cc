@@ -22,6 +22,19 @@ TEST(TuneMemory, DeviceWithoutGpuIsRefusedWithTheFix) {
   EXPECT_FALSE(ResolveTuneMemory(TuneMemory::kAll, 0, &kinds, &error));
 }
 
+// Issue 44: `tune --np 16` on a GPU node (--memory auto measures device
+// memory there) names the way to a host tune.
+TEST(TuneNp, RefusedWithDeviceMemoryNamingMemoryHost) {
+  std::string error;
+  EXPECT_FALSE(CheckNpPerGpu(16, true, &error));
+  EXPECT_NE(error.find("--np 16 cannot be given with device memory"), std::string::npos) << error;
+  EXPECT_NE(error.find("give --memory host"), std::string::npos) << error;
+  EXPECT_NE(error.find("leave --np out"), std::string::npos) << error;
+  EXPECT_FALSE(CheckNpPerGpu(4, false, &error));
+  EXPECT_NE(error.find("several --ranks-per-gpu values"), std::string::npos) << error;
+  EXPECT_TRUE(CheckNpPerGpu(0, true, &error));
+}
+
 TEST(TuneMemory, AutoMeasuresDeviceWhereGpusArePresent) {
   std::vector<MemKind> kinds;
   std::string error;

@@ -4,6 +4,8 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include "vocab/terminal_text.h"
+
 namespace multilane {
 
 int UsableCores() {
@@ -21,8 +23,9 @@ std::string OversubscribedMark(int ranks_per_node, int cores) {
 LayoutVerdict CheckOversubscription(int ranks_per_node, int cores, bool allowed, bool to_system) {
   LayoutVerdict v;
   if (ranks_per_node <= cores) return v;
-  const std::string what = std::to_string(ranks_per_node) + " ranks on a node with " + std::to_string(cores) +
-                           " usable cores is oversubscribed: its timings measure the OS scheduler as much as the "
+  const std::string what = mla::CountOf(ranks_per_node, "rank") + " on a node with " +
+                           mla::CountOf(cores, "usable core") +
+                           " is oversubscribed: its timings measure the OS scheduler as much as the "
                            "algorithms";
   if (to_system) {
     v.verdict = Oversubscription::kRefused;

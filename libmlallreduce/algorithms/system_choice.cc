@@ -9,6 +9,7 @@
 
 #include "libmlallreduce/base/log.h"
 #include "libmlallreduce/base/stats.h"
+#include "libmlallreduce/jobreport/job_report.h"
 
 #ifndef MLA_SIMULATION
 #include "sysalgo/system_allreduce.h"
@@ -26,7 +27,7 @@ bool ProfileNamesSystemAlgorithms(const Profile& profile) {
 // SimGrid's SMPI has no MPI tool interface: its own selection runs.
 void PrepareSystemAlgorithms(const Profile&) {}
 int SystemAlgorithmAllreduce(const std::string&, int, MPI_Op, MPI_Comm comm, uint64_t,
-                             const std::function<int(MPI_Comm)>& system_mpi) {
+                             const std::function<int(MPI_Comm)>& system_mpi, int*) {
   return system_mpi(comm);
 }
 void ReleaseSystemAlgorithms() {}
@@ -117,6 +118,7 @@ bool AllRanks(bool ok, MPI_Comm comm) {
 mlsys::SystemAllreduce* Agreed(Copies* copies, const std::string& name, MPI_Comm comm) {
   auto it = copies->agreed.find(name);
   if (it != copies->agreed.end()) return it->second ? g_system.get() : nullptr;
+  ReportSetupTimer setup;  // once per communicator and name: not the call's own time
   std::string why;
   mlsys::SystemAllreduce* system = System(&why);
   int level = MPI_THREAD_SINGLE, rank = 0;
@@ -152,6 +154,7 @@ mlsys::SystemAllreduce* Agreed(Copies* copies, const std::string& name, MPI_Comm
 MPI_Comm CopyFor(Copies* copies, mlsys::SystemAllreduce* system, const std::string& name, MPI_Comm comm) {
   auto it = copies->by_name.find(name);
   if (it != copies->by_name.end()) return it->second;
+  ReportSetupTimer setup;  // the copy is made once: not the call's own time
   std::string error;
   MPI_Comm made = system->MakeCommunicator(name, comm, &error);
   if (!AllRanks(made != MPI_COMM_NULL, comm)) {
@@ -169,6 +172,7 @@ MPI_Comm CopyFor(Copies* copies, mlsys::SystemAllreduce* system, const std::stri
 bool AgreedPerCall(Copies* copies, mlsys::SystemAllreduce* system, const std::string& name, MPI_Comm comm) {
   auto it = copies->per_call_agreed.find(name);
   if (it != copies->per_call_agreed.end()) return it->second;
+  ReportSetupTimer setup;  // tried once per communicator and name: not the call's own time
   std::string error;
   const bool mine = system->Select(name, comm, &error) != MPI_COMM_NULL;
   system->Release();
@@ -182,13 +186,14 @@ bool AgreedPerCall(Copies* copies, mlsys::SystemAllreduce* system, const std::st
 // MPICH: the choice is a variable read by every call, so it is written just
 // before this call and put back right after it.
 int PerCallAllreduce(Copies* copies, mlsys::SystemAllreduce* system, const std::string& name, MPI_Comm comm,
-                     const std::function<int(MPI_Comm)>& system_mpi) {
+                     const std::function<int(MPI_Comm)>& system_mpi, int* ran) {
   if (!AgreedPerCall(copies, system, name, comm)) return system_mpi(comm);
   std::string error;
   if (system->Select(name, comm, &error) == MPI_COMM_NULL) return system_mpi(comm);  // took it moments ago
   // On the caller's communicator: an error raises its handler in the MPI.
   const int rc = system_mpi(comm);
   system->Release();
+  *ran = SystemAlgorithmSlot(name);
   return rc;
 }
 
@@ -199,7 +204,7 @@ void PrepareSystemAlgorithms(const Profile& profile) {
 }
 
 int SystemAlgorithmAllreduce(const std::string& name, int count, MPI_Op op, MPI_Comm comm, uint64_t bytes,
-                             const std::function<int(MPI_Comm)>& system_mpi) {
+                             const std::function<int(MPI_Comm)>& system_mpi, int* ran) {
   // Everything below up to Agreed depends only on the call's arguments, the
   // same on every rank (MPI's rule); dispatch passed invalid ones to the MPI.
   int commutative = 0, size = 0, inter = 0;
@@ -211,12 +216,13 @@ int SystemAlgorithmAllreduce(const std::string& name, int count, MPI_Op op, MPI_
   mlsys::SystemAllreduce* system = Agreed(copies, name, comm);
   if (system == nullptr || !system->Applies(name, count, static_cast<long>(bytes), size, commutative != 0))
     return system_mpi(comm);
-  if (!system->ChoosesPerCommunicator()) return PerCallAllreduce(copies, system, name, comm, system_mpi);
+  if (!system->ChoosesPerCommunicator()) return PerCallAllreduce(copies, system, name, comm, system_mpi, ran);
   MPI_Comm copy = CopyFor(copies, system, name, comm);
   if (copy == MPI_COMM_NULL) return system_mpi(comm);
   // The copy returns errors: they are raised on the caller's communicator.
   const int rc = system_mpi(copy);
   if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
+  *ran = SystemAlgorithmSlot(name);
   return rc;
 }
 

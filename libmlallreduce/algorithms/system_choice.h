@@ -34,9 +34,12 @@ void PrepareSystemAlgorithms(const Profile& profile);
 // decides alike from the same arguments.  The first call on a communicator
 // with a name makes the library's copy of it (Open MPI) or checks that every
 // rank's MPI takes the name (MPICH, whose variable is then written just
-// before each such call and put back after it); collective, once.
+// before each such call and put back after it); collective, once, and timed
+// as the job report's one-time setup (ReportSetupTimer), not as the call.  Where
+// `name` ran the call, *ran is set to its slot (stats.h SystemAlgorithmSlot),
+// else left as it is.
 int SystemAlgorithmAllreduce(const std::string& name, int count, MPI_Op op, MPI_Comm comm, uint64_t bytes,
-                             const std::function<int(MPI_Comm)>& system_mpi);
+                             const std::function<int(MPI_Comm)>& system_mpi, int* ran);
 
 // Before PMPI_Finalize: frees the communicators made for the choices.
 void ReleaseSystemAlgorithms();

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "mlallreduce.h"
+#include "vocab/algo_names.h"
 
 namespace mla::lib {
 
@@ -13,8 +14,26 @@ namespace mla::lib {
 void CountCall();
 // Counts a call completed by `algo` with a message of `bytes` bytes.
 void CountDone(mla_algo algo, uint64_t bytes);
-// Counts a call that a multilane algorithm was chosen for but went to PMPI.
-void CountUnsupported();
+// Counts a call that a multilane algorithm was chosen for but went to PMPI,
+// for reason `why`.
+void CountUnsupported(Unsupported why);
+// How many system algorithms (a profile's mpi=NAME) the counters tell apart;
+// names beyond them are not counted by name.
+constexpr int kSystemAlgorithmSlots = 8;
+// The slot of the system algorithm `name`, taken at its first call (a lock
+// then, a scan of the few names taken after); -1 when every slot is taken.
+int SystemAlgorithmSlot(const std::string& name);
+// The name of a taken slot, else "".
+const char* SystemAlgorithmName(int slot);
+// Counts a passthrough call that the system algorithm of `slot` ran (it
+// also counts as passthrough).  Lock-free; a slot of -1 is not counted.
+void CountSystemAlgorithm(int slot);
+// The counters mla_stats does not hold: unsupported calls by reason, and
+// passthrough calls by the system algorithm that ran them (by slot).
+struct DetailStats {
+  uint64_t unsupported[static_cast<int>(Unsupported::kCount)] = {0};
+  uint64_t system_algos[kSystemAlgorithmSlots] = {0};
+};
 // Counts a call with device buffers.
 void CountDeviceCall();
 // Counts a device call completed along `path` (mla_device_path); when
@@ -33,14 +52,20 @@ void CountEntry(mla_entry entry, bool passed_on);
 mla_stats StatsSnapshot();
 // Returns the calls per entry point as they are now.
 mla_entry_stats EntryStatsSnapshot();
-// Sets every counter to zero.
+// Returns the detail counters as they are now.
+DetailStats DetailStatsSnapshot();
+// Sets every counter to zero (slots keep their names).
 void ResetStats();
-// "calls=N passthrough=N lane=N hier=N split=N unsupported=N device=N
-// device_ipc=N device_mpi=N device_nccl=N device_staged=N nccl_fallback=N
-// bytes=N entry_c=N entry_fortran=N entry_f08=N entry_large_count=N
-// entry_nonblocking=N entry_persistent=N not_served=N", where not_served sums
-// the entries' passed_on.
-std::string StatsLine(const mla_stats& stats, const mla_entry_stats& entries);
+// "calls=N passthrough=N [mpi:NAME=N ...] lane=N hier=N split=N
+// unsupported=N unsupported_one_rank=N unsupported_intercomm=N
+// unsupported_op=N unsupported_datatype=N unsupported_layout=N
+// unsupported_arguments=N device=N device_ipc=N device_mpi=N device_nccl=N
+// device_staged=N nccl_fallback=N bytes=N entry_c=N entry_fortran=N
+// entry_f08=N entry_large_count=N entry_nonblocking=N entry_persistent=N
+// not_served=N", where mpi:NAME counts the passthrough calls the system
+// algorithm NAME ran (only those that ran any) and not_served sums the
+// entries' passed_on.
+std::string StatsLine(const mla_stats& stats, const mla_entry_stats& entries, const DetailStats& details);
 
 }  // namespace mla::lib
 

@@ -53,6 +53,7 @@ struct BinCounters {
   std::atomic<uint64_t> algos[MLA_ALGO_COUNT];
   std::atomic<uint64_t> paths[MLA_PATH_COUNT];
   std::atomic<uint64_t> nccl_fallbacks{0};
+  std::atomic<uint64_t> system_algos[kSystemAlgorithmSlots];  // of the passthrough calls, by system algorithm
   std::atomic<int> comm_size{0};
 };
 
@@ -366,6 +367,8 @@ void ReportCallEnd(const ReportClock& clock, const CallOutcome& outcome) {
   if (outcome.algo >= 0 && outcome.algo < MLA_ALGO_COUNT) b.algos[outcome.algo].fetch_add(1, std::memory_order_relaxed);
   if (outcome.path >= 0 && outcome.path < MLA_PATH_COUNT) b.paths[outcome.path].fetch_add(1, std::memory_order_relaxed);
   if (outcome.nccl_fallback) b.nccl_fallbacks.fetch_add(1, std::memory_order_relaxed);
+  if (outcome.system_algo >= 0 && outcome.system_algo < kSystemAlgorithmSlots)
+    b.system_algos[outcome.system_algo].fetch_add(1, std::memory_order_relaxed);
   if (clock.comm_size > b.comm_size.load(std::memory_order_relaxed)) AtomicMax(&b.comm_size, clock.comm_size);
   if (clock.sampled) {
     b.sampled.fetch_add(1, std::memory_order_relaxed);
@@ -429,6 +432,9 @@ void AddBins(const Config& config, const WorldFigures& f, ReportData* data) {
       for (int a = 0; a < MLA_ALGO_COUNT; ++a) b.algos[a] = g_bins[k][i].algos[a].load();
       for (int p = 0; p < MLA_PATH_COUNT; ++p) b.paths[p] = g_bins[k][i].paths[p].load();
       b.nccl_fallbacks = g_bins[k][i].nccl_fallbacks.load();
+      for (int a = 0; a < kSystemAlgorithmSlots; ++a)
+        if (const uint64_t n = g_bins[k][i].system_algos[a].load())
+          b.system_algos.emplace_back(SystemAlgorithmName(a), n);
       // Device calls matched ppg= against the GPU groups found by UUID.
       const int bin_ppg = b.kind == MemKind::kDevice && DeviceRanksPerGpuSeen() > 0 ? DeviceRanksPerGpuSeen() : ppg;
       if (!config.has_forced) b.profile = config.profile.Lookup(b.kind, SizeBinFrom(i), bin_ppg);
@@ -526,6 +532,7 @@ void FinishJobReport(const Config& config) {
   data.setup_s = f.At(kSetup);
   data.wait_sampled_calls = g_sampled_calls.load();
   data.entries = EntryStatsSnapshot();
+  data.details = DetailStatsSnapshot();
   AddBins(config, f, &data);
   WriteReportFiles(config, data);
 }

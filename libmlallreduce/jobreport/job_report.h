@@ -14,8 +14,10 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "libmlallreduce/base/stats.h"
 #include "libmlallreduce/startup/config.h"
 #include "mlallreduce.h"
 #include "vocab/profile.h"
@@ -44,6 +46,7 @@ struct CallOutcome {
   mla_algo algo = MLA_ALGO_PASSTHROUGH;  // the algorithm that ran it
   int path = -1;                         // device buffers: how the data moved (mla_device_path)
   bool nccl_fallback = false;            // device buffers: NCCL was asked for, MPI staging ran
+  int system_algo = -1;                  // passthrough run by a system algorithm: its slot (stats.h)
 };
 
 // One call being timed: ReportCallBegin before the allreduce, ReportCallEnd
@@ -127,6 +130,7 @@ struct ReportBin {
   uint64_t algos[MLA_ALGO_COUNT] = {0};  // rank 0's calls by algorithm
   uint64_t paths[MLA_PATH_COUNT] = {0};  // rank 0's device calls by how their data moved
   uint64_t nccl_fallbacks = 0;           // rank 0's device calls whose NCCL fell back to MPI
+  std::vector<std::pair<std::string, uint64_t>> system_algos;  // rank 0's passthrough calls by system algorithm
   const ProfileEntry* profile = nullptr;
 };
 
@@ -149,6 +153,7 @@ struct ReportData {
   std::vector<ReportBin> bins;  // sorted by memory kind, then size
   std::string gpus_json;        // the elements of "gpus", comma-separated
   mla_entry_stats entries{};    // world rank 0's calls per entry point (every rank makes the same collectives)
+  DetailStats details;          // world rank 0's unsupported calls by reason (its system_algos are in the bins)
 };
 
 // Renders the report as JSON text (docs/job-report-format.md).

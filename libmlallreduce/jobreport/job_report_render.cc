@@ -65,6 +65,10 @@ std::string RenderReport(const ReportData& d) {
          ": {\"calls\": " + std::to_string(d.entries.calls[e]) +
          ", \"not_served\": " + std::to_string(d.entries.passed_on[e]) + "}";
   }
+  s += "},\n  \"unsupported\": {";
+  for (int u = 0; u < static_cast<int>(Unsupported::kCount); ++u)
+    s += (u ? ", " : "") + JsonString(mla::UnsupportedName(static_cast<Unsupported>(u))) + ": " +
+         std::to_string(d.details.unsupported[u]);
   s += "},\n";
   s += "  \"bins\": [";
   for (size_t i = 0; i < d.bins.size(); ++i) {
@@ -88,6 +92,12 @@ std::string RenderReport(const ReportData& d) {
       first = false;
     }
     s += "}";
+    if (!b.system_algos.empty()) {
+      s += ", \"system_algos\": {";
+      for (size_t a = 0; a < b.system_algos.size(); ++a)
+        s += (a ? ", " : "") + JsonString(b.system_algos[a].first) + ": " + std::to_string(b.system_algos[a].second);
+      s += "}";
+    }
     if (b.kind == MemKind::kDevice) {
       s += ", \"transports\": {";
       first = true;

@@ -220,6 +220,19 @@ TEST(JobReport, EntriesSayEveryEntryPointAndWhatWasNotServed) {
   EXPECT_EQ(j["entries"]["c"]["calls"], 0);
 }
 
+TEST(JobReport, UnsupportedByReasonAndSystemAlgorithmsPerBin) {
+  ReportData d = Sample(nullptr);
+  d.details.unsupported[static_cast<int>(Unsupported::kOneRank)] = 594;
+  d.bins[0].system_algos = {{"ring", 30}};
+  const json j = json::parse(RenderReport(d));
+  ASSERT_EQ(j["unsupported"].size(), static_cast<size_t>(Unsupported::kCount));
+  EXPECT_EQ(j["unsupported"]["one_rank"], 594);
+  EXPECT_EQ(j["unsupported"]["layout"], 0);
+  EXPECT_EQ(j["bins"][0]["system_algos"]["ring"], 30);
+  d.bins[0].system_algos.clear();  // none ran: no field
+  EXPECT_FALSE(json::parse(RenderReport(d))["bins"][0].contains("system_algos"));
+}
+
 TEST(JobReport, DeviceBinsCountCallsByTransport) {
   ReportData d = Sample(nullptr);
   d.bins[0].paths[MLA_PATH_MPI] = 7;  // a host bin: never rendered with transports

@@ -234,12 +234,12 @@ std::string Config::Summary() const {
     if (forced.chunk_bytes > 0) out << " chunk=" << FormatByteSize(forced.chunk_bytes);
     if (forced.transport != MLA_TRANSPORT_AUTO) out << " transport=" << mla::TransportName(forced.transport);
   } else if (!profile_source.empty()) {
-    out << ", profile from " << profile_source << " (" << profile.entries().size() << " entries)";
+    out << ", profile from " << profile_source << " (" << CountOf(profile.entries().size(), "entry", "entries") << ")";
   } else {
     out << ", no profile: every call goes to the system MPI";
   }
-  if (ranks_per_node > 0) out << ", virtual nodes of " << ranks_per_node << " ranks";
-  if (ranks_per_gpu > 0) out << ", " << ranks_per_gpu << " ranks per GPU";
+  if (ranks_per_node > 0) out << ", virtual nodes of " << CountOf(ranks_per_node, "rank");
+  if (ranks_per_gpu > 0) out << ", " << CountOf(ranks_per_gpu, "rank") << " per GPU";
   if (device_sync_stream) out << ", device calls wait for the legacy stream only";
   if (device_flag_max == 0)
     out << ", device flag path off";

@@ -125,6 +125,19 @@ TEST(Config, TooLargeCountsAreCalledTooLarge) {
   EXPECT_EQ(c.forced.lanes, 9999999);
 }
 
+// Issue 44: the verbose line counts in the singular where there is one.
+TEST(Config, SummaryCountsOneInTheSingular) {
+  Config c = Load({{"MULTILANE_RANKS_PER_NODE", "1"},
+                   {"MULTILANE_RANKS_PER_GPU", "1"},
+                   {"MULTILANE_PROFILE", "multilane-profile 1; host 0 inf lane"}});
+  ASSERT_TRUE(c.enabled) << c.Summary();
+  EXPECT_NE(c.Summary().find("(1 entry)"), std::string::npos) << c.Summary();
+  EXPECT_NE(c.Summary().find("virtual nodes of 1 rank,"), std::string::npos) << c.Summary();
+  EXPECT_NE(c.Summary().find(", 1 rank per GPU"), std::string::npos) << c.Summary();
+  c = Load({{"MULTILANE_RANKS_PER_NODE", "2"}, {"MULTILANE_RANKS_PER_GPU", "2"}});
+  EXPECT_NE(c.Summary().find("virtual nodes of 2 ranks, 2 ranks per GPU"), std::string::npos) << c.Summary();
+}
+
 // Issue 16: the device synchronisation rule and the flag path's limit.
 TEST(Config, DeviceSyncAndFlagLimit) {
   Config c = Load({});

@@ -28,6 +28,20 @@ TEST(Intercept, AllTypesIntercepted) {
   EXPECT_ALL_RANKS_OK(local);
 }
 
+// Calls on MPI_COMM_SELF, which the algorithms never take (one rank): run
+// alone with MULTILANE_STATS=1 and a forced algorithm, the stats line reads
+// "unsupported=3 unsupported_one_rank=3" (tests/CMakeLists.txt).
+TEST(Intercept, OneRankCalls) {
+  Local local;
+  mla_reset_stats();
+  for (int k = 0; k < 3; ++k) {
+    int send = g_rank + k, recv = -1;
+    if (MPI_Allreduce(&send, &recv, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF) != MPI_SUCCESS || recv != send)
+      local.Fail("MPI_Allreduce on MPI_COMM_SELF #" + std::to_string(k) + " wrong result");
+  }
+  EXPECT_ALL_RANKS_OK(local);
+}
+
 // ---------------------------------------------------------------------------
 // The intercepted path with a fixed number of calls.  Run alone
 // (--gtest_filter=Intercept.FixedCallCount) with MULTILANE_STATS=1 by the

@@ -2,7 +2,7 @@
 """Runs synthetic_job under mpirun and checks the job report it leaves.
 
 Usage:
-  check_job_report.py [--no-report] [--setup] [--timeout S] -- MPIRUN ... synthetic_job ARGS...
+  check_job_report.py [--no-report] [--setup] [--system-algo NAME] [--timeout S] -- MPIRUN ... synthetic_job ARGS...
 
 Default mode: sets MULTILANE_REPORT to a fresh temporary directory, runs the
 command, reads the one line "synthetic_job truth: {...}" it prints, and checks
@@ -29,7 +29,10 @@ once more and the second run decides; a report that is wrong fails both.
 Always: the bins' time plus time.setup_s (the library's one-time setup
 inside calls, which no bin counts) is time.allreduce_s.  --setup: an
 algorithm ran (MULTILANE_ALGO), so the first call built its communicator's
-layout: time.setup_s must be above 0 on every rank.
+layout, or a profile's mpi=NAME ran, so the first call made the library's
+copy of the communicator: time.setup_s must be above 0 on every rank.
+--system-algo NAME: the bins' system_algos count calls of NAME (the setup
+above was the copy's).
 
 --no-report: MULTILANE_REPORT is unset; the command runs in a fresh
 temporary directory, which must hold no multilane-report* file afterwards.
@@ -50,7 +53,7 @@ TOLERANCE_PP = 5.0  # absolute percentage points of the wall time
 SHARE_FAILURE = "timing: "  # the prefix of a share's failure (the one kind a second run may clear)
 
 
-def check_report(doc, truth, failures, setup=False):
+def check_report(doc, truth, failures, setup=False, system_algo=None):
     def expect(cond, what):
         if not cond:
             failures.append(what)
@@ -101,13 +104,17 @@ def check_report(doc, truth, failures, setup=False):
            "bins' time %.6f + setup %.6f != allreduce_s %.6f" % (bins_time, setup_s, t["allreduce_s"]["mean"]))
     if setup:
         expect(t.get("setup_s", {}).get("min", 0) > 0,
-               "time.setup_s %r: the first call's layout was not counted as setup" % t.get("setup_s"))
+               "time.setup_s %r: the first call's one-time setup was not counted as setup" % t.get("setup_s"))
+    if system_algo:
+        ran = sum(b.get("system_algos", {}).get(system_algo, 0) for b in doc["bins"])
+        expect(ran > 0, "no call of the system algorithm %s in the bins" % system_algo)
 
 
 def main():
     argv = sys.argv[1:]
     no_report = False
     setup = False
+    system_algo = None
     timeout = 120.0
     while argv and argv[0] != "--":
         if argv[0] == "--no-report":
@@ -116,6 +123,9 @@ def main():
         elif argv[0] == "--setup":
             setup = True
             argv = argv[1:]
+        elif argv[0] == "--system-algo":
+            system_algo = argv[1]
+            argv = argv[2:]
         elif argv[0] == "--timeout":
             timeout = float(argv[1])
             argv = argv[2:]
@@ -125,15 +135,15 @@ def main():
     if not cmd:
         sys.exit("check_job_report.py: missing -- COMMAND")
 
-    failures = run_once(cmd, no_report, setup, timeout)
+    failures = run_once(cmd, no_report, (setup, system_algo), timeout)
     if failures and all(f.startswith(SHARE_FAILURE) for f in failures):
         print("check_job_report.py: only the shares are off (%s); running the job once more, which decides"
               % "; ".join(failures))
-        failures = run_once(cmd, no_report, setup, timeout)
+        failures = run_once(cmd, no_report, (setup, system_algo), timeout)
     return verdict("check_job_report.py", failures)
 
 
-def run_once(cmd, no_report, setup, timeout):
+def run_once(cmd, no_report, checks, timeout):
     """Runs the job once in a fresh folder; returns what failed."""
     tmp = tempfile.mkdtemp(prefix="mla-report-test-")
     failures = []
@@ -165,7 +175,7 @@ def run_once(cmd, no_report, setup, timeout):
                 with open(files[0]) as f:
                     text = f.read()
                 print("----- report -----\n" + text + "------------------")
-                check_report(json.loads(text), truth, failures, setup)
+                check_report(json.loads(text), truth, failures, *checks)
             if len(re.findall(r"multilane: job report: ", err)) != 1:
                 failures.append("want one 'multilane: job report: PATH' line")
     except subprocess.TimeoutExpired:

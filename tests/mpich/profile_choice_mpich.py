@@ -6,9 +6,11 @@ inside the call (in its user-defined op, while MPICH combines the data) and
 after it.  The values meaning recursive_doubling and none are learned from
 MPICH itself (a run without multilane, the user's environment setting them);
 with `host 0 inf passthrough mpi=recursive_doubling` every rank must see them
-inside the call and MPICH's defaults after it; with plain passthrough the
-defaults inside too; and with the user's own MPICH_ALLREDUCE_INTRA_ALGORITHM
-their value, and one warning that their setting wins.
+inside the call and MPICH's defaults after it, and the stats line must count
+the calls as mpi:recursive_doubling; with plain passthrough the defaults
+inside too, and no such count; and with the user's own
+MPICH_ALLREDUCE_INTRA_ALGORITHM their value, and one warning that their
+setting wins.
 
     profile_choice_mpich.py BY_RANK_SH FRONT MPIEXEC -- APP
 """
@@ -54,11 +56,15 @@ def main():
                                       "MPIR_CVAR_DEVICE_COLLECTIVES": "none"})
     assert chosen != defaults, f"MPICH's own setting changed nothing: {chosen}"
 
-    inside, after, _, _ = run(mpiexec, app, {"MULTILANE_PROFILE": RD}, front)
+    inside, after, _, err = run(mpiexec, app, {"MULTILANE_PROFILE": RD, "MULTILANE_STATS": "1"}, front)
     assert inside == chosen, f"mpi=recursive_doubling: MPICH saw {inside} inside the call, expected {chosen}"
     assert after == defaults, f"mpi=recursive_doubling: the variables were not put back: {after}, expected {defaults}"
-    inside, _, _, _ = run(mpiexec, app, {"MULTILANE_PROFILE": PLAIN}, front)
+    # The stats line counts the calls the profile's algorithm ran, as part of passthrough.
+    ran = re.findall(r"^multilane: stats: rank 0: calls=\d+ passthrough=(\d+) mpi:recursive_doubling=(\d+) ", err, re.M)
+    assert len(ran) == 1 and ran[0][0] == ran[0][1] != "0", f"expected passthrough=N mpi:recursive_doubling=N: {ran}"
+    inside, _, _, err = run(mpiexec, app, {"MULTILANE_PROFILE": PLAIN, "MULTILANE_STATS": "1"}, front)
     assert inside == defaults, f"plain passthrough: MPICH saw {inside}, expected its defaults {defaults}"
+    assert "mpi:" not in err, "plain passthrough: the stats line must name no system algorithm"
 
     users, _, _, _ = run(mpiexec, app, {"MPICH_ALLREDUCE_INTRA_ALGORITHM": "nb"})
     inside, _, warnings, _ = run(mpiexec, app, {"MULTILANE_PROFILE": RD, "MPICH_ALLREDUCE_INTRA_ALGORITHM": "nb"}, front)

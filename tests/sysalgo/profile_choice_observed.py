@@ -6,9 +6,10 @@ library runs a chosen algorithm (its copy of the caller's communicator).
 profile_choice_app makes 5 sums (commutative, 2 MiB on 4 ranks) and 3 calls of
 a non-commutative op, each checked exactly.  With `host 0 inf passthrough
 mpi=ring` every rank must count exactly 5 rings (the non-commutative calls
-keep the MPI's own choice: a ring would reorder them); with plain passthrough,
-or when the user turned coll/tuned's dynamic rules off (their setting wins,
-one warning says so), none.
+keep the MPI's own choice: a ring would reorder them), and so must the
+library's stats line (mpi:ring=5) and job report (bins[].system_algos); with
+plain passthrough, or when the user turned coll/tuned's dynamic rules off
+(their setting wins, one warning says so), none.
 
 With --by-rank, also: a coll/tuned setting in the environment of ranks 2-3 only,
 and an MCA parameter file in rank 3's HOME only: no ring anywhere, exact
@@ -17,6 +18,8 @@ user's forced algorithm (dynamic rules on and an algorithm) wins.
 
     profile_choice_observed.py [--by-rank BY_RANK_SH] SHIM PRELOAD MPIEXEC [FLAGS...] -- APP
 """
+import glob
+import json
 import os
 import re
 import subprocess
@@ -44,7 +47,7 @@ def run(shim, preload, launcher, app, profile, extra=(), by_rank=()):
         "-x", f"MULTILANE_PROFILE={profile}"]
     for kv in extra:
         cmd += ["-x", kv]
-    cmd += list(by_rank) + [app]
+    cmd += ["-x", "MULTILANE_STATS=1"] + list(by_rank) + [app]
     print(" ".join(cmd), flush=True)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     print(p.stdout[-3000:], p.stderr[-3000:], sep="\n")
@@ -52,6 +55,13 @@ def run(shim, preload, launcher, app, profile, extra=(), by_rank=()):
     assert p.stdout.count("profile-choice-app: ok") == RANKS, "not every rank's results were exact"
     rings = [counts["ring"] for counts in take_counts(folder, RANKS)]
     return rings, p.stderr
+
+
+def report_rings(folder):
+    """The calls of mpi=ring that the job report's bins count (bins[].system_algos)."""
+    (name,) = glob.glob(os.path.join(folder, "multilane-report-*.json"))
+    with open(name) as f:
+        return sum(b.get("system_algos", {}).get("ring", 0) for b in json.load(f)["bins"])
 
 
 def count(regex, text):
@@ -105,8 +115,19 @@ def main():
     rings, err = run(shim, preload, launcher, app, RING)
     assert rings == [SUMS] * RANKS, f"mpi=ring: expected {SUMS} rings per rank (the sums only), counted {rings}"
     assert count("multilane: warning", err) == 0, "mpi=ring applied, yet a warning was printed"
-    rings, _ = run(shim, preload, launcher, app, PLAIN)
+    # The stats line counts what the library chose: the rings among the passthrough calls.
+    assert count(rf"^multilane: stats: rank 0: calls=\d+ passthrough=\d+ mpi:ring={SUMS} lane=0 ", err) == 1, \
+        f"expected the stats line to count {SUMS} calls of mpi:ring"
+    rings, err = run(shim, preload, launcher, app, PLAIN)
     assert rings == [0] * RANKS, f"plain passthrough: expected no ring on the library's communicators, counted {rings}"
+    assert count(r"^multilane: stats: rank 0: calls=\d+ passthrough=\d+ lane=0 ", err) == 1, \
+        "plain passthrough: expected the stats line to name no system algorithm"
+    # The job report's bins count them too (its own collectives at MPI_Finalize
+    # add rings of their own to the shim's count, so only the report is read).
+    for profile, want in ((RING, SUMS), (PLAIN, 0)):
+        reports = tempfile.mkdtemp(prefix="reports-")
+        run(shim, preload, launcher, app, profile, [f"MULTILANE_REPORT={reports}"])
+        assert report_rings(reports) == want, f"{profile}: the job report must count {want} calls of mpi=ring"
     check_users_settings(shim, preload, launcher, app)
     if by_rank:
         check_ranks_that_differ(shim, preload, launcher, app, by_rank)
