@@ -70,7 +70,7 @@ check(entries >= 1, f"the dry run passes no profile entry: {profile}")
 out = run([multilane, "run", "--db", db, "--", "mpirun", "-n", "2", plain_mpich], run_env=hydra_env)
 check(len(lines(out, "multilane: profile 1 of node type")) == 1, "the hydra mpirun job did not get the MPICH profile")
 check(len(lines(out, "multilane: MPI family mpich (MPICH Version: ")) == 1, "the front did not pick the MPICH build")
-check(len(lines(out, "multilane: version ")) == 1 and f"profile from MULTILANE_PROFILE ({entries} entries)" in out,
+check(len(lines(out, "multilane: version ")) == 1 and f"profile from MULTILANE_PROFILE ({entries} {'entry' if entries == 1 else 'entries'})" in out,
       "the profile did not reach the ranks whole through -genv")
 check(len(lines(out, "plain_allreduce ok rank")) == 2, "not every rank of the hydra mpirun job finished right")
 

@@ -207,6 +207,8 @@ assert q.returncode != 0, q.stdout
 # its --mpi does not match the MPI, each measure nothing: `--ranks 2` with
 # two processes each started alone.  Exit status 2, the fix named, no result.
 alone = os.path.join(a.workdir, "alone.json")
+if os.path.exists(alone):
+    os.remove(alone)  # an earlier run's
 procs = [subprocess.Popen([a.probe, "--plan", plan_path, "--out", alone, "--ranks", "2"], stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True) for _ in range(2)]
 for proc in procs:
