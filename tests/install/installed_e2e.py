@@ -204,7 +204,7 @@ def check_plugstack_line(enabled):
         lines = [l for l in f.read().splitlines() if re.match(r"^#?\s*(optional|required)\s", l)]
     check(len(lines) == 1, f"{PLUGSTACK} does not hold one plugin line: {lines}")
     check(lines[0].startswith("#") != enabled,
-          f"{PLUGSTACK}'s plugin line is {'not ' if enabled else ''}commented out where the guide's steps "
+          f"{PLUGSTACK}'s plugin line is {'' if enabled else 'not '}commented out where the guide's steps "
           f"{'enabled' if enabled else 'disabled'} it: {lines[0]}")
     check(lines[0].lstrip("#").split()[1].startswith(f"{LIBDIR}/slurm-wlm/spank_multilane.so"),
           f"the shipped line does not name the installed plugin: {lines[0]}")
