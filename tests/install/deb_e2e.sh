@@ -109,10 +109,10 @@ unshare -m --propagation private true 2>/dev/null || propagation=unchanged
 unshare -m --propagation "$propagation" bash -c \
   "mount -t tmpfs -o size=1m,mode=755 mlhidden '$src' && exec /usr/bin/python3 '$work/installed_e2e.py' --work '$work' --hidden '$src' --version '$version' --guide '$work/admin.md'"
 
-# The guide's removal: its platform's block, and the CUDA module's where it
-# was installed.
-guide_block "remove $platform"
+# The guide's removal: the CUDA module's block where it was installed
+# (first, as the guide says), then its platform's block.
 if [ ${#cuda[@]} -gt 0 ]; then guide_block "remove $platform cuda"; fi
+guide_block "remove $platform"
 for p in "${packages[@]}"; do
   case "$(package_status "$p")" in
     ii*) echo "deb_e2e: FAIL: docs/admin.md's removal blocks for $platform left $p installed: name it there" >&2; exit 1 ;;
