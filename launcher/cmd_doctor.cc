@@ -265,12 +265,17 @@ bool HasProfileFor(const std::vector<std::string>& databases, const std::string&
 }
 
 // Once one installed family has a profile here, every other one needs its
-// own: without, its jobs run without multilane, quietly.
-void CheckFamilyProfiles(Doctor* d, const std::vector<std::string>& databases, const std::string& node_type,
+// own: without, its jobs run without multilane, quietly.  The node type
+// holds the MPI version, so each family's is this node's fingerprint with
+// that family's version (as its tune collects it).
+void CheckFamilyProfiles(Doctor* d, const std::vector<std::string>& databases, const mldb::NodeFingerprint& fp,
                          const std::vector<InstalledFamily>& families) {
   std::vector<const InstalledFamily*> missing;
-  for (const InstalledFamily& f : families)
-    if (!HasProfileFor(databases, node_type, f.version)) missing.push_back(&f);
+  for (const InstalledFamily& f : families) {
+    mldb::NodeFingerprint of_family = fp;
+    of_family.mpi_version = f.version;
+    if (!HasProfileFor(databases, of_family.Key(), f.version)) missing.push_back(&f);
+  }
   if (missing.size() == families.size()) return;  // nothing tuned yet: CheckProfiles says so
   for (const InstalledFamily* f : missing)
     d->Error(f->row->version_words.front() + " ('" + f->version +
@@ -609,7 +614,7 @@ int RunDoctor(const DoctorOptions& opt) {
   }
   const std::vector<InstalledFamily> families = InstalledFamilies(in);
   CheckProfiles(&d, databases, fp.Key(), mpi);
-  CheckFamilyProfiles(&d, databases, fp.Key(), families);
+  CheckFamilyProfiles(&d, databases, fp, families);
   CheckVersions(&d, databases, families);
 
   CheckSlurm(&d, in, families);

@@ -33,15 +33,18 @@ def test_doctor(tmp):
     json.dump(doc, open(doc_path, "w"))
     json.dump(doc, open(os.path.join(tmp, "doc-current.json"), "w"))
     run([MULTILANE, "import", doc_path, "--system"], env=env)
-    # MPICH, where this build has it: its own profile (a copy for its MPI
-    # version), since doctor holds every installed family to one (issue 47).
+    # MPICH, where this build has it: its own profile, tuned (its node type
+    # holds the MPICH version, so a copy of the Open MPI one is not it), since
+    # doctor holds every installed family to one (issue 47).
     mpich_probe = os.path.join(build, "tuner", "mlprobe-mpich")
     mpich_doc = os.path.join(tmp, "doc-mpich.json")
     if os.path.exists(mpich_probe):
-        mpich = subprocess.run([mpich_probe, "--mpi-version"], capture_output=True, text=True, check=True).stdout.strip()
-        copy = json.loads(json.dumps(doc))
-        copy["profiles"][0]["mpi_version"] = mpich
-        json.dump(copy, open(mpich_doc, "w"))
+        run([MULTILANE, "tune", "--mpi", "mpich", "--np", "2", "--budget", "3", "--sizes", "4K:16K", "--db",
+             os.path.join(tmp, "t-mpich.db")], env=env, timeout=600)
+        run([MULTILANE, "export", mpich_doc, "--db", os.path.join(tmp, "t-mpich.db")], env=env)
+        mpich = json.load(open(mpich_doc))
+        mpich["profiles"][0]["partition"] = "gpu"
+        json.dump(mpich, open(mpich_doc, "w"))
         run([MULTILANE, "import", mpich_doc, "--system"], env=env)
 
     slurm = os.path.join(tmp, "etc-slurm")

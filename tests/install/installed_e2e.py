@@ -2,24 +2,27 @@
 """End to end against the INSTALLED Debian packages (multilane,
 slurm-spank-multilane), with the source and build trees out of reach.
 
-    installed_e2e.py --work DIR --hidden SOURCE_TREE --version X.Y.Z
+    installed_e2e.py --work DIR --hidden SOURCE_TREE --version X.Y.Z --guide ADMIN_MD
 
-deb_e2e.sh runs it from a copy in DIR (with local-slurm.sh and
-layout_probe.c beside it), in a mount namespace where the source tree is
-hidden under an empty tmpfs: a path into the build tree cannot work here.
-Every program comes from /usr: the command, the probe, the library, the
-plugin (named by the plugstack line the package ships), the cli_filter.
+deb_e2e.sh runs it from a copy in DIR (with local-slurm.sh, layout_probe.c,
+guide_blocks.py and docs/admin.md beside it), in a mount namespace where the
+source tree is hidden under an empty tmpfs: a path into the build tree
+cannot work here.  Every program comes from /usr: the command, the probe,
+the library, the plugin (named by the plugstack line the package ships), the
+cli_filter.  The guide's tune, enable and disable blocks are read from
+ADMIN_MD (guide_blocks.py) and run as written, with what this machine needs
+added where the guide allows it (run_guide_block, step_tune_partition).
 
 Steps, in the order of docs/admin.md (deb_e2e.sh installed the packages):
   1. a local Slurm whose plugstack.conf includes /etc/slurm/plugstack.conf.d
      (the package's file, its line still commented out): --multilane is not
      an option yet;
-  2. `multilane tune --partition gpu --system`, for Open MPI and for MPICH
-     (`--mpi mpich`), publishes into the system database the package made
+  2. the guide's tune block (`multilane tune --partition gpu`, for Open MPI
+     and for MPICH) publishes into the system database the package made
      (/var/lib/multilane/profiles.db);
-  3. the admin removes the '#' of the package's plugstack line, restarts
-     slurmd, copies the installed cli_filter.lua beside slurm.conf, adds
-     CliFilterPlugins and runs `scontrol reconfigure`;
+  3. the guide's enable block removes the '#' of the package's plugstack
+     line and restarts slurmd; the admin copies the installed cli_filter.lua
+     beside slurm.conf, adds CliFilterPlugins and runs `scontrol reconfigure`;
   4. `multilane doctor` exits 0, names the installed library and probe, and
      (with SLURM_CONF) the enabled plugin, cli_filter and partition profile;
   5. `sbatch --gpus=2 --multilane` gets the tuned tasks per GPU, every rank
@@ -31,9 +34,10 @@ Steps, in the order of docs/admin.md (deb_e2e.sh installed the packages):
   7. MPICH from multilane-mpich: `multilane tune --mpi mpich` into a user
      database, then `multilane run -- mpiexec.mpich`: the front picks the
      MPICH build and every call runs lane;
-  8. the removal steps: the line commented out, slurmd restarted, the
-     cli_filter removed; a job that still passes --multilane is refused, a
-     plain one runs (deb_e2e.sh then removes and purges the packages).
+  8. the removal steps: the guide's disable block (the line commented out,
+     slurmd restarted), the cli_filter removed; a job that still passes
+     --multilane is refused, a plain one runs (deb_e2e.sh then removes the
+     packages with the guide's removal blocks and purges them).
 """
 import argparse
 import json
@@ -47,6 +51,9 @@ import sys
 # while it runs); from the tree it is one folder up.
 sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from e2e import OPENMPI_TEST_ENV, check, home_variables, log, rank_lines, run as e2e_run  # noqa: E402
+# guide_blocks.py: beside this script, in the tree and in deb_e2e.sh's copy.
+sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+import guide_blocks  # noqa: E402
 
 ARGS = None
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
@@ -162,8 +169,10 @@ class Slurm:
         os.chmod(ARGS.work, 0o755)
         env = env_base()
         env["MLA_SLURM_CLI_FILTER"] = "0"  # the admin adds it, below
-        # Ports of its own: the Slurm tests of a build may run at the same time.
-        env["MLA_SLURMCTLD_PORT"], env["MLA_SLURMD_PORT"] = "16917", "16918"
+        # Ports of its own: the Slurm tests of a build may run at the same
+        # time.  The caller's MLA_SLURMCTLD_PORT and MLA_SLURMD_PORT win.
+        env.setdefault("MLA_SLURMCTLD_PORT", "16917")
+        env.setdefault("MLA_SLURMD_PORT", "16918")
         self.script = os.path.join(ARGS.work, "local-slurm.sh")
         p = subprocess.run(["bash", self.script, "start", self.dir, f"include {os.path.dirname(PLUGSTACK)}/*.conf"],
                            capture_output=True, text=True, env=env, timeout=120)
@@ -188,19 +197,40 @@ class Slurm:
         subprocess.run(["bash", self.script, "stop", self.dir], capture_output=True, text=True, timeout=60)
 
 
-def set_plugstack_line(enabled):
-    """The admin's edit of the package's plugstack file: remove the '#' of
-    its one plugin line (enable), or put it back (disable)."""
+def check_plugstack_line(enabled):
+    """The package's plugstack file holds one plugin line, naming the
+    installed plugin, enabled (no '#') or not as expected; returns it."""
     with open(PLUGSTACK) as f:
-        text = f.read()
-    lines = [l for l in text.splitlines() if re.match(r"^#?\s*(optional|required)\s", l)]
+        lines = [l for l in f.read().splitlines() if re.match(r"^#?\s*(optional|required)\s", l)]
     check(len(lines) == 1, f"{PLUGSTACK} does not hold one plugin line: {lines}")
-    line = lines[0].lstrip("#").strip()
-    check(line.split()[1].startswith(f"{LIBDIR}/slurm-wlm/spank_multilane.so"),
-          f"the shipped line does not name the installed plugin: {line}")
-    with open(PLUGSTACK, "w") as f:
-        f.write(text.replace(lines[0], line if enabled else "#" + line))
-    return line
+    check(lines[0].startswith("#") != enabled,
+          f"{PLUGSTACK}'s plugin line is {'' if enabled else 'not '}commented out where the guide's steps "
+          f"{'enabled' if enabled else 'disabled'} it: {lines[0]}")
+    check(lines[0].lstrip("#").split()[1].startswith(f"{LIBDIR}/slurm-wlm/spank_multilane.so"),
+          f"the shipped line does not name the installed plugin: {lines[0]}")
+    return lines[0]
+
+
+def guide_commands(name):
+    """The commands of the guide's block `name` (ARGS.guide), as argument lists."""
+    with open(ARGS.guide) as f:
+        text = guide_blocks.block(f.read(), name, ARGS.guide)
+    log(f"docs/admin.md's '{name}' block:\n" + "".join("    " + l + "\n" for l in text.splitlines()))
+    return guide_blocks.commands(text)
+
+
+def run_guide_block(s, name):
+    """Runs the guide's block `name` as written, but for `systemctl restart
+    slurmd`: this machine runs the test's Slurm without systemd, so that
+    command is the test Slurm's own restart of its slurmd (restart_slurmd)."""
+    for argv in guide_commands(name):
+        if argv == ["systemctl", "restart", "slurmd"]:
+            log("(systemctl restart slurmd: the test Slurm's restart-slurmd, no systemd here)")
+            s.restart_slurmd()
+        else:
+            check(argv[0] != "systemctl", f"the guide's '{name}' block runs {' '.join(argv)}, which this test "
+                  "cannot map onto its Slurm: map it in run_guide_block")
+            run(argv, env=s.env)
 
 
 def set_cli_filter(s, enabled):
@@ -227,28 +257,43 @@ def step_slurm_before(s):
           f"--multilane before the admin enabled it:\n{p.stdout}{p.stderr}")
 
 
+# What the guide's tunes get here, appended: this 2-core machine's tune (a
+# 3 s budget, two sizes, 2 ranks as one node of 2 ranks per GPU; the system
+# database takes no oversubscribed profile).  The guide must set none of them.
+TEST_TUNE_OPTIONS = ["--budget", "3", "--sizes", "64K:256K", "--np", "2", "--virtual-nodes", "1",
+                     "--ranks-per-gpu", "2"]
+
+
 def step_tune_partition(s):
-    """The guide: tune the partitions first, into the system database the
-    package made (2 ranks on this 2-core machine: the system database takes
-    no oversubscribed profile)."""
-    # Every installed family (multilane-mpich is): doctor holds each to a profile.
-    for family in ("openmpi", "mpich"):
-        p = run(["multilane", "tune", "--partition", "gpu", "--mpi", family, "--system", "--budget", "3", "--sizes",
-                 "64K:256K", "--np", "2", "--virtual-nodes", "1", "--ranks-per-gpu", "2"], env=s.env, timeout=600)
+    """The guide's tune block: the partition tuned first, into the system
+    database the package made, for every installed family (multilane-mpich
+    is: doctor holds each family to a profile)."""
+    families = []
+    for argv in guide_commands("tune"):
+        check(argv[:2] == ["multilane", "tune"] and "--partition" in argv,
+              f"the guide's tune block has a command that is not `multilane tune --partition`: {argv}")
+        set_here = [o for o in TEST_TUNE_OPTIONS[::2] if o in argv]
+        check(not set_here, f"the guide's tune sets {set_here}, which this test sets for its 2-core machine")
+        family = argv[argv.index("--mpi") + 1] if "--mpi" in argv else "openmpi"
+        families.append(family)
+        p = run(argv + TEST_TUNE_OPTIONS, env=s.env, timeout=600)
         log((p.stdout + p.stderr)[-2000:])
-        check(os.path.exists(SYSTEM_DB), f"tune --partition --system did not write {SYSTEM_DB}")
+        check(os.path.exists(SYSTEM_DB), f"tune --partition did not write {SYSTEM_DB}")
         r = run(["multilane", "resolve", "--db", SYSTEM_DB, "--partition", "gpu", "--any-node-type", "--mpi", family])
         log(r.stdout + r.stderr)
         check("found=yes" in r.stdout, f"no {family} partition profile after the tune:\n{r.stdout}")
+    check(sorted(families) == ["mpich", "openmpi"],
+          f"the guide's tune block tunes {families}, not every installed family (openmpi, mpich)")
     s_ = run(["multilane", "show", "--db", SYSTEM_DB])
     check("profile" in s_.stdout, f"multilane show lists no profile:\n{s_.stdout}")
 
 
 def step_enable(s):
-    """The guide: remove the '#', restart slurmd, add the cli_filter."""
-    line = set_plugstack_line(True)
-    log(f"slurm: plugstack line enabled: {line}")
-    s.restart_slurmd()
+    """The guide's enable block (remove the '#', restart slurmd), then the
+    cli_filter."""
+    check_plugstack_line(False)
+    run_guide_block(s, "enable")
+    log(f"slurm: plugstack line enabled: {check_plugstack_line(True)}")
     set_cli_filter(s, True)
 
 
@@ -317,12 +362,12 @@ def step_slurm(s, probe):
 
 
 def step_disable(s, probe):
-    """The guide's removal, before the packages go: comment the line out,
-    restart slurmd, remove the cli_filter.  Scripts that still pass
-    --multilane are then refused (the guide says to find them first); the
-    others run unchanged."""
-    set_plugstack_line(False)
-    s.restart_slurmd()
+    """The guide's removal, before the packages go: its disable block
+    (comment the line out, restart slurmd), then remove the cli_filter.
+    Scripts that still pass --multilane are then refused (the guide says to
+    find them first); the others run unchanged."""
+    run_guide_block(s, "disable")
+    check_plugstack_line(False)
     set_cli_filter(s, False)
     p = run(["sbatch", "--wrap", "true", "--multilane"], env=s.env, check_rc=False)
     check(p.returncode != 0 and "unrecognized option" in p.stderr,
@@ -340,6 +385,7 @@ def main():
     ap.add_argument("--hidden", required=True, help="the source tree, hidden in this mount namespace")
     ap.add_argument("--version", required=True,
                     help="the installed multilane package's upstream version (deb_e2e.sh reads it from dpkg)")
+    ap.add_argument("--guide", required=True, help="docs/admin.md, whose blocks the steps run (guide_blocks.py)")
     ARGS = ap.parse_args()
     # docs/admin.md in order: install (deb_e2e.sh), tune the partition,
     # enable the plugstack line and restart slurmd, the cli_filter, doctor,
@@ -349,9 +395,9 @@ def main():
         s = Slurm()
         log("=== slurm: before the admin enables multilane")
         step_slurm_before(s)
-        log("=== tune --partition gpu --system")
+        log("=== the guide's tune block: tune --partition gpu, each family")
         step_tune_partition(s)
-        log("=== enable: plugstack line, slurmd restart, cli_filter")
+        log("=== the guide's enable block: plugstack line, slurmd restart; the cli_filter")
         step_enable(s)
         log("=== doctor")
         step_doctor()
@@ -365,7 +411,7 @@ def main():
         step_mpich()
         log("=== removal steps")
         step_disable(s, probe)
-    except (AssertionError, subprocess.TimeoutExpired) as e:
+    except (AssertionError, subprocess.TimeoutExpired, guide_blocks.GuideError) as e:
         print(f"FAIL: {e}")
         return 1
     finally:
