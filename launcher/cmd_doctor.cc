@@ -281,7 +281,7 @@ void CheckFamilyProfiles(Doctor* d, const std::vector<std::string>& databases, c
     d->Error(f->row->version_words.front() + " ('" + f->version +
                  "') is installed, but no profile of this node type is for it: its jobs run without multilane",
              "`multilane tune --mpi " + f->row->name +
-                 "`, with --partition P for each partition its jobs use (docs/admin.md, \"Tuning\")");
+                 "`, with --partition P for each partition its jobs use (docs/admin.md, \"Tuning a partition\")");
 }
 
 // Profiles that serve this node type, per partition.
@@ -343,13 +343,16 @@ void CheckVersions(Doctor* d, const std::vector<std::string>& databases, const s
       if (all[i].id == p.id && all[i].node_type_key == p.node_type_key && all[i].tuned_at == p.tuned_at)
         path = where[i];
     const bool system = path == mldb::SystemDatabasePath();
+    const mla::MpiFamily family = mla::MpiFamilyFromVersion(p.mpi_version);
+    const std::string mpi =
+        family == mla::MpiFamilies().front().family ? "" : " --mpi " + mla::MpiFamilyRow(family).name;
     d->Error(path + ": profile " + std::to_string(p.id) + " of node type " + p.node_type_key +
                  (p.partition.empty() ? "" : ", partition " + p.partition) + " was " + mldb::TunedWith(p) +
                  ", and this node has " + now + ": every job there misses it and runs without multilane",
              "tune again with the installed versions: `multilane tune" +
                  (p.partition.empty() ? (system ? std::string(" --system") : std::string())
                                       : " --partition " + p.partition + (system ? "" : " --db " + path)) +
-                 "` (docs/admin.md, \"Upgrading\")");
+                 mpi + "` (docs/admin.md, \"Upgrading\")");
   }
 }
 
@@ -441,7 +444,8 @@ void CheckWhatTheLineNames(Doctor* d, const multilane_spank::PluginConfig& confi
     d->Note("library=" + config.library + " is not the library this command uses (" + in.library + ")");
   else
     d->Ok("library=" + config.library + " (loads, " + LibraryVersion() + ")");
-  CheckDatabase(d, "plugstack database=", config.database, "the admin creates it with `multilane tune --system`");
+  CheckDatabase(d, "plugstack database=", config.database,
+                "the admin creates it with `multilane tune --partition P` (docs/admin.md, \"Tuning a partition\")");
 }
 
 // The cli_filter (the tuned layout at submission) is multilane's, with the
@@ -606,11 +610,13 @@ int RunDoctor(const DoctorOptions& opt) {
     for (const std::string& db : databases) CheckDatabase(&d, "--db", db, "check the path");
   } else if (opt.system) {
     databases = {mldb::SystemDatabasePath()};
-    CheckDatabase(&d, "system", databases[0], "the admin creates it with `multilane tune --system`");
+    CheckDatabase(&d, "system", databases[0],
+                  "the admin creates it with `multilane tune --partition P` (docs/admin.md, \"Tuning a partition\")");
   } else {
     databases = mldb::DefaultDatabasePaths();
     CheckDatabase(&d, "user", mldb::UserDatabasePath(), "`multilane tune` creates it");
-    CheckDatabase(&d, "system", mldb::SystemDatabasePath(), "the admin creates it with `multilane tune --system`");
+    CheckDatabase(&d, "system", mldb::SystemDatabasePath(),
+                  "the admin creates it with `multilane tune --partition P` (docs/admin.md, \"Tuning a partition\")");
   }
   const std::vector<InstalledFamily> families = InstalledFamilies(in);
   CheckProfiles(&d, databases, fp.Key(), mpi);

@@ -37,7 +37,7 @@ BLOCKS = (
     "enable",
     "tune",
     "disable",
-    "remove deb12 cuda", "remove deb12", "remove deb13",
+    "remove",
 )
 
 MARKER = re.compile(r"^\s*<!--\s*guide:\s*(.*?)\s*-->\s*$")

@@ -7,11 +7,13 @@ runnable blocks (CTest install_guide_blocks; no root, no packages).
     continuation lines and comments as the shell does;
   - docs/admin.md marks every block of guide_blocks.BLOCKS exactly once, and
     no other;
-  - each platform's install and removal blocks name only packages the build
-    makes on that platform, and together every one of them: the names of
+  - each platform's install blocks name only packages the build makes on
+    that platform, and together every one of them: the names of
     packaging/DebianPackages.cmake (CPACK_DEBIAN_<COMPONENT>_PACKAGE_NAME),
     less the CUDA module's on a platform without nvcc.  deb_e2e.sh runs the
-    blocks of the platform it is on; this check reads both platforms' blocks.
+    blocks of the platform it is on; this check reads both platforms' blocks;
+  - the one removal block names `multilane` alone, and every other package
+    depends on it (so that apt-get takes along whichever a host has).
 """
 import os
 import re
@@ -102,23 +104,39 @@ def named_packages(guide, name, platform):
     return found
 
 
+def test_remove_block(guide, names):
+    argv = guide_blocks.commands(guide_blocks.block(guide, "remove", "docs/admin.md"))
+    check(argv == [["apt-get", "remove", names["MULTILANE"]]],
+          f"block 'remove' is {argv}: give `apt-get remove {names['MULTILANE']}` alone, which every host can run")
+    with open(os.path.join(SOURCE, "packaging", "DebianPackages.cmake")) as f:
+        text = f.read()
+    for component in names:
+        if component == "MULTILANE":
+            continue
+        depends = re.search(r"set\(CPACK_DEBIAN_" + component + r"_PACKAGE_DEPENDS\s+\"([^\"]*)\"", text)
+        check(depends and depends.group(1).startswith(names["MULTILANE"] + " (= "),
+              f"{names[component]} does not depend on {names['MULTILANE']}: `apt-get remove "
+              f"{names['MULTILANE']}` would leave it; make it depend, or name it in the removal block")
+    log(f"ok: the removal block names {names['MULTILANE']}, and every other package depends on it")
+
+
 def test_platform_blocks(guide, platform, names):
     made = platform_packages(platform, names)
-    for verb in ("install", "remove"):
-        blocks = [b for b in guide_blocks.BLOCKS if b.split()[:2] == [verb, platform]]
-        named = {b: named_packages(guide, b, platform) for b in blocks}
-        every = [p for b in blocks for p in named[b]]
-        stray = sorted(set(every) - made)
-        check(not stray, f"docs/admin.md's {verb} blocks for {platform} name {stray}, which the build does not "
-              f"make there (it makes {sorted(made)})")
-        missing = sorted(made - set(every))
-        check(not missing, f"docs/admin.md's {verb} blocks for {platform} leave out {missing}")
-        check(len(every) == len(set(every)), f"docs/admin.md's {verb} blocks for {platform} name a package twice")
-        for b, packages in named.items():
-            cuda = b.endswith(" cuda")
-            check(all((p == names["CUDA"]) == cuda for p in packages),
-                  f"block '{b}' names {packages}: the CUDA module goes in the '{verb} {platform} cuda' block alone")
-        log(f"ok: {platform}: the {verb} blocks name {sorted(every)}")
+    verb = "install"
+    blocks = [b for b in guide_blocks.BLOCKS if b.split()[:2] == [verb, platform]]
+    named = {b: named_packages(guide, b, platform) for b in blocks}
+    every = [p for b in blocks for p in named[b]]
+    stray = sorted(set(every) - made)
+    check(not stray, f"docs/admin.md's {verb} blocks for {platform} name {stray}, which the build does not "
+          f"make there (it makes {sorted(made)})")
+    missing = sorted(made - set(every))
+    check(not missing, f"docs/admin.md's {verb} blocks for {platform} leave out {missing}")
+    check(len(every) == len(set(every)), f"docs/admin.md's {verb} blocks for {platform} name a package twice")
+    for b, packages in named.items():
+        cuda = b.endswith(" cuda")
+        check(all((p == names["CUDA"]) == cuda for p in packages),
+              f"block '{b}' names {packages}: the CUDA module goes in the '{verb} {platform} cuda' block alone")
+    log(f"ok: {platform}: the {verb} blocks name {sorted(every)}")
 
 
 def main():
@@ -135,6 +153,7 @@ def main():
         names = built_packages()
         for platform in sorted(set(guide_blocks.PLATFORMS.values())):
             test_platform_blocks(guide, platform, names)
+        test_remove_block(guide, names)
     except (AssertionError, guide_blocks.GuideError) as e:
         print(f"FAIL: {e}")
         return 1

@@ -37,7 +37,7 @@ Steps, in the order of docs/admin.md (deb_e2e.sh installed the packages):
   8. the removal steps: the guide's disable block (the line commented out,
      slurmd restarted), the cli_filter removed; a job that still passes
      --multilane is refused, a plain one runs (deb_e2e.sh then removes the
-     packages with the guide's removal blocks and purges them).
+     packages with the guide's removal block and purges them).
 """
 import argparse
 import json
