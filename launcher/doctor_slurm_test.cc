@@ -8,16 +8,15 @@
 
 #include <filesystem>
 #include <fstream>
+#include "vocab/fresh_test_folder.h"
 
 namespace multilane {
 namespace {
 
+// A fresh folder named after the running test.
 std::string NewDir() {
-  const std::string d = ::testing::TempDir() + "doctor_slurm_" + std::to_string(getpid()) + "_" +
-                        ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  std::filesystem::remove_all(d);
-  std::filesystem::create_directories(d);
-  return d;
+  return mla::FreshTestFolder(std::string("doctor_slurm_") +
+                              ::testing::UnitTest::GetInstance()->current_test_info()->name());
 }
 
 TEST(DoctorSlurm, SlurmConfNamesThePlugstackAndTheCliFilter) {

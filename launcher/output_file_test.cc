@@ -10,16 +10,10 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include "vocab/fresh_test_folder.h"
 
 namespace multilane {
 namespace {
-
-std::string NewDir(const std::string& name) {
-  const std::string d = ::testing::TempDir() + "output_file_" + name + "_" + std::to_string(getpid());
-  std::filesystem::remove_all(d);
-  std::filesystem::create_directories(d);
-  return d;
-}
 
 std::string Contents(const std::string& path) {
   std::ifstream in(path);
@@ -29,7 +23,7 @@ std::string Contents(const std::string& path) {
 }
 
 TEST(WriteOutputFile, PlantedLinksAreReplacedNeverFollowed) {
-  const std::string d = NewDir("links");
+  const std::string d = mla::FreshTestFolder("output_file_links");
   std::ofstream(d + "/victim") << "precious";
   std::ofstream(d + "/victim2") << "precious too";
   std::filesystem::create_symlink(d + "/victim", d + "/out.json.tmp");  // the old temporary name
@@ -49,7 +43,7 @@ TEST(WriteOutputFile, PlantedLinksAreReplacedNeverFollowed) {
 }
 
 TEST(WriteOutputFile, ARelativeNameIsWrittenInTheCurrentFolder) {
-  const std::string d = NewDir("relative");
+  const std::string d = mla::FreshTestFolder("output_file_relative");
   const auto cwd = std::filesystem::current_path();
   std::filesystem::current_path(d);
   std::string error;

@@ -31,7 +31,7 @@ double PriceAt(const mla::Profile& profile, int ppg, const std::vector<mla::BinC
   return p.complete && p.total_us > 0 ? p.total_us : -1;
 }
 
-std::string Seconds(double s) { return FormatNumber("%.4g s", s); }
+std::string SecondsText(double s) { return FormatNumber("%.4g s", s); }
 
 // The runs the choice may use: of the profile's node type (where both name
 // one), at one of its tuned values, with a wall time and a readable
@@ -180,17 +180,17 @@ LayoutChoice ChooseRanksPerGpu(const std::vector<mla::JobRun>& all_runs, const m
     c.ranks_per_gpu = pick;
     c.basis = "predicted";
     c.predicted_wall_s = pick_wall;
-    c.why = "trying " + std::to_string(pick) + " per GPU: the profile predicts " + Seconds(pick_wall) + " against " +
-            Seconds(best_wall) + " measured at " + std::to_string(best) + " per GPU (more than the " + Margin() +
-            " margin; " + ComputeBasis(c.compute_exponent, fitted) + ")";
+    c.why = "trying " + std::to_string(pick) + " per GPU: the profile predicts " + SecondsText(pick_wall) +
+            " against " + SecondsText(best_wall) + " measured at " + std::to_string(best) + " per GPU (more than the " +
+            Margin() + " margin; " + ComputeBasis(c.compute_exponent, fitted) + ")";
     return c;
   }
   const auto last = std::max_element(runs.begin(), runs.end(), StartedBefore);
   if (last->ranks_per_gpu != best) {
-    c.why = "back to " + std::to_string(best) + " per GPU (" + Seconds(best_wall) + " measured): the last run's " +
-            std::to_string(last->ranks_per_gpu) + " per GPU took " + Seconds(last->wall_s) + ", it did not pay";
+    c.why = "back to " + std::to_string(best) + " per GPU (" + SecondsText(best_wall) + " measured): the last run's " +
+            std::to_string(last->ranks_per_gpu) + " per GPU took " + SecondsText(last->wall_s) + ", it did not pay";
   } else {
-    c.why = std::to_string(best) + " per GPU, the fastest measured (" + Seconds(best_wall) +
+    c.why = std::to_string(best) + " per GPU, the fastest measured (" + SecondsText(best_wall) +
             "); no untried value is predicted to beat it by more than " + Margin();
   }
   return c;

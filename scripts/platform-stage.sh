@@ -8,8 +8,9 @@
 # while that list is unchanged), copies this source tree into it, and runs
 # scripts/platform-inside.sh there: chroot in a private mount namespace with
 # /proc, /sys, /dev, /dev/pts and /dev/shm of its own view.  The root shares
-# the machine's network and process table: run it after the first platform's
-# Slurm tests, never beside them (they share the controller's ports).
+# the machine's network and process table: run it beside the first
+# platform's Slurm tests only with ports of its own (MLA_SLURMCTLD_PORT,
+# MLA_SLURMD_PORT pass into the root; the test command gives it 17817).
 # At the end every process left in the root is stopped.
 #
 # Usage: platform-stage.sh [prepare|build|test|stop]; with none it does
@@ -41,19 +42,26 @@ stop_root_processes() {
 }
 
 # in_root STEP: platform-inside.sh STEP in the root, in a mount namespace of
-# its own; returns its exit status.
+# its own; returns its exit status.  The root's environment is made anew;
+# of this one only the test Slurm's ports pass in (MLA_SLURMCTLD_PORT,
+# MLA_SLURMD_PORT: scripts/slurm/local-slurm.sh), where set.
 in_root() {
+  local pass=() v
+  for v in MLA_SLURMCTLD_PORT MLA_SLURMD_PORT; do
+    [ -z "${!v:-}" ] || pass+=("$v=${!v}")
+  done
   unshare -m --propagation private bash -c '
     set -e
-    R=$1
+    R=$1 step=$2
+    shift 2
     mount -t proc proc "$R/proc"
     mount -t sysfs sys "$R/sys"
     mount --bind /dev "$R/dev"
     mount --bind /dev/pts "$R/dev/pts"
     mount --bind /dev/shm "$R/dev/shm"
     exec chroot "$R" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-      HOME=/root LANG=C.UTF-8 bash /src/scripts/platform-inside.sh "$2"
-  ' bash "$root" "$1"
+      HOME=/root LANG=C.UTF-8 "$@" bash /src/scripts/platform-inside.sh "$step"
+  ' bash "$root" "$1" "${pass[@]}"
 }
 
 prepare() {

@@ -31,26 +31,39 @@ stage() {
 # The second platform in the background: its root comes from Debian's
 # archive (mostly download and unpacking) while this platform builds; once
 # this platform's default build is done (build/platform-go), the tree is
-# built in that root on the cores this platform's tests leave idle (most
-# tests run one at a time).  Its output is shown when its stage begins; its
-# tests run there after every Slurm test here.
-# SCHED_IDLE, not nice 19: an oversubscribed Open MPI rank yields its core
-# while it waits, and the kernel hands a yielded core to a nice-19 compiler
-# for a whole time slice; with the build at nice 19 the MPI tests here ran
-# 3-10 times slower (mpi_allreduce_np3: 2.8 s idle, 16.9 s beside two nice-19
-# busy loops, 4.6 s beside two SCHED_IDLE ones).
+# built in that root on the cores this platform's tests leave idle; once
+# this platform's default tests are done (build/platform-test-go: every
+# Slurm test of this platform has run) its suites run there, beside this
+# platform's later stages, whose Slurm (the packages' end-to-end test) uses
+# the default ports: the root's clusters get ports of their own
+# (MLA_SLURMCTLD_PORT, MLA_SLURMD_PORT) and munged, spool and namespaces of
+# their own.  Most of its tests run one at a time and leave a core idle
+# (550 of its 590 s, measured); the later stages here fill it.
+# SCHED_IDLE for the build, not nice 19: an oversubscribed Open MPI rank
+# yields its core while it waits, and the kernel hands a yielded core to a
+# nice-19 compiler for a whole time slice; with the build at nice 19 the MPI
+# tests here ran 3-10 times slower (mpi_allreduce_np3: 2.8 s idle, 16.9 s
+# beside two nice-19 busy loops, 4.6 s beside two SCHED_IDLE ones).  Its
+# tests run at the normal priority, as this platform's do.
 # Its exit status goes to a file of its own: bash forgets a finished
 # background job's status when one of its later children is given the same
 # PID (with pid_max 32768 a 40-minute run wraps PIDs many times), and `wait`
 # then answers 127 for a build that passed.
 platform_log=build/platform-background.log
 platform_rc=build/platform-background.rc
-rm -f build/platform-go "$platform_rc"
+rm -f build/platform-go build/platform-test-go "$platform_rc"
 chrt --idle 0 ionice -c 3 bash -c 'rc=0
          bash scripts/platform-stage.sh prepare || rc=$?
          if [ "$rc" = 0 ]; then
            while [ ! -e build/platform-go ]; do sleep 5; done
            bash scripts/platform-stage.sh build || rc=$?
+         fi
+         if [ "$rc" = 0 ]; then
+           while [ ! -e build/platform-test-go ]; do sleep 5; done
+           echo "platform-stage: Debian 13 suites start ($(date -u +%H:%M:%S) UTC)"
+           MLA_SLURMCTLD_PORT=17817 MLA_SLURMD_PORT=17818 \
+             chrt --other 0 ionice -c 2 bash scripts/platform-stage.sh test || rc=$?
+           echo "platform-stage: Debian 13 suites end ($(date -u +%H:%M:%S) UTC)"
          fi
          echo "$rc" > "$1"' bash "$platform_rc" > "$platform_log" 2>&1 &
 platform_background=$!
@@ -73,6 +86,7 @@ for preset in default asan; do
   cmake --build --preset "$preset" -j "$JOBS"
   touch build/platform-go
   ctest --preset "$preset" -j "$JOBS"
+  touch build/platform-test-go
 done
 
 # The simulation build (SimGrid/SMPI, simulation/): the benchmark and the host
@@ -107,14 +121,14 @@ bash scripts/fuzz.sh 10
 # The second platform (Debian 13: Slurm 24.11, Open MPI 5, MPICH 4.2, g++ 14)
 # in a root made with mmdebstrap: the default preset's suites, Slurm included,
 # and its packages end to end; not the sanitizer, fuzz and simulation stages
-# (those check multilane's own code, the same on both platforms).  After every Slurm test of the first
-# platform: the two share the controller's ports.
+# (those check multilane's own code, the same on both platforms).  It ran in
+# the background since this platform's default tests ended; its output is
+# shown here.
 stage "second platform: Debian 13 root, default preset, every suite, the packages (scripts/platform-stage.sh)"
 wait "$platform_background" 2>/dev/null || true
 cat "$platform_log"
 rc=$(cat "$platform_rc" 2>/dev/null || echo "unknown: the background stage left no $platform_rc")
-[ "$rc" = 0 ] || { echo "platform-stage: making or building the Debian 13 root failed (exit $rc); its output is above" >&2; exit 1; }
-bash scripts/platform-stage.sh test
+[ "$rc" = 0 ] || { echo "platform-stage: the Debian 13 stage failed (exit $rc); its output is above" >&2; exit 1; }
 # After the package stages, which install into /var/lib/multilane and
 # /etc/slurm and must remove what they made (tests/install/deb_e2e.sh).
 stage "files outside the tree: as they were before the run (scripts/outside_files.py)"

@@ -9,19 +9,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include "vocab/fresh_test_folder.h"
 
 namespace mla {
 namespace {
 
-std::string NewDir(const std::string& name) {
-  const std::string d = ::testing::TempDir() + "outside_input_" + name + "_" + std::to_string(getpid());
-  std::filesystem::remove_all(d);
-  std::filesystem::create_directories(d);
-  return d;
-}
-
 TEST(ReadInputFile, ReadsARegularFileAndFollowsALinkToOne) {
-  const std::string d = NewDir("regular");
+  const std::string d = mla::FreshTestFolder("outside_input_regular");
   std::ofstream(d + "/f") << "{\"a\": 1}";
   std::filesystem::create_symlink(d + "/f", d + "/link");
   std::string text, error;
@@ -32,7 +26,7 @@ TEST(ReadInputFile, ReadsARegularFileAndFollowsALinkToOne) {
 }
 
 TEST(ReadInputFile, RefusesDevicesFifosAndFoldersWithoutBlocking) {
-  const std::string d = NewDir("special");
+  const std::string d = mla::FreshTestFolder("outside_input_special");
   ASSERT_EQ(mkfifo((d + "/fifo").c_str(), 0600), 0);
   std::string text, error;
   EXPECT_FALSE(ReadInputFile(d + "/fifo", &text, &error));  // no writer: would hang with a plain open
@@ -47,7 +41,7 @@ TEST(ReadInputFile, RefusesDevicesFifosAndFoldersWithoutBlocking) {
 }
 
 TEST(ReadInputFile, RefusesAFileOverTheBound) {
-  const std::string d = NewDir("large");
+  const std::string d = mla::FreshTestFolder("outside_input_large");
   const std::string big = d + "/big";
   { std::ofstream(big) << "x"; }
   std::filesystem::resize_file(big, kMaxInputFileBytes + 1);  // sparse: no disk used

@@ -9,19 +9,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include "vocab/fresh_test_folder.h"
 
 namespace multilane {
 namespace {
 
-std::string NewDir(const std::string& name) {
-  const std::string d = ::testing::TempDir() + "tune_folder_" + name + "_" + std::to_string(getpid());
-  std::filesystem::remove_all(d);
-  std::filesystem::create_directories(d);
-  return d;
-}
-
 TEST(TuneFolder, ATemporaryFolderIsRemovedWithItsFiles) {
-  const std::string parent = NewDir("temp");
+  const std::string parent = mla::FreshTestFolder("tune_folder_temp");
   std::string path, error;
   {
     TuneFolder f;
@@ -36,7 +30,7 @@ TEST(TuneFolder, ATemporaryFolderIsRemovedWithItsFiles) {
 }
 
 TEST(TuneFolder, AKeptFolderIsMadeExactlyAsNamedAndNoShellSeesIt) {
-  const std::string parent = NewDir("keep");
+  const std::string parent = mla::FreshTestFolder("tune_folder_keep");
   // A quote and a command substitution: a shell would run `touch`.
   const std::string keep = parent + "/it's $(touch " + parent + "/X)/deeper";
   std::string error;
@@ -51,7 +45,7 @@ TEST(TuneFolder, AKeptFolderIsMadeExactlyAsNamedAndNoShellSeesIt) {
 }
 
 TEST(TuneFolder, FailuresNameTheFolder) {
-  const std::string parent = NewDir("fail");
+  const std::string parent = mla::FreshTestFolder("tune_folder_fail");
   std::ofstream(parent + "/file") << "x";
   TuneFolder f;
   std::string error;
@@ -65,7 +59,7 @@ TEST(TuneFolder, FailuresNameTheFolder) {
 // real folder that no one else may write (the tune re-reads files there).
 TEST(TuneFolder, AnExistingKeptFolderOfAnotherUserIsRefused) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to give a folder to another user";
-  const std::string keep = NewDir("foreign") + "/theirs";
+  const std::string keep = mla::FreshTestFolder("tune_folder_foreign") + "/theirs";
   ASSERT_EQ(mkdir(keep.c_str(), 0755), 0);
   ASSERT_EQ(chown(keep.c_str(), 65534, 65534), 0);  // nobody's
   TuneFolder f;
@@ -76,7 +70,7 @@ TEST(TuneFolder, AnExistingKeptFolderOfAnotherUserIsRefused) {
 }
 
 TEST(TuneFolder, AnExistingKeptFolderOthersMayWriteIsRefused) {
-  const std::string keep = NewDir("writable") + "/shared";
+  const std::string keep = mla::FreshTestFolder("tune_folder_writable") + "/shared";
   ASSERT_EQ(mkdir(keep.c_str(), 0700), 0);
   ASSERT_EQ(chmod(keep.c_str(), 0775), 0);
   TuneFolder f;
@@ -90,7 +84,7 @@ TEST(TuneFolder, AnExistingKeptFolderOthersMayWriteIsRefused) {
 }
 
 TEST(TuneFolder, AKeptFolderThatIsALinkIsRefused) {
-  const std::string parent = NewDir("link");
+  const std::string parent = mla::FreshTestFolder("tune_folder_link");
   ASSERT_EQ(mkdir((parent + "/real").c_str(), 0700), 0);
   std::filesystem::create_symlink(parent + "/real", parent + "/link");
   TuneFolder f;
@@ -100,7 +94,7 @@ TEST(TuneFolder, AKeptFolderThatIsALinkIsRefused) {
 }
 
 TEST(TuneFolder, ANewKeptFolderIsPrivate) {
-  const std::string keep = NewDir("private") + "/a/b";
+  const std::string keep = mla::FreshTestFolder("tune_folder_private") + "/a/b";
   TuneFolder f;
   std::string error;
   ASSERT_TRUE(f.Make(keep, "", &error)) << error;

@@ -275,7 +275,7 @@ TEST(DeviceBuffers, MixedHostAndDeviceBuffersAreStaged) {
 
 // A host callback that holds the stream for 50 ms: the copy queued after it
 // lands long after the call starts, unless the library waits for the device.
-void Hold(void*) { usleep(50000); }
+void HoldHostFor50ms(void*) { usleep(50000); }
 
 TEST(Streams, WorkQueuedOnAnotherStreamBeforeTheCallIsComplete) {
   Local local;
@@ -310,7 +310,7 @@ TEST(Streams, WorkQueuedOnAnotherStreamBeforeTheCallIsComplete) {
     Check(cudaMemset(bufs.recv, 0x7f, bytes), "cudaMemset", &local);
     Check(cudaDeviceSynchronize(), "cudaDeviceSynchronize", &local);
     std::memcpy(pinned, data.data(), bytes);
-    Check(cudaLaunchHostFunc(user, Hold, nullptr), "cudaLaunchHostFunc", &local);
+    Check(cudaLaunchHostFunc(user, HoldHostFor50ms, nullptr), "cudaLaunchHostFunc", &local);
     Check(cudaMemcpyAsync(bufs.send, pinned, bytes, cudaMemcpyHostToDevice, user), "cudaMemcpyAsync", &local);
     mla_choice choice{};
     choice.algo = way.algo;

@@ -236,7 +236,7 @@ TEST(FlagPath, PoolMemoryIsCopiedNotShared) {
 
 // A host callback that holds a stream for 20 ms: the copy queued behind it
 // lands long after the call starts unless the library waits for it.
-void Hold(void*) { usleep(20000); }
+void HoldHostFor20ms(void*) { usleep(20000); }
 
 // MULTILANE_DEVICE_SYNC=device (the default) waits for every stream, a
 // non-blocking one included; =stream for the legacy default stream and
@@ -274,7 +274,7 @@ TEST(FlagPath, WorkQueuedBeforeTheCallIsSeen) {
       Check(cudaMemset(bufs.send, 0x7f, bytes), "cudaMemset", &local);
       Check(cudaDeviceSynchronize(), "cudaDeviceSynchronize", &local);
       std::memcpy(pinned, data.data(), bytes);
-      Check(cudaLaunchHostFunc(streams[s], Hold, nullptr), "cudaLaunchHostFunc", &local);
+      Check(cudaLaunchHostFunc(streams[s], HoldHostFor20ms, nullptr), "cudaLaunchHostFunc", &local);
       Check(cudaMemcpyAsync(bufs.send, pinned, bytes, cudaMemcpyHostToDevice, streams[s]), "cudaMemcpyAsync", &local);
       if (mla_allreduce_with(bufs.send, bufs.recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &choice) != MPI_SUCCESS)
         local.Fail(what + ": call failed");

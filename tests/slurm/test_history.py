@@ -101,8 +101,8 @@ def case_auto_layout_from_history(root):
         reports = os.path.join(root, "reports")
         os.makedirs(reports)
         s.env["MULTILANE_USER_DB"] = os.path.join(root, "state", "user.db")
-        heavy = "srun --mpi=pmix {job} {steps} 1048576 {ms} {mode}\n"  # about 0.1 % in allreduce
-        compute = heavy.format(job=ARGS.loop_job, steps=4, ms=1500, mode="split")
+        heavy = "srun --mpi=pmix {job} {steps} 1048576 {ms} {mode}\n"  # under 1 % in allreduce
+        compute = heavy.format(job=ARGS.loop_job, steps=4, ms=500, mode="split")
         # The communication-heavy job: 40 allreduces of 16 MiB, and a
         # computation 4 times as long as they take here at 1 per GPU
         # (measured: calibrate), so that a fifth of the time is allreduce: the

@@ -4,19 +4,12 @@
 
 #include <cmath>
 
+#include "tuner/tests/measurement_for_test.h"
+
 namespace mltuner {
 namespace {
 
 constexpr double kFloor = 0.03;
-
-Measurement M(uint64_t bytes, const std::string& cand, std::vector<double> samples, bool valid = true) {
-  Measurement m;
-  m.bytes = bytes;
-  m.candidate = cand;
-  m.samples = samples;
-  m.valid = valid;
-  return m;
-}
 
 // First launch: lane wins 4K (100 -> 50), 1M keeps the system MPI, hier
 // wins 64M.

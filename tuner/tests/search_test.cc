@@ -6,20 +6,10 @@
 #include <cmath>
 
 #include "vocab/profile.h"  // the library's own parser (vocab/profile.cc)
+#include "tuner/tests/measurement_for_test.h"
 
 namespace mltuner {
 namespace {
-
-Measurement M(uint64_t bytes, const std::string& cand, std::vector<double> samples, bool valid = true,
-              MemKind mem = MemKind::kHost) {
-  Measurement m;
-  m.mem = mem;
-  m.bytes = bytes;
-  m.candidate = cand;
-  m.samples = samples;
-  m.valid = valid;
-  return m;
-}
 
 TEST(Stats, MedianAndSpread) {
   EXPECT_DOUBLE_EQ(Median({3, 1, 2}), 2);
