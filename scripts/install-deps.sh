@@ -49,6 +49,7 @@ SUITE_PACKAGES=(
   python3 python3-mpi4py python3-numpy # the third-party MPI client test (/usr/bin/python3)
   sqlite3                              # the tests read the profile store with the sqlite3 shell
   slurm-wlm munge                      # the local Slurm of the plugin's tests
+  iproute2                             # ip and tc: the multi-node Slurm tests' network namespace nodes (local-slurm.sh --netns)
   lintian                              # checks the Debian packages (scripts/test.sh)
   ccache                               # the package build reuses the default build's objects (scripts/test.sh)
   lmod                                 # the Lmod module's test (tests/install)

@@ -11,7 +11,8 @@
 # the machine's network and process table: run it beside the first
 # platform's Slurm tests only with ports of its own (MLA_SLURMCTLD_PORT,
 # MLA_SLURMD_PORT pass into the root; the test command gives it 17817).
-# At the end every process left in the root is stopped.
+# At the end every process left in the root is stopped and the network
+# namespace nodes' bridges and veths its Slurm tests left are removed.
 #
 # Usage: platform-stage.sh [prepare|build|test|stop]; with none it does
 # prepare, build and test.
@@ -23,28 +24,57 @@
 #   test     copies the tree in again (unchanged files keep their times, so
 #            the build there is only brought up to date), builds where no
 #            root was built yet, and runs the suites.
-#   stop     stops every process running in the root.
+#   stop     stops every process running in the root and removes the
+#            network its Slurm tests left.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 suite=trixie
 work=$PWD/build/platform-$suite
 root=$work/root
 
+# stop_root_processes: every process in the root, then what its Slurm tests'
+# clusters left in the machine's network (remove_root_networks).
 stop_root_processes() {
   local p pids=()
   for p in /proc/[0-9]*; do
     [ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && pids+=("${p#/proc/}")
   done
-  [ ${#pids[@]} -eq 0 ] && return 0
-  kill "${pids[@]}" 2>/dev/null || true
-  sleep 1
-  kill -9 "${pids[@]}" 2>/dev/null || true
+  if [ ${#pids[@]} -gt 0 ]; then
+    kill "${pids[@]}" 2>/dev/null || true
+    sleep 1
+    kill -9 "${pids[@]}" 2>/dev/null || true
+  fi
+  remove_root_networks
+}
+
+# remove_root_networks: the network that the root's multi-node Slurm tests
+# made (local-slurm.sh --netns) and did not remove, a stage killed halfway.
+# The root shares the machine's network namespace, so their management
+# bridges and veths (mlaTAG*) are the machine's; their namespaces, mounted
+# on the root's /run/netns/mla-TAG-* in the root's own mount namespace, end
+# with its processes, and their files stay.  Only the TAGs named there are
+# removed: other clusters on the machine are left alone.
+remove_root_networks() {
+  local f tag l
+  command -v ip >/dev/null || return 0
+  for f in "$root"/run/netns/mla-*; do
+    [ -e "$f" ] || continue
+    tag=${f##*/mla-}
+    tag=${tag%%-*}
+    for l in $(ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | grep "^mla$tag" || true); do
+      ip link del "$l" 2>/dev/null || true
+    done
+    rm -f "$f" 2>/dev/null || true
+  done
 }
 
 # in_root STEP: platform-inside.sh STEP in the root, in a mount namespace of
 # its own; returns its exit status.  The root's environment is made anew;
 # of this one only the test Slurm's ports pass in (MLA_SLURMCTLD_PORT,
-# MLA_SLURMD_PORT: scripts/slurm/local-slurm.sh), where set.
+# MLA_SLURMD_PORT: scripts/slurm/local-slurm.sh), where set.  The root is
+# bind-mounted on itself, so that its / is a mount point as on a booted
+# system: `ip netns exec` (the multi-node Slurm tests read the rails'
+# counters with it) makes / a slave mount and stops where / is a plain folder.
 in_root() {
   local pass=() v
   for v in MLA_SLURMCTLD_PORT MLA_SLURMD_PORT; do
@@ -54,6 +84,7 @@ in_root() {
     set -e
     R=$1 step=$2
     shift 2
+    mount --bind "$R" "$R"
     mount -t proc proc "$R/proc"
     mount -t sysfs sys "$R/sys"
     mount --bind /dev "$R/dev"

@@ -48,9 +48,14 @@
 # rail's TCP rate and reads the rails' byte counters (for a test to check that
 # a job's traffic crossed them).  Open MPI's TCP uses every interface but
 # loopback, mgmt too: OMPI_MCA_btl_tcp_if_include=rail0,rail1 keeps it on the
-# rails (it then spreads a job's bytes evenly over them).
+# rails (it then stripes messages above its eager limit over them and sends
+# the smaller ones on one rail; tests/slurm/slurm_fixtures.py check_rails).
 # Variables: MLA_SLURM_CLI_FILTER=1 turns on cli_filter/lua with DIR/cli_filter.lua;
-# MLA_SLURMCTLD_PORT, MLA_SLURMD_PORT (the first node's port) move the ports.
+# MLA_SLURMCTLD_PORT, MLA_SLURMD_PORT (the first node's port) move the ports;
+# MLA_SLURM_OWNER=PID names the process that will stop the cluster (a test):
+# should it end without stopping a --netns cluster (CTest kills a case on its
+# timeout), the next start of any cluster stops that one and removes its
+# network (sweep_orphans).
 set -euo pipefail
 
 usage="usage: local-slurm.sh start DIR [--nodes N [--netns [--rails R] [--rate RATE] [--delay DELAY]]] [--mpi-default TYPE] [PLUGSTACK_LINE...] | restart-slurmd DIR | stop DIR"
@@ -192,11 +197,9 @@ no_ipv6() {
 # ns_no_ipv6 NS: IPv6 off in NS, on its interfaces (all) and those made
 # later (default).
 ns_no_ipv6() {
-  local c
   [ -d /proc/sys/net/ipv6 ] || return 0
-  for c in all default; do
-    echo 1 | ip netns exec "$1" tee "/proc/sys/net/ipv6/conf/$c/disable_ipv6" >/dev/null
-  done
+  # shellcheck disable=SC2016  # $c is the inner shell's
+  nsenter "--net=/run/netns/$1" /bin/sh -c 'for c in all default; do echo 1 > /proc/sys/net/ipv6/conf/$c/disable_ipv6; done'
 }
 
 # rate_bits RATE: RATE (200mbit) in bit/s.
@@ -215,12 +218,12 @@ shape() {
   local burst
   burst=$(( $(rate_bits "$rate") / 8 / 1000 ))
   [ "$burst" -ge 32768 ] || burst=32768
-  if ! ip netns exec "$1" tc qdisc add dev "$2" root handle 1: tbf rate "$rate" burst "$burst" latency 10ms; then
+  if ! tc -n "$1" qdisc add dev "$2" root handle 1: tbf rate "$rate" burst "$burst" latency 10ms; then
     echo "local-slurm.sh: tc could not shape $2 with tbf (no sch_tbf in this kernel?): the rails need it" >&2
     exit 1
   fi
   [ "$delay" = 0 ] && return 0
-  if ! ip netns exec "$1" tc qdisc add dev "$2" parent 1:1 handle 10: netem delay "$delay" limit 10000; then
+  if ! tc -n "$1" qdisc add dev "$2" parent 1:1 handle 10: netem delay "$delay" limit 10000; then
     echo "local-slurm.sh: --delay $delay needs tc's netem qdisc (sch_netem), which this kernel lacks: leave --delay out" >&2
     exit 1
   fi
@@ -239,6 +242,43 @@ netns_free() {
   fi
 }
 
+# proc_start PID: the start time of process PID (field 22 of its stat, in
+# clock ticks since boot), empty when there is no such process: with the pid
+# it names one process, not a later one that got the same pid.
+proc_start() {
+  local stat
+  read -r stat < "/proc/$1/stat" 2>/dev/null || return 0
+  stat=${stat##*) }
+  echo "$stat" | awk '{print $20}'
+}
+
+# owner_gone DIR: 0 when DIR/owner (written at start from MLA_SLURM_OWNER:
+# "PID START") names a process that has ended; 1 when it runs or DIR has no
+# owner file (a cluster started by hand is never taken for an orphan).
+owner_gone() {
+  local pid start
+  read -r pid start < "$1/owner" 2>/dev/null || return 1
+  [ "$(proc_start "$pid")" != "$start" ]
+}
+
+# sweep_orphans: stops every network namespace cluster whose owner has ended
+# without stopping it (a test case that CTest killed on its timeout): its
+# daemons, namespaces, veths and bridges.  Found by the root namespace's
+# management bridges mlaTAGbr, whose alias is the cluster's DIR (netns_up);
+# a bridge whose alias is no folder here (one made by a chroot's cluster) or
+# whose TAG is not its folder's is left alone.
+sweep_orphans() {
+  local br alias
+  command -v ip >/dev/null || return 0
+  for br in $(ip -o link show type bridge | awk -F': ' '{print $2}' | grep -E '^mla[0-9a-f]{6}br$' || true); do
+    alias=$(cat "/sys/class/net/$br/ifalias" 2>/dev/null || true)
+    if [ -z "$alias" ] || [ "$alias" = "$dir" ] || [ ! -d "$alias" ]; then continue; fi
+    if [ "mla$(printf %s "$alias" | sha1sum | cut -c1-6)br" != "$br" ] || ! owner_gone "$alias"; then continue; fi
+    echo "local-slurm.sh: stopping $alias, a cluster whose owner (pid $(cut -d' ' -f1 "$alias/owner")) ended without stopping it" >&2
+    bash "$0" stop "$alias" >&2 || true
+  done
+}
+
 # netns_up: DIR's network (see the header): the fabric namespace with one
 # bridge per rail, the management bridge in the root namespace, and per node
 # a namespace with its mgmt and rail interfaces; DIR/netns.env lists them.
@@ -255,34 +295,46 @@ netns_up() {
     echo "fabric=$fabric"
     echo "controller=$mgmt_net.254"
   } > "$dir/netns.env"
-  ip netns add "$fabric"
-  ns_no_ipv6 "$fabric"
-  ip link add "$br" type bridge
+  # One `ip -batch` per namespace and step: some 60 ip commands, each a
+  # process of its own, took 1.5 s of the start on the busy 2-core machine.
+  for ns in "$fabric" "${names[@]/#/$ns_prefix}"; do echo "netns add $ns"; done | ip -batch -
+  for ns in "$fabric" "${names[@]/#/$ns_prefix}"; do ns_no_ipv6 "$ns"; done
+  {
+    echo "link add $br type bridge"
+    for i in $(seq "$nodes"); do echo "link add ${link_prefix}n$i type veth peer name mgmt netns $ns_prefix${names[i - 1]}"; done
+  } | ip -batch -
+  ip link set "$br" alias "$dir"  # sweep_orphans finds the cluster by it
   no_ipv6 "/proc/sys/net/ipv6/conf/$br"
-  ip addr add "$mgmt_net.254/24" dev "$br"
-  ip link set "$br" up
-  for r in $(seq 0 $((rails - 1))); do
-    ip -n "$fabric" link add "rail$r" type bridge
-    ip -n "$fabric" link set "rail$r" up
-  done
+  for i in $(seq "$nodes"); do no_ipv6 "/proc/sys/net/ipv6/conf/${link_prefix}n$i"; done
+  {
+    echo "addr add $mgmt_net.254/24 dev $br"
+    echo "link set $br up"
+    for i in $(seq "$nodes"); do echo "link set ${link_prefix}n$i master $br up"; done
+  } | ip -batch -
+  {
+    for r in $(seq 0 $((rails - 1))); do echo "link add rail$r type bridge"; echo "link set rail$r up"; done
+    for i in $(seq "$nodes"); do
+      for r in $(seq 0 $((rails - 1))); do
+        echo "link add n${i}r$r type veth peer name rail$r netns $ns_prefix${names[i - 1]}"
+        echo "link set n${i}r$r master rail$r up"
+      done
+    done
+  } | ip -n "$fabric" -batch -
   i=0
   for n in "${names[@]}"; do
     i=$((i + 1))
     ns=$ns_prefix$n
-    ip netns add "$ns"
-    ns_no_ipv6 "$ns"
-    ip -n "$ns" link set lo up
-    ip link add "${link_prefix}n$i" type veth peer name mgmt netns "$ns"
-    no_ipv6 "/proc/sys/net/ipv6/conf/${link_prefix}n$i"
-    ip link set "${link_prefix}n$i" master "$br" up
-    ip -n "$ns" addr add "$mgmt_net.$i/24" dev mgmt
-    ip -n "$ns" link set mgmt up
+    {
+      echo "link set lo up"
+      echo "addr add $mgmt_net.$i/24 dev mgmt"
+      echo "link set mgmt up"
+      for r in $(seq 0 $((rails - 1))); do
+        echo "addr add 10.243.$((200 + r)).$i/24 dev rail$r"
+        echo "link set rail$r up"
+      done
+    } | ip -n "$ns" -batch -
     { echo "ns_$n=$ns"; echo "mgmt_$n=$mgmt_net.$i"; } >> "$dir/netns.env"
     for r in $(seq 0 $((rails - 1))); do
-      ip -n "$fabric" link add "n${i}r$r" type veth peer name "rail$r" netns "$ns"
-      ip -n "$fabric" link set "n${i}r$r" master "rail$r" up
-      ip -n "$ns" addr add "10.243.$((200 + r)).$i/24" dev "rail$r"
-      ip -n "$ns" link set "rail$r" up
       shape "$ns" "rail$r"
       echo "rail${r}_$n=10.243.$((200 + r)).$i" >> "$dir/netns.env"
     done
@@ -489,6 +541,13 @@ fi
 for line in "$@"; do echo "$line" >> "$dir/plugstack.conf"; done
 chmod 644 "$dir"/*.conf
 
+# A cluster that a killed test left behind holds its ports and network.
+sweep_orphans
+rm -f "$dir/owner"
+if [ -n "${MLA_SLURM_OWNER:-}" ]; then
+  [ -n "$(proc_start "$MLA_SLURM_OWNER")" ] || bad_option "MLA_SLURM_OWNER=$MLA_SLURM_OWNER: no such process; give the pid of the process that will stop this cluster"
+  echo "$MLA_SLURM_OWNER $(proc_start "$MLA_SLURM_OWNER")" > "$dir/owner"
+fi
 # Another Slurm on our ports (a test that died without stopping its own)
 # would answer in our place: refuse to start next to it.
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }

@@ -12,6 +12,16 @@ Each case starts its own Slurm in a fresh folder and stops it at the end.
 The node claims 8 CPUs and 2 fake GPUs (character devices), so the layout
 (tasks per GPU, CUDA_VISIBLE_DEVICES, CPU binding) is real Slurm behaviour;
 what runs on the "GPUs" is host-memory MPI.
+
+A cluster of more than one node runs on network namespace nodes
+(`local-slurm.sh --nodes N --netns --rails 2 --rate 10gbit`): each node
+has its own address and two shaped rails, Open MPI's TCP is kept on the
+rails (OMPI_MCA_btl_tcp_if_include=rail0,rail1), and a case that moves MPI
+data between the nodes checks with Slurm.rail_counters / check_rails that
+bytes crossed every rail (or the rails together, for mostly small
+messages).  MLA_SLURMCTLD_PORT and MLA_SLURMD_PORT, when set, move the
+cluster's ports (a second checkout's tests beside CI's); a cluster whose
+case CTest killed is stopped by the next case's start (MLA_SLURM_OWNER).
 """
 import argparse
 import hashlib
@@ -31,6 +41,21 @@ TEST_USER = "mltest"
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from e2e import cases_in, check, home_variables, listed, log, rank_lines, run, run_case  # noqa: E402,F401  (tests/e2e.py, the scripts' shared helpers; rank_lines for the feature scripts)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "slurm"))
+import netns_check  # noqa: E402  (scripts/slurm/netns_check.py: the rails' byte counters)
+
+# Multi-node clusters run on network namespace nodes with this many rails.
+RAILS = 2
+# The rate each rail is shaped to (local-slurm.sh --rate): far above what the
+# tests' steps move on the 2-core machine, so that the shaping never slows a
+# test down against loopback; the tests check the rails' counters, not their
+# speed (a measurement starts its own cluster at the rate it studies).
+RAIL_RATE = "10gbit"
+# The bytes each rail must carry on each node in a step that moves MPI data
+# between the nodes, and the rails together each way (check_rails): far
+# above what reaches an idle rail (nothing: IPv6 is off there, and ARP
+# frames are 42 B), far below a step's allreduces.
+RAIL_MIN_BYTES = 64 * 1024
 
 
 class Slurm:
@@ -83,13 +108,24 @@ class Slurm:
         # 2-core machine, and under srun (unlike mpirun --oversubscribe)
         # nothing tells Open MPI so; a spinning rank starves the others.
         self.env["OMPI_MCA_mpi_yield_when_idle"] = "1"
+        nodes_args = []
         if nodes > 1:
-            # Open MPI between the nodes: TCP on loopback.
-            self.env["OMPI_MCA_btl_tcp_if_include"] = "lo"
-            self.env["OMPI_MCA_oob_tcp_if_include"] = "lo"
+            # Nodes with a network of their own (local-slurm.sh --netns):
+            # each node a network namespace with its own address (mgmt, what
+            # Slurm uses) and RAILS shaped NICs; Open MPI's TCP between the
+            # nodes on the rails only (not mgmt, not loopback), spread over
+            # them.  check_rails() counts the bytes each rail moved.
+            nodes_args = ["--nodes", str(nodes), "--netns", "--rails", str(RAILS), "--rate", RAIL_RATE]
+            self.env["OMPI_MCA_btl_tcp_if_include"] = ",".join(f"rail{r}" for r in range(RAILS))
         self.script = script
-        start = ["bash", script, "start", self.dir] + (["--nodes", str(nodes)] if nodes > 1 else [])
+        start = ["bash", script, "start", self.dir] + nodes_args
         start += (["--mpi-default", mpi_default] if mpi_default else []) + [line]
+        # The ports come from MLA_SLURMCTLD_PORT and MLA_SLURMD_PORT when set
+        # (env is this process's environment): a second checkout's tests
+        # beside CI's move them.  This process owns the cluster: should CTest
+        # kill it on its timeout before stop(), the next start of a cluster
+        # stops this one and removes its namespaces and bridges.
+        env["MLA_SLURM_OWNER"] = str(os.getpid())
         p = subprocess.run(start, capture_output=True, text=True, env=env, timeout=120)
         if p.returncode != 0:
             self.stop()
@@ -97,7 +133,57 @@ class Slurm:
         log(f"slurm: started in {self.dir}; plugstack: {line}")
 
     def stop(self):
-        subprocess.run(["bash", self.script, "stop", self.dir], capture_output=True, text=True, timeout=60)
+        """Stops the daemons and, for namespace nodes, removes the
+        namespaces, veths and bridges; a case calls it in `finally`, so a
+        failing case leaves nothing running either."""
+        p = subprocess.run(["bash", self.script, "stop", self.dir], capture_output=True, text=True, timeout=60)
+        if p.returncode != 0:
+            log(f"local-slurm.sh stop {self.dir}: exit {p.returncode}\n{p.stdout}{p.stderr}")
+
+    def rail_counters(self):
+        """The byte counters of every node's mgmt and rail interfaces
+        (netns_check.py's reader): take them before a step that moves MPI
+        data between the nodes and give them to check_rails after it."""
+        check(self.nodes > 1, "rail counters: a one-node cluster has no rails")
+        return netns_check.read_counters(self.dir)
+
+    def check_rails(self, before, what, every_rail=True, min_bytes=RAIL_MIN_BYTES):
+        """Checks that the MPI traffic of WHAT (the steps run since BEFORE,
+        from rail_counters) crossed the rails: each node's rails together
+        sent and received at least MIN_BYTES each way, and with EVERY_RAIL
+        each rail of each node moved at least MIN_BYTES (sent and received
+        together).  What is true of both platforms' Open MPI (measured on
+        these test steps): a message above the TCP eager limit (64 KiB) is
+        striped over both rails, the smaller ones go on one rail (rail1; 0 B
+        on rail0 in every run of the MPI suite, 11-37 MB on rail1, with 4.1.4
+        and 5.0.7 alike), so a step of mostly small messages passes
+        every_rail=False.  Which way the striped bytes go is not fixed: in
+        some steps of 256 KiB allreduces only one node's sends were striped
+        and the other node's went on rail1 (rail0 carried 2-19 KB one way
+        against 0.2-4.5 MB the other: 4.1.4 in the probe under lane once;
+        5.0.7 in every run of its own allreduce, the jobs that are not all
+        in and mlprobe's system algorithms), while the other steps, tune's
+        probe job among them (40-132 MB each way on each rail), striped
+        both ways; hence a rail's two directions counted together.  The rails
+        carry nothing else (IPv6 is off there; an ARP frame is 42 B).  Logs
+        every interface's bytes, mgmt included."""
+        change = netns_check.counter_change(before, netns_check.read_counters(self.dir))
+        lines = [f"{node} {i}: tx {c['tx_bytes']:,} B rx {c['rx_bytes']:,} B"
+                 for node, ifs in change.items() for i, c in ifs.items()]
+        log(f"--- {what}: bytes on the nodes' interfaces\n  " + "\n  ".join(lines))
+        short = []
+        for node, ifs in change.items():
+            rails = {i: c for i, c in ifs.items() if i.startswith("rail")}
+            both = {k: sum(c[k] for c in rails.values()) for k in ("tx_bytes", "rx_bytes")}
+            short += [f"{node} rails together {k} {v:,} B" for k, v in both.items() if v < min_bytes]
+            if every_rail:
+                short += [f"{node} {i} tx+rx {c['tx_bytes'] + c['rx_bytes']:,} B" for i, c in rails.items()
+                          if c["tx_bytes"] + c["rx_bytes"] < min_bytes]
+        want = "on each rail (tx+rx) and " if every_rail else ""
+        check(not short, f"{what}: the MPI traffic between the nodes did not cross "
+              f"{'every rail' if every_rail else 'the rails'} "
+              f"(OMPI_MCA_btl_tcp_if_include={self.env.get('OMPI_MCA_btl_tcp_if_include')}; "
+              f"want at least {min_bytes:,} B {want}each way on the rails together, on each node): " + "; ".join(short))
 
     def cmd(self, args, check_rc=True, user=None, timeout=300, cwd=None):
         return run(args, check=check_rc, env=self.env, user=user, timeout=timeout, cwd=cwd or self.root)

@@ -1,6 +1,10 @@
 #!/usr/bin/python3
-"""Slurm end to end: two nodes (two slurmd on this machine): the MPI suite, a
-job, a tune, a second node that differs, the system's algorithms.
+"""Slurm end to end: two nodes (two slurmd on this machine, each in a network
+namespace of its own with two rails): the MPI suite, a job, a tune, a second
+node that differs, the system's algorithms.  Every step that moves MPI data
+between the nodes is checked to have crossed the rails (their byte counters):
+each rail where its allreduces are 256 KiB or more, which Open MPI stripes
+over both; the rails together for the MPI suite's mostly small messages.
 
     test_two_nodes.py CASE ARGS...  (or --list: the case names)
 
@@ -37,6 +41,7 @@ def case_two_nodes_mpi_suite(root):
                 ("split", 4, "split", "Intercept.*:Layout.*:Communicators.*", two),
                 ("irregular (Slurm's placement of 5 tasks)", 5, None, "", [])]
         for what, n, algo, flt, placement in runs:
+            before = s.rail_counters()
             env = dict(s.env)
             env["MLA_TEST_EXPECT_NODES"] = "2"
             if algo:
@@ -49,11 +54,15 @@ def case_two_nodes_mpi_suite(root):
             check(q.returncode == 0 and "[  PASSED  ]" in text and "FAILED" not in text,
                   f"two nodes, {what}: the MPI suite failed (exit {q.returncode}):\n{text[-4000:]}")
             check(not re.search(r"^\[  SKIPPED \]", text, re.M), f"two nodes, {what}: a test skipped itself")
+            # Mostly messages below Open MPI's TCP eager limit: one rail may carry them all.
+            s.check_rails(before, f"two nodes, {what}", every_rail=False)
         # What the library itself says about the layout, and that lane ran.
         env = dict(s.env)
         env["LD_PRELOAD"] = ARGS.library
         env["MULTILANE_ALGO"] = "lane"
+        before = s.rail_counters()
         q = run(["srun", "-N2", "-n4"] + two + ["--mpi=pmix", ARGS.probe, "3"], env=env, timeout=300, cwd=root)
+        s.check_rails(before, "two nodes, the probe under lane")
         rows = rank_lines(q.stdout)
         check(len(rows) == 4 and [r["host"] for r in rows] == ["node1", "node1", "node2", "node2"],
               f"block distribution over the two nodes: {rows}")
@@ -89,8 +98,10 @@ def case_two_nodes_sbatch_multilane(root):
         body = ("echo batch ntasks=$SLURM_NTASKS nodes=$SLURM_JOB_NUM_NODES\n"
                 + PROBE_JOB.format(probe=ARGS.probe)
                 + "srun bash -c 'echo task $SLURM_PROCID host=$(hostname) pipe=$CUDA_MPS_PIPE_DIRECTORY'\n")
+        before = s.rail_counters()
         p, out = s.sbatch(["-N2", "--gpus-per-node=2", f"--multilane=report:{reports}"], body, name="two-nodes")
         check(p.returncode == 0, "the job failed")
+        s.check_rails(before, "sbatch -N2 --multilane")
         check("batch ntasks=4 nodes=2" in out, "the allocation did not get 1 task per GPU on 2 nodes (4 tasks)")
         rows = rank_lines(out)
         check(len(rows) == 4, f"expected 4 ranks, got {len(rows)}")
@@ -147,8 +158,10 @@ def case_two_nodes_tune_partition(root):
         env = dict(s.env)
         env.update(probe_env())
         kept = os.path.join(root, "kept")
+        before = s.rail_counters()
         p = run([ARGS.multilane, "tune", "--partition", "gpu", "--db", s.db, "--budget", "4", "--sizes", "64K:256K",
                  "--np", "2", "--memory", "host", "--keep", kept], env=env, timeout=600, cwd=root)
+        s.check_rails(before, "tune --partition's probe job on two nodes")
         text = p.stdout + p.stderr
         log(text)
         names = sorted(os.listdir(kept))
@@ -167,7 +180,9 @@ def case_two_nodes_tune_partition(root):
         show = run([ARGS.multilane, "show", "--db", s.db], env=env).stdout
         check("measured on 2 real node(s)" in show, show)
         # A job on both nodes gets the profile.
+        before = s.rail_counters()
         q = s.cmd(["srun", "-N2", "--ntasks-per-node=2", "--multilane", "--mpi=pmix", ARGS.probe, "3"])
+        s.check_rails(before, "a job on both nodes with the tuned profile")
         rows = rank_lines(q.stdout)
         check(len(rows) == 4 and all(x["preload"] == "1" and x["ok"] == "1" and x["nodes"] == "2" for x in rows),
               f"the job on two nodes did not run with the profile: {rows}")
@@ -195,11 +210,13 @@ exec {ARGS.multilane} "$@"
         publish_lane_profile(s.db)
         env = dict(s.env)
         env["MULTILANE_ALGO"] = "lane"
+        before = s.rail_counters()
         q = run(["srun", "-N2", "-n4", "--ntasks-per-node=2", "--multilane", "--mpi=pmix", ARGS.probe, "3"],
                 check=False, env=env, timeout=300, cwd=root)
         text = q.stdout + q.stderr
         log(text)
         check(q.returncode == 0, f"the job failed (exit {q.returncode})")
+        s.check_rails(before, "the job that is not all in (MPI's own allreduce between the nodes)")
         rows = rank_lines(q.stdout)
         check(len(rows) == 4 and [r["host"] for r in rows] == ["node1", "node1", "node2", "node2"],
               f"block distribution over the two nodes: {rows}")
@@ -267,11 +284,13 @@ def case_two_nodes_system_algorithms_observed(root):
             json.dump(PLAN, f)
         env = dict(s.env)
         env.pop("MULTILANE_RANKS_PER_NODE", None)
+        before = s.rail_counters()
         q = run(["srun", "-N2", "-n4", "--ntasks-per-node=2", "--mpi=pmix",
                  f"--export=ALL,LD_PRELOAD={ARGS.coll_counter},COLL_BASE_COUNTS_DIR={folder}",
                  ARGS.mlprobe, "--plan", plan, "--out", out, "--exhaustive"], check=False, env=env, timeout=300, cwd=root)
         log(q.stdout[-3000:] + q.stderr[-3000:])
         check(q.returncode == 0, f"mlprobe on two nodes exited with status {q.returncode}")
+        s.check_rails(before, "mlprobe on two nodes")
         with open(out) as f:
             result = json.load(f)
         counts = take_counts(folder, 4)
