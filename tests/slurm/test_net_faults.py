@@ -44,6 +44,12 @@ RAIL_DOWN_BOUND_S = 10
 TCP_RETRIES = 3
 # A slow node's rails (they run at RAIL_RATE otherwise).
 SLOW_RATE = "100mbit"
+# How often the slow node's rate shapers must hold a packet back during the
+# job (tbf's overlimits; at SLOW_RATE 36,248 times, at RAIL_RATE 955: its
+# 32 KiB bursts hold some back even there).
+SLOW_MIN_HOLDS = 10000
+# The short job after a fault ends within this many seconds.
+NEXT_JOB_BOUND_S = 60
 # scancel ends a job within this many seconds.
 CANCEL_BOUND_S = 20
 
@@ -104,7 +110,10 @@ def check_exact(rc, out, what, size=4):
 def next_job(s, what, nodes=None, rails=None):
     """A short job after the fault, on NODES (default: both) and RAILS
     (default: every rail): it must end with exact sums."""
-    q = run(loop_command(nodes, steps=5), check=False, env=lane_env(s, rails), timeout=60, cwd=s.root)
+    try:
+        q = run(loop_command(nodes, steps=5), check=False, env=lane_env(s, rails), timeout=NEXT_JOB_BOUND_S, cwd=s.root)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"the job after {what} still ran after {NEXT_JOB_BOUND_S} s")
     check_exact(q.returncode, q.stdout + q.stderr, f"the job after {what}", 4 if nodes is None else 2)
 
 
@@ -130,6 +139,14 @@ def shape(s, node, rail, rate):
     """RAIL of NODE at RATE (its tbf, local-slurm.sh shape)."""
     run(["tc", "-n", node_ns(s, node), "qdisc", "change", "dev", rail, "root", "handle", "1:", "tbf", "rate", rate,
          "burst", "32k", "latency", "10ms"])
+
+
+def overlimits(s, node):
+    """How often NODE's rails' rate shapers held a packet back (tbf's
+    overlimits, both rails together)."""
+    out = "".join(run(["tc", "-s", "-n", node_ns(s, node), "qdisc", "show", "dev", f"rail{r}", "root"]).stdout
+                  for r in range(2))
+    return sum(int(n) for n in re.findall(r"overlimits (\d+)", out))
 
 
 def case_net_faults_rail_down(root):
@@ -176,12 +193,18 @@ def case_net_faults_slow_node(root):
     runs: the job is slower and ends with its exact sums."""
     s = Slurm(root, {}, nodes=2)
     try:
+        held = {}
+
         def slow():
+            held["before"] = overlimits(s, "node2")
             for rail in ("rail0", "rail1"):
                 shape(s, "node2", rail, SLOW_RATE)
         rc, out, took = job_with_fault(s, slow)
         check_exact(rc, out, "a slow node")
-        log(f"a slow node: the job took {took:.1f} s")
+        held["after"] = overlimits(s, "node2")
+        check(held["after"] - held["before"] >= SLOW_MIN_HOLDS,
+              f"the slower rails held packets back fewer than {SLOW_MIN_HOLDS} times: {held}")
+        log(f"a slow node: the job took {took:.1f} s; the rails held packets back {held['after'] - held['before']} times")
         next_job(s, "a slow node")
     finally:
         s.stop()
@@ -190,7 +213,8 @@ def case_net_faults_slow_node(root):
 def case_net_faults_slurmd_dies(root):
     """node2's slurmd killed (SIGKILL) while the job's step runs: the step's
     slurmstepd does not need it, and the job ends with its exact sums; the
-    next job, on node1, runs."""
+    next job, on node1, runs.  (A step on node2 itself waits for its slurmd:
+    srun still waited after NEXT_JOB_BOUND_S.)"""
     s = Slurm(root, {}, nodes=2)
     try:
         def kill():
