@@ -5,10 +5,10 @@ checked every step, 4 ranks, 2 per node, Open MPI's TCP on both rails) meets
 one fault while it runs: a rail taken down, 1 % loss on a rail, a slow node,
 the slurmd of a node killed.  Each case asserts what Open MPI 4.1 and Slurm
 22.05 do with it: the job ends with its exact sums (loop_job's own check,
-"ok=1") within FAULT_BOUND_S, or (a rail down) Open MPI says the rail's
-connections failed and the job hangs, which the case bounds (it cancels the
-job after RAIL_DOWN_BOUND_S; a real job's bound is its time limit); never a
-wrong sum.  After each fault the next job on the healthy nodes and rails
+"ok=1"; every call lane, the library's counters say) within FAULT_BOUND_S,
+or (a rail down) Open MPI says the rail's connections failed and the job
+hangs, which the case bounds (it cancels the job after RAIL_DOWN_BOUND_S; a
+real job's bound is its time limit); never a wrong sum.  After each fault the next job on the healthy nodes and rails
 must run.  The kernel here has no netem: the loss is nftables' random drop,
 the slow node rails shaped to a lower rate.
 
@@ -55,11 +55,13 @@ CANCEL_BOUND_S = 20
 
 
 def lane_env(s, rails=None):
-    """The job's environment: the library preloaded, every allreduce lane,
-    Open MPI's TCP on RAILS (default: every rail)."""
+    """The job's environment: the library preloaded, every allreduce lane
+    (its counters printed at the end), Open MPI's TCP on RAILS (default:
+    every rail)."""
     env = dict(s.env)
     env["LD_PRELOAD"] = ARGS.library
     env["MULTILANE_ALGO"] = "lane"
+    env["MULTILANE_STATS"] = "1"
     if rails is not None:
         env["OMPI_MCA_btl_tcp_if_include"] = ",".join(rails)
     return env
@@ -102,9 +104,12 @@ def job_with_fault(s, fault, bound=FAULT_BOUND_S):
 
 
 def check_exact(rc, out, what, size=4):
-    """The job of SIZE ranks ended with its exact sums (loop_job's own check)."""
+    """The job of SIZE ranks ended with its exact sums (loop_job's own check),
+    every allreduce run by lane (the library's counters)."""
     check(rc == 0 and f"loop size={size} ok=1" in out, f"{what}: the job did not end with exact sums (exit {rc}):\n{out[-3000:]}")
     check("ok=0" not in out, f"{what}: a wrong sum:\n{out}")
+    lane = re.search(r"^multilane: stats: rank 0: calls=(\d+) .*\blane=(\d+) ", out, re.M)
+    check(lane and lane.group(1) == lane.group(2) != "0", f"{what}: not every allreduce ran lane: {lane and lane.group(0)}")
 
 
 def next_job(s, what, nodes=None, rails=None):
