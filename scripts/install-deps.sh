@@ -50,6 +50,7 @@ SUITE_PACKAGES=(
   sqlite3                              # the tests read the profile store with the sqlite3 shell
   slurm-wlm munge                      # the local Slurm of the plugin's tests
   iproute2                             # ip and tc: the multi-node Slurm tests' network namespace nodes (local-slurm.sh --netns)
+  nftables                             # nft: the network fault tests' packet loss (tests/slurm/test_net_faults.py)
   lintian                              # checks the Debian packages (scripts/test.sh)
   ccache                               # the package build reuses the default build's objects (scripts/test.sh)
   lmod                                 # the Lmod module's test (tests/install)
