@@ -24,7 +24,9 @@ struct ThreadCounts {
 // Returns the calling thread's counts, made (or taken over from a thread that
 // ended, counts kept) at its first call.  Sets are never freed, so the sums
 // keep every ended thread's counts; there are as many as threads that ran
-// at once.
+// at once.  A call made while its thread ends, after the set was handed
+// back (from another thread-local object's destructor), still adds to it
+// and may lose a count to the thread that took it over.
 ThreadCounts& MyCounts();
 
 // Adds n to a counter of the calling thread's own set.
