@@ -23,8 +23,9 @@ struct Overhead {
 // Measures, at each size of `opt`, the three ways of calling on
 // MPI_COMM_SELF with host buffers, where the system MPI's own work is a
 // copy and nothing waits for another rank: 9 rounds of 4000 calls each, the
-// three interleaved round by round; each figure is the median over the
-// rounds (the differences per round, so that drift cancels).  Every rank
+// three interleaved round by round, each round starting with another of
+// them; each figure is the median over the rounds (the differences per
+// round, so that drift cancels).  Every rank
 // measures its own (no communication); the caller prints rank 0's.
 std::vector<Overhead> MeasureOverhead(const Options& opt);
 

@@ -8,6 +8,7 @@ set(MLA_LIBRARY_SOURCES
   base/log.cc
   base/partition.cc
   base/stats.cc
+  base/thread_counts.cc
   startup/ballot.cc
   startup/ballot_reader.cc
   startup/comm_scope.cc

@@ -1,4 +1,5 @@
 #include "libmlallreduce/base/stats.h"
+#include "libmlallreduce/base/thread_counts.h"
 #include "vocab/algo_names.h"
 
 #include <atomic>
@@ -8,15 +9,11 @@
 
 namespace mla::lib {
 namespace {
-std::atomic<uint64_t> g_calls{0};
 std::atomic<uint64_t> g_unsupported{0};
 std::atomic<uint64_t> g_device_calls{0};
-std::atomic<uint64_t> g_calls_by_algo[MLA_ALGO_COUNT];
-std::atomic<uint64_t> g_bytes_by_algo[MLA_ALGO_COUNT];
 std::atomic<uint64_t> g_calls_by_path[MLA_PATH_COUNT];
 std::atomic<uint64_t> g_nccl_fallbacks{0};
 std::atomic<int> g_device_ppg{0};
-std::atomic<uint64_t> g_entry_calls[MLA_ENTRY_COUNT];
 std::atomic<uint64_t> g_entry_passed_on[MLA_ENTRY_COUNT];
 constexpr int kReasons = static_cast<int>(Unsupported::kCount);
 std::atomic<uint64_t> g_unsupported_by[kReasons];
@@ -40,12 +37,13 @@ void NoteDeviceRanksPerGpu(int ppg) { g_device_ppg.store(ppg, std::memory_order_
 
 int DeviceRanksPerGpuSeen() { return g_device_ppg.load(std::memory_order_relaxed); }
 
-void CountCall() { g_calls.fetch_add(1, std::memory_order_relaxed); }
+void CountCall() { AddOwn(MyCounts().calls, 1); }
 
 void CountDone(mla_algo algo, uint64_t bytes) {
   if (algo < 0 || algo >= MLA_ALGO_COUNT) return;
-  g_calls_by_algo[algo].fetch_add(1, std::memory_order_relaxed);
-  g_bytes_by_algo[algo].fetch_add(bytes, std::memory_order_relaxed);
+  ThreadCounts& mine = MyCounts();
+  AddOwn(mine.calls_by_algo[algo], 1);
+  AddOwn(mine.bytes_by_algo[algo], bytes);
 }
 
 void CountDeviceCall() { g_device_calls.fetch_add(1, std::memory_order_relaxed); }
@@ -57,14 +55,14 @@ void CountDevicePath(int path, bool nccl_fallback) {
 
 void CountEntry(mla_entry entry, bool passed_on) {
   if (entry < 0 || entry >= MLA_ENTRY_COUNT) return;
-  g_entry_calls[entry].fetch_add(1, std::memory_order_relaxed);
+  AddOwn(MyCounts().entry_calls[entry], 1);
   if (passed_on) g_entry_passed_on[entry].fetch_add(1, std::memory_order_relaxed);
 }
 
 mla_entry_stats EntryStatsSnapshot() {
   mla_entry_stats s{};
   for (int i = 0; i < MLA_ENTRY_COUNT; ++i) {
-    s.calls[i] = g_entry_calls[i].load(std::memory_order_relaxed);
+    s.calls[i] = SumOverThreads([i](ThreadCounts & t) -> auto& { return t.entry_calls[i]; });
     s.passed_on[i] = g_entry_passed_on[i].load(std::memory_order_relaxed);
   }
   return s;
@@ -105,12 +103,12 @@ DetailStats DetailStatsSnapshot() {
 
 mla_stats StatsSnapshot() {
   mla_stats s{};
-  s.calls = g_calls.load(std::memory_order_relaxed);
+  s.calls = SumOverThreads([](ThreadCounts & t) -> auto& { return t.calls; });
   s.unsupported = g_unsupported.load(std::memory_order_relaxed);
   s.device_calls = g_device_calls.load(std::memory_order_relaxed);
   for (int i = 0; i < MLA_ALGO_COUNT; ++i) {
-    s.calls_by_algo[i] = g_calls_by_algo[i].load(std::memory_order_relaxed);
-    s.bytes_by_algo[i] = g_bytes_by_algo[i].load(std::memory_order_relaxed);
+    s.calls_by_algo[i] = SumOverThreads([i](ThreadCounts & t) -> auto& { return t.calls_by_algo[i]; });
+    s.bytes_by_algo[i] = SumOverThreads([i](ThreadCounts & t) -> auto& { return t.bytes_by_algo[i]; });
   }
   for (int i = 0; i < MLA_PATH_COUNT; ++i) s.calls_by_path[i] = g_calls_by_path[i].load(std::memory_order_relaxed);
   s.nccl_fallbacks = g_nccl_fallbacks.load(std::memory_order_relaxed);
@@ -118,19 +116,14 @@ mla_stats StatsSnapshot() {
 }
 
 void ResetStats() {
-  g_calls.store(0);
+  ZeroThreadCounts();
   g_unsupported.store(0);
   for (auto& n : g_unsupported_by) n.store(0);
   for (auto& n : g_system_calls) n.store(0);
   g_device_calls.store(0);
-  for (int i = 0; i < MLA_ALGO_COUNT; ++i) {
-    g_calls_by_algo[i].store(0);
-    g_bytes_by_algo[i].store(0);
-  }
   for (int i = 0; i < MLA_PATH_COUNT; ++i) g_calls_by_path[i].store(0);
   g_nccl_fallbacks.store(0);
   for (int i = 0; i < MLA_ENTRY_COUNT; ++i) {
-    g_entry_calls[i].store(0);
     g_entry_passed_on[i].store(0);
   }
 }

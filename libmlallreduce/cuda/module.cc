@@ -20,7 +20,11 @@ namespace {
 // (cudaMalloc), with its ordinal.  Every call asks this of its buffers: one
 // driver query for the three attributes, which on host memory answers in
 // half the time of cudaPointerGetAttributes (about 107 against 213 ns on the
-// H100 host) and, unlike it, never sets up the runtime.
+// H100 host) and, unlike it, never sets up the runtime.  Never cached: an
+// answer kept for an address is wrong once the host memory there is freed and
+// the driver maps device memory at the same address, and nothing cheaper than
+// this query tells the library that happened (docs/gpu.md, "Why the buffers'
+// kind is asked on every call").
 int PointerKind(const void* ptr, int* device) {
   unsigned type = 0, managed = 0;
   int ordinal = -1;

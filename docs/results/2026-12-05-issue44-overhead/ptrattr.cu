@@ -40,10 +40,18 @@ int main() {
           cuPointerGetAttributes(2, at, d, (CUdeviceptr)p);
         },
         n);
+    CUpointer_attribute only[1] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE};
+    double type_only = ns_per(
+        [&] {
+          unsigned t = 0;
+          void* d[1] = {&t};
+          cuPointerGetAttributes(1, only, d, (CUdeviceptr)p);
+        },
+        n);
     std::printf(
         "%-12s cudaPointerGetAttributes %.1f ns, cuPointerGetAttribute(type) %.1f ns, "
-        "cuPointerGetAttributes(type,managed) %.1f ns\n",
-        what, rt, one, two);
+        "cuPointerGetAttributes(type,managed) %.1f ns, cuPointerGetAttributes(type) %.1f ns\n",
+        what, rt, one, two, type_only);
   }
   return 0;
 }
