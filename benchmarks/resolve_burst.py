@@ -15,8 +15,8 @@ shared file system turns into round trips.
                      [--rounds 3] [--work DIR] [--no-publisher] [--check]
 
 With --check it exits 1, naming what failed, unless every resolver exited 0
-and found the profile (the test bench_resolve_burst: readers never see a
-half-published database).
+and found the profile (the test launcher_resolve_burst: readers never see a
+half-published database); it then leaves the file operations out (strace).
 
 Needs a working `multilane tune --np 2` (Open MPI) to make the profile; writes
 only under --work (default: a new folder in /tmp), whose system database it
@@ -145,9 +145,14 @@ def main():
             if found != len(took) or bad:
                 failures.append(f"bursts of {n}: {len(took) - found} of {len(took)} resolvers did not find the "
                                 f"profile, exit statuses {sorted(set(bad))}")
-        calls, read_bytes = file_operations(a, env)
-        print("# one resolve, on the database file: " + ", ".join(f"{k} {v}" for k, v in sorted(calls.items()))
-              + f"; {read_bytes} B read")
+        if a.check:
+            pass  # the test checks what the resolvers found, not what they asked of the file system
+        elif shutil.which("strace") is None:
+            print("# the file operations of one resolve need strace (apt-get install strace)")
+        else:
+            calls, read_bytes = file_operations(a, env)
+            print("# one resolve, on the database file: " + ", ".join(f"{k} {v}" for k, v in sorted(calls.items()))
+                  + f"; {read_bytes} B read")
     finally:
         if made:
             shutil.rmtree(a.work, ignore_errors=True)
