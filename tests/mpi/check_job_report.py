@@ -2,7 +2,7 @@
 """Runs synthetic_job under mpirun and checks the job report it leaves.
 
 Usage:
-  check_job_report.py [--no-report] [--setup] [--system-algo NAME] [--timeout S] -- MPIRUN ... synthetic_job ARGS...
+  check_job_report.py [--no-report] [--setup] [--system-algo NAME] [--no-shares] [--timeout S] -- MPIRUN ... synthetic_job ARGS...
 
 Default mode: sets MULTILANE_REPORT to a fresh temporary directory, runs the
 command, reads the one line "synthetic_job truth: {...}" it prints, and checks
@@ -34,6 +34,12 @@ copy of the communicator: time.setup_s must be above 0 on every rank.
 --system-algo NAME: the bins' system_algos count calls of NAME (the setup
 above was the copy's).
 
+--no-shares: the shares are printed but not checked, for a job whose subject
+is something else and whose few sampled calls make the wait share random on a
+loaded host (CI saw a 20-iteration job's wait share 6 points under the truth
+twice in a row, beside an ASan build); mpi_report_synthetic_job and
+mpi_report_balanced_job check the shares.
+
 --no-report: MULTILANE_REPORT is unset; the command runs in a fresh
 temporary directory, which must hold no multilane-report* file afterwards.
 """
@@ -53,7 +59,7 @@ TOLERANCE_PP = 5.0  # absolute percentage points of the wall time
 SHARE_FAILURE = "timing: "  # the prefix of a share's failure (the one kind a second run may clear)
 
 
-def check_report(doc, truth, failures, setup=False, system_algo=None):
+def check_report(doc, truth, failures, setup=False, system_algo=None, shares_checked=True):
     def expect(cond, what):
         if not cond:
             failures.append(what)
@@ -91,7 +97,7 @@ def check_report(doc, truth, failures, setup=False, system_algo=None):
         diff = 100 * (report - true)
         print("check_job_report.py: %-9s share: report %5.1f %%, truth %5.1f %%, difference %+.1f points"
               % (name, 100 * report, 100 * true, diff))
-        expect(abs(diff) <= TOLERANCE_PP,
+        expect(not shares_checked or abs(diff) <= TOLERANCE_PP,
                SHARE_FAILURE + "%s share %.1f %% is %.1f points from the truth %.1f %% (tolerance %.0f points)"
                % (name, 100 * report, abs(diff), 100 * true, TOLERANCE_PP))
     expect(t["wait_sampled_calls"] > 0, "no call was sampled for waiting")
@@ -115,6 +121,7 @@ def main():
     no_report = False
     setup = False
     system_algo = None
+    shares_checked = True
     timeout = 120.0
     while argv and argv[0] != "--":
         if argv[0] == "--no-report":
@@ -122,6 +129,9 @@ def main():
             argv = argv[1:]
         elif argv[0] == "--setup":
             setup = True
+            argv = argv[1:]
+        elif argv[0] == "--no-shares":
+            shares_checked = False
             argv = argv[1:]
         elif argv[0] == "--system-algo":
             system_algo = argv[1]
@@ -135,11 +145,11 @@ def main():
     if not cmd:
         sys.exit("check_job_report.py: missing -- COMMAND")
 
-    failures = run_once(cmd, no_report, (setup, system_algo), timeout)
+    failures = run_once(cmd, no_report, (setup, system_algo, shares_checked), timeout)
     if failures and all(f.startswith(SHARE_FAILURE) for f in failures):
         print("check_job_report.py: only the shares are off (%s); running the job once more, which decides"
               % "; ".join(failures))
-        failures = run_once(cmd, no_report, (setup, system_algo), timeout)
+        failures = run_once(cmd, no_report, (setup, system_algo, shares_checked), timeout)
     return verdict("check_job_report.py", failures)
 
 
