@@ -336,6 +336,13 @@ int main(int argc, char** argv) {
     std::printf("%s\n", mla::MpiVersionKey(text.data()).c_str());
     return 0;
   }
+  // `mlprobe --version`: this build's version, without starting MPI: how
+  // `multilane doctor` checks that the probe starts (the loader finds its
+  // libraries); an MPI_Init as a singleton would take seconds.
+  if (argc == 2 && std::string(argv[1]) == "--version") {
+    std::printf("%s\n", MLA_VERSION_STRING);
+    return 0;
+  }
   // Open MPI: lets the probe force coll/tuned's algorithms (unless the
   // user's own coll/tuned settings are in force); harmless elsewhere.
   g_rules_left_off = mlsys::PrepareBeforeInit();

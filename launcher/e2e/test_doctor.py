@@ -72,6 +72,13 @@ def test_doctor(tmp):
     lines = p.stdout.strip().split("\n")
     expect(p.returncode == 0 and lines[-1] == "all good" and "ERROR" not in p.stdout, "a healthy setup is all good", p)
     expect("partition gpu: profile" in p.stdout, "a partition's profile is found, not 'no profile'", p)
+    # Doctor's start check runs each probe with --version, which answers
+    # this build's version before any MPI_Init (a singleton's takes seconds).
+    version = run([MULTILANE, "--version"], env=env).stdout.strip()
+    probes = [os.path.join(build, "tuner", "mlprobe")] + ([mpich_probe] if os.path.exists(mpich_probe) else [])
+    said = [run([probe, "--version"], env=env).stdout.strip() for probe in probes]
+    expect(said == [version] * len(probes) and f"probe program {probes[0]} (starts)" in p.stdout,
+           f"the probes' --version print {version} as multilane --version does: {said}", p)
     expect("multilane.conf:1: optional" in p.stdout and "matches Slurm" in p.stdout,
            "the plugstack line is found through the include and the plugin matches Slurm", p)
     expect("cli_filter" in p.stdout and "settings match" in p.stdout, "the cli_filter is ours and matches", p)
