@@ -68,6 +68,8 @@ Json row_json(const Options& opt, const Row& r) {
           {"wrong", r.checked ? Json(r.wrong) : Json(nullptr)},
           {"vs_mpi", figure(r.vs_mpi)},
           {"vs_best", figure(r.vs_best)},
+          {"bound_us", figure(r.bound_us)},
+          {"vs_bound", figure(r.vs_bound)},
           {"iters", r.iters},
           {"warmup", r.warmup},
           {"ran_as", r.ran_as}};

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "benchmarks/bound.h"
 #include "vocab/algo_names.h"
 
 namespace mlabench {
@@ -347,11 +348,20 @@ Row Bench::run_best(const AlgoSpec& spec, uint64_t count, int iters, int warmup,
   return best;
 }
 
+// The node's memory bound at this size in microseconds (bound.h), measured
+// with the rows' iterations on this run's buffers; none for device memory.
+// Collective over MPI_COMM_WORLD.
+std::optional<double> Bench::bound_us(uint64_t count, int iters, int warmup) {
+  if (kind_->device() >= 0 || !kind_->host_accessible()) return std::nullopt;
+  return BoundSeconds(recv_, send_, count * esize_, info_.local_size, iters, warmup) * 1e6;
+}
+
 // The ratios of a size's rows (from `first`), and the rows printed on rank 0.
 // vs_mpi: the busbw ratio to the mpi row of the same size (equal to the
 // algbw ratio, which stays defined on one rank where busbw is 0); vs_best:
-// the same against the mpi-best row (the system's best).
-void Bench::finish_size(size_t first) {
+// the same against the mpi-best row (the system's best); vs_bound: the
+// node's memory bound's time over the row's.
+void Bench::finish_size(size_t first, std::optional<double> bound_us) {
   const Row *mpi = nullptr, *best = nullptr;
   for (size_t i = first; i < rows_.size(); ++i) {
     if (rows_[i].algo == "mpi") mpi = &rows_[i];
@@ -366,10 +376,13 @@ void Bench::finish_size(size_t first) {
     Row& r = rows_[i];
     if (mpi && mpi->algbw > 0) r.vs_mpi = r.algbw / mpi->algbw;
     if (best && best->algbw > 0) r.vs_best = r.algbw / best->algbw;
+    r.bound_us = bound_us;
+    if (bound_us && r.time_us > 0) r.vs_bound = *bound_us / r.time_us;
     if (info_.rank != 0) continue;
-    printf("%12" PRIu64 " %12" PRIu64 " %7s %6s %12s %11.2f %8.3f %8.3f %7s %7s %7s\n", r.bytes, r.count,
+    printf("%12" PRIu64 " %12" PRIu64 " %7s %6s %12s %11.2f %8.3f %8.3f %7s %7s %7s %8s\n", r.bytes, r.count,
            type_name(opt_.type), op_name(opt_.op), r.algo.c_str(), r.time_us, r.algbw, r.busbw,
-           r.checked ? std::to_string(r.wrong).c_str() : "N/A", ratio(r.vs_mpi).c_str(), ratio(r.vs_best).c_str());
+           r.checked ? std::to_string(r.wrong).c_str() : "N/A", ratio(r.vs_mpi).c_str(), ratio(r.vs_best).c_str(),
+           ratio(r.vs_bound).c_str());
   }
   fflush(stdout);
 }
@@ -404,12 +417,13 @@ uint64_t Bench::run(const std::vector<std::string>& notes) {
     const int warmup = warmup_for(opt_, iters);
     fill_send(ref_, count);
     size_t first = rows_.size();
+    const std::optional<double> bound = bound_us(count, iters, warmup);
     for (const AlgoSpec& spec : opt_.algos) {
       rows_.push_back(spec.kind == AlgoSpec::Kind::kMpiBest ? run_best(spec, count, iters, warmup, first)
                                                             : run_one(spec, count, iters, warmup));
       total_wrong += rows_.back().wrong;
     }
-    finish_size(first);
+    finish_size(first, bound);
   }
   make_notes(counts.size());
   return total_wrong;

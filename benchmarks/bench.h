@@ -53,11 +53,13 @@ struct Row {
   double busbw = 0;
   bool checked = false;
   uint64_t wrong = 0;
-  std::optional<double> vs_mpi;   // algbw ratio to the mpi row of the same size
-  std::optional<double> vs_best;  // algbw ratio to the mpi-best row of the same size
-  std::string ran_as;             // what the library's counters say ran (mpi-best: which mpi row won)
-  uint64_t calls = 0;             // calls the library counted (checked + warm-up + timed)
-  uint64_t unsupported = 0;       // of which went to PMPI_Allreduce as unsupported
+  std::optional<double> vs_mpi;    // algbw ratio to the mpi row of the same size
+  std::optional<double> vs_best;   // algbw ratio to the mpi-best row of the same size
+  std::optional<double> bound_us;  // the node's memory bound at this size (bound.h; host memory)
+  std::optional<double> vs_bound;  // bound_us / time_us: the share of the bound reached
+  std::string ran_as;              // what the library's counters say ran (mpi-best: which mpi row won)
+  uint64_t calls = 0;              // calls the library counted (checked + warm-up + timed)
+  uint64_t unsupported = 0;        // of which went to PMPI_Allreduce as unsupported
 };
 
 // The library's counters: mla_get_stats, and the passthrough calls by the
@@ -108,7 +110,8 @@ class Bench {
   const void* host_view(const void* buf, size_t bytes);
   void count_calls(const AlgoSpec& spec, const Counters& before, const Counters& after, Row* row);
   void make_notes(size_t nsizes);
-  void finish_size(size_t first);
+  std::optional<double> bound_us(uint64_t count, int iters, int warmup);
+  void finish_size(size_t first, std::optional<double> bound_us);
 
   const Options& opt_;
   const RunInfo& info_;

@@ -298,7 +298,9 @@ std::string usage_text(const char* argv0) {
          "\n"
          "Columns: size (bytes), count (elements), type, redop, algo, time_us (max over ranks\n"
          "of the mean time per call), algbw = size/time (GB/s), busbw = algbw*2(n-1)/n,\n"
-         "#wrong (wrong or rank-divergent elements, all ranks), vs_mpi = busbw / busbw of mpi.\n"
+         "#wrong (wrong or rank-divergent elements, all ranks), vs_mpi = busbw / busbw of mpi,\n"
+         "vs_best = busbw / busbw of mpi-best, vs_bound = the node's memory bound / time_us\n"
+         "(host memory).\n"
          "See docs/mlallreduce_bench.md.\n";
 }
 

@@ -122,6 +122,10 @@ void print_header(const Options& opt, const RunInfo& info) {
   std::string iters = opt.iters > 0 ? std::to_string(opt.iters) : "scaled to size";
   std::string warmup = opt.warmup >= 0 ? std::to_string(opt.warmup) : "iters/10, >= 2";
   printf("# iterations %s; warm-up %s; check %s\n", iters.c_str(), warmup.c_str(), opt.check ? "on" : "off");
+  if (info.device < 0)
+    printf(
+        "# vs_bound: the node's memory bound / time: every rank of a host copying at once the 3n - n/p bytes an "
+        "ideal shared-memory allreduce of n bytes among its p ranks reads and writes\n");
   if (info.supported && info.layout_ok && !info.layout.regular)
     printf(
         "# NOTE: %s; the library runs its algorithms folded onto a regular core (host memory) or "
@@ -131,10 +135,10 @@ void print_header(const Options& opt, const RunInfo& info) {
     printf("# NOTE: libmlallreduce cannot run %s/%s here (%s): its algorithms will pass to PMPI_Allreduce\n",
            type_name(opt.type), op_name(opt.op), info.unsupported_reason.c_str());
   printf("#\n");
-  printf("#%11s %12s %7s %6s %12s %11s %8s %8s %7s %7s %7s\n", "size", "count", "type", "redop", "algo", "time_us",
-         "algbw", "busbw", "#wrong", "vs_mpi", "vs_best");
-  printf("#%11s %12s %7s %6s %12s %11s %8s %8s %7s %7s %7s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)",
-         "(GB/s)", "", "(x)", "(x)");
+  printf("#%11s %12s %7s %6s %12s %11s %8s %8s %7s %7s %7s %8s\n", "size", "count", "type", "redop", "algo", "time_us",
+         "algbw", "busbw", "#wrong", "vs_mpi", "vs_best", "vs_bound");
+  printf("#%11s %12s %7s %6s %12s %11s %8s %8s %7s %7s %7s %8s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)",
+         "(GB/s)", "", "(x)", "(x)", "(x)");
   fflush(stdout);
   if (info.device >= 0)
     printf("# device buffers: %d rank(s) per GPU; mpi-1pg and nccl run on the first rank of each GPU\n",

@@ -3,6 +3,7 @@
 set(MLA_BENCH_SOURCES
   allreduce_bench.cc
   bench.cc
+  bound.cc
   memkind.cc
   options.cc
   overhead.cc
