@@ -21,6 +21,7 @@ Cases:
                moved tree on PATH, MANPATH, PKG_CONFIG_PATH, CMAKE_PREFIX_PATH.
 """
 import argparse
+import glob
 import os
 import re
 import subprocess
@@ -138,6 +139,15 @@ def case_layout(root):
         check(len(pages) > 5 and all(os.path.exists(os.path.join(prefix, "share", "man", "man1", p + ".1.gz"))
                                      for p in pages), f"the installed README names missing man pages: {sorted(pages)}")
     check(not re.search(r"scripts/[\w-]+\.(sh|py)", readme), "the installed README points at the source tree's scripts")
+    # Every relative link of every installed guide leads to an installed file
+    # or folder (the results pages included), never out of the doc folder.
+    broken = []
+    for page in glob.glob(os.path.join(docdir, "*.md")):
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", open(page).read()):
+            path = os.path.normpath(os.path.join(docdir, target))
+            if "://" not in target and (not path.startswith(docdir + os.sep) or not os.path.exists(path)):
+                broken.append(f"{os.path.basename(page)} -> {target}")
+    check(not broken, f"installed guides link to what is not installed: {broken}")
 
     # The RUNPATHs: relative to the program, nothing of the build tree.
     for exe, want in ((command, "$ORIGIN/../lib"), (probe, "$ORIGIN/../../lib")):
