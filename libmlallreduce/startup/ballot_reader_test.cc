@@ -103,11 +103,13 @@ TEST(BallotReader, ReadsTheMissingBallotsAllAtOnceEachBounded) {
   Fake fake;
   g_fake = &fake;
   std::thread answering(Answer);
-  BallotReads reads{FakeGet, FakeGetNb, {}};
+  int counted = 0;
+  BallotReads reads{FakeGet, FakeGetNb, {}, &counted};
   bool complete = false;
-  const auto ballots = ReadBallots(reads, "key", kSize, &complete);
+  const auto ballots = ReadBallots(reads, "key", 0, kSize, &complete);
   answering.join();
   EXPECT_TRUE(complete);
+  EXPECT_EQ(counted, kSize + static_cast<int>(kExpected)) << "every PMIx read is counted";
   EXPECT_EQ(fake.blocking_direct, 0) << "a ballot was read by a blocking direct PMIx_Get";
   EXPECT_EQ(fake.most_in_flight, kExpected) << "the direct reads were not all in flight at once";
   ASSERT_EQ(fake.asked.size(), kExpected);
