@@ -8,6 +8,7 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 namespace mla::lib {
 namespace {
@@ -107,8 +108,7 @@ std::vector<std::optional<std::string>> ReadBallots(const BallotReads& pmix, con
   const pmix::Info direct[] = {Timeout(kBallotReadSeconds)};
   for (size_t i = 0; i < missing.size(); ++i) {
     const pmix::Proc peer = Peer(pmix.self, first + missing[i]);
-    auto* request = new Request{pending, i};
-    if (pmix.reads != nullptr) ++*pmix.reads;
+    auto* request = new Request{pending, i};  // the same value asked of its node: not counted again
     if (pmix.get_nb(&peer, key, direct, std::size(direct), Arrived, request) != pmix::kSuccess) {
       delete request;  // refused at once: no answer will come
       std::lock_guard<std::mutex> lock(pending->mutex);
@@ -125,8 +125,19 @@ std::vector<std::optional<std::string>> ReadBallots(const BallotReads& pmix, con
 }
 
 std::optional<std::string> ReadPublished(const BallotReads& pmix, const char* key, int rank, int seconds) {
-  const pmix::Info wait[] = {Timeout(seconds)};
-  return Get(pmix, Peer(pmix.self, rank), key, wait, std::size(wait));
+  // PMIx answers a waiting read at the rank's next commit of anything, with
+  // "not found" when this key is not yet among it: asked again until the
+  // bound, one value read.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  if (pmix.reads != nullptr) ++*pmix.reads;
+  const BallotReads uncounted{pmix.get, pmix.get_nb, pmix.self, nullptr};
+  for (;;) {
+    const auto left = std::chrono::ceil<std::chrono::seconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) return std::nullopt;
+    const pmix::Info wait[] = {Timeout(static_cast<int>(left))};
+    if (auto text = Get(uncounted, Peer(pmix.self, rank), key, wait, std::size(wait))) return text;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
 }
 
 int ReadNodeCount(const BallotReads& pmix) {

@@ -19,7 +19,7 @@ struct BallotReads {
   pmix::GetFn get = nullptr;       // PMIx_Get
   pmix::GetNbFn get_nb = nullptr;  // PMIx_Get_nb
   pmix::Proc self{};
-  int* reads = nullptr;  // counts every PMIx_Get and PMIx_Get_nb made (the agreement's cost)
+  int* reads = nullptr;  // counts each value read (the agreement's cost), however many PMIx calls it took
 };
 
 // The seconds a whole read may take, at most, for the ranks whose ballot the
@@ -40,7 +40,9 @@ std::vector<std::optional<std::string>> ReadBallots(const BallotReads& pmix, con
                                                     bool* complete);
 
 // The text `rank` publishes under `key`, waiting for it up to `seconds` (it
-// may be published after this read began); nullopt when none came.
+// may be published after this read began, and PMIx ends a wait early at the
+// rank's next commit of anything: then it is asked again); nullopt when none
+// came in time.
 std::optional<std::string> ReadPublished(const BallotReads& pmix, const char* key, int rank, int seconds);
 
 // The number of nodes of self's job (PMIX_NUM_NODES), 0 when unknown.

@@ -30,14 +30,15 @@ std::pair<int, std::string> OtherThan(const BallotSummary& s, const std::string&
 
 std::string Rank(int rank) { return rank == kNoRank ? "-" : std::to_string(rank); }
 
-// Digits only, at most `max`; false for anything else.
+// Digits only, no leading zero, at most `max`; false for anything else (so
+// that a text decodes only as EncodeSummary writes it).
 bool Number(const std::string& text, uint64_t max, uint64_t* out) {
-  if (text.empty() || text.size() > 20) return false;
+  if (text.empty() || text.size() > 20 || (text.size() > 1 && text[0] == '0')) return false;
   uint64_t v = 0;
   for (char c : text) {
     if (c < '0' || c > '9') return false;
     const uint64_t digit = static_cast<uint64_t>(c - '0');
-    if (v > (max - digit) / 10) return false;
+    if (digit > max || v > (max - digit) / 10) return false;
     v = v * 10 + digit;
   }
   *out = v;

@@ -142,6 +142,24 @@ TEST(BallotTree, ReadsPerRankDoNotGrowWithNodes) {
   EXPECT_EQ(most[256], most[16]) << "a rank's reads grew from 16 to 256 nodes";
 }
 
+TEST(BallotSummary, RoundTripAndRefusals) {
+  BallotSummary s = SummaryOfRank(3, EncodeBallot(MakeBallot(false, 7, "1.0")));
+  MergeInto(&s, SummaryOfRank(5, std::nullopt));
+  const std::string text = EncodeSummary(s, "1/4/8");
+  const auto back = DecodeSummary(text, "1/4/8");
+  ASSERT_TRUE(back.has_value()) << text;
+  EXPECT_EQ(EncodeSummary(*back, "1/4/8"), text);
+  EXPECT_EQ(back->bare.lowest[0], 5);
+  EXPECT_EQ(back->off_reason, "no profile for this node; tune it");
+  EXPECT_FALSE(DecodeSummary(text, "1/4/9").has_value()) << "another scope";
+  for (const std::string& bad : {std::string(""), text.substr(0, 20), "mls2" + text.substr(4)}) {
+    EXPECT_FALSE(DecodeSummary(bad, "1/4/8").has_value()) << bad;
+  }
+  std::string leading_zero = text;
+  leading_zero.replace(leading_zero.find("|2|"), 3, "|02|");
+  EXPECT_FALSE(DecodeSummary(leading_zero, "1/4/8").has_value()) << leading_zero;
+}
+
 TEST(BallotTree, BlocksAreANodeAtMostKMaxBlock) {
   EXPECT_EQ(TreeBlock(0), 1);
   EXPECT_EQ(TreeBlock(8), 8);
