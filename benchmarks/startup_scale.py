@@ -18,7 +18,7 @@ of the mean and the slowest rank, in ms:
   and later), the time and the PMIx reads of the start-up agreement per rank.
 
     startup_scale.py --probe BIN --library NAME=LIB [--library NAME=LIB ...]
-                     [--ranks 16,64,256] [--loops K] [--repeat R]
+                     [--ranks 16,64,256] [--loops K] [--repeat R] [--skip-none]
 
 Each LIB is a front library (libmlallreduce.so) injected with LD_PRELOAD, run
 with MULTILANE_ALGO=lane so that the layouts are built.  With --repeat R each
@@ -83,8 +83,10 @@ def main():
     p.add_argument("--loops", type=int, default=100)
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--timeout", type=float, default=900)
+    p.add_argument("--skip-none", action="store_true", help="leave out the run without the library")
     args = p.parse_args()
-    variants = [("none", None)] + [tuple(spec.split("=", 1)) for spec in args.library]
+    variants = [] if args.skip_none else [("none", None)]
+    variants += [tuple(spec.split("=", 1)) for spec in args.library]
     names = ["init", "first", "comm_first", "comm_second", "loop_per_comm", "agreement", "reads"]
     print("| ranks | library | " + " | ".join(names) + " |")
     print("| ---: | --- |" + " ---: |" * len(names))

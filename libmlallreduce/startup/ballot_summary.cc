@@ -10,8 +10,8 @@
 namespace mla::lib {
 namespace {
 
-constexpr char kTag[] = "mls1";  // frozen: the summary's protocol
-constexpr size_t kFields = 17;   // the tag, the scope, 13 numbers, two versions; then the reason
+constexpr char kSummaryTag[] = "mls1";  // frozen: the summary's protocol
+constexpr size_t kFields = 17;          // the tag, the scope, 13 numbers, two versions; then the reason
 
 void MergeSample(RankSample* into, const RankSample& b) {
   int all[4] = {into->lowest[0], into->lowest[1], b.lowest[0], b.lowest[1]};
@@ -121,7 +121,7 @@ void MergeInto(BallotSummary* into, const BallotSummary& b) {
 }
 
 std::string EncodeSummary(const BallotSummary& s, const std::string& scope) {
-  std::string t = std::string(kTag) + "|" + scope;
+  std::string t = std::string(kSummaryTag) + "|" + scope;
   for (const std::string& field :
        {std::to_string(s.ranks), std::to_string(s.bare.count), Rank(s.bare.lowest[0]), Rank(s.bare.lowest[1]),
         std::to_string(s.foreign.count), Rank(s.foreign.lowest[0]), Rank(s.foreign.lowest[1]), Rank(s.first),
@@ -140,7 +140,7 @@ std::optional<BallotSummary> DecodeSummary(const std::string& text, const std::s
     f.push_back(text.substr(start, bar - start));
     start = bar + 1;
   }
-  if (f[0] != kTag || f[1] != scope) return std::nullopt;
+  if (f[0] != kSummaryTag || f[1] != scope) return std::nullopt;
   BallotSummary s;
   if (!Numbers(std::vector<std::string>(f.begin() + 2, f.end()), &s)) return std::nullopt;
   s.first_version = f[kFields - 2];
