@@ -1,7 +1,8 @@
 // fuzz_ballot.cc: the start-up agreement's reader of other ranks' ballots
 // (libmlallreduce/startup/ballot.h): DecodeBallot and Decide over any published
-// texts, and DecideFromWords over any combined words.  The decision must
-// hold its invariants whatever the ranks published.
+// texts, DecodeSummary over any leader's summary (ballot_summary.h), and
+// DecideFromWords over any combined words.  The decision must hold its
+// invariants whatever the ranks published.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -27,6 +28,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!again || again->version != b->version || again->settings != b->settings || again->on != b->on ||
           again->counts != b->counts || again->reason != b->reason)
         std::abort();
+    }
+    if (auto summary = mla::lib::DecodeSummary(line, "0/1/1")) {
+      // What decodes encodes back to the same text, and decides within its rules.
+      if (mla::lib::EncodeSummary(*summary, "0/1/1") != line) std::abort();
+      const mla::lib::Verdict d = mla::lib::DecideFromSummary(*summary);
+      if (d.on && !d.consistent) std::abort();
     }
     start = end + 1;
   }

@@ -1,6 +1,7 @@
 #include "libmlallreduce/runtime.h"
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -12,6 +13,7 @@
 #include "libmlallreduce/base/stats.h"
 #include "libmlallreduce/algorithms/system_choice.h"
 #include "libmlallreduce/algorithms/topology.h"
+#include "vocab/terminal_text.h"
 
 namespace mla::lib {
 namespace {
@@ -84,6 +86,15 @@ void SaySeparateWorlds(const Config& config) {
   if (!line.empty()) WarnHere(line);
 }
 
+// MULTILANE_VERBOSE=2: what the start-up agreement cost this rank.
+void SayAgreementCost(int rank) {
+  const AgreementCost cost = LastAgreementCost();
+  char ms[32];
+  std::snprintf(ms, sizeof ms, "%.3f", cost.seconds * 1e3);
+  mla::PrintLine("start-up agreement: rank " + std::to_string(rank) + ": " + std::to_string(cost.reads) + " reads, " +
+                 ms + " ms");
+}
+
 }  // namespace
 
 const Config& CurrentConfig() {
@@ -114,8 +125,9 @@ void OnMpiInitialized() {
   SetWorldRank(rank);
   g_initialized.store(true);
   const Config& config = CurrentConfig();
-  const Verdict verdict = CountBallots(MyBallot(config), WorldCalls());
+  const Verdict verdict = CountBallots(MyBallot(config), WorldCalls(), config.ranks_per_node);
   if (verdict.reporter == rank && !verdict.line.empty()) WarnHere(verdict.line);
+  if (config.verbose >= 2) SayAgreementCost(rank);
   SaySeparateWorlds(config);
   g_consistent.store(verdict.consistent);
   g_enabled.store(verdict.on);

@@ -11,6 +11,8 @@ set(MLA_LIBRARY_SOURCES
   base/thread_counts.cc
   startup/ballot.cc
   startup/ballot_reader.cc
+  startup/ballot_summary.cc
+  startup/ballot_tree.cc
   startup/comm_scope.cc
   startup/config.cc
   startup/mpi_family.cc
@@ -44,5 +46,6 @@ list(TRANSFORM MLA_LIBRARY_SOURCES PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
 # The front libmlallreduce.so (front/), with what it shares with the family
 # builds; also built as another version's front by tests/all_in/.
 set(MLA_FRONT_SOURCES front/front.cc front/front_entries.cc startup/mpi_family.cc startup/startup.cc
-  startup/ballot.cc startup/ballot_reader.cc startup/pmix_channel.cc base/loaded_symbol.cc)
+  startup/ballot.cc startup/ballot_reader.cc startup/ballot_summary.cc startup/ballot_tree.cc startup/pmix_channel.cc
+  base/loaded_symbol.cc)
 list(TRANSFORM MLA_FRONT_SOURCES PREPEND ${CMAKE_CURRENT_LIST_DIR}/)

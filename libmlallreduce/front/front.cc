@@ -250,7 +250,7 @@ void AfterInit(int rc) {
     return reinterpret_cast<AllreduceFn>(g_fallback.allreduce)(abi.in_place, words, n, abi.unsigned_long_long,
                                                                abi.op_max, abi.comm_world) == 0;
   };
-  const mla::lib::Verdict v = mla::lib::CountBallots(FallbackBallot(), mpi);
+  const mla::lib::Verdict v = mla::lib::CountBallots(FallbackBallot(), mpi, 0);
   if (v.reporter == mpi.world_rank() && !v.line.empty()) {
     mla::PrintLine("warning: " + v.line);
   }

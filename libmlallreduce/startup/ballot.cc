@@ -36,11 +36,11 @@ std::string Hex(uint64_t v) {
 }
 
 // "rank 3", "ranks 3 and 5", "ranks 3, 5 and 7 others".
-std::string RankList(const std::vector<int>& ranks) {
-  if (ranks.size() == 1) return "rank " + std::to_string(ranks[0]);
-  std::string s = "ranks " + std::to_string(ranks[0]);
-  if (ranks.size() == 2) return s + " and " + std::to_string(ranks[1]);
-  return s + ", " + std::to_string(ranks[1]) + " and " + std::to_string(ranks.size() - 2) + " others";
+std::string RankList(const RankSample& ranks) {
+  if (ranks.count == 1) return "rank " + std::to_string(ranks.lowest[0]);
+  std::string s = "ranks " + std::to_string(ranks.lowest[0]);
+  if (ranks.count == 2) return s + " and " + std::to_string(ranks.lowest[1]);
+  return s + ", " + std::to_string(ranks.lowest[1]) + " and " + std::to_string(ranks.count - 2) + " others";
 }
 
 Verdict Off(int reporter, std::string line) {
@@ -50,38 +50,20 @@ Verdict Off(int reporter, std::string line) {
   return v;
 }
 
-// The lowest rank that reads the ballots (and so can print), or -1.
-int FirstCounting(const std::vector<std::optional<Ballot>>& ballots) {
-  for (size_t r = 0; r < ballots.size(); ++r) {
-    if (ballots[r] && ballots[r]->counts) return static_cast<int>(r);
-  }
-  return -1;
-}
-
 // Ranks that published nothing, or another protocol: nobody may call.
-std::optional<Verdict> MissingRanks(const std::vector<std::optional<Ballot>>& ballots,
-                                    const std::vector<std::optional<std::string>>& published) {
-  std::vector<int> bare, foreign;
-  const int first_carrier = FirstCounting(ballots);
-  for (size_t r = 0; r < ballots.size(); ++r) {
-    if (!published[r])
-      bare.push_back(static_cast<int>(r));
-    else if (!ballots[r])
-      foreign.push_back(static_cast<int>(r));
+std::optional<Verdict> MissingRanks(const BallotSummary& s, int64_t size, int reporter) {
+  if (s.bare.count > 0) {
+    return Off(reporter, RankList(s.bare) + " of " + std::to_string(size) + (s.bare.count == 1 ? " runs" : " run") +
+                             " without multilane (the library is not in their LD_PRELOAD or did not load "
+                             "there); " +
+                             kOffForAll +
+                             "; give every rank the library: multilane run, srun --multilane, or "
+                             "mpirun -x LD_PRELOAD");
   }
-  if (!bare.empty()) {
-    return Off(first_carrier, RankList(bare) + " of " + std::to_string(ballots.size()) +
-                                  (bare.size() == 1 ? " runs" : " run") +
-                                  " without multilane (the library is not in their LD_PRELOAD or did not load "
-                                  "there); " +
-                                  kOffForAll +
-                                  "; give every rank the library: multilane run, srun --multilane, or "
-                                  "mpirun -x LD_PRELOAD");
-  }
-  if (!foreign.empty()) {
-    return Off(first_carrier, RankList(foreign) + (foreign.size() == 1 ? " runs" : " run") +
-                                  " a multilane version with another start-up protocol; " + kOffForAll +
-                                  "; install one multilane version on every node");
+  if (s.foreign.count > 0) {
+    return Off(reporter, RankList(s.foreign) + (s.foreign.count == 1 ? " runs" : " run") +
+                             " a multilane version with another start-up protocol; " + kOffForAll +
+                             "; install one multilane version on every node");
   }
   return std::nullopt;
 }
@@ -121,30 +103,29 @@ std::optional<Ballot> DecodeBallot(const std::string& text) {
 }
 
 Verdict Decide(const std::vector<std::optional<std::string>>& published) {
-  std::vector<std::optional<Ballot>> ballots;
-  for (const auto& p : published) ballots.push_back(p ? DecodeBallot(*p) : std::nullopt);
-  if (ballots.empty()) return Verdict{};
-  if (auto missing = MissingRanks(ballots, published)) return *missing;
+  BallotSummary all;
+  for (size_t r = 0; r < published.size(); ++r) MergeInto(&all, SummaryOfRank(static_cast<int>(r), published[r]));
+  return DecideFromSummary(all);
+}
 
-  const Ballot& first = *ballots[0];
-  const int reporter = FirstCounting(ballots);
-  for (size_t r = 1; r < ballots.size(); ++r) {
-    if (ballots[r]->version != first.version) {
-      return Off(reporter, "ranks run different multilane versions (" + first.version + " on rank 0, " +
-                               ballots[r]->version + " on rank " + std::to_string(r) + "); " + kOffForAll +
-                               "; install one version on every node, and upgrade while no job runs");
-    }
+Verdict DecideFromSummary(const BallotSummary& s) {
+  if (s.ranks == 0) return Verdict{};
+  const int reporter = s.first_counting == kNoRank ? -1 : s.first_counting;
+  if (auto missing = MissingRanks(s, s.ranks, reporter)) return *missing;
+  if (s.other_version != kNoRank) {
+    // Every rank has a ballot here: the first is rank 0's.
+    return Off(reporter, "ranks run different multilane versions (" + s.first_version + " on rank 0, " +
+                             s.other_version_text + " on rank " + std::to_string(s.other_version) + "); " + kOffForAll +
+                             "; install one version on every node, and upgrade while no job runs");
   }
   Verdict v;
-  v.consistent = true;
-  for (const auto& b : ballots) v.consistent = v.consistent && b->settings == first.settings;
-  for (size_t r = 0; r < ballots.size(); ++r) {
-    if (ballots[r]->on) continue;
+  v.consistent = s.same_settings;
+  if (s.first_off != kNoRank) {
     // The lowest rank that votes off gives the reason; with one setting for
     // all, it holds for every rank.
     v.reporter = reporter;
-    v.line = v.consistent ? ballots[r]->reason
-                          : std::string(kOffForAll) + ": rank " + std::to_string(r) + ": " + ballots[r]->reason;
+    v.line = v.consistent ? s.off_reason
+                          : std::string(kOffForAll) + ": rank " + std::to_string(s.first_off) + ": " + s.off_reason;
     return v;
   }
   if (!v.consistent) {

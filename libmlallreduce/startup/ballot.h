@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "libmlallreduce/startup/ballot_summary.h"
+
 namespace mla::lib {
 
 // One rank's vote.
@@ -56,6 +58,11 @@ std::optional<Ballot> DecodeBallot(const std::string& text);
 // a text DecodeBallot refuses counts as another protocol.  Every rank sees
 // every reason here, so the reporter is the lowest rank that counts.
 Verdict Decide(const std::vector<std::optional<std::string>>& published);
+
+// The same decision from the summary of every rank's ballot
+// (ballot_summary.h): Decide(published) is DecideFromSummary of the merged
+// SummaryOfRank of each rank, merged in any order or grouping.
+Verdict DecideFromSummary(const BallotSummary& all);
 
 // The collective form, for jobs certified to carry multilane on every rank
 // (MULTILANE_ALL_RANKS): kBallotWords 64-bit words that one in-place

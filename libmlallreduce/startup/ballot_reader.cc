@@ -8,6 +8,7 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 namespace mla::lib {
 namespace {
@@ -46,18 +47,24 @@ pmix::Proc Peer(const pmix::Proc& self, int rank) {
   return peer;
 }
 
+// One blocking PMIx_Get of a text, counted.
+std::optional<std::string> Get(const BallotReads& pmix, const pmix::Proc& proc, const char* key, const pmix::Info* info,
+                               size_t ninfo) {
+  if (pmix.reads != nullptr) ++*pmix.reads;
+  pmix::Value* value = nullptr;
+  if (pmix.get(&proc, key, info, ninfo, &value) != pmix::kSuccess || value == nullptr) return std::nullopt;
+  std::optional<std::string> text = TextOf(value);
+  if (value->type == pmix::kTypeString) std::free(value->data.string);  // what PMIX_VALUE_RELEASE does
+  std::free(value);
+  return text;
+}
+
 // One rank's ballot from the local store only (PMIX_OPTIONAL: no request to
 // another node).
 std::optional<std::string> ReadLocal(const BallotReads& pmix, const char* key, int rank) {
   const pmix::Proc peer = Peer(pmix.self, rank);
   const pmix::Info local_only[] = {Timeout(kBallotReadSeconds), Flag(pmix::kOptional)};
-  pmix::Value* value = nullptr;
-  if (pmix.get(&peer, key, local_only, std::size(local_only), &value) != pmix::kSuccess || value == nullptr)
-    return std::nullopt;
-  std::optional<std::string> text = TextOf(value);
-  if (value->type == pmix::kTypeString) std::free(value->data.string);  // what PMIX_VALUE_RELEASE does
-  std::free(value);
-  return text;
+  return Get(pmix, peer, key, local_only, std::size(local_only));
 }
 
 // The direct reads in flight, shared with PMIx's progress thread, which
@@ -85,14 +92,14 @@ void Arrived(int status, pmix::Value* value, void* cbdata) {
 
 }  // namespace
 
-std::vector<std::optional<std::string>> ReadBallots(const BallotReads& pmix, const char* key, int size,
+std::vector<std::optional<std::string>> ReadBallots(const BallotReads& pmix, const char* key, int first, int count,
                                                     bool* complete) {
   *complete = true;
-  std::vector<std::optional<std::string>> ballots(static_cast<size_t>(size > 0 ? size : 0));
+  std::vector<std::optional<std::string>> ballots(static_cast<size_t>(count > 0 ? count : 0));
   std::vector<int> missing;
-  for (int r = 0; r < size; ++r) {
-    ballots[static_cast<size_t>(r)] = ReadLocal(pmix, key, r);
-    if (!ballots[static_cast<size_t>(r)]) missing.push_back(r);
+  for (int i = 0; i < count; ++i) {
+    ballots[static_cast<size_t>(i)] = ReadLocal(pmix, key, first + i);
+    if (!ballots[static_cast<size_t>(i)]) missing.push_back(i);
   }
   if (missing.empty() || pmix.get_nb == nullptr) return ballots;
   auto pending = std::make_shared<Pending>();
@@ -100,8 +107,8 @@ std::vector<std::optional<std::string>> ReadBallots(const BallotReads& pmix, con
   pending->outstanding = missing.size();
   const pmix::Info direct[] = {Timeout(kBallotReadSeconds)};
   for (size_t i = 0; i < missing.size(); ++i) {
-    const pmix::Proc peer = Peer(pmix.self, missing[i]);
-    auto* request = new Request{pending, i};
+    const pmix::Proc peer = Peer(pmix.self, first + missing[i]);
+    auto* request = new Request{pending, i};  // the same value asked of its node: not counted again
     if (pmix.get_nb(&peer, key, direct, std::size(direct), Arrived, request) != pmix::kSuccess) {
       delete request;  // refused at once: no answer will come
       std::lock_guard<std::mutex> lock(pending->mutex);
@@ -115,6 +122,33 @@ std::vector<std::optional<std::string>> ReadBallots(const BallotReads& pmix, con
                                      [&] { return pending->outstanding == 0; });
   for (size_t i = 0; i < missing.size(); ++i) ballots[static_cast<size_t>(missing[i])] = pending->texts[i];
   return ballots;
+}
+
+std::optional<std::string> ReadPublished(const BallotReads& pmix, const char* key, int rank, int seconds) {
+  // PMIx answers a waiting read at the rank's next commit of anything, with
+  // "not found" when this key is not yet among it: asked again until the
+  // bound, one value read.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  if (pmix.reads != nullptr) ++*pmix.reads;
+  const BallotReads uncounted{pmix.get, pmix.get_nb, pmix.self, nullptr};
+  for (;;) {
+    const auto left = std::chrono::ceil<std::chrono::seconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) return std::nullopt;
+    const pmix::Info wait[] = {Timeout(static_cast<int>(left))};
+    if (auto text = Get(uncounted, Peer(pmix.self, rank), key, wait, std::size(wait))) return text;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+int ReadNodeCount(const BallotReads& pmix) {
+  if (pmix.reads != nullptr) ++*pmix.reads;
+  const pmix::Proc job = Peer(pmix.self, static_cast<int>(pmix::kRankWildcard));
+  pmix::Value* value = nullptr;
+  if (pmix.get(&job, pmix::kNumNodes, nullptr, 0, &value) != pmix::kSuccess || value == nullptr) return 0;
+  const int nodes = value->type == pmix::kTypeUint32 ? static_cast<int>(value->data.uint32) : 0;
+  if (value->type == pmix::kTypeString) std::free(value->data.string);
+  std::free(value);
+  return nodes > 0 ? nodes : 0;
 }
 
 }  // namespace mla::lib

@@ -1,5 +1,6 @@
-// ballot_reader.h: reading every rank's start-up ballot from PMIx within one
-// bound for the whole read (pmix_channel.h publishes and collects them).
+// ballot_reader.h: reading ranks' start-up ballots from PMIx within one
+// bound for the whole read, and the other values the agreement reads
+// (pmix_channel.h publishes and collects them).
 // Apart from pmix_channel.cc so that the rule can be tested with PMIx calls
 // of the test's own.
 #ifndef MLA_BALLOT_READER_H_
@@ -18,6 +19,7 @@ struct BallotReads {
   pmix::GetFn get = nullptr;       // PMIx_Get
   pmix::GetNbFn get_nb = nullptr;  // PMIx_Get_nb
   pmix::Proc self{};
+  int* reads = nullptr;  // counts each value read (the agreement's cost), however many PMIx calls it took
 };
 
 // The seconds a whole read may take, at most, for the ranks whose ballot the
@@ -25,7 +27,7 @@ struct BallotReads {
 // known absent after this long, however many there are.
 constexpr int kBallotReadSeconds = 2;
 
-// The text published under `key` by each rank 0..size-1 of self's namespace,
+// The text published under `key` by each rank first..first+count-1 of self's namespace,
 // nullopt for a rank that published none.  First from the local store (what
 // MPI_Init's exchange collected; Open MPI 4 collects every rank's data), then,
 // for the ranks it lacks, from each rank's own node (the direct modex: Open
@@ -34,7 +36,17 @@ constexpr int kBallotReadSeconds = 2;
 // about kBallotReadSeconds.  A text longer than 64 KiB counts as none.
 // Returns false in *complete when an answer did not come back in time (its
 // request is left to PMIx, which must then stay initialised).
-std::vector<std::optional<std::string>> ReadBallots(const BallotReads& pmix, const char* key, int size, bool* complete);
+std::vector<std::optional<std::string>> ReadBallots(const BallotReads& pmix, const char* key, int first, int count,
+                                                    bool* complete);
+
+// The text `rank` publishes under `key`, waiting for it up to `seconds` (it
+// may be published after this read began, and PMIx ends a wait early at the
+// rank's next commit of anything: then it is asked again); nullopt when none
+// came in time.
+std::optional<std::string> ReadPublished(const BallotReads& pmix, const char* key, int rank, int seconds);
+
+// The number of nodes of self's job (PMIX_NUM_NODES), 0 when unknown.
+int ReadNodeCount(const BallotReads& pmix);
 
 }  // namespace mla::lib
 

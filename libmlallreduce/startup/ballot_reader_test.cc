@@ -103,11 +103,13 @@ TEST(BallotReader, ReadsTheMissingBallotsAllAtOnceEachBounded) {
   Fake fake;
   g_fake = &fake;
   std::thread answering(Answer);
-  BallotReads reads{FakeGet, FakeGetNb, {}};
+  int counted = 0;
+  BallotReads reads{FakeGet, FakeGetNb, {}, &counted};
   bool complete = false;
-  const auto ballots = ReadBallots(reads, "key", kSize, &complete);
+  const auto ballots = ReadBallots(reads, "key", 0, kSize, &complete);
   answering.join();
   EXPECT_TRUE(complete);
+  EXPECT_EQ(counted, kSize) << "each ballot is one value read, from its node or not";
   EXPECT_EQ(fake.blocking_direct, 0) << "a ballot was read by a blocking direct PMIx_Get";
   EXPECT_EQ(fake.most_in_flight, kExpected) << "the direct reads were not all in flight at once";
   ASSERT_EQ(fake.asked.size(), kExpected);
@@ -121,6 +123,23 @@ TEST(BallotReader, ReadsTheMissingBallotsAllAtOnceEachBounded) {
     }
   }
   g_fake = nullptr;
+}
+
+// A waiting read that PMIx answers "not found" early (the rank committed
+// something else first) is asked again until the value comes: one value read.
+int g_early_answers = 0;
+int EarlyThenValue(const pmix::Proc*, const char*, const pmix::Info[], size_t, pmix::Value** value) {
+  if (g_early_answers-- > 0) return pmix::kErrNotFound;
+  *value = NewValue("summary");
+  return pmix::kSuccess;
+}
+
+TEST(BallotReader, AWaitEndedEarlyIsAskedAgain) {
+  g_early_answers = 3;
+  int counted = 0;
+  const BallotReads reads{EarlyThenValue, nullptr, {}, &counted};
+  EXPECT_EQ(ReadPublished(reads, "key", 1, 5), "summary");
+  EXPECT_EQ(counted, 1);
 }
 
 }  // namespace

@@ -163,11 +163,11 @@ void ReadOutputs(EnvReader* r) {
   c->verbose = VerboseLevel(verbose);
   if (c->verbose < 0) {
     c->verbose = 0;
-    r->Problem("MULTILANE_VERBOSE=" + Quoted(verbose) + " must be 0 or 1");
-  } else if (c->verbose > 1) {
-    // Only 0 and 1 exist; a larger level prints what 1 prints.
-    c->verbose = 1;
-    c->warnings.push_back("MULTILANE_VERBOSE=" + Quoted(verbose) + ": only 0 and 1 exist; using 1");
+    r->Problem("MULTILANE_VERBOSE=" + Quoted(verbose) + " must be 0, 1 or 2");
+  } else if (c->verbose > 2) {
+    // Only 0, 1 and 2 exist; a larger level prints what 2 prints.
+    c->verbose = 2;
+    c->warnings.push_back("MULTILANE_VERBOSE=" + Quoted(verbose) + ": only 0, 1 and 2 exist; using 2");
   }
 
   c->report_dir = r->Get("MULTILANE_REPORT");

@@ -43,7 +43,7 @@ struct Config {
   uint64_t device_flag_max = kDefaultDeviceFlagMax;
   // MULTILANE_STATS=1: rank 0 prints its counters at MPI_Finalize.
   bool stats = false;
-  // MULTILANE_VERBOSE=1: rank 0 prints the settings at MPI_Init.
+  // MULTILANE_VERBOSE=1: rank 0 prints the settings at MPI_Init; 2: also each rank its agreement's cost.
   int verbose = 0;
   // MULTILANE_REPORT=DIR: write the job report (docs/job-report-format.md)
   // into DIR at MPI_Finalize; empty = no report.

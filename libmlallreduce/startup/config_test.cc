@@ -204,14 +204,16 @@ TEST(Config, LauncherOffIsRepeatedAsABoundedExcerpt) {
   EXPECT_NE(c.fingerprint, Load({{"MULTILANE_OFF", huge + "y"}}).fingerprint) << "the hash covers the whole value";
 }
 
-// Issue 15 item 9: MULTILANE_VERBOSE=2 passed silently; only 0 and 1 exist.
-TEST(Config, VerboseAboveOneIsAWarning) {
-  Config c = Load({{"MULTILANE_VERBOSE", "2"}});
+// Issue 15 item 9: MULTILANE_VERBOSE=3 passes silently no more; only 0, 1
+// and 2 exist (2: each rank's agreement cost, issue 45).
+TEST(Config, VerboseAboveTwoIsAWarning) {
+  Config c = Load({{"MULTILANE_VERBOSE", "3"}});
   EXPECT_TRUE(c.enabled);
-  EXPECT_EQ(c.verbose, 1);
+  EXPECT_EQ(c.verbose, 2);
   ASSERT_EQ(c.warnings.size(), 1u);
-  EXPECT_NE(c.warnings[0].find("MULTILANE_VERBOSE='2': only 0 and 1 exist; using 1"), std::string::npos);
+  EXPECT_NE(c.warnings[0].find("MULTILANE_VERBOSE='3': only 0, 1 and 2 exist; using 2"), std::string::npos);
   EXPECT_TRUE(Load({{"MULTILANE_VERBOSE", "1"}}).warnings.empty());
+  EXPECT_TRUE(Load({{"MULTILANE_VERBOSE", "2"}}).warnings.empty());
 }
 
 // Issue 41 item 10: a bad MULTILANE_VERBOSE is one problem, and the level
@@ -221,7 +223,8 @@ TEST(Config, BadVerboseIsOneProblemAndSilent) {
   EXPECT_FALSE(c.enabled);
   EXPECT_EQ(c.verbose, 0);
   ASSERT_EQ(c.problems.size(), 1u);
-  EXPECT_EQ(c.problems[0].rfind("MULTILANE_VERBOSE='loud' must be 0 or 1; multilane is off", 0), 0u) << c.problems[0];
+  EXPECT_EQ(c.problems[0].rfind("MULTILANE_VERBOSE='loud' must be 0, 1 or 2; multilane is off", 0), 0u)
+      << c.problems[0];
   EXPECT_TRUE(c.warnings.empty());
 }
 

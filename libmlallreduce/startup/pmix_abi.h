@@ -13,15 +13,18 @@ namespace mla::lib::pmix {
 
 constexpr int kMaxNsLen = 255;
 constexpr int kMaxKeyLen = 511;
-constexpr int kSuccess = 0;                    // PMIX_SUCCESS
-constexpr int kErrNotFound = -46;              // PMIX_ERR_NOT_FOUND
-constexpr int kErrInit = -31;                  // PMIX_ERR_INIT
-constexpr uint16_t kTypeBool = 1;              // PMIX_BOOL
-constexpr uint16_t kTypeString = 3;            // PMIX_STRING
-constexpr uint16_t kTypeInt = 6;               // PMIX_INT
-constexpr uint8_t kScopeGlobal = 3;            // PMIX_GLOBAL
-constexpr char kOptional[] = "pmix.optional";  // PMIX_OPTIONAL: look in the local store only
-constexpr char kTimeout[] = "pmix.timeout";    // PMIX_TIMEOUT: seconds before the operation gives up
+constexpr int kSuccess = 0;                         // PMIX_SUCCESS
+constexpr int kErrNotFound = -46;                   // PMIX_ERR_NOT_FOUND
+constexpr int kErrInit = -31;                       // PMIX_ERR_INIT
+constexpr uint16_t kTypeBool = 1;                   // PMIX_BOOL
+constexpr uint16_t kTypeString = 3;                 // PMIX_STRING
+constexpr uint16_t kTypeInt = 6;                    // PMIX_INT
+constexpr uint16_t kTypeUint32 = 14;                // PMIX_UINT32
+constexpr uint32_t kRankWildcard = UINT32_MAX - 1;  // PMIX_RANK_WILDCARD: the job itself
+constexpr uint8_t kScopeGlobal = 3;                 // PMIX_GLOBAL
+constexpr char kOptional[] = "pmix.optional";       // PMIX_OPTIONAL: look in the local store only
+constexpr char kTimeout[] = "pmix.timeout";         // PMIX_TIMEOUT: seconds before the operation gives up
+constexpr char kNumNodes[] = "pmix.num.nodes";      // PMIX_NUM_NODES: the job's nodes (uint32)
 
 struct Proc {  // pmix_proc_t
   char nspace[kMaxNsLen + 1];
@@ -33,6 +36,7 @@ struct Value {  // pmix_value_t: the type, then a union whose largest member is 
   union {
     bool flag;
     int integer;
+    uint32_t uint32;
     char* string;
     unsigned char bytes[24];
   } data;

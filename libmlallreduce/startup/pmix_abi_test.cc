@@ -22,6 +22,9 @@ TEST(PmixAbi, ConstantsMatchTheStandard) {
   EXPECT_STREQ(pmix::kOptional, PMIX_OPTIONAL);
   EXPECT_EQ(pmix::kTypeInt, PMIX_INT);
   EXPECT_STREQ(pmix::kTimeout, PMIX_TIMEOUT);
+  EXPECT_EQ(pmix::kTypeUint32, PMIX_UINT32);
+  EXPECT_EQ(pmix::kRankWildcard, PMIX_RANK_WILDCARD);
+  EXPECT_STREQ(pmix::kNumNodes, PMIX_NUM_NODES);
 }
 
 TEST(PmixAbi, LayoutsMatchTheStandard) {

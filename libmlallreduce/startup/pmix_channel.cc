@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "libmlallreduce/startup/ballot_reader.h"
+#include "libmlallreduce/startup/ballot_tree.h"
 #include "libmlallreduce/base/loaded_symbol.h"
 #include "libmlallreduce/startup/pmix_abi.h"
 #include "vocab/refuse.h"
@@ -13,7 +14,12 @@
 namespace mla::lib {
 namespace {
 
-constexpr char kKey[] = "multilane.ballot.1";  // frozen: the protocol's name
+constexpr char kKey[] = "multilane.ballot.1";    // frozen: the protocol's name
+constexpr char kTreeKey[] = "multilane.tree.1";  // a leader's subtree summary (ballot_tree.h)
+// How long a rank waits for a leader's summary before it computes that
+// subtree from the ballots itself: a leader publishes once it has read its
+// block and its children's, which a slow node may take a while to do.
+constexpr int kSummaryWaitSeconds = 10;
 
 struct Pmix {
   pmix::InitFn init = nullptr;
@@ -49,6 +55,29 @@ bool Open(Pmix* p, std::string* why) {
   return true;
 }
 
+// Publishes `text` under `key` for the job's other ranks.
+bool Put(Pmix& p, const char* key, const std::string& text, std::string* why) {
+  pmix::Value value{};
+  value.type = pmix::kTypeString;
+  std::string copy = text;
+  value.data.string = copy.data();
+  if (int rc = p.put(pmix::kScopeGlobal, key, &value); rc != pmix::kSuccess)
+    return mla::Refuse(why, "PMIx_Put failed (status " + std::to_string(rc) + ")");
+  if (int rc = p.commit(); rc != pmix::kSuccess)
+    return mla::Refuse(why, "PMIx_Commit failed (status " + std::to_string(rc) + ")");
+  return true;
+}
+
+// The block size: the ranks of a node (virtual, or the job's ranks over its
+// nodes as PMIx counts them), capped by TreeBlock.
+int BlockSize(const BallotReads& reads, int size, int ranks_per_node) {
+  if (ranks_per_node <= 0) {
+    const int nodes = ReadNodeCount(reads);
+    ranks_per_node = nodes > 0 ? (size + nodes - 1) / nodes : kMaxBlock;
+  }
+  return TreeBlock(ranks_per_node);
+}
+
 }  // namespace
 
 bool PmixLaunched() {
@@ -63,26 +92,38 @@ bool PmixPublish(const std::string& ballot, std::string* why) {
   if (int rc = p.init(&p.self, nullptr, 0); rc != pmix::kSuccess)
     return mla::Refuse(why, "PMIx_Init failed (status " + std::to_string(rc) + ")");
   p.connected = true;
-  pmix::Value value{};
-  value.type = pmix::kTypeString;
-  std::string text = ballot;
-  value.data.string = text.data();
-  if (int rc = p.put(pmix::kScopeGlobal, kKey, &value); rc != pmix::kSuccess)
-    return mla::Refuse(why, "PMIx_Put failed (status " + std::to_string(rc) + ")");
-  if (int rc = p.commit(); rc != pmix::kSuccess)
-    return mla::Refuse(why, "PMIx_Commit failed (status " + std::to_string(rc) + ")");
-  return true;
+  return Put(p, kKey, ballot, why);
 }
 
-std::optional<std::vector<std::optional<std::string>>> PmixCollect(int size) {
+std::optional<BallotSummary> PmixAgree(int size, int rank, int ranks_per_node, const Ballot& mine, int* reads) {
   Pmix& p = State();
   if (!p.connected) return std::nullopt;
   bool complete = true;
-  std::vector<std::optional<std::string>> ballots = ReadBallots({p.get, p.get_nb, p.self}, kKey, size, &complete);
+  const BallotReads pmix{p.get, p.get_nb, p.self, reads};
+  TreeStore store;
+  store.ballots = [&](int first, int count) {
+    bool done = true;
+    auto texts = ReadBallots(pmix, kKey, first, count, &done);
+    complete = complete && done;
+    return texts;
+  };
+  store.summary = [&](int leader) { return ReadPublished(pmix, kTreeKey, leader, kSummaryWaitSeconds); };
+  store.publish = [&](const std::string& text) {
+    std::string ignored;  // a summary that cannot be published is computed by its readers
+    Put(p, kTreeKey, text, &ignored);
+  };
+  const TreeShape shape{size, BlockSize(pmix, size, ranks_per_node)};
+  BallotSummary all = AgreeByTree(shape, rank, mine, store);
   // A read still in PMIx's hands keeps this connection: its answer may come.
   if (complete) p.finalize(nullptr, 0);
   p.connected = false;
-  return ballots;
+  return all;
+}
+
+void PmixRelease() {
+  Pmix& p = State();
+  if (p.connected) p.finalize(nullptr, 0);
+  p.connected = false;
 }
 
 // The MPI's initialisation as this library sees it (pmix_channel.h): how deep

@@ -4,6 +4,7 @@
 #include <elf.h>
 #include <link.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -20,6 +21,7 @@ enum class Channel { kNone, kPmix, kPmixFailed };
 
 Channel g_channel = Channel::kNone;
 std::string g_pmix_error;
+AgreementCost g_cost;
 
 constexpr char kOffForAll[] = "multilane is off for the whole job and every rank runs unchanged";
 
@@ -99,22 +101,11 @@ Verdict Collective(const Ballot& mine, const StartupMpi& mpi, int rank) {
   return DecideFromWords(words, mine, rank);
 }
 
-}  // namespace
-
-void CastBallot(const Ballot& mine) {
-#ifndef MLA_SIMULATION
-  if (!PmixLaunched()) return;
-  g_channel = PmixPublish(EncodeBallot(mine), &g_pmix_error) ? Channel::kPmix : Channel::kPmixFailed;
-#else
-  (void)mine;  // an SMPI program: SimGrid is its launcher, every rank the same program
-#endif
-}
-
-Verdict CountBallots(const Ballot& mine, const StartupMpi& mpi) {
+Verdict Count(const Ballot& mine, const StartupMpi& mpi, int ranks_per_node) {
   const int size = mpi.world_size();
   const int rank = mpi.world_rank();
   if (g_channel == Channel::kPmix) {
-    if (auto ballots = PmixCollect(size)) return Decide(*ballots);
+    if (auto all = PmixAgree(size, rank, ranks_per_node, mine, &g_cost.reads)) return DecideFromSummary(*all);
   }
   if (g_channel == Channel::kPmixFailed) {
     // The other ranks see this one as absent and stay off too.
@@ -141,8 +132,28 @@ Verdict CountBallots(const Ballot& mine, const StartupMpi& mpi) {
                            kOffForAll + fix);
 }
 
+}  // namespace
+
+void CastBallot(const Ballot& mine) {
+#ifndef MLA_SIMULATION
+  if (!PmixLaunched()) return;
+  g_channel = PmixPublish(EncodeBallot(mine), &g_pmix_error) ? Channel::kPmix : Channel::kPmixFailed;
+#else
+  (void)mine;  // an SMPI program: SimGrid is its launcher, every rank the same program
+#endif
+}
+
+Verdict CountBallots(const Ballot& mine, const StartupMpi& mpi, int ranks_per_node) {
+  const auto start = std::chrono::steady_clock::now();
+  const Verdict v = Count(mine, mpi, ranks_per_node);
+  g_cost.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return v;
+}
+
+AgreementCost LastAgreementCost() { return g_cost; }
+
 void ReleaseBallotChannel() {
-  if (g_channel == Channel::kPmix) PmixCollect(0);
+  if (g_channel == Channel::kPmix) PmixRelease();
 }
 
 }  // namespace mla::lib

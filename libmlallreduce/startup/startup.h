@@ -34,7 +34,18 @@ void CastBallot(const Ballot& mine);
 // certified with MULTILANE_ALL_RANKS=1 that every rank carries multilane, or
 // where the program is linked with the family build and every rank runs it
 // (one_program.h: not in an MPMD job).
-Verdict CountBallots(const Ballot& mine, const StartupMpi& mpi);
+// With PMIx, node leaders combine the ballots in a tree over nodes of
+// `ranks_per_node` ranks (MULTILANE_RANKS_PER_NODE; 0: the job's nodes as
+// PMIx counts them), so a rank reads O(ranks per node) values (ballot_tree.h).
+Verdict CountBallots(const Ballot& mine, const StartupMpi& mpi, int ranks_per_node);
+
+// What this process's CountBallots cost: the PMIx reads it made (0 without
+// PMIx) and its time.
+struct AgreementCost {
+  int reads = 0;
+  double seconds = 0;
+};
+AgreementCost LastAgreementCost();
 
 // Releases what CastBallot opened, for a rank that cannot count (its MPI is
 // another family's): its ballot stays published for the others.
