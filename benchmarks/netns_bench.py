@@ -174,6 +174,11 @@ def tune_profile(a, cluster, rails, ppn):
     multilane = os.path.join(a.build, "launcher", "multilane")
     tune = [multilane, "tune", "--partition", "gpu", "--db", db, "--budget", str(a.tune_budget), "--sizes",
             f"{first}:{last}", "--np", str(ppn), "--memory", "host"]
+    if ppn > (os.cpu_count() or 1):
+        # More ranks per node than this machine has cores (the namespace
+        # nodes share it): tune refuses unless told; the profile is then
+        # marked oversubscribed.
+        tune.append("--allow-oversubscribed")
     p = subprocess.run(tune, env=env, capture_output=True, text=True, timeout=a.tune_budget + 600, cwd=a.out)
     with open(db + ".txt", "w") as f:
         f.write(" ".join(tune) + "\n" + p.stdout + p.stderr)
@@ -185,8 +190,16 @@ def tune_profile(a, cluster, rails, ppn):
     return profile[0]
 
 
-def run_cluster(a, nodes, rails, clusters):
-    """Starts one cluster, checks the rails' rate, runs every ppn, stops it."""
+def save(a, docs):
+    """DIR/measured.json: every step so far (written after each step, so
+    that a run stopped half-way keeps what it measured)."""
+    with open(os.path.join(a.out, "measured.json"), "w") as f:
+        json.dump({"command": " ".join(sys.argv), "runs": docs}, f, indent=1)
+
+
+def run_cluster(a, nodes, rails, clusters, docs):
+    """Starts one cluster, checks the rails' rate, runs every ppn (each
+    step's record appended to docs and saved), stops it."""
     folder = os.path.join(a.out, f"cluster-n{nodes}-r{rails}")
     c = Cluster(folder, nodes, rails, a.rate, a.nice)
     clusters.append(c)
@@ -197,9 +210,9 @@ def run_cluster(a, nodes, rails, clusters):
         with open(os.path.join(a.out, f"rates-n{nodes}-r{rails}.txt"), "w") as f:
             f.write(text)
         print(text, end="", flush=True)
-        if a.check_only:
-            return []
-        return [run_point(a, folder, nodes, rails, ppn) for ppn in a.ppn]
+        for ppn in [] if a.check_only else a.ppn:
+            docs.append(run_point(a, folder, nodes, rails, ppn))
+            save(a, docs)
     finally:
         c.stop()
 
@@ -242,9 +255,7 @@ def main():
     try:
         for nodes in a.nodes:
             for rails in a.rails:
-                docs += run_cluster(a, nodes, rails, clusters)
-                with open(os.path.join(a.out, "measured.json"), "w") as f:
-                    json.dump({"command": " ".join(sys.argv), "runs": docs}, f, indent=1)
+                run_cluster(a, nodes, rails, clusters, docs)
     finally:
         for c in clusters:
             c.stop()

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """netns_table.py: the tables of a netns_bench.py run (docs/results/...).
 
-  netns_table.py MEASURED_JSON      prints the Markdown tables
+  netns_table.py MEASURED_JSON...   prints the Markdown tables (of every
+                                    file's runs: 2 and 4 nodes run apart)
 
 measured_table(runs) is what netns_bench.py prints at its end: per (nodes,
 rails, ranks per node, size) the system MPI's time, its best algorithm's
@@ -107,11 +108,13 @@ def rails_table(runs):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print("usage: netns_table.py MEASURED_JSON (netns_bench.py's measured.json)", file=sys.stderr)
+    if len(sys.argv) < 2:
+        print("usage: netns_table.py MEASURED_JSON... (netns_bench.py's measured.json)", file=sys.stderr)
         sys.exit(2)
-    with open(sys.argv[1]) as f:
-        runs = json.load(f)["runs"]
+    runs = []
+    for path in sys.argv[1:]:
+        with open(path) as f:
+            runs += json.load(f)["runs"]
     print(measured_table(runs))
     print()
     print(rails_table(runs))

@@ -16,6 +16,10 @@ growth from N to 2N nodes against the report's scaling prediction
   calibrate.py --measured DIR/measured.json --build build/simulation --out DIR2
   calibrate.py --measured DIR/measured.json --simulated DIR2/simulated.json   (tables only)
 
+--measured and --simulated may be given more than once (runs of 2 and of 4
+nodes made apart); the growth tables pair each N-node point with the
+2N-node point of the same rails, ranks per node, size and algorithm.
+
 Writes DIR2/simulated.json ({"runs": [...]}, the benchmark's JSON per point,
 "point" added) and DIR2/runs/ (platforms, hostfiles, logs).
 """
@@ -131,6 +135,9 @@ def compare_table(measured, simulated):
         lines.append("")
         for k, model in enumerate(MODELS):
             lines.append(f"- {model}: {summary([x[-1][k][1] for x in rows])}")
+            big = [x[-1][k][1] for x in rows if x[3] >= 1 << 20]
+            if big:
+                lines.append(f"- {model}, 1 MiB and up: {summary(big)}")
     return "\n".join(lines)
 
 
@@ -153,9 +160,16 @@ def scaling_table(runs, label):
     """The Markdown table of scaling_rows for runs (measured or simulated)."""
     lines = [f"| nodes | rails | ranks/node | size | algo | {label} T(2N)/T(N) | report's g | error |",
              "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: |"]
-    for n, n2, r, p, size, algo, growth, g, err in scaling_rows(runs):
+    rows = scaling_rows(runs)
+    for n, n2, r, p, size, algo, growth, g, err in rows:
         lines.append(f"| {n} → {n2} | {r} | {p} | {netns_table.size_text(size)} | {algo} | {growth:.2f} | "
                      f"{g:.2f} | {100 * err:+.0f} % |")
+    if rows:
+        big = [x[-1] for x in rows if x[4] >= 1 << 20]
+        lines.append("")
+        lines.append(f"- every size: {summary([x[-1] for x in rows])}")
+        if big:
+            lines.append(f"- 1 MiB and up: {summary(big)}")
     return "\n".join(lines)
 
 
@@ -167,15 +181,17 @@ def load_runs(path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--measured", required=True, help="netns_bench.py's measured.json")
-    ap.add_argument("--simulated", help="an earlier run's simulated.json: print the tables only")
+    ap.add_argument("--measured", required=True, action="append",
+                    help="netns_bench.py's measured.json (again for more runs: 2 and 4 nodes apart)")
+    ap.add_argument("--simulated", action="append",
+                    help="an earlier run's simulated.json: print the tables only (again for more)")
     ap.add_argument("--build", help="the simulation build (build/simulation)")
     ap.add_argument("--out", default="calibrate")
     ap.add_argument("--smpirun", default="smpirun")
     a = ap.parse_args()
-    measured = load_runs(a.measured)
+    measured = [d for path in a.measured for d in load_runs(path)]
     if a.simulated:
-        simulated = load_runs(a.simulated)
+        simulated = [d for path in a.simulated for d in load_runs(path)]
     else:
         if not a.build:
             ap.error("give --build (to simulate) or --simulated (an earlier run's simulated.json)")

@@ -59,7 +59,9 @@ def main():
     # 2 -> 4 nodes: the report's g with s = 1 is the nodes' ring factor,
     # (2 x 3/4) / (2 x 1/2) = 1.5; measured 90 -> 126 ms is 1.4: +7 %.
     four = run(4, [row(MIB, "mpi", 126000.0, 1.0)])
-    expect(calibrate.scaling_table([two, four], "measured"), "| 2 → 4 | 1 | 2 | 1 MiB | mpi | 1.40 | 1.50 | +7 % |")
+    text = calibrate.scaling_table([two, four], "measured")
+    expect(text, "| 2 → 4 | 1 | 2 | 1 MiB | mpi | 1.40 | 1.50 | +7 % |")
+    expect(text, "- 1 MiB and up: 1 of 1 within 15 %, median |error| 7 %, largest 7 %")
     # The model's platform: a rail's payload rate, the rails added, the
     # sharing the model asks for.
     p = calibrate.platform_params({"rails": 2, "rate": "400mbit", "delay": "50us"}, "SHARED")
