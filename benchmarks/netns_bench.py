@@ -7,9 +7,8 @@ address and R shaped NICs), on ports of its own (MLA_SLURMCTLD_PORT 26817,
 MLA_SLURMD_PORT 26818 unless set: never the default ports, which CI and the
 tests use); measures each rail's TCP rate (netns_check.py rate, and both
 ways at once between node1 and node2: the shaping, not the CPU, must bound
-the rails); runs mlallreduce_bench under
-`srun --mpi=pmix` for each ranks-per-node count, Open MPI's TCP kept on the
-rails (OMPI_MCA_btl_tcp_if_include=rail0,...: its own multi-rail); reads the
+the rails); runs mlallreduce_bench under `srun --mpi=pmix` for each
+ranks-per-node count, Open MPI's TCP kept on the rails (OMPI_MCA_btl_tcp_if_include=rail0,...: its own multi-rail); reads the
 rails' byte counters before and after each step; stops the cluster on every
 exit path (an exception, SIGINT, SIGTERM).  One cluster per (nodes, rails).
 The cluster's daemons, and so the ranks, run at `nice -n NICE` (default -5:
@@ -17,15 +16,19 @@ ahead of the builds that share the machine).
 
   netns_bench.py --build build/default --out DIR [--nodes 2,4] [--ppn 1,2,4]
                  [--rails 1,2] [--rate 200mbit] [--sizes 64K:16M:4] [--algos LIST]
-                 [--tune-budget SECONDS]
+                 [--tune-budget SECONDS] [--mpi openmpi|mpich]
 
-With --tune-budget, each step is preceded by `multilane tune --partition
-gpu` on that cluster (its probe job on every node, the step's ranks per
-node; a database of its own in DIR) and runs `auto` too, with the tuned
-profile (MULTILANE_PROFILE, from `multilane resolve`).
+With --mpi mpich, MPICH's build of the benchmark runs under srun
+--mpi=pmi2, its UCX kept on the rails (UCX_NET_DEVICES=rail0,...,
+UCX_TLS=tcp,sm,self).  With --tune-budget (Open MPI), each step is
+preceded by `multilane tune --partition gpu` on that cluster (its probe
+job on every node, the step's ranks per node; a database of its own in
+DIR) and runs `auto` too, with the tuned profile (MULTILANE_PROFILE, from
+`multilane resolve`).
 
 Writes into DIR: runs/nN-rR-pP.json (the benchmark's JSON, with the rails'
-bytes added as "rails"), rates-nN-rR.txt (netns_check.py's rate output) and
+bytes added as "rails", the step's seconds and its point), runs/nN-rR-pP.txt
+(its srun line and output), rates-nN-rR.txt (the rate checks) and
 measured.json (every run, for netns_table.py and simulation/calibrate.py);
 prints the table (netns_table.py).  Run as root.  Exits 0, or 1 with a line
 naming the problem and the fix.
@@ -47,6 +50,8 @@ import netns_check  # noqa: E402  scripts/slurm/netns_check.py
 import netns_table  # noqa: E402  benchmarks/netns_table.py
 
 LOCAL_SLURM = os.path.join(SOURCE, "scripts", "slurm", "local-slurm.sh")
+# --mpi: the benchmark's build for that MPI family and srun's --mpi for it.
+MPIS = {"openmpi": ("mlallreduce_bench", "pmix"), "mpich": ("mlallreduce_bench-mpich", "pmi2")}
 ALGOS = "mpi,mpi-best,passthrough,lane,hier,split"
 
 
@@ -82,8 +87,10 @@ class Cluster:
             subprocess.run(["bash", LOCAL_SLURM, "stop", self.dir], timeout=120)
 
 
-def job_env(cluster, rails, home):
-    """The environment of srun and so of the ranks."""
+def job_env(cluster, rails, home, mpi="openmpi"):
+    """The environment of srun and so of the ranks: the MPI's traffic
+    between the nodes kept on the rails (Open MPI's TCP BTL; MPICH's UCX
+    with its TCP and shared memory transports)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MULTILANE_", "SLURM_", "OMPI_MCA_"))}
     env.pop("LD_PRELOAD", None)
     env["SLURM_CONF"] = os.path.join(cluster, "slurm.conf")
@@ -94,14 +101,18 @@ def job_env(cluster, rails, home):
     env["OMPI_MCA_mpi_yield_when_idle"] = "1"
     env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
     env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    if mpi == "mpich":
+        env["UCX_NET_DEVICES"] = env["OMPI_MCA_btl_tcp_if_include"]
+        env["UCX_TLS"] = "tcp,sm,self"
     return env
 
 
 def bench_command(a, nodes, ppn, out_json):
     """The srun line of one benchmark step."""
     first, last, factor = a.sizes.split(":")
-    return ["srun", "--mpi=pmix", "-N", str(nodes), f"--ntasks-per-node={ppn}", "-t", "20",
-            os.path.join(a.build, "benchmarks", "mlallreduce_bench"), "-b", first, "-e", last, "-f", factor,
+    program, srun_mpi = MPIS[a.mpi]
+    return ["srun", f"--mpi={srun_mpi}", "-N", str(nodes), f"--ntasks-per-node={ppn}", "-t", "20",
+            os.path.join(a.build, "benchmarks", program), "-b", first, "-e", last, "-f", factor,
             "-a", a.algos, "-n", str(a.iters), "-w", "1", "-T", str(a.batch_seconds), "-J", out_json]
 
 
@@ -112,7 +123,7 @@ def run_point(a, cluster, nodes, rails, ppn):
     home = os.path.join(a.out, "home")
     os.makedirs(home, exist_ok=True)
     cmd = bench_command(a, nodes, ppn, out_json)
-    env = job_env(cluster, rails, home)
+    env = job_env(cluster, rails, home, a.mpi)
     if a.tune_budget > 0:
         env["MULTILANE_PROFILE"] = tune_profile(a, cluster, rails, ppn)
         cmd[cmd.index("-a") + 1] += ",auto"
@@ -128,8 +139,12 @@ def run_point(a, cluster, nodes, rails, ppn):
     with open(out_json) as f:
         doc = json.load(f)
     doc["rails"] = change
+    crossed = sum(c["tx_bytes"] for ifs in change.values() for i, c in ifs.items() if i.startswith("rail"))
+    if crossed < max(r["size"] for r in doc["results"]):
+        fail(f"{name}: the rails moved {crossed} B in the step: the MPI's traffic between the nodes did not "
+             f"cross them ({a.mpi}: see {a.out}/runs/{name}.txt); keep its transport on the rails")
     doc["step_seconds"] = round(seconds, 2)
-    doc["point"] = {"nodes": nodes, "rails": rails, "ppn": ppn, "rate": a.rate, "delay": "0"}
+    doc["point"] = {"nodes": nodes, "rails": rails, "ppn": ppn, "rate": a.rate, "delay": "0", "mpi": a.mpi}
     doc["srun"] = " ".join(cmd)
     with open(out_json, "w") as f:
         json.dump(doc, f, indent=1)
@@ -233,12 +248,18 @@ def main():
     ap.add_argument("--tune-budget", type=int, default=0,
                     help="seconds: before each step, multilane tune --partition with this budget, then auto")
     ap.add_argument("--check-only", action="store_true", help="the rails' rate checks only, no benchmark")
+    ap.add_argument("--mpi", choices=sorted(MPIS), default="openmpi",
+                    help="the MPI family: openmpi (srun --mpi=pmix) or mpich (mlallreduce_bench-mpich, --mpi=pmi2)")
     ap.add_argument("--nice", type=int, default=-5)
     a = ap.parse_args()
     a.out = os.path.realpath(a.out)
     a.build = os.path.realpath(a.build)
-    if not os.access(os.path.join(a.build, "benchmarks", "mlallreduce_bench"), os.X_OK):
-        fail(f"no {a.build}/benchmarks/mlallreduce_bench: build it (cmake --build build/default --target mlallreduce_bench)")
+    program = MPIS[a.mpi][0]
+    if not os.access(os.path.join(a.build, "benchmarks", program), os.X_OK):
+        target = program.replace("-", "_")
+        fail(f"no {a.build}/benchmarks/{program}: build it (cmake --build build/default --target {target})")
+    if a.mpi != "openmpi" and a.tune_budget > 0:
+        fail("--tune-budget tunes Open MPI's build only: leave it out with --mpi mpich")
     os.environ.setdefault("MLA_SLURMCTLD_PORT", "26817")
     os.environ.setdefault("MLA_SLURMD_PORT", "26818")
     os.makedirs(os.path.join(a.out, "runs"), exist_ok=True)
