@@ -282,6 +282,8 @@ def main():
             c.stop()
     if docs:
         print(netns_table.measured_table(docs))
+        print()
+        print(netns_table.rails_table(docs))
 
 
 if __name__ == "__main__":
