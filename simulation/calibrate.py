@@ -10,15 +10,15 @@ same sizes and the algorithms SMPI can run (mpi, lane, hier, split; SMPI's
 per (algorithm, size, nodes, rails, ranks per node) the measured and the
 simulated time and the error (simulated / measured - 1) for each model
 (MODELS: the NICs full duplex, and both ways sharing them), then the measured
-growth from N to 2N nodes against the report's scaling prediction
+growth from N to 2N and 4N nodes against the report's scaling prediction
 (simulation/model_check.py's g, with s = 1: docs/scale.md says why).
 
   calibrate.py --measured DIR/measured.json --build build/simulation --out DIR2
   calibrate.py --measured DIR/measured.json --simulated DIR2/simulated.json   (tables only)
 
 --measured and --simulated may be given more than once (runs of 2 and of 4
-nodes made apart); the growth tables pair each N-node point with the
-2N-node point of the same rails, ranks per node, size and algorithm.
+nodes made apart); the growth tables pair each N-node point with the 2N-
+and 4N-node points of the same rails, ranks per node, size and algorithm.
 
 Writes DIR2/simulated.json ({"runs": [...]}, the benchmark's JSON per point,
 "point" added) and DIR2/runs/ (platforms, hostfiles, logs).
@@ -141,24 +141,26 @@ def compare_table(measured, simulated):
     return "\n".join(lines)
 
 
-def scaling_rows(runs, share=1.0):
-    """[(nodes, 2 * nodes, rails, ppn, size, algo, growth, g, error)]: the
-    measured T(2N)/T(N) against the report's g (model_check) with share s."""
+def scaling_rows(runs, share=1.0, factors=(2, 4)):
+    """[(nodes, k * nodes, rails, ppn, size, algo, growth, g, error)] for
+    each k of factors: the measured T(kN)/T(N) against the report's g
+    (model_check) with share s."""
     t = times(runs)
     rows = []
-    for (n, r, p, size, algo), base in sorted(t.items()):
-        big = t.get((2 * n, r, p, size, algo))
-        if big is None:
-            continue
-        g = (1 - share) * model_check.ring_factor(n * p, 2) + share * model_check.ring_factor(n, 2)
-        growth = big / base
-        rows.append((n, 2 * n, r, p, size, algo, growth, g, g / growth - 1))
+    for k in factors:
+        for (n, r, p, size, algo), base in sorted(t.items()):
+            big = t.get((k * n, r, p, size, algo))
+            if big is None:
+                continue
+            g = (1 - share) * model_check.ring_factor(n * p, k) + share * model_check.ring_factor(n, k)
+            growth = big / base
+            rows.append((n, k * n, r, p, size, algo, growth, g, g / growth - 1))
     return rows
 
 
 def scaling_table(runs, label):
     """The Markdown table of scaling_rows for runs (measured or simulated)."""
-    lines = [f"| nodes | rails | ranks/node | size | algo | {label} T(2N)/T(N) | report's g | error |",
+    lines = [f"| nodes | rails | ranks/node | size | algo | {label} T(kN)/T(N) | report's g | error |",
              "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: |"]
     rows = scaling_rows(runs)
     for n, n2, r, p, size, algo, growth, g, err in rows:
@@ -201,10 +203,10 @@ def main():
             json.dump({"command": " ".join(sys.argv), "runs": simulated}, f, indent=1)
     print("## Measured against simulated\n")
     print(compare_table(measured, simulated))
-    print("\n## Growth from N to 2N nodes: measured, and the report's prediction\n")
+    print("\n## Growth from N to kN nodes: measured, and the report's prediction\n")
     print(scaling_table(measured, "measured"))
     for model in MODELS:
-        print(f"\n## Growth from N to 2N nodes: simulated, {model}\n")
+        print(f"\n## Growth from N to kN nodes: simulated, {model}\n")
         print(scaling_table(model_runs(simulated, model), "simulated"))
     return 0
 

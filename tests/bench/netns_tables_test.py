@@ -62,6 +62,11 @@ def main():
     text = calibrate.scaling_table([two, four], "measured")
     expect(text, "| 2 → 4 | 1 | 2 | 1 MiB | mpi | 1.40 | 1.50 | +7 % |")
     expect(text, "- 1 MiB and up: 1 of 1 within 15 %, median |error| 7 %, largest 7 %")
+    # 2 -> 8 nodes (k = 4): g = (2 x 7/8) / (2 x 1/2) = 1.75; 90 -> 180 ms is 2.0: -12 %.
+    eight = run(8, [row(MIB, "mpi", 180000.0, 1.0)])
+    text = calibrate.scaling_table([two, four, eight], "measured")
+    expect(text, "| 2 → 8 | 1 | 2 | 1 MiB | mpi | 2.00 | 1.75 | -12 % |")
+    expect(text, "| 4 → 8 | 1 | 2 | 1 MiB | mpi | 1.43 | 1.17 | -18 % |")
     # The model's platform: a rail's payload rate, the rails added, the
     # sharing the model asks for.
     p = calibrate.platform_params({"rails": 2, "rate": "400mbit", "delay": "50us"}, "SHARED")
