@@ -19,8 +19,9 @@ ahead of the builds that share the machine).
                  [--tune-budget SECONDS] [--mpi openmpi|mpich]
 
 With --mpi mpich, MPICH's build of the benchmark runs under srun
---mpi=pmi2, its UCX kept on the rails (UCX_NET_DEVICES=rail0,...,
-UCX_TLS=tcp,sm,self).  With --tune-budget (Open MPI), each step is
+--mpi=pmi2, in a mount namespace with its node's own /sys (UCX finds the
+rails there), its UCX kept on the rails (UCX_NET_DEVICES=rail0,...,
+UCX_TLS=tcp,self: no shared memory, which would join the nodes).  With --tune-budget (Open MPI), each step is
 preceded by `multilane tune --partition gpu` on that cluster (its probe
 job on every node, the step's ranks per node; a database of its own in
 DIR) and runs `auto` too, with the tuned profile (MULTILANE_PROFILE, from
@@ -102,8 +103,13 @@ def job_env(cluster, rails, home, mpi="openmpi"):
     env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
     env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
     if mpi == "mpich":
+        # UCX's TCP on the rails only; no shared memory, which would join
+        # the nodes (they share this machine): ranks of one node talk TCP
+        # over their namespace's loopback.  The library is told that every
+        # rank runs it (the sysfs wrapper stands between srun and it).
         env["UCX_NET_DEVICES"] = env["OMPI_MCA_btl_tcp_if_include"]
-        env["UCX_TLS"] = "tcp,sm,self"
+        env["UCX_TLS"] = "tcp,self"
+        env["MULTILANE_ALL_RANKS"] = "1"
     return env
 
 
@@ -111,7 +117,12 @@ def bench_command(a, nodes, ppn, out_json):
     """The srun line of one benchmark step."""
     first, last, factor = a.sizes.split(":")
     program, srun_mpi = MPIS[a.mpi]
-    return ["srun", f"--mpi={srun_mpi}", "-N", str(nodes), f"--ntasks-per-node={ppn}", "-t", "20",
+    # UCX lists network devices from /sys/class/net, which the nodes' tasks
+    # see as the root namespace's (slurmd enters the node's network
+    # namespace only): MPICH's tasks get a sysfs of their own namespace.
+    wrap = [] if a.mpi == "openmpi" else ["unshare", "-m", "/bin/sh", "-c",
+                                          'mount -t sysfs sysfs /sys && exec "$0" "$@"']
+    return ["srun", f"--mpi={srun_mpi}", "-N", str(nodes), f"--ntasks-per-node={ppn}", "-t", "20"] + wrap + [
             os.path.join(a.build, "benchmarks", program), "-b", first, "-e", last, "-f", factor,
             "-a", a.algos, "-n", str(a.iters), "-w", "1", "-T", str(a.batch_seconds), "-J", out_json]
 

@@ -6,7 +6,7 @@ simulates every (nodes, rails, ranks per node) point of it on a SimGrid
 platform generated from the same cluster's parameters (platform_params:
 each rail's shaped rate, the rails, the delay, the ranks per node), with the
 same sizes and the algorithms SMPI can run (mpi, lane, hier, split; SMPI's
-`ompi` selector for the system MPI, as Open MPI's fixed rules), and prints
+`ompi` selector for Open MPI's runs, `mpich` for MPICH's), and prints
 per (algorithm, size, nodes, rails, ranks per node) the measured and the
 simulated time and the error (simulated / measured - 1) for each model
 (MODELS: the NICs full duplex, and both ways sharing them), then the measured
@@ -35,6 +35,8 @@ import model_check  # noqa: E402  the report's ring factor
 import netns_table  # noqa: E402  benchmarks/netns_table.py: rates, WIRE_PAYLOAD
 
 SIM_ALGOS = ["mpi", "lane", "hier", "split"]
+# SMPI's allreduce selector standing in for each measured MPI family.
+SELECTORS = {"openmpi": "ompi", "mpich": "mpich"}
 # The models simulated: the NIC full duplex as the rails are (each way
 # its rate), and both ways sharing it (what the measurement shows).
 MODELS = ("SPLITDUPLEX", "SHARED")
@@ -68,7 +70,7 @@ def platform_params(point, sharing):
 
 
 def point_key(doc):
-    """(nodes, rails, ppn) of a run."""
+    """(nodes, rails, ppn) of a run (runs of one MPI family are compared)."""
     p = doc["point"]
     return (p["nodes"], p["rails"], p["ppn"])
 
@@ -87,7 +89,8 @@ def simulate(a, measured):
         for model in MODELS:
             params = platform_params(doc["point"], model)
             sim, wall = simrun.run(a.smpirun, bench, os.path.join(a.out, "runs"), f"netns-r{rails}-{model}", nodes,
-                                   ppn, "ompi", (sizes[0], sizes[-1], factor), SIM_ALGOS, check=False,
+                                   ppn, SELECTORS[doc["point"].get("mpi", "openmpi")], (sizes[0], sizes[-1], factor),
+                                   SIM_ALGOS, check=False,
                                    params=params, timeout=900, extra_env={"MULTILANE_RANKS_PER_GPU": "1"})
             sim.update(point=doc["point"], params=params, model=model)
             print(f"simulated n{nodes}-r{rails}-p{ppn} {model} in {wall:.1f} s", file=sys.stderr, flush=True)
