@@ -70,7 +70,7 @@ def platform_params(point, sharing):
 
 
 def point_key(doc):
-    """(nodes, rails, ppn) of a run (runs of one MPI family are compared)."""
+    """(nodes, rails, ppn) of a run (main takes one MPI family's runs)."""
     p = doc["point"]
     return (p["nodes"], p["rails"], p["ppn"])
 
@@ -195,6 +195,9 @@ def main():
     ap.add_argument("--smpirun", default="smpirun")
     a = ap.parse_args()
     measured = [d for path in a.measured for d in load_runs(path)]
+    families = sorted({d["point"].get("mpi", "openmpi") for d in measured})
+    if len(families) > 1:
+        ap.error(f"--measured: runs of {' and '.join(families)} together; give one MPI family's runs at a time")
     if a.simulated:
         simulated = [d for path in a.simulated for d in load_runs(path)]
     else:
