@@ -9,7 +9,10 @@ factors, see RUN_CONFIG):
   - every node has one private link up and one down (SPLITDUPLEX) of
     nic_gbps x rails GB/s: the node's NIC capacity, shared (max-min fair) by
     all the flows that leave or enter the node; multi-rail is the sum of the
-    rails;
+    rails.  With nic_sharing SHARED (--nic-sharing SHARED) one link carries
+    both ways: what a node sends and receives at once shares nic_gbps x
+    rails (what MPI over TCP on the shaped rails of the namespace cluster
+    got, docs/results/2026-12-06-netns-lanes/README.md);
   - one-way latency between two nodes is nic_lat_us (half on each private
     link, a backbone of latency 0);
   - the backbone is a FATPIPE of proc_gbps: it is not shared, so it bounds
@@ -60,6 +63,9 @@ RUN_CONFIG = [
 ]
 
 PARAMS = ("nic_gbps", "rails", "nic_lat_us", "proc_gbps", "intra_gbps", "intra_lat_us")
+# The NIC links' SimGrid sharing policy (nic_sharing, optional): SPLITDUPLEX,
+# the full duplex of a real NIC, unless a platform says SHARED.
+NIC_SHARING = ("SPLITDUPLEX", "SHARED")
 
 
 def platform_xml(nodes, ppn, p):
@@ -71,7 +77,7 @@ def platform_xml(nodes, ppn, p):
         '<platform version="4.1">\n'
         "  <!-- multilane simulation/cluster_platform.py: %s -->\n"
         '  <cluster id="cluster" prefix="node-" suffix="" radical="0-%d" speed="1Gf" core="%d"\n'
-        '           bw="%.6gBps" lat="%.6gus" sharing_policy="SPLITDUPLEX"\n'
+        '           bw="%.6gBps" lat="%.6gus" sharing_policy="%s"\n'
         '           bb_bw="%.6gBps" bb_lat="0us" bb_sharing_policy="FATPIPE"\n'
         '           loopback_bw="%.6gBps" loopback_lat="%.6gus"/>\n'
         "</platform>\n"
@@ -81,6 +87,7 @@ def platform_xml(nodes, ppn, p):
             ppn,
             nic,
             p["nic_lat_us"] / 2,
+            p.get("nic_sharing", NIC_SHARING[0]),
             p["proc_gbps"] * 1e9,
             p["intra_gbps"] * 1e9,
             p["intra_lat_us"],
@@ -104,6 +111,8 @@ def resolve(preset, overrides):
     for k, v in overrides.items():
         if v is not None:
             p[k] = v
+    if p.get("nic_sharing", NIC_SHARING[0]) not in NIC_SHARING:
+        raise ValueError("nic_sharing '%s': use one of %s" % (p["nic_sharing"], ", ".join(NIC_SHARING)))
     missing = [k for k in PARAMS if k not in p]
     if missing:
         raise ValueError("missing parameters: %s (give --preset or every parameter)" % ", ".join(missing))
@@ -126,6 +135,8 @@ def main(argv):
     ap.add_argument("--ppn", type=int, help="ranks (cores) per node")
     for k in PARAMS:
         ap.add_argument("--" + k.replace("_", "-"), type=float, dest=k)
+    ap.add_argument("--nic-sharing", choices=NIC_SHARING, dest="nic_sharing",
+                    help="the NIC links' sharing: SPLITDUPLEX (default, full duplex) or SHARED (both ways share)")
     ap.add_argument("--xml", help="platform file to write")
     ap.add_argument("--hostfile", help="hostfile to write")
     a = ap.parse_args(argv)
@@ -136,7 +147,7 @@ def main(argv):
     if not (a.nodes and a.ppn and a.xml and a.hostfile):
         ap.error("--nodes, --ppn, --xml and --hostfile are needed")
     try:
-        params = resolve(a.preset, {k: getattr(a, k) for k in PARAMS})
+        params = resolve(a.preset, {k: getattr(a, k) for k in PARAMS + ("nic_sharing",)})
     except ValueError as e:
         ap.error(str(e))
     write(a.nodes, a.ppn, params, a.xml, a.hostfile)

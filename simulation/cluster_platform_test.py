@@ -31,6 +31,14 @@ def main():
     p = cp.resolve("hdr", {"rails": 2, "proc_gbps": 10})
     c, _ = cluster_of(2, 1, p)
     assert c.get("bw") == "5e+10Bps" and c.get("bb_bw") == "1e+10Bps", c.attrib
+    assert c.get("sharing_policy") == "SPLITDUPLEX", c.attrib  # full duplex unless asked
+    c, _ = cluster_of(2, 1, cp.resolve("hdr", {"nic_sharing": "SHARED"}))
+    assert c.get("sharing_policy") == "SHARED", c.attrib
+    try:
+        cp.resolve("hdr", {"nic_sharing": "HALF"})
+        raise AssertionError("unknown sharing policy accepted")
+    except ValueError as e:
+        assert "nic_sharing 'HALF'" in str(e)
     try:
         cp.resolve(None, {"nic_gbps": 1})
         raise AssertionError("missing parameters accepted")
