@@ -63,6 +63,8 @@ def profile_winners(text):
 # The repeat's minimum measuring time (launcher/tune/tune_budget.h:
 # kMinRepeatMeasuringS): a tune skips the repeat when less is left of it.
 MIN_REPEAT_MEASURING_S = 3.0
+# The largest noise a profile point records (vocab/profile.h: kMaxProfileNoise).
+MAX_NOISE = 10.0
 
 
 def repeat_line(p):
@@ -117,7 +119,9 @@ def check_repeat_ran(p, db, keep, first, points):
             continue
         checked += 1
         expect(abs(m / ((mpi1 + mpi2) / 2) - 1) < 1e-4, "%s %d: the system MPI's time is the launches' mean" % (mem, size))
-        expect(noise >= abs(mpi2 / mpi1 - 1) - 6e-4,
+        # A point records at most MAX_NOISE: a launch slowed tens of times
+        # by a loaded host (CI saw 40 times) is recorded at that limit.
+        expect(noise >= min(abs(mpi2 / mpi1 - 1), MAX_NOISE) - 6e-4,
                "%s %d: the noise %.3f covers the launches' difference %.3f" % (mem, size, noise, abs(mpi2 / mpi1 - 1)))
         if algo != "passthrough":
             expect(algo in plan["candidates"], "%s %d: the winner %s was measured again" % (mem, size, algo))
