@@ -37,7 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   });
   // Off exactly when a problem was named; every value read is in range.
   if (c.enabled != c.problems.empty()) std::abort();
-  if (c.ranks_per_node < 0 || c.ranks_per_gpu < 0 || c.report_sample < 1 || c.verbose < 0 || c.verbose > 1)
+  if (c.ranks_per_node < 0 || c.ranks_per_gpu < 0 || c.report_sample < 1 || c.verbose < 0 || c.verbose > 2)
     std::abort();
   if (!(c.report_interval_s == 0 || (c.report_interval_s >= 0.01 && c.report_interval_s <= 3600))) std::abort();
   if (c.has_forced && c.forced.lanes < 0) std::abort();
