@@ -12,8 +12,10 @@
 namespace mlabench {
 namespace {
 
-constexpr int kCalls = 4000;  // per round and way
-constexpr int kRounds = 9;
+constexpr double kBlockSeconds = 20e-6;  // a block of calls of one way: about this long
+constexpr double kSizeSeconds = 0.3;     // the three ways together, per size
+constexpr int kMinRounds = 61, kMaxRounds = 2001;
+constexpr int kMaxBlock = 4000;
 
 enum class Way { kMpi, kPassthrough, kAuto };
 
@@ -40,14 +42,22 @@ double Median(std::vector<double> v) {
 }  // namespace
 
 std::vector<Overhead> MeasureOverhead(const Options& opt) {
-  const int calls = kCalls, rounds = kRounds;
   std::vector<Overhead> out;
   const size_t esize = type_size(opt.type);
+  const MPI_Datatype type = mpi_datatype(opt.type);
+  const MPI_Op op = mpi_op(opt.op);
   for (uint64_t bytes = opt.min_bytes; bytes <= opt.max_bytes; bytes *= opt.factor) {
     const int count = static_cast<int>(std::max<uint64_t>(1, bytes / esize));
     std::vector<unsigned char> send(count * esize, 1), recv(count * esize, 0);
+    // Warm-up, which also sizes a block: about kBlockSeconds of calls, so
+    // that the clock's own cost is small beside it and a round is short
+    // enough for the three of it to see the same machine.
+    TimeCalls(Way::kAuto, send.data(), recv.data(), count, type, op, 100);
+    const double one = TimeCalls(Way::kMpi, send.data(), recv.data(), count, type, op, 100);
+    const int block = static_cast<int>(std::clamp(kBlockSeconds / std::max(one, 1e-9), 1.0, double(kMaxBlock)));
+    const int rounds =
+        static_cast<int>(std::clamp(kSizeSeconds / (3 * block * std::max(one, 1e-9)), double(kMinRounds), double(kMaxRounds)));
     std::vector<double> mpi, pass, autos;
-    TimeCalls(Way::kAuto, send.data(), recv.data(), count, mpi_datatype(opt.type), mpi_op(opt.op), calls / 10);
     // Each round starts with another of the three, so that whatever the
     // order costs (the first of a round finding its buffers out of cache, at
     // the larger sizes) falls on each alike.
@@ -55,14 +65,15 @@ std::vector<Overhead> MeasureOverhead(const Options& opt) {
     for (int r = 0; r < rounds; ++r) {
       for (int i = 0; i < 3; ++i) {
         const Way w = ways[(r + i) % 3];
-        const double t =
-            TimeCalls(w, send.data(), recv.data(), count, mpi_datatype(opt.type), mpi_op(opt.op), calls) * 1e9;
+        const double t = TimeCalls(w, send.data(), recv.data(), count, type, op, block) * 1e9;
         (w == Way::kMpi ? mpi : w == Way::kPassthrough ? pass : autos).push_back(t);
       }
     }
     Overhead o;
     o.bytes = static_cast<uint64_t>(count) * esize;
     o.mpi_ns = Median(mpi);
+    o.rounds = rounds;
+    o.block = block;
     // Per round, so that a round's drift cancels between the three.
     std::vector<double> dp, da;
     for (int r = 0; r < rounds; ++r) {
@@ -80,15 +91,13 @@ std::vector<Overhead> MeasureOverhead(const Options& opt) {
 std::vector<std::string> OverheadLines(const std::vector<Overhead>& rows) {
   std::vector<std::string> lines;
   char line[160];
-  std::snprintf(line, sizeof line,
-                "# overhead: ns per call beyond PMPI_Allreduce, MPI_COMM_SELF, host buffers, median of %d rounds "
-                "of %d calls",
-                kRounds, kCalls);
-  lines.push_back(line);
-  lines.push_back("#        size     mpi_ns  passthrough_ns    auto_ns");
+  lines.push_back(
+      "# overhead: ns per call beyond PMPI_Allreduce, MPI_COMM_SELF, host buffers; median over rounds of one block "
+      "of each way (a block: about 20 us of calls)");
+  lines.push_back("#        size     mpi_ns  passthrough_ns    auto_ns   rounds  block");
   for (const Overhead& o : rows) {
-    std::snprintf(line, sizeof line, "%14llu %10.1f %15.1f %10.1f", static_cast<unsigned long long>(o.bytes), o.mpi_ns,
-                  o.passthrough_ns, o.auto_ns);
+    std::snprintf(line, sizeof line, "%14llu %10.1f %15.1f %10.1f %8d %6d", static_cast<unsigned long long>(o.bytes),
+                  o.mpi_ns, o.passthrough_ns, o.auto_ns, o.rounds, o.block);
     lines.push_back(line);
   }
   return lines;
