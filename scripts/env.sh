@@ -44,3 +44,9 @@ mla_test_home() {
   mkdir -p "$XDG_STATE_HOME" "$XDG_CONFIG_HOME" "$XDG_CACHE_HOME" "$XDG_DATA_HOME"
   unset MULTILANE_USER_DB MULTILANE_SYSTEM_DB MULTILANE_SYSTEM_WORK_DB MULTILANE_HISTORY MULTILANE_REPORT MULTILANE_JOB_KEY
 }
+# mla_slowest_tests BUILD_DIR: the 12 tests of that build's last CTest run
+# that took longest, so that a stage's log says where its time went.
+mla_slowest_tests() {
+  echo "slowest tests of $1 (s):"
+  sort -k3 -gr "$1/Testing/Temporary/CTestCostData.txt" 2>/dev/null | awk 'NF == 3 {printf "  %8.1f  %s\n", $3, $1}' | head -12 || true
+}

@@ -39,6 +39,7 @@ mla_test_home /tmp/platform-test-home
 log=/tmp/platform-ctest.log
 rc=0
 ctest --preset default -j "$JOBS" -LE '^app$' -E '^(report_html|slurm_valgrind_slurmstepd|CudaDriverLoaded\..*)$' 2>&1 | tee "$log" || rc=$?
+mla_slowest_tests build/default
 # A skip is not a pass: every test must run, except those labelled mpi_limit
 # (the platform's MPI cannot do what they need without multilane either; each
 # says why), which are named here.

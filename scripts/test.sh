@@ -103,6 +103,7 @@ for preset in default asan; do
   cmake --build --preset "$preset" -j "$JOBS"
   touch build/platform-go
   ctest --preset "$preset" -j "$JOBS"
+  mla_slowest_tests "build/$preset"
   if [ ! -e build/platform-test-go ]; then
     touch build/platform-test-go
     promote_tree "$platform_background"
