@@ -91,7 +91,7 @@ bool ApplyChunk(const std::string& v, mla_choice* c, std::string* error) {
 bool ApplyTransport(const std::string& v, mla_choice* c, std::string* error) {
   mla_transport t;
   if (!mla::TransportFromName(v.c_str(), &t))
-    return mla::Refuse(error, "transport='" + v + "' is not auto, mpi or nccl");
+    return mla::Refuse(error, "transport='" + v + "' is not " + mla::TransportNames());
   c->transport = t;
   return true;
 }

@@ -8,7 +8,7 @@ namespace mla {
 namespace {
 
 const char* const kNames[MLA_ALGO_COUNT] = {"passthrough", "lane", "hier", "split"};
-const char* const kTransports[MLA_TRANSPORT_COUNT] = {"auto", "mpi", "nccl"};
+const char* const kTransports[MLA_TRANSPORT_COUNT] = {"auto", "mpi", "nccl", "shm"};
 const char* const kPaths[MLA_PATH_COUNT] = {"ipc", "mpi", "nccl", "staged"};
 const char* const kEntries[MLA_ENTRY_COUNT] = {"c", "fortran", "f08", "large_count", "nonblocking", "persistent"};
 const char* const kUnsupported[static_cast<int>(Unsupported::kCount)] = {"one_rank", "intercomm", "op",
@@ -38,6 +38,8 @@ bool AlgoFromName(const char* name, mla_algo* algo) {
 }
 
 const char* TransportName(mla_transport transport) { return NameOf(transport, kTransports, MLA_TRANSPORT_COUNT); }
+
+const char* TransportNames() { return "auto, mpi, nccl or shm"; }
 
 bool TransportFromName(const char* name, mla_transport* transport) {
   const int i = IndexOf(name, kTransports, MLA_TRANSPORT_COUNT);

@@ -17,8 +17,11 @@ const char* AlgoName(mla_algo algo);
 // success, else false.
 bool AlgoFromName(const char* name, mla_algo* algo);
 
-// Returns "auto", "mpi", "nccl", or "unknown".
+// Returns "auto", "mpi", "nccl", "shm", or "unknown".
 const char* TransportName(mla_transport transport);
+
+// Every transport name, for messages: "auto, mpi, nccl or shm".
+const char* TransportNames();
 
 // Parses a transport name; returns true and sets *transport (when not null)
 // on success, else false.

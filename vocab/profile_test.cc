@@ -168,7 +168,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadProfile{"multilane-profile 1\nhost 0 inf lane time_us=fast", "time_us must be"},
         BadProfile{"multilane-profile 1\nhost 0 inf lane colour=red", "unknown key 'colour'"},
         BadProfile{"multilane-profile 1\nhost 0 inf lane lanes", "expected key=value"},
-        BadProfile{"multilane-profile 1\nhost 0 inf lane transport=ib", "transport must be auto, mpi or nccl"},
+        BadProfile{"multilane-profile 1\nhost 0 inf lane transport=ib", "transport must be auto, mpi, nccl or shm"},
+        BadProfile{"multilane-profile 1\ndevice 0 inf lane transport=shm", "transport=shm is for host memory"},
         BadProfile{"multilane-profile 1\nhost 0 2M lane\nhost 1M inf hier", "overlaps entry 2"},
         BadProfile{"multilane-profile 1;host 0 2M lane;host 1M inf hier", "entry 3: size range overlaps"},
         // Issue 15 item 9: a key given twice was accepted (the last one won).

@@ -37,13 +37,17 @@ typedef enum mla_algo {
   MLA_ALGO_COUNT = 4
 } mla_algo;
 
-/* How the step between nodes (lane) or GPUs (split) moves device buffers.
- * Steps inside a node always use CUDA IPC; host buffers always use the system MPI. */
+/* How a call's data moves.  Device buffers: the step between nodes (lane) or
+ * GPUs (split); steps inside a node always use CUDA IPC.  Host buffers: the
+ * steps inside a node of lane and hier (shm), else the system MPI's
+ * point-to-point; the step between nodes always uses the system MPI. */
 typedef enum mla_transport {
-  MLA_TRANSPORT_AUTO = 0, /* NCCL when it is loaded and can run the call, else MPI */
-  MLA_TRANSPORT_MPI = 1,  /* host staging: pinned buffers, pipelined chunks, the system MPI */
-  MLA_TRANSPORT_NCCL = 2, /* NCCL, one communicator per lane (one rank per GPU in each) */
-  MLA_TRANSPORT_COUNT = 3
+  MLA_TRANSPORT_AUTO = 0, /* device: NCCL when it is loaded and can run the call, else MPI; host: MPI */
+  MLA_TRANSPORT_MPI = 1,  /* device: host staging (pinned buffers, pipelined chunks, the system MPI) */
+  MLA_TRANSPORT_NCCL = 2, /* device: NCCL, one communicator per lane (one rank per GPU in each) */
+  MLA_TRANSPORT_SHM = 3,  /* host: lane's and hier's node steps through a shared-memory segment of
+                             the node's ranks (docs/algorithms.md); device buffers: as auto */
+  MLA_TRANSPORT_COUNT = 4
 } mla_transport;
 
 /* How one call is to be run: an algorithm and its parameters.  Zero-filled

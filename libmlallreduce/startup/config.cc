@@ -102,7 +102,7 @@ void ReadForcedChoice(EnvReader* r) {
   const std::string chunk = r->Get("MULTILANE_CHUNK");
   const std::string transport = r->Get("MULTILANE_TRANSPORT");
   if (!transport.empty() && !mla::TransportFromName(transport.c_str(), &c->forced.transport)) {
-    r->Problem("MULTILANE_TRANSPORT=" + Quoted(transport) + " is not a transport: use auto, mpi or nccl");
+    r->Problem("MULTILANE_TRANSPORT=" + Quoted(transport) + " is not a transport: use " + mla::TransportNames());
   }
   if (!algo.empty() && algo != "auto") {
     if (mla::AlgoFromName(algo.c_str(), &c->forced.algo)) {
