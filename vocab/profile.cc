@@ -190,7 +190,8 @@ std::string ParseEntryKey(std::string_view key, std::string_view value, ProfileE
       return std::string("transport must be ") + mla::TransportNames() + found;
     if (e->choice.transport == MLA_TRANSPORT_SHM && e->kind != MemKind::kHost)
       return "transport=shm is for host memory (the node steps of lane and hier through shared memory); a device "
-             "entry takes auto, mpi or nccl" + found;
+             "entry takes auto, mpi or nccl" +
+             found;
   } else if (key == "pts") {
     if (std::string why = ParsePoints(value, e); !why.empty()) return why;
     *points += e->points.size();
