@@ -118,7 +118,8 @@ bool parse_algo(const std::string& name, const std::string& list, AlgoSpec* spec
     return true;
   }
   if (colon != std::string::npos && !mla::TransportFromName(after.c_str(), &spec->transport))
-    return mla::Refuse(why, "unknown transport in '" + name + "'; write ALGO:auto, ALGO:mpi or ALGO:nccl");
+    return mla::Refuse(why, "unknown transport in '" + name + "'; write ALGO:TRANSPORT, TRANSPORT one of " +
+                                std::string(mla::TransportNames()));
   if (kWords.count(name) != 0) {
     spec->kind = kWords.at(name);
     spec->blocking = name == "nccl-sync";
@@ -128,7 +129,9 @@ bool parse_algo(const std::string& name, const std::string& list, AlgoSpec* spec
     return mla::Refuse(
         why, (name.empty() ? std::string("empty algorithm name") : "unknown algorithm '" + name + "'") + " in '" +
                  list + "'; give a comma list of: mpi, mpi:NAME, mpi-best, mpi-1pg, nccl, nccl-sync, auto" +
-                 library_algo_names() + " (library algorithms take :mpi or :nccl for the transport of device buffers)");
+                 library_algo_names() +
+                 " (library algorithms take :mpi or :nccl for the transport of device buffers, :shm for host buffers' "
+                 "node steps through shared memory)");
   spec->kind = AlgoSpec::Kind::kLibrary;
   spec->name = mla::AlgoName(spec->algo);  // canonical spelling
   if (spec->transport != MLA_TRANSPORT_AUTO) spec->name += std::string(":") + mla::TransportName(spec->transport);
@@ -277,7 +280,9 @@ std::string usage_text(const char* argv0) {
          "                           " +
          library_algo_names().substr(2) +
          ": mla_allreduce_with; ALGO:mpi or ALGO:nccl picks the\n"
-         "                           transport between nodes/GPUs for device memory\n"
+         "                           transport between nodes/GPUs for device memory,\n"
+         "                           lane:shm and hier:shm the node steps through shared\n"
+         "                           memory for host memory\n"
          "  -l, --lanes N            lanes passed in mla_choice (default 0 = all ranks of a node)\n"
          "  -c, --chunk SIZE         chunk_bytes passed in mla_choice (default 0 = library default)\n"
          "  -w, --warmup_iters N     untimed calls before each timed batch (default: iters/10, >= 2)\n"
