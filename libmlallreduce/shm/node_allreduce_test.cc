@@ -1,0 +1,93 @@
+// The node allreduce's flag protocol with threads standing in for ranks,
+// each over its own mapping of one real segment (run under TSan by the tsan
+// preset: tests/CMakeLists.txt, tsan_shm_flags).
+#include "libmlallreduce/shm/node_allreduce.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "libmlallreduce/shm/segment_file.h"
+
+namespace mla::lib {
+namespace {
+
+// `ranks` threads run `calls` allreduces of `count` MPI_INT (sum) on one
+// segment; rank r's element i is r * 1000 + i + call, so the sum is known.
+// Every second call runs in place.  Returns the first wrong element, or "".
+std::string RunRanks(int ranks, int calls, long long count, bool cross) {
+  const size_t slot = 4096;  // small slots: many chunks and epochs per call
+  const size_t bytes = NodeArea::Bytes(ranks, slot);
+  std::string name, error;
+  SegmentMap first;
+  if (!CreateSegment(bytes, &name, &first, &error)) return error;
+  NodeArea::Initialize(first.base, ranks, slot);
+  std::vector<SegmentMap> maps(ranks);
+  maps[0] = first;
+  for (int r = 1; r < ranks; ++r)
+    if (!AttachSegment(name, bytes, &maps[r], &error)) return error;
+  UnlinkSegment(name);
+  std::vector<std::string> wrong(ranks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      const NodeArea area(maps[r].base, ranks, slot);
+      uint64_t epoch = 0;
+      std::vector<int32_t> send(count), recv(count);
+      for (int call = 0; call < calls && wrong[r].empty(); ++call) {
+        for (long long i = 0; i < count; ++i) send[i] = static_cast<int32_t>(r * 1000 + i + call);
+        const bool in_place = call % 2 == 1;
+        if (in_place) recv = send;
+        const NodeStepCall c{reinterpret_cast<const char*>(in_place ? recv.data() : send.data()),
+                             reinterpret_cast<char*>(recv.data()),
+                             count,
+                             4,
+                             MPI_INT,
+                             MPI_SUM,
+                             ranks};
+        // A stand-in for the step between nodes: doubles the block.
+        CrossNodeStep twice;
+        if (cross) {
+          twice = [](char* block, int n) {
+            for (int i = 0; i < n; ++i) reinterpret_cast<int32_t*>(block)[i] *= 2;
+            return MPI_SUCCESS;
+          };
+        }
+        NodeAllreduce(area, r, &epoch, c, twice);
+        for (long long i = 0; i < count; ++i) {
+          const long long want = (1000LL * ranks * (ranks - 1) / 2 + ranks * (i + call)) * (cross ? 2 : 1);
+          if (recv[i] != want) {
+            wrong[r] = "rank " + std::to_string(r) + " call " + std::to_string(call) + " element " + std::to_string(i) +
+                       ": " + std::to_string(recv[i]) + ", want " + std::to_string(want);
+            break;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (SegmentMap& m : maps) UnmapSegment(&m);
+  for (const std::string& w : wrong)
+    if (!w.empty()) return w;
+  return "";
+}
+
+TEST(ShmNodeStep, TwoStepManyChunksAndEpochs) {
+  // 5000 ints = 20000 bytes: 5 chunks of 4 KiB per call, above the one-shot size.
+  EXPECT_EQ(RunRanks(3, 20, 5000, false), "");
+}
+
+TEST(ShmNodeStep, OneShotSmallMessages) { EXPECT_EQ(RunRanks(4, 50, 33, false), ""); }
+
+TEST(ShmNodeStep, CountBelowRanksAndCount1) {
+  EXPECT_EQ(RunRanks(4, 10, 1, true), "");
+  EXPECT_EQ(RunRanks(4, 10, 3, true), "");
+}
+
+TEST(ShmNodeStep, CrossStepOnEachBlock) { EXPECT_EQ(RunRanks(3, 12, 3001, true), ""); }
+
+}  // namespace
+}  // namespace mla::lib
