@@ -59,16 +59,20 @@ bool ParseSegmentName(const std::string& name, uid_t* uid, pid_t* pid) {
 
 bool CreateSegment(size_t bytes, std::string* name, SegmentMap* out, std::string* error) {
   *name = SegmentName(geteuid(), getpid(), RandomWord());
-  const int fd = shm_open(name->c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  return CreateSegmentNamed(*name, bytes, out, error);
+}
+
+bool CreateSegmentNamed(const std::string& name, size_t bytes, SegmentMap* out, std::string* error) {
+  const int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) {
-    *error = Errno("shm_open of " + *name + " failed");
+    *error = Errno("shm_open of " + name + " failed");
     return false;
   }
   bool ok = ftruncate(fd, static_cast<off_t>(bytes)) == 0;
-  if (!ok) *error = Errno("sizing the shared-memory segment " + *name + " failed");
+  if (!ok) *error = Errno("sizing the shared-memory segment " + name + " failed");
   ok = ok && MapFd(fd, bytes, out, error);
   close(fd);
-  if (!ok) UnlinkSegment(*name);
+  if (!ok) UnlinkSegment(name);  // ours: O_EXCL made it
   return ok;
 }
 

@@ -34,6 +34,10 @@ bool ParseSegmentName(const std::string& name, uid_t* uid, pid_t* pid);
 // On failure returns false with *error saying why, and leaves no file.
 bool CreateSegment(size_t bytes, std::string* name, SegmentMap* out, std::string* error);
 
+// CreateSegment under the name `name` (a name of SegmentName's form): fails,
+// leaving it alone, where anything of that name exists, a link included.
+bool CreateSegmentNamed(const std::string& name, size_t bytes, SegmentMap* out, std::string* error);
+
 // Maps the segment `name` made by CreateSegment: it must be a regular file
 // of this user's, of mode 0600 and of exactly `bytes` bytes.  On failure
 // returns false with *error saying why.

@@ -44,10 +44,10 @@ TEST(ShmSegment, CreatedPrivateAndExclusive) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   EXPECT_EQ(st.st_uid, geteuid());
   EXPECT_EQ(st.st_size, 8192);
-  // O_EXCL: the name cannot be created a second time.
-  errno = 0;
-  EXPECT_LT(shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600), 0);
-  EXPECT_EQ(errno, EEXIST);
+  // O_EXCL: the name cannot be created a second time, and the file stays.
+  SegmentMap again;
+  EXPECT_FALSE(CreateSegmentNamed(name, 4096, &again, &error)) << "created over an existing segment";
+  EXPECT_TRUE(InDevShm(name));
   // Another user cannot open it (checked where the test may change user).
   if (geteuid() == 0) {
     const pid_t child = fork();
@@ -67,6 +67,21 @@ TEST(ShmSegment, CreatedPrivateAndExclusive) {
   EXPECT_FALSE(InDevShm(name));
   UnmapSegment(&other);
   UnmapSegment(&map);
+}
+
+// A link planted at the name the creator will use: creating fails and
+// nothing is created where the link points.
+TEST(ShmSegment, CreateRefusesAPlantedLink) {
+  const std::string name = SegmentName(geteuid(), getpid(), 3);
+  const std::string target = "/dev/shm/mla-planted-target-" + std::to_string(getpid());
+  ASSERT_EQ(symlink(target.c_str(), ("/dev/shm" + name).c_str()), 0);
+  SegmentMap map;
+  std::string error;
+  EXPECT_FALSE(CreateSegmentNamed(name, 4096, &map, &error)) << "created through a link";
+  struct stat st {};
+  EXPECT_NE(lstat(target.c_str(), &st), 0) << "the link's target was created";
+  unlink(("/dev/shm" + name).c_str());
+  unlink(target.c_str());
 }
 
 TEST(ShmSegment, AttachRefusesLinksAndLooseModes) {
