@@ -16,6 +16,7 @@ import argparse
 import os
 import re
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from e2e import OPENMPI_TEST_ENV, OVERSUBSCRIBE_FLAGS, check, log, run  # noqa: E402
@@ -44,8 +45,13 @@ def alive(pid):
 
 
 def left_by_dead(before):
-    """Names that appeared since `before` and whose creator is gone."""
-    return sorted(n for n, pid in our_names().items() if n not in before and not alive(pid))
+    """Names that appeared since `before` and whose creator is gone; a
+    creator still exiting after mpirun returned is waited for (up to 60 s)."""
+    new = {n: pid for n, pid in our_names().items() if n not in before}
+    deadline = time.monotonic() + 60
+    while any(alive(pid) for pid in new.values()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return sorted(n for n, pid in our_names().items() if n in new and not alive(pid))
 
 
 def job(args, mode, preload=None):
