@@ -140,6 +140,7 @@ void OnMpiInitialized() {
   layout.ranks_per_gpu = config.ranks_per_gpu;
   layout.host_rank = HostRank();
   layout.shm_node_step = config.shm_node_step;
+  layout.shm_single_copy = config.shm_single_copy;
   layout.verbose = config.verbose > 0;
   // Segments of an earlier job of this user's that died while setting one up.
   if (config.shm_node_step) RemoveStaleSegments();

@@ -25,6 +25,7 @@ set(MLA_LIBRARY_SOURCES
   shm/node_allreduce.cc
   shm/node_area.cc
   shm/segment_file.cc
+  shm/single_copy.cc
   shm/stale_segments.cc
   jobreport/gpu_sampler.cc
   jobreport/job_report.cc

@@ -71,6 +71,7 @@ int Build(MPI_Comm comm, Topology* t) {
   PMPI_Comm_rank(comm, &t->rank);
   const LayoutSettings& config = g_layout;
   t->shm_node_step = config.shm_node_step;
+  t->shm_single_copy = config.shm_single_copy;
   t->verbose = config.verbose;
 
   // Node: ranks sharing memory, cut into virtual nodes when asked.  Virtual

@@ -23,6 +23,10 @@ struct NodeStepCall {
   MPI_Datatype datatype;
   MPI_Op op;
   int active;  // ranks that reduce a block (1..ranks), lane's `lanes`
+  // Read the peers' blocks from their buffers (single_copy.h) instead of
+  // copying each rank's chunk into its slot first; only where every rank of
+  // the node passed ProbeSingleCopy.  The one-shot form always copies.
+  bool single_copy = false;
 };
 
 // The step between nodes for this rank's reduced block (`count` elements at
@@ -39,7 +43,10 @@ constexpr size_t kOneShotBytes = 8u << 10;
 // cut into chunks of the slot's size; for each chunk every rank copies its
 // part into its slot, reduces its block from every rank's slot into the
 // result area (in rank order), runs `cross` on it, and copies every block
-// of the result out: every element is reduced by one rank only, so every
+// of the result out (with single_copy: each rank publishes where its part
+// is and the owner of a block reads it from there; a rank writes block b of
+// its own recvbuf only after b's owner said it is done, so in place is safe):
+// every element is reduced by one rank only, so every
 // rank ends with the same bits.  *epoch is this rank's count of the
 // segment's epochs; every rank of the node must run the same calls in the
 // same order.  Returns MPI_SUCCESS or the first error of a reduction or of

@@ -6,6 +6,7 @@
 #include "libmlallreduce/shm/node_allreduce.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <string>
@@ -20,7 +21,8 @@ namespace {
 // `ranks` threads run `calls` allreduces of `count` MPI_INT (sum) on one
 // segment; rank r's element i is r * 1000 + i + call, so the sum is known.
 // Every second call runs in place.  Returns the first wrong element, or "".
-std::string RunRanks(int ranks, int calls, long long count, bool cross, bool own_mappings = false) {
+std::string RunRanks(int ranks, int calls, long long count, bool cross, bool own_mappings = false,
+                     bool single_copy = false) {
   const size_t slot = 4096;  // small slots: many chunks and epochs per call
   const size_t bytes = NodeArea::Bytes(ranks, slot);
   std::string name, error;
@@ -32,6 +34,8 @@ std::string RunRanks(int ranks, int calls, long long count, bool cross, bool own
   for (int r = 1; r < ranks && own_mappings; ++r)
     if (!AttachSegment(name, bytes, &maps[r], &error)) return error;
   UnlinkSegment(name);
+  const NodeArea shared(first.base, ranks, slot);
+  for (int r = 0; r < ranks; ++r) shared.flags(r).pid.store(getpid());  // single copy reads this process
   std::vector<std::string> wrong(ranks);
   std::vector<std::thread> threads;
   for (int r = 0; r < ranks; ++r) {
@@ -49,7 +53,8 @@ std::string RunRanks(int ranks, int calls, long long count, bool cross, bool own
                              4,
                              MPI_INT,
                              MPI_SUM,
-                             ranks};
+                             ranks,
+                             single_copy};
         // A stand-in for the step between nodes: doubles the block.
         CrossNodeStep twice;
         if (cross) {
@@ -90,6 +95,13 @@ TEST(ShmNodeStep, CountBelowRanksAndCount1) {
 }
 
 TEST(ShmNodeStep, CrossStepOnEachBlock) { EXPECT_EQ(RunRanks(3, 12, 3001, true), ""); }
+
+// Single copy (process_vm_readv of this very process): many chunks, in
+// place every second call, counts below the ranks.
+TEST(ShmNodeStep, SingleCopy) {
+  EXPECT_EQ(RunRanks(3, 20, 5000, false, false, true), "");
+  EXPECT_EQ(RunRanks(4, 10, 3, true, false, true), "");
+}
 
 TEST(ShmNodeStep, EachRankItsOwnMapping) { EXPECT_EQ(RunRanks(3, 12, 5000, false, true), ""); }
 

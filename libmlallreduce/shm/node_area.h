@@ -15,10 +15,14 @@
 
 namespace mla::lib {
 
-// One rank's flags, each on a cache line of its own.
+// One rank's flags, each on a cache line of its own, and what the single-copy
+// path (single_copy.h) needs of it: its pid, written once at set-up, and the
+// address of its part of the current chunk, written before `posted`.
 struct alignas(64) RankFlags {
   alignas(64) std::atomic<uint64_t> posted{0};
   alignas(64) std::atomic<uint64_t> reduced{0};
+  alignas(64) std::atomic<uint64_t> source{0};
+  std::atomic<int64_t> pid{0};
 };
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "the segment's flags must be lock-free across processes");
 
