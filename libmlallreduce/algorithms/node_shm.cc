@@ -52,7 +52,7 @@ int SetUp(const Topology& topo, NodeShm** out, std::string* cma_why) {
   // Every rank of the node has mapped it or given up: nothing stays in /dev/shm.
   if (rc == MPI_SUCCESS) rc = PMPI_Allreduce(MPI_IN_PLACE, ok, 1, MPI_INT, MPI_MIN, topo.node);
   if (topo.node_rank == 0 && name[0] != '\0') UnlinkSegment(name);
-  *cma_why = "MULTILANE_NODE_STEP=shm-copy";
+  *cma_why = "not asked for; MULTILANE_NODE_STEP=shm-cma tries it";
   if (topo.shm_single_copy) cma_why->clear();
   if (ok[0] && topo.shm_single_copy) ok[1] = ProbeSingleCopy(area, topo.node_rank, cma_why);
   if (rc == MPI_SUCCESS) rc = PMPI_Allreduce(MPI_IN_PLACE, ok, 2, MPI_INT, MPI_MIN, topo.node);

@@ -49,7 +49,7 @@ struct Topology {
   // segment (node_shm.h), set up on the first call that uses it; shm_state
   // 0: not yet, 1: set up (shm), -1: refused (the MPI's node steps).
   bool shm_node_step = false;
-  bool shm_single_copy = false;  // and read peers directly where the kernel allows (not shm-copy)
+  bool shm_single_copy = false;  // shm-cma: and read peers directly where the kernel allows
   bool verbose = false;          // MULTILANE_VERBOSE: say once what the node steps run on
   mutable NodeShm* shm = nullptr;
   mutable int shm_state = 0;
@@ -66,8 +66,8 @@ struct LayoutSettings {
   int ranks_per_node = 0;        // MULTILANE_RANKS_PER_NODE: virtual nodes of this many ranks; 0: the host
   int ranks_per_gpu = 0;         // MULTILANE_RANKS_PER_GPU: consecutive ranks sharing a GPU; 0: 1
   int host_rank = -1;            // this rank's index among its host's ranks of MPI_COMM_WORLD; -1: unknown
-  bool shm_node_step = false;    // MULTILANE_NODE_STEP=shm or shm-copy
-  bool shm_single_copy = false;  // MULTILANE_NODE_STEP=shm: single copy where the kernel allows
+  bool shm_node_step = false;    // MULTILANE_NODE_STEP=shm or shm-cma
+  bool shm_single_copy = false;  // MULTILANE_NODE_STEP=shm-cma: single copy where the kernel allows
   bool verbose = false;          // MULTILANE_VERBOSE above 0
 };
 

@@ -34,8 +34,8 @@ struct Config {
   int ranks_per_gpu = 0;
   // MULTILANE_NODE_STEP=shm: lane's and hier's steps inside a node run on a
   // shared-memory segment instead of the system MPI's collectives (mpi, the
-  // default; docs/algorithms.md), reading peers' buffers directly where the
-  // kernel allows (shm_single_copy); shm-copy: always one copy into the segment.
+  // default; docs/algorithms.md); shm-cma: also reading peers' buffers
+  // directly where the kernel allows (shm_single_copy).
   bool shm_node_step = false;
   bool shm_single_copy = false;
   // MULTILANE_STEP_TASKS: the tasks of the Slurm step, set by the plugin

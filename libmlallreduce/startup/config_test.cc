@@ -146,11 +146,12 @@ TEST(Config, NodeStep) {
   EXPECT_TRUE(c.enabled);
   EXPECT_TRUE(c.shm_node_step);
   EXPECT_NE(c.Summary().find("node steps on shared memory"), std::string::npos) << c.Summary();
-  EXPECT_TRUE(c.shm_single_copy);
-  const Config copy = Load({{"MULTILANE_NODE_STEP", "shm-copy"}});
-  EXPECT_TRUE(copy.shm_node_step);
-  EXPECT_FALSE(copy.shm_single_copy);
-  EXPECT_NE(copy.Summary().find("node steps on shared memory (copy)"), std::string::npos) << copy.Summary();
+  EXPECT_FALSE(c.shm_single_copy);
+  const Config cma = Load({{"MULTILANE_NODE_STEP", "shm-cma"}});
+  EXPECT_TRUE(cma.shm_node_step);
+  EXPECT_TRUE(cma.shm_single_copy);
+  EXPECT_NE(cma.Summary().find("node steps on shared memory (single copy where allowed)"), std::string::npos)
+      << cma.Summary();
   const std::string p = ProblemOf("MULTILANE_NODE_STEP", "xpmem");
   EXPECT_NE(p.find("MULTILANE_NODE_STEP='xpmem' is not a node step: use mpi"), std::string::npos) << p;
 }
