@@ -1,6 +1,7 @@
 // single_copy.h: reading a peer's memory directly (Linux cross-memory attach,
-// process_vm_readv), where the kernel allows it: one copy from a peer's send
-// buffer instead of one into the segment and one out of it.
+// process_vm_readv), where the kernel allows it: the owner of a block reads
+// it from each peer's send buffer instead of each peer copying its part into
+// the segment (docs/algorithms.md says what that saves).
 #ifndef MLA_SHM_SINGLE_COPY_H_
 #define MLA_SHM_SINGLE_COPY_H_
 
