@@ -18,7 +18,7 @@ const char* const kVariables[] = {"MULTILANE_ALGO", "MULTILANE_LANES", "MULTILAN
                                   "MULTILANE_REPORT_INTERVAL", "MULTILANE_PROFILE", "MULTILANE_HISTORY",
                                   "MULTILANE_JOB_KEY", "MULTILANE_DEVICE_SYNC", "MULTILANE_DEVICE_FLAG_MAX",
                                   // Last, so that the seeds written before it keep their meaning.
-                                  "MULTILANE_OFF"};
+                                  "MULTILANE_OFF", "MULTILANE_NODE_STEP"};
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -13,6 +13,7 @@
 #include "libmlallreduce/base/stats.h"
 #include "libmlallreduce/algorithms/system_choice.h"
 #include "libmlallreduce/algorithms/topology.h"
+#include "libmlallreduce/shm/stale_segments.h"
 #include "vocab/terminal_text.h"
 
 namespace mla::lib {
@@ -138,6 +139,11 @@ void OnMpiInitialized() {
   layout.ranks_per_node = config.ranks_per_node;
   layout.ranks_per_gpu = config.ranks_per_gpu;
   layout.host_rank = HostRank();
+  layout.shm_node_step = config.shm_node_step;
+  layout.shm_single_copy = config.shm_single_copy;
+  layout.verbose = config.verbose > 0;
+  // Segments of an earlier job of this user's that died while setting one up.
+  if (config.shm_node_step) RemoveStaleSegments();
   InitTopologyCache(layout);
   for (const std::string& problem : config.problems) WarnOnce(problem);
   for (const std::string& warning : config.warnings) WarnOnce(warning);

@@ -21,6 +21,12 @@ set(MLA_LIBRARY_SOURCES
   startup/profile_file.cc
   startup/separate_worlds.cc
   startup/startup.cc
+  shm/local_reduce.cc
+  shm/node_allreduce.cc
+  shm/node_area.cc
+  shm/segment_file.cc
+  shm/single_copy.cc
+  shm/stale_segments.cc
   jobreport/gpu_sampler.cc
   jobreport/job_report.cc
   jobreport/job_report_render.cc
@@ -28,6 +34,7 @@ set(MLA_LIBRARY_SOURCES
   algorithms/algo_hier.cc
   algorithms/algo_three_step.cc
   algorithms/call_support.cc
+  algorithms/node_shm.cc
   algorithms/system_choice.cc
   algorithms/topology.cc
   device/buffer_kinds.cc

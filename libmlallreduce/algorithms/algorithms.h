@@ -27,10 +27,13 @@ struct AllreduceCall {
 // lane: reduce-scatter inside the node into choice.lanes blocks (all node
 // ranks when 0), allreduce of each block among the ranks holding it on every
 // node (all lanes at once), allgather inside the node.  Needs a regular layout.
+// With MULTILANE_NODE_STEP=shm the node steps run on a shared segment
+// (node_shm.h), the whole call on a one-node communicator.
 int RunLane(const AllreduceCall& call, const Topology& topo, const mla_choice& choice);
 
 // hier: reduce to the node's first rank, allreduce among those leaders,
-// broadcast inside the node.  Needs a regular layout.
+// broadcast inside the node.  Needs a regular layout.  With
+// MULTILANE_NODE_STEP=shm the node steps run on a shared segment (node_shm.h).
 int RunHier(const AllreduceCall& call, const Topology& topo, const mla_choice& choice);
 
 // split: reduce-scatter inside the GPU group into ppg slices, allreduce of

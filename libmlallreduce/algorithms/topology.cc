@@ -2,6 +2,7 @@
 
 #include <mutex>
 
+#include "libmlallreduce/algorithms/node_shm.h"
 #include "libmlallreduce/jobreport/job_report.h"
 #include "vocab/ranks_per_gpu.h"
 
@@ -18,6 +19,7 @@ void FreeComm(MPI_Comm* c) {
 
 void FreeTopology(Topology* t) {
   if (t->device_state != nullptr && t->free_device_state != nullptr) t->free_device_state(t->device_state);
+  FreeNodeShm(t->shm);
   FreeComm(&t->fold);
   FreeComm(&t->core);
   FreeComm(&t->slice);
@@ -68,6 +70,9 @@ int Build(MPI_Comm comm, Topology* t) {
   PMPI_Comm_size(comm, &t->size);
   PMPI_Comm_rank(comm, &t->rank);
   const LayoutSettings& config = g_layout;
+  t->shm_node_step = config.shm_node_step;
+  t->shm_single_copy = config.shm_single_copy;
+  t->verbose = config.verbose;
 
   // Node: ranks sharing memory, cut into virtual nodes when asked.  Virtual
   // nodes are cut from the host's ranks in MPI_COMM_WORLD, so that a

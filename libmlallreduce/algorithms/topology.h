@@ -10,6 +10,8 @@
 
 namespace mla::lib {
 
+struct NodeShm;  // node_shm.cc
+
 struct Topology {
   int size = 0;  // ranks in the communicator
   int rank = 0;
@@ -43,6 +45,14 @@ struct Topology {
   MPI_Comm fold = MPI_COMM_NULL;
   int fold_width = 0;
   bool core_gpus_regular = false;
+  // MULTILANE_NODE_STEP=shm: lane and hier run their node steps on a shared
+  // segment (node_shm.h), set up on the first call that uses it; shm_state
+  // 0: not yet, 1: set up (shm), -1: refused (the MPI's node steps).
+  bool shm_node_step = false;
+  bool shm_single_copy = false;  // shm-cma: and read peers directly where the kernel allows
+  bool verbose = false;          // MULTILANE_VERBOSE: say once what the node steps run on
+  mutable NodeShm* shm = nullptr;
+  mutable int shm_state = 0;
   // The CUDA module's state for this communicator (device_comm.h), made on
   // the first call with device buffers and freed with the topology.
   mutable void* device_state = nullptr;
@@ -53,9 +63,12 @@ struct Topology {
 // (as the CUDA module receives HostServices): topology.cc reads no
 // configuration or process state of its own.
 struct LayoutSettings {
-  int ranks_per_node = 0;  // MULTILANE_RANKS_PER_NODE: virtual nodes of this many ranks; 0: the host
-  int ranks_per_gpu = 0;   // MULTILANE_RANKS_PER_GPU: consecutive ranks sharing a GPU; 0: 1
-  int host_rank = -1;      // this rank's index among its host's ranks of MPI_COMM_WORLD; -1: unknown
+  int ranks_per_node = 0;        // MULTILANE_RANKS_PER_NODE: virtual nodes of this many ranks; 0: the host
+  int ranks_per_gpu = 0;         // MULTILANE_RANKS_PER_GPU: consecutive ranks sharing a GPU; 0: 1
+  int host_rank = -1;            // this rank's index among its host's ranks of MPI_COMM_WORLD; -1: unknown
+  bool shm_node_step = false;    // MULTILANE_NODE_STEP=shm or shm-cma
+  bool shm_single_copy = false;  // MULTILANE_NODE_STEP=shm-cma: single copy where the kernel allows
+  bool verbose = false;          // MULTILANE_VERBOSE above 0
 };
 
 // Creates the attribute key the cache uses and keeps `layout` for every

@@ -131,6 +131,15 @@ void ReadLayoutAndDevice(EnvReader* r) {
   }
   std::string bad_rpg;
   if (!ParseRanksPerGpuVariable(r->Get("MULTILANE_RANKS_PER_GPU"), &c->ranks_per_gpu, &bad_rpg)) r->Problem(bad_rpg);
+  const std::string node_step = r->Get("MULTILANE_NODE_STEP");
+  if (node_step == "shm" || node_step == "shm-cma") {
+    c->shm_node_step = true;
+    c->shm_single_copy = node_step == "shm-cma";
+  } else if (!node_step.empty() && node_step != "mpi") {
+    r->Problem("MULTILANE_NODE_STEP=" + Quoted(node_step) +
+               " is not a node step: use mpi (the system MPI's collectives), shm (a shared-memory segment) or "
+               "shm-cma (the segment, reading peers directly where the kernel allows)");
+  }
   const std::string step_tasks = r->Get("MULTILANE_STEP_TASKS");
   if (!step_tasks.empty() && !ParsePositive(step_tasks, &c->step_tasks))
     c->warnings.push_back(CountMessage("MULTILANE_STEP_TASKS", step_tasks, "the Slurm step's tasks") + "; ignored");
@@ -240,6 +249,7 @@ std::string Config::Summary() const {
   }
   if (ranks_per_node > 0) out << ", virtual nodes of " << CountOf(ranks_per_node, "rank");
   if (ranks_per_gpu > 0) out << ", " << CountOf(ranks_per_gpu, "rank") << " per GPU";
+  if (shm_node_step) out << ", node steps on shared memory" << (shm_single_copy ? " (single copy where allowed)" : "");
   if (device_sync_stream) out << ", device calls wait for the legacy stream only";
   if (device_flag_max == 0)
     out << ", device flag path off";

@@ -32,6 +32,12 @@ struct Config {
   int ranks_per_node = 0;
   // MULTILANE_RANKS_PER_GPU: ranks sharing one GPU on hosts without GPUs; 0 = unset (1).
   int ranks_per_gpu = 0;
+  // MULTILANE_NODE_STEP=shm: lane's and hier's steps inside a node run on a
+  // shared-memory segment instead of the system MPI's collectives (mpi, the
+  // default; docs/algorithms.md); shm-cma: also reading peers' buffers
+  // directly where the kernel allows (shm_single_copy).
+  bool shm_node_step = false;
+  bool shm_single_copy = false;
   // MULTILANE_STEP_TASKS: the tasks of the Slurm step, set by the plugin
   // (separate_worlds.h); 0 = not set.
   int step_tasks = 0;

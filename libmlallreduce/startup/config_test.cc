@@ -138,6 +138,24 @@ TEST(Config, SummaryCountsOneInTheSingular) {
   EXPECT_NE(c.Summary().find("virtual nodes of 2 ranks, 2 ranks per GPU"), std::string::npos) << c.Summary();
 }
 
+// Issue 46: the node step's setting, mpi by default.
+TEST(Config, NodeStep) {
+  EXPECT_FALSE(Load({}).shm_node_step);
+  EXPECT_FALSE(Load({{"MULTILANE_NODE_STEP", "mpi"}}).shm_node_step);
+  const Config c = Load({{"MULTILANE_NODE_STEP", "shm"}});
+  EXPECT_TRUE(c.enabled);
+  EXPECT_TRUE(c.shm_node_step);
+  EXPECT_NE(c.Summary().find("node steps on shared memory"), std::string::npos) << c.Summary();
+  EXPECT_FALSE(c.shm_single_copy);
+  const Config cma = Load({{"MULTILANE_NODE_STEP", "shm-cma"}});
+  EXPECT_TRUE(cma.shm_node_step);
+  EXPECT_TRUE(cma.shm_single_copy);
+  EXPECT_NE(cma.Summary().find("node steps on shared memory (single copy where allowed)"), std::string::npos)
+      << cma.Summary();
+  const std::string p = ProblemOf("MULTILANE_NODE_STEP", "xpmem");
+  EXPECT_NE(p.find("MULTILANE_NODE_STEP='xpmem' is not a node step: use mpi"), std::string::npos) << p;
+}
+
 // Issue 16: the device synchronisation rule and the flag path's limit.
 TEST(Config, DeviceSyncAndFlagLimit) {
   Config c = Load({});

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -58,6 +59,24 @@ TEST(Counts, EdgeCountsAndInPlace) {
     for (const TypeCase* tc : {&ints, &dbls, &pairs, &cplx})
       RunCase(MPI_COMM_WORLD, *tc, tc->ops[0], count, variants, CaseOptions{true, true, 7}, local);
   }
+  EXPECT_ALL_RANKS_OK(local);
+}
+
+// Messages of several shared-memory slots (MULTILANE_NODE_STEP=shm cuts
+// them into chunks of 256 KiB, algorithms.md) and of an odd count, exact:
+// the algorithms without a chunk, so that the MPI node steps stay quick.
+TEST(Counts, LargeAcrossChunks) {
+  Local local;
+  const int fewer = std::max(1, MinRanksPerNode(MPI_COMM_WORLD) / 2);
+  const std::vector<Variant> variants = {With(MLA_ALGO_LANE, 0, 0), With(MLA_ALGO_LANE, fewer, 0),
+                                         With(MLA_ALGO_HIER, 0, 0),
+                                         Variant{Variant::kIntercepted, {}, "MPI_Allreduce (intercepted)"}};
+  constexpr int kCount = 3 * (256 << 10) / 8 + 1001;  // 3.1 slots of doubles, 6.2 of ints
+  TypeCase ints = Make<IntKind<int>>("MPI_INT", MPI_INT, {MPI_SUM});
+  TypeCase dbls = Make<FloatKind<double>>("MPI_DOUBLE", MPI_DOUBLE, {MPI_SUM});  // small integers: exact
+  TypeCase bxor = Make<IntKind<uint64_t>>("MPI_UINT64_T", MPI_UINT64_T, {MPI_BXOR});
+  for (const TypeCase* tc : {&ints, &dbls, &bxor})
+    RunCase(MPI_COMM_WORLD, *tc, tc->ops[0], kCount, variants, CaseOptions{true, true, 11}, local);
   EXPECT_ALL_RANKS_OK(local);
 }
 
