@@ -143,7 +143,7 @@ void OnMpiInitialized() {
   layout.shm_single_copy = config.shm_single_copy;
   layout.verbose = config.verbose > 0;
   // Segments of an earlier job of this user's that died while setting one up.
-  if (config.shm_node_step) RemoveStaleSegments();
+  if (config.MayUseNodeShm()) RemoveStaleSegments();
   InitTopologyCache(layout);
   for (const std::string& problem : config.problems) WarnOnce(problem);
   for (const std::string& warning : config.warnings) WarnOnce(warning);

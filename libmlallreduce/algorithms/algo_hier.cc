@@ -9,7 +9,7 @@ namespace mla::lib {
 
 int RunHier(const AllreduceCall& call, const Topology& topo, const mla_choice& choice) {
   bool ran = false;
-  const int shm_rc = RunOnNodeShm(call, topo, 1, true, &ran);
+  const int shm_rc = RunOnNodeShm(call, topo, choice, 1, true, &ran);
   if (ran || shm_rc != MPI_SUCCESS) return shm_rc;
   const bool in_place = call.sendbuf == MPI_IN_PLACE;
   const char* src = static_cast<const char*>(in_place ? call.recvbuf : call.sendbuf);

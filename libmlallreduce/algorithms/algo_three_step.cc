@@ -59,7 +59,7 @@ int ThreeStep(const AllreduceCall& call, MPI_Comm group, int group_rank, int gro
 int RunLane(const AllreduceCall& call, const Topology& topo, const mla_choice& choice) {
   const int active = choice.lanes > 0 ? std::min(choice.lanes, topo.node_size) : topo.node_size;
   bool ran = false;
-  const int rc = RunOnNodeShm(call, topo, active, false, &ran);
+  const int rc = RunOnNodeShm(call, topo, choice, active, false, &ran);
   if (ran || rc != MPI_SUCCESS) return rc;
   return ThreeStep(call, topo.node, topo.node_rank, topo.node_size, active, topo.lane, topo.num_nodes,
                    ChunkElements(call, choice));

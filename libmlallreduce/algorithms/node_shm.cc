@@ -93,11 +93,16 @@ int SegmentOf(const Topology& topo, NodeShm** shm) {
 
 }  // namespace
 
-int RunOnNodeShm(const AllreduceCall& call, const Topology& topo, int active, bool leader_only, bool* ran) {
+bool WantsNodeShm(const mla_choice& choice, const Topology& topo) {
+  return choice.transport == MLA_TRANSPORT_SHM || (choice.transport == MLA_TRANSPORT_AUTO && topo.shm_node_step);
+}
+
+int RunOnNodeShm(const AllreduceCall& call, const Topology& topo, const mla_choice& choice, int active,
+                 bool leader_only, bool* ran) {
   *ran = false;
   // Types with padding (MPI_DOUBLE_INT...) leave recvbuf's padding as it was
   // only through the MPI's own copies.
-  if (!topo.shm_node_step || topo.node_size < 2 || call.extent != call.type_size) return MPI_SUCCESS;
+  if (!WantsNodeShm(choice, topo) || topo.node_size < 2 || call.extent != call.type_size) return MPI_SUCCESS;
   NodeShm* shm = nullptr;
   int rc = SegmentOf(topo, &shm);
   if (rc != MPI_SUCCESS || shm == nullptr) return rc;

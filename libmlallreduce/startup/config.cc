@@ -234,6 +234,13 @@ void ReadProfile(EnvReader* r) {
 
 }  // namespace
 
+bool Config::MayUseNodeShm() const {
+  if (shm_node_step || (has_forced && forced.transport == MLA_TRANSPORT_SHM)) return true;
+  for (const ProfileEntry& e : profile.entries())
+    if (e.choice.transport == MLA_TRANSPORT_SHM) return true;
+  return false;
+}
+
 std::string Config::Summary() const {
   std::ostringstream out;
   out << "version " << MLA_VERSION_STRING << (enabled ? ", on" : ", off (bad settings)");

@@ -38,6 +38,9 @@ struct Config {
   // directly where the kernel allows (shm_single_copy).
   bool shm_node_step = false;
   bool shm_single_copy = false;
+  // Whether any call may take its node steps on shared memory: the setting
+  // above, a forced choice or a profile entry with transport shm.
+  bool MayUseNodeShm() const;
   // MULTILANE_STEP_TASKS: the tasks of the Slurm step, set by the plugin
   // (separate_worlds.h); 0 = not set.
   int step_tasks = 0;
