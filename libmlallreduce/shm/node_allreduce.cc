@@ -125,7 +125,8 @@ int Chunk(const NodeArea& area, int rank, uint64_t epoch, const NodeStepCall& c,
 int NodeAllreduce(const NodeArea& area, int rank, uint64_t* epoch, const NodeStepCall& call,
                   const CrossNodeStep& cross) {
   const long long chunk = std::max<long long>(1, static_cast<long long>(area.slot_bytes()) / call.extent);
-  const bool one_shot = !cross && static_cast<size_t>(call.count * call.extent) <= kOneShotBytes;
+  const bool one_shot =
+      !cross && static_cast<size_t>(call.count * call.extent) * static_cast<size_t>(area.ranks()) <= kOneShotReadBytes;
   int rc = MPI_SUCCESS;
   for (long long at = 0; at < call.count; at += chunk) {
     const long long n = std::min(chunk, call.count - at);

@@ -34,10 +34,14 @@ struct NodeStepCall {
 // the other nodes.  Empty on a one-node communicator.
 using CrossNodeStep = std::function<int(char* block, int count)>;
 
-// Messages of at most this many bytes on one node take the one-shot form:
-// every rank reduces the whole message itself from all slots (one flag wait
-// instead of two); above it, each rank reduces its block and copies the rest.
-constexpr size_t kOneShotBytes = 8u << 10;
+// Messages on one node whose bytes times the node's ranks are at most this
+// take the one-shot form: every rank reduces the whole message itself from
+// all slots (one flag wait instead of two, but ranks x bytes read from other
+// cores); above it, each rank reduces its block and copies the rest.  On the
+// H100 host's 16 ranks the one-shot form took 4.8 us at 512 B and 13.7 us at
+// 2 KiB, the two-step form 3.1 and 5.0 us even with a step between 2 nodes
+// (docs/benchmarks.md).
+constexpr size_t kOneShotReadBytes = 4u << 10;
 
 // This rank's (`rank` of area.ranks()) part of one allreduce: the message is
 // cut into chunks of the slot's size; for each chunk every rank copies its
