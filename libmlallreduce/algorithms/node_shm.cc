@@ -23,6 +23,12 @@ namespace {
 
 constexpr int kNameBytes = 96;
 
+// Messages below this take the copy even where single copy is on: each read
+// is a system call per peer and block (on the H100 host's 16 ranks the read
+// took 57-61 us from 512 B to 8 KiB, the copy 6-15 us; from 512 KiB the two
+// were within the runs' spread; docs/benchmarks.md).
+constexpr uint64_t kSingleCopyMinBytes = 256u << 10;
+
 // Node rank 0 creates the segment and hands its name to the others, who map
 // it and publish their single-copy probe; once every rank of the node has
 // tried, the name is unlinked, each rank probes its peers (where single copy
@@ -110,7 +116,7 @@ int RunOnNodeShm(const AllreduceCall& call, const Topology& topo, const mla_choi
   const char* src = static_cast<const char*>(call.sendbuf == MPI_IN_PLACE ? call.recvbuf : call.sendbuf);
   NodeStepCall c{src, static_cast<char*>(call.recvbuf), call.count, call.extent, call.datatype, call.op, active};
   if (leader_only) c.active = 1;
-  c.single_copy = shm->single_copy;
+  c.single_copy = shm->single_copy && static_cast<uint64_t>(call.count) * call.type_size >= kSingleCopyMinBytes;
   CrossNodeStep cross;
   if (topo.num_nodes > 1) {
     cross = [&call, &topo](char* block, int n) {
