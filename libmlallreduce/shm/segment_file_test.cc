@@ -4,12 +4,15 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <string>
 
 #include "libmlallreduce/shm/stale_segments.h"
@@ -117,6 +120,34 @@ TEST(ShmSegment, StaleNamesOfDeadCreatorsAreRemoved) {
   EXPECT_FALSE(InDevShm(dead));
   EXPECT_TRUE(InDevShm(alive));
   UnlinkSegment(alive);
+}
+
+// A /dev/shm too small for the segment (a container's 64 MiB, many ranks):
+// creating it fails and says why, instead of handing back pages whose first
+// touch ends the process with SIGBUS (tmpfs gives pages on first touch).
+// In a child with a mount namespace of its own and a 256 KiB /dev/shm.
+TEST(ShmSegment, AFullDevShmRefusesTheSegmentInsteadOfFaultingLater) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: a mount namespace with a small /dev/shm of its own";
+  const pid_t child = fork();
+  if (child == 0) {
+    if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=256k") != 0)
+      _exit(2);
+    constexpr size_t kBytes = 4u << 20;
+    SegmentMap map;
+    std::string error;
+    if (CreateSegmentNamed(SegmentName(geteuid(), getpid(), 7), kBytes, &map, &error)) {
+      std::memset(map.base, 1, kBytes);  // without the reservation: SIGBUS here
+      _exit(3);
+    }
+    _exit(error.find("No space left on device") != std::string::npos ? 0 : 4);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_FALSE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << "could not make a small /dev/shm";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "exit " << (WIFEXITED(status) ? WEXITSTATUS(status) : -1) << ", signal "
+      << (WIFSIGNALED(status) ? WTERMSIG(status) : 0) << ": the segment was not refused";
 }
 
 }  // namespace
