@@ -106,6 +106,17 @@ bool ApplySystemAlgorithm(const std::string& v, mla_choice*, std::string* error)
                                 "and '_', such as ring)");
 }
 
+// The transports that mean something: device buffers take auto, mpi or nccl
+// on lane and split (hier's device steps have no transport); host buffers
+// take shm on lane and hier (their node steps on shared memory), where the
+// segment's slot is the chunk, so never beside a chunk.  auto, the default,
+// is never dropped.
+bool TransportExcluded(const std::string& v, const std::string& algo, const Layout& layout, const Candidate& partial) {
+  if (layout.mem == MemKind::kDevice) return v == "shm" || algo == "hier";
+  if (v != "shm" || algo == "split") return true;
+  return std::any_of(partial.params.begin(), partial.params.end(), [](const auto& kv) { return kv.first == "chunk"; });
+}
+
 bool AppliesTo(const Dimension& d, const std::string& algo, MemKind mem) {
   bool algo_ok =
       d.applies_to.empty() || std::find(d.applies_to.begin(), d.applies_to.end(), algo) != d.applies_to.end();
@@ -142,6 +153,7 @@ Space DefaultSpace() {
        [](const std::string& v, const Layout& l) {
          return l.ranks_per_node > 0 && std::strtoll(v.c_str(), nullptr, 10) >= l.ranks_per_node;
        },
+       nullptr,
        nullptr},
       {"chunk",
        {"0", "1M", "4M"},
@@ -154,19 +166,21 @@ Space DefaultSpace() {
        [](const std::string& v, uint64_t bytes) {
          uint64_t n = 0;
          return ParseByteSize(v, &n) && n >= bytes;
-       }},
+       },
+       nullptr},
       {"transport",
-       {"auto", "mpi", "nccl"},
-       {"lane", "split"},
-       {MemKind::kDevice},
+       {"auto", "mpi", "nccl", "shm"},
+       {"lane", "hier", "split"},
+       {},
        "auto",
        ApplyTransport,
        nullptr,
-       nullptr},
+       nullptr,
+       TransportExcluded},
       // The system MPI's own algorithms (device memory: of the staged path's
       // host collective): no values here (Expand makes no passthrough
       // candidates); mlprobe adds those the MPI offers.
-      {"mpi", {}, {"passthrough"}, {}, "", ApplySystemAlgorithm, nullptr, nullptr},
+      {"mpi", {}, {"passthrough"}, {}, "", ApplySystemAlgorithm, nullptr, nullptr, nullptr},
   };
   return s;
 }
@@ -212,6 +226,7 @@ std::vector<Candidate> Expand(const Space& space, const Layout& layout) {
       for (const Candidate& c : partial) {
         for (const std::string& v : d.values) {
           if (v != d.default_value && d.meaningless && d.meaningless(v, layout)) continue;
+          if (v != d.default_value && d.excluded && d.excluded(v, a.name, layout, c)) continue;
           Candidate n = c;
           if (v != d.default_value) n.params.emplace_back(d.name, v);
           next.push_back(n);

@@ -48,6 +48,8 @@ struct Layout {
   int ranks_per_gpu = 0;   // 0: unknown, nothing is dropped for it
 };
 
+struct Candidate;
+
 // One dimension of the space: a profile key and its values.
 struct Dimension {
   std::string name;                     // profile key: "lanes", "chunk", "transport", ...
@@ -62,6 +64,11 @@ struct Dimension {
   // Optional: true when the value is equivalent to the default at a message
   // of this many bytes (the probe skips such candidates at that size).
   std::function<bool(const std::string& value, uint64_t bytes)> redundant_at;
+  // Optional: true when the value means nothing for algorithm `algo` on this
+  // layout beside the values `partial` took in the dimensions before this
+  // one (dropped): shm, a host transport, beside a chunk.
+  std::function<bool(const std::string& value, const std::string& algo, const Layout& layout, const Candidate& partial)>
+      excluded;
   bool restricted = false;  // the values were set by Space::Restrict (a plan's "space")
 };
 
@@ -84,7 +91,8 @@ struct Space {
 };
 
 // algo ∈ {lane, hier, split}; lanes ∈ {0=all, 1, 2} (lane only);
-// chunk ∈ {0=default, 1M, 4M}; transport ∈ {auto, mpi, nccl} (device only);
+// chunk ∈ {0=default, 1M, 4M}; transport ∈ {auto, mpi, nccl} (device memory,
+// lane and split) or {auto, shm} (host memory, lane and hier, without chunk);
 // mpi (passthrough): the system MPI's own algorithms (for device memory, of
 // the staged path's host collective), whose names only the running MPI knows
 // (SystemCandidates).

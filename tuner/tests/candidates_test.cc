@@ -34,11 +34,13 @@ TEST(ByteSize, ParseAndFormat) {
 }
 
 TEST(Expand, HostTwoRanksPerNode) {
-  // lanes=2 is "all" on nodes of 2 ranks: dropped; split needs ranks per GPU > 1.
+  // lanes=2 is "all" on nodes of 2 ranks: dropped; split needs ranks per GPU > 1;
+  // transport=shm (the node steps on shared memory) without a chunk only.
   std::vector<std::string> w = Words(Expand(DefaultSpace(), MemKind::kHost, 2, 1));
-  std::vector<std::string> expected = {"lane",         "lane chunk=1M",         "lane chunk=4M",
-                                       "lane lanes=1", "lane lanes=1 chunk=1M", "lane lanes=1 chunk=4M",
-                                       "hier",         "hier chunk=1M",         "hier chunk=4M"};
+  std::vector<std::string> expected = {
+      "lane",         "lane transport=shm",         "lane chunk=1M",         "lane chunk=4M",
+      "lane lanes=1", "lane lanes=1 transport=shm", "lane lanes=1 chunk=1M", "lane lanes=1 chunk=4M",
+      "hier",         "hier transport=shm",         "hier chunk=1M",         "hier chunk=4M"};
   EXPECT_EQ(w, expected);
 }
 
@@ -47,14 +49,19 @@ TEST(Expand, ConstraintsFollowTheLayout) {
   std::vector<std::string> four = Words(Expand(s, MemKind::kHost, 4, 2));
   EXPECT_TRUE(Has(four, "lane lanes=2"));
   EXPECT_TRUE(Has(four, "split chunk=4M"));
-  EXPECT_EQ(four.size(), 9u + 3u + 3u);  // lane 3x3, hier 3, split 3
+  EXPECT_EQ(four.size(), 12u + 4u + 3u);  // lane 3x(3+shm), hier 3+shm, split 3
   // One rank per node: lane and hier are a plain allreduce; split needs ppg > 1.
   EXPECT_TRUE(Expand(s, MemKind::kHost, 1, 1).empty());
   // Unknown layout (0): nothing dropped.
-  EXPECT_EQ(Expand(s, MemKind::kHost, 0, 0).size(), 9u + 3u + 3u);
-  // No transport on host memory, no duplicates, no passthrough.
+  EXPECT_EQ(Expand(s, MemKind::kHost, 0, 0).size(), 12u + 4u + 3u);
+  // On host memory the one transport is shm, never beside a chunk nor on
+  // split; no duplicates, no passthrough.
   for (const std::string& w : four) {
-    EXPECT_EQ(w.find("transport"), std::string::npos) << w;
+    if (w.find("transport") != std::string::npos) {
+      EXPECT_NE(w.find("transport=shm"), std::string::npos) << w;
+      EXPECT_EQ(w.find("chunk"), std::string::npos) << w;
+      EXPECT_NE(w.rfind("split", 0), 0u) << w;
+    }
     EXPECT_NE(w, "passthrough");
   }
   std::set<std::string> unique(four.begin(), four.end());
@@ -66,7 +73,8 @@ TEST(Expand, TransportOnDeviceOnly) {
   EXPECT_TRUE(Has(w, "lane lanes=1 chunk=4M transport=nccl"));
   EXPECT_TRUE(Has(w, "lane transport=mpi"));
   EXPECT_TRUE(Has(w, "hier chunk=1M"));
-  EXPECT_FALSE(Has(w, "hier transport=mpi"));  // hier has no transport dimension
+  EXPECT_FALSE(Has(w, "hier transport=mpi"));  // hier's device steps have no transport
+  EXPECT_FALSE(Has(w, "lane transport=shm"));  // shm is for host memory
   EXPECT_EQ(w.size(), 2u * 3u * 3u + 3u);
 }
 
@@ -83,9 +91,10 @@ TEST(Expand, AddingADimensionIsOneTableEntry) {
                           "1",
                           [](const std::string&, mla_choice*, std::string*) { return true; },
                           nullptr,
+                          nullptr,
                           nullptr});
   std::vector<std::string> w = Words(Expand(s, MemKind::kHost, 2, 1));
-  EXPECT_EQ(w.size(), before + 6u * 2u);  // 6 lane candidates x 2 more values
+  EXPECT_EQ(w.size(), before + 8u * 2u);  // 8 lane candidates x 2 more values
   EXPECT_TRUE(Has(w, "lane lanes=1 chunk=4M pipeline=4"));
   EXPECT_TRUE(Has(w, "hier chunk=1M"));
   EXPECT_FALSE(Has(w, "hier pipeline=2"));
@@ -148,7 +157,8 @@ TEST(Space, Restrict) {
   ASSERT_TRUE(s.Restrict("algo", {"lane"}, &error)) << error;
   ASSERT_TRUE(s.Restrict("chunk", {"0", "64K"}, &error)) << error;
   EXPECT_EQ(Words(Expand(s, MemKind::kHost, 2, 1)),
-            (std::vector<std::string>{"lane", "lane chunk=64K", "lane lanes=1", "lane lanes=1 chunk=64K"}));
+            (std::vector<std::string>{"lane", "lane transport=shm", "lane chunk=64K", "lane lanes=1",
+                                      "lane lanes=1 transport=shm", "lane lanes=1 chunk=64K"}));
   EXPECT_FALSE(s.Restrict("algo", {"ring"}, &error));
   EXPECT_FALSE(s.Restrict("chunk", {"big"}, &error));
   EXPECT_FALSE(s.Restrict("nope", {"1"}, &error));
