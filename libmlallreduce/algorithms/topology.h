@@ -45,9 +45,10 @@ struct Topology {
   MPI_Comm fold = MPI_COMM_NULL;
   int fold_width = 0;
   bool core_gpus_regular = false;
-  // MULTILANE_NODE_STEP=shm: lane and hier run their node steps on a shared
-  // segment (node_shm.h), set up on the first call that uses it; shm_state
-  // 0: not yet, 1: set up (shm), -1: refused (the MPI's node steps).
+  // The node steps of lane and hier on a shared segment (node_shm.h), for
+  // choices with transport shm or, with MULTILANE_NODE_STEP=shm, auto; set
+  // up on the first call that uses it; shm_state 0: not yet, 1: set up
+  // (shm), -1: refused (the MPI's node steps).
   bool shm_node_step = false;
   bool shm_single_copy = false;  // shm-cma: and read peers directly where the kernel allows
   bool verbose = false;          // MULTILANE_VERBOSE: say once what the node steps run on

@@ -19,6 +19,11 @@ struct Partition {
 // count >= 0 and parts >= 1; active is clamped to [1, parts].
 Partition BlockPartition(int count, int parts, int active);
 
+// Block b of that cut, without building the others: its first element and
+// its length (an empty block, b >= active, starts at `count`).  Requires
+// count >= 0 and active >= 1.
+void BlockOf(long long count, int active, int b, long long* first, long long* n);
+
 // Cuts [0, count) into segments of at most `segment` elements (segment <= 0
 // means one segment).  Returns the segment lengths, in order; empty for count 0.
 std::vector<int> Segments(int count, long long segment);

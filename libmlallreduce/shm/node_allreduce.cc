@@ -15,23 +15,12 @@
 #include <cstring>
 #include <vector>
 
+#include "libmlallreduce/base/partition.h"
 #include "libmlallreduce/shm/local_reduce.h"
 #include "libmlallreduce/shm/single_copy.h"
 
 namespace mla::lib {
 namespace {
-
-// Block b of a chunk of `count` elements cut among `active` ranks.
-void Block(long long count, int active, int b, long long* first, long long* n) {
-  if (b >= active) {
-    *first = count;
-    *n = 0;
-    return;
-  }
-  const long long q = count / active, r = count % active;
-  *first = b * q + std::min<long long>(b, r);
-  *n = q + (b < r ? 1 : 0);
-}
 
 // Copies `bytes` at `from` into this rank's slot of `epoch` (single copy:
 // publishes the address instead) and says so.
@@ -103,7 +92,7 @@ int Chunk(const NodeArea& area, int rank, uint64_t epoch, const NodeStepCall& c,
   Post(area, rank, epoch, own, static_cast<size_t>(n * c.extent), c.single_copy);
   WaitAllPosted(area, epoch);
   long long first = 0, mine = 0;
-  Block(n, c.active, rank, &first, &mine);
+  BlockOf(n, c.active, rank, &first, &mine);
   int rc = MPI_SUCCESS;
   char* result = area.result(epoch);
   if (mine > 0) {
@@ -112,7 +101,7 @@ int Chunk(const NodeArea& area, int rank, uint64_t epoch, const NodeStepCall& c,
   }
   area.flags(rank).reduced.store(epoch, std::memory_order_release);
   for (int p = 0; p < area.ranks(); ++p) {
-    Block(n, c.active, p, &first, &mine);
+    BlockOf(n, c.active, p, &first, &mine);
     WaitForEpoch(area.flags(p).reduced, epoch);
     if (mine > 0)
       std::memcpy(c.dst + (at + first) * c.extent, result + first * c.extent, static_cast<size_t>(mine * c.extent));
