@@ -61,7 +61,7 @@ RAIL_MIN_BYTES = 64 * 1024
 class Slurm:
     """A local Slurm with the plugin in a test-owned plugstack.conf."""
 
-    def __init__(self, root, plugin_args, cli_filter=True, required=True, nodes=1, mpi_default=None):
+    def __init__(self, root, plugin_args, cli_filter=True, required=True, nodes=1, mpi_default=None, nice=0):
         self.root = root
         self.nodes = nodes
         self.dir = os.path.join(root, "slurm")
@@ -119,6 +119,8 @@ class Slurm:
             self.env["OMPI_MCA_btl_tcp_if_include"] = ",".join(f"rail{r}" for r in range(RAILS))
         self.script = script
         start = ["bash", script, "start", self.dir] + nodes_args
+        if nice:  # the daemons, and so the jobs' tasks, at this niceness (root only)
+            start = ["nice", "-n", str(nice)] + start
         start += (["--mpi-default", mpi_default] if mpi_default else []) + [line]
         # The ports come from MLA_SLURMCTLD_PORT and MLA_SLURMD_PORT when set
         # (env is this process's environment): a second checkout's tests

@@ -54,12 +54,16 @@ def scale_times(doc, factor):
 
 def calibrate(s, heavy_comm):
     """The computation per step of the communication-heavy job: 4 times what
-    its 40 allreduces alone take here at 1 per GPU (measured now)."""
+    its 40 allreduces alone take here at 1 per GPU (the median of three runs
+    in one job, measured now: one run beside a burst of other work would set
+    it for the whole sequence)."""
     p, out = s.sbatch(["--gpus=2", "--multilane=ranks-per-gpu:1"],
-                      heavy_comm.format(job=ARGS.loop_job, ms=0, mode="split"), name="calibrate")
-    allreduce_s = float(re.search(r"^loop size=2 ok=1 wall_s=([\d.]+)", out, re.M).group(1))
+                      heavy_comm.format(job=ARGS.loop_job, ms=0, mode="split") * 3, name="calibrate")
+    walls = sorted(float(w) for w in re.findall(r"^loop size=2 ok=1 wall_s=([\d.]+)", out, re.M))
+    check(len(walls) == 3, f"calibrate: expected three runs of 2 ranks, got {out}")
+    allreduce_s = walls[1]
     step_ms = max(10.0, 4 * allreduce_s * 1000 / 40)
-    log(f"the allreduces alone take {allreduce_s:.3f} s: {step_ms:.1f} ms of computation per step")
+    log(f"the allreduces alone take {walls} s (median {allreduce_s:.3f}): {step_ms:.1f} ms of computation per step")
     return step_ms
 
 
@@ -94,7 +98,11 @@ def case_auto_layout_from_history(root):
     the try paid (its work is shared out) and goes back to 1 where it did not
     (its ranks contend); the report shows the comparison.  A damaged inbox
     file and a run of another node type are ignored with one line each."""
-    s = Slurm(root, {})
+    # The cluster's daemons, and so the jobs, at nice -5: on CI's 2 cores
+    # this case runs beside the other platform's stages (sanitizer builds and
+    # tests), and its communication-heavy sequences assume that the
+    # machine's speed holds from the calibration to their third run.
+    s = Slurm(root, {}, nice=-5)
     try:
         publish_profile(s.db, ["host 0 inf lane ppg=1 time_us=20000 at=1M", "host 0 inf lane ppg=2 time_us=2000 at=1M",
                                "host 0 inf lane"], 1, " ranks_per_gpu=1 ranks_per_gpu_tuned=1,2 mps=none")
