@@ -12,6 +12,7 @@
 #include "libmlallreduce/jobreport/job_report.h"
 #include "libmlallreduce/base/log.h"
 #include "mlallreduce.h"
+#include "libmlallreduce/quick_route.h"
 #include "libmlallreduce/runtime.h"
 #include "libmlallreduce/base/stats.h"
 #include "libmlallreduce/algorithms/system_choice.h"
@@ -102,28 +103,23 @@ int ClassifyCallBuffers(const void* sendbuf, const void* recvbuf, const DeviceMo
   return kinds;
 }
 
-// The algorithm the settings give call c: `forced` (the caller's), else
-// MULTILANE_ALGO's, else the profile's entry for its memory kind, size and
-// ranks per GPU (*system_algorithm: that entry's mpi=NAME); *choice stays as
-// it is when none applies.  Fails only where finding the GPU groups fails.
+// The algorithm the settings give call c: `forced` (the caller's), else the
+// settings' choice (SettingsChoice) for its memory kind, size and ranks per
+// GPU (*system_algorithm: the entry's mpi=NAME); *choice stays as it is when
+// none applies.  Fails only where finding the GPU groups fails.
 int ChooseAlgorithm(const Call& c, const mla_choice* forced, mla_choice* choice, const std::string** system_algorithm) {
   const Config& config = CurrentConfig();
   if (forced != nullptr) {
     *choice = *forced;
-  } else if (config.has_forced) {
-    *choice = config.forced;
-  } else if (!config.profile.empty()) {
-    int ppg = RanksPerGpuOrOne(config.ranks_per_gpu);
-    if (c.device != nullptr) {
-      int rc = DeviceRanksPerGpu(c.device, c.args.recvbuf, c.args.datatype, c.args.op, c.comm, &ppg);
-      if (rc != MPI_SUCCESS) return rc;
-    }
-    const MemKind kind = c.device != nullptr ? MemKind::kDevice : MemKind::kHost;
-    if (const ProfileEntry* entry = config.profile.Lookup(kind, c.bytes, ppg)) {
-      *choice = entry->choice;
-      *system_algorithm = &entry->system_algorithm;
-    }
+    return MPI_SUCCESS;
   }
+  int ppg = RanksPerGpuOrOne(config.ranks_per_gpu);
+  if (c.device != nullptr && !config.has_forced && !config.profile.empty()) {
+    int rc = DeviceRanksPerGpu(c.device, c.args.recvbuf, c.args.datatype, c.args.op, c.comm, &ppg);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  SettingsChoice(config, c.device != nullptr ? MemKind::kDevice : MemKind::kHost, c.bytes, ppg, choice,
+                 system_algorithm);
   return MPI_SUCCESS;
 }
 
@@ -236,6 +232,8 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
     c.device = device;
     CountDeviceCall();
     out->kind = MemKind::kDevice;
+  } else if (QuickPassthrough(c.bytes, forced)) {
+    return SystemMpi(c, comm);  // a process with CUDA: known to be host memory only now
   }
   // Served only where the start-up agreement speaks for every process of
   // comm (comm_scope.h): never a communicator that reaches another world.
@@ -246,21 +244,38 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
   const std::string* system_algorithm = nullptr;  // the entry's mpi=NAME
   int rc = ChooseAlgorithm(c, forced, &choice, &system_algorithm);
   if (rc != MPI_SUCCESS) return rc;
-  if (choice.algo <= MLA_ALGO_PASSTHROUGH || choice.algo >= MLA_ALGO_COUNT) {
+  if (RunsUnchanged(choice, nullptr)) {
     // Device buffers: the staged path's host collective runs the algorithm.
-    if (system_algorithm != nullptr && !system_algorithm->empty()) return RunSystemAlgorithm(c, *system_algorithm);
+    if (!RunsUnchanged(choice, system_algorithm)) return RunSystemAlgorithm(c, *system_algorithm);
     return SystemMpi(c, comm);
   }
   return RunWhereItFits(c, choice);
 }
 
+// A call the quick route (quick_route.h) sends to the system MPI: what
+// Allreduce does with it, counted alike, without its look-ups.  Returns
+// false, having done nothing, for every other call.
+bool QuickCall(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+               const mla_choice* forced, int* rc) {
+  if (!QuickRouteOn()) return false;
+  int type_size = 0;
+  const uint64_t bytes = MessageBytes(count, datatype, &type_size);
+  // No CUDA in the process: the buffers are host memory (ClassifyBuffers).
+  if (!QuickPassthrough(bytes, forced) || CudaDriverLoaded()) return false;
+  *rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+  CountSystemCall(bytes, *rc == MPI_SUCCESS);
+  return true;
+}
+
 // Allreduce, timed for the job report when it is on.
 int RecordedAllreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                       const mla_choice* forced) {
+  int rc = MPI_SUCCESS;
+  if (QuickCall(sendbuf, recvbuf, count, datatype, op, comm, forced, &rc)) return rc;
   CallOutcome outcome;
   if (!ReportOn()) return Allreduce(sendbuf, recvbuf, count, datatype, op, comm, forced, &outcome);
   const ReportClock clock = ReportCallBegin(comm);
-  const int rc = Allreduce(sendbuf, recvbuf, count, datatype, op, comm, forced, &outcome);
+  rc = Allreduce(sendbuf, recvbuf, count, datatype, op, comm, forced, &outcome);
   ReportCallEnd(clock, outcome);
   return rc;
 }

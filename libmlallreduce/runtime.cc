@@ -8,6 +8,7 @@
 #include "libmlallreduce/startup/comm_scope.h"
 #include "libmlallreduce/jobreport/job_report.h"
 #include "libmlallreduce/base/log.h"
+#include "libmlallreduce/quick_route.h"
 #include "libmlallreduce/startup/separate_worlds.h"
 #include "libmlallreduce/startup/startup.h"
 #include "libmlallreduce/base/stats.h"
@@ -132,6 +133,7 @@ void OnMpiInitialized() {
   SaySeparateWorlds(config);
   g_consistent.store(verdict.consistent);
   g_enabled.store(verdict.on);
+  BuildQuickRoute(config, verdict.on, verdict.consistent);
   if (!verdict.consistent) return;  // no collective call of the library's own
 
   FindHostRank(rank);
@@ -151,10 +153,12 @@ void OnMpiInitialized() {
   // The report ends in collective calls: only when every rank has it on (the
   // fingerprint covers MULTILANE_REPORT).
   if (!config.report_dir.empty()) StartJobReport(config, g_host_rank.load());
+  if (ReportOn()) ClearQuickRoute();  // the report times every call on the whole path
 }
 
 void OnMpiFinalizing() {
   if (!g_initialized.load()) return;  // MPI_Finalize without MPI_Init: the MPI says so
+  ClearQuickRoute();
   const Config& config = CurrentConfig();
   if (ReportOn()) FinishJobReport(config);
   if (config.stats)

@@ -41,6 +41,7 @@ set(MLA_LIBRARY_SOURCES
   c_api_names.cc
   device_loader.cc
   dispatch.cc
+  quick_route.cc
   runtime.cc
   tool_device.cc
   intercept/intercept.cc

@@ -46,6 +46,14 @@ void CountDone(mla_algo algo, uint64_t bytes) {
   AddOwn(mine.bytes_by_algo[algo], bytes);
 }
 
+void CountSystemCall(uint64_t bytes, bool succeeded) {
+  ThreadCounts& mine = MyCounts();
+  AddOwn(mine.calls, 1);
+  if (!succeeded) return;
+  AddOwn(mine.calls_by_algo[MLA_ALGO_PASSTHROUGH], 1);
+  AddOwn(mine.bytes_by_algo[MLA_ALGO_PASSTHROUGH], bytes);
+}
+
 void CountDeviceCall() { g_device_calls.fetch_add(1, std::memory_order_relaxed); }
 
 void CountDevicePath(int path, bool nccl_fallback) {

@@ -14,6 +14,10 @@ namespace mla::lib {
 void CountCall();
 // Counts a call completed by `algo` with a message of `bytes` bytes.
 void CountDone(mla_algo algo, uint64_t bytes);
+// Counts one call handed to the system MPI unchanged: CountCall, and
+// CountDone(MLA_ALGO_PASSTHROUGH, bytes) when it `succeeded`, in one visit to
+// the thread's counters.
+void CountSystemCall(uint64_t bytes, bool succeeded);
 // Counts a call that a multilane algorithm was chosen for but went to PMPI,
 // for reason `why`.
 void CountUnsupported(Unsupported why);
