@@ -51,8 +51,8 @@ TEST_F(QuickRoute, WindowsAreThePassthroughEntriesWithoutASystemAlgorithm) {
   BuildQuickRoute(c, true, true);
   EXPECT_TRUE(QuickPassthrough(0, nullptr));
   EXPECT_TRUE(QuickPassthrough(4095, nullptr));
-  EXPECT_FALSE(QuickPassthrough(4096, nullptr));     // lane
-  EXPECT_FALSE(QuickPassthrough(65536, nullptr));    // the system algorithm ring is counted by the whole path
+  EXPECT_FALSE(QuickPassthrough(4096, nullptr));   // lane
+  EXPECT_FALSE(QuickPassthrough(65536, nullptr));  // the system algorithm ring is counted by the whole path
   EXPECT_FALSE(QuickPassthrough(1048575, nullptr));
   EXPECT_TRUE(QuickPassthrough(1048576, nullptr));
   EXPECT_TRUE(QuickPassthrough((8u << 20) - 1, nullptr));
@@ -100,8 +100,8 @@ TEST_F(QuickRoute, AgreesWithTheWholePathOnRandomProfiles) {
     std::vector<uint64_t> probes{0, 1, UINT64_MAX / 2};
     // Entries never overlap for one memory kind and ppg: each kind and ppg
     // cuts the sizes at a few random points.
-    const std::pair<const char*, const char*> keys[] = {{"host", ""}, {"host", " ppg=1"}, {"host", " ppg=2"},
-                                                        {"device", ""}};
+    const std::pair<const char*, const char*> keys[] = {
+        {"host", ""}, {"host", " ppg=1"}, {"host", " ppg=2"}, {"device", ""}};
     for (const auto& [kind, ppg] : keys) {
       if (rng() % 5 < 2) continue;
       std::vector<uint64_t> cuts;

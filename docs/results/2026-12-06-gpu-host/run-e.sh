@@ -2,13 +2,16 @@
 # route (libmlallreduce/quick_route.h), side by side in one run.
 # From the repository root there, with .debs/ (libsqlite3-dev, libcli11-dev, nlohmann-json3-dev,
 # and before.tar: `git archive 8e73a24`, the tree before) and $OUT set.
+#   bash run-e.sh [overhead|ranks|all]   (default all; each part builds first, which a warm host
+#                                         already has done)
 set -u
+PART=${1:-all}
 source docs/results/gpu-host-build.sh
 TARGETS="mlallreduce_bench mlallreduce_front mlallreduce_cuda"
-mkdir -p /tmp/before && tar -xf .debs/before.tar -C /tmp/before && cp -r .debs /tmp/before/
-(cd /tmp/before && gpu_host_build $TARGETS) || exit 1
+mkdir -p build/before && tar -xf .debs/before.tar -C build/before && cp -r .debs build/before/
+(cd build/before && gpu_host_build $TARGETS) || exit 1
 gpu_host_build $TARGETS
-declare -A BUILD=([before]=/tmp/before/build/e [after]=$B)
+declare -A BUILD=([before]=$PWD/build/before/build/e [after]=$B)
 { nvidia-smi -L; mpirun --version | head -1; lscpu | grep "Model name"; nproc; } > $OUT/host.txt 2>&1
 cat $OUT/host.txt
 # The profile (4 entries), and one shaped as a tune writes it (a passthrough entry per
@@ -25,6 +28,7 @@ for bin in 2M:8M 8M:32M 32M:128M; do
 done
 TUNED="$TUNED; host 128M inf lane; device 128M inf lane"
 declare -A PROF=([small]=$SMALL [tuned]=$TUNED)
+if [ $PART != ranks ]; then
 # Interleaved: for each repetition, memory and profile, the two builds one after the other.
 for rep in 1 2; do
   for mem in host cuda; do
@@ -40,6 +44,8 @@ for rep in 1 2; do
     done
   done
 done
+fi
+[ $PART = overhead ] && exit 0
 # The issue's own run: 16 ranks as 2 virtual nodes of 8, host buffers (-m cuda would put the
 # table's buffers on the GPU; the overhead rows above have CUDA in the process on host buffers).
 for mem in host; do
@@ -52,3 +58,6 @@ for mem in host; do
     grep -E "^ +[0-9]+ |FAILED" $f
   done
 done
+# What one driver question about a pointer costs, per form (query.c).
+gcc -O2 docs/results/2026-12-06-gpu-host/query.c -I/usr/local/cuda/include -l:libcuda.so.1 -o /tmp/query \
+  && /tmp/query | tee $OUT/query.txt
