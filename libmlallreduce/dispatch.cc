@@ -12,6 +12,7 @@
 #include "libmlallreduce/jobreport/job_report.h"
 #include "libmlallreduce/base/log.h"
 #include "mlallreduce.h"
+#include "libmlallreduce/dispatch.h"
 #include "libmlallreduce/quick_route.h"
 #include "libmlallreduce/runtime.h"
 #include "libmlallreduce/base/stats.h"
@@ -252,47 +253,58 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
   return RunWhereItFits(c, choice);
 }
 
-// A call the quick route (quick_route.h) sends to the system MPI: what
-// Allreduce does with it, counted alike, without its look-ups.  Returns
-// false, having done nothing, for every other call.
-bool QuickCall(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-               const mla_choice* forced, int* rc) {
+// Allreduce, timed for the job report when it is on.
+int RecordedAllreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                      const mla_choice* forced) {
+  CallOutcome outcome;
+  if (!ReportOn()) return Allreduce(sendbuf, recvbuf, count, datatype, op, comm, forced, &outcome);
+  const ReportClock clock = ReportCallBegin(comm);
+  const int rc = Allreduce(sendbuf, recvbuf, count, datatype, op, comm, forced, &outcome);
+  ReportCallEnd(clock, outcome);
+  return rc;
+}
+
+// A call of `entry` (MLA_ENTRY_COUNT: the C API) that the quick route
+// (quick_route.h) sends to the system MPI: what Allreduce does with it,
+// counted alike, without its look-ups.  Returns false, having done and
+// counted nothing, for every other call.
+bool QuickCall(mla_entry entry, const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm, const mla_choice* forced, int* rc) {
   if (!QuickRouteOn()) return false;
   int type_size = 0;
   const uint64_t bytes = MessageBytes(count, datatype, &type_size);
   // No CUDA in the process: the buffers are host memory (ClassifyBuffers).
   if (!QuickPassthrough(bytes, forced) || CudaDriverLoaded()) return false;
   *rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-  CountSystemCall(bytes, *rc == MPI_SUCCESS);
+  CountSystemCall(entry, bytes, *rc == MPI_SUCCESS);
   return true;
 }
 
-// Allreduce, timed for the job report when it is on.
-int RecordedAllreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                      const mla_choice* forced) {
+}  // namespace
+
+int EntryAllreduce(mla_entry entry, const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm) {
   int rc = MPI_SUCCESS;
-  if (QuickCall(sendbuf, recvbuf, count, datatype, op, comm, forced, &rc)) return rc;
-  CallOutcome outcome;
-  if (!ReportOn()) return Allreduce(sendbuf, recvbuf, count, datatype, op, comm, forced, &outcome);
-  const ReportClock clock = ReportCallBegin(comm);
-  rc = Allreduce(sendbuf, recvbuf, count, datatype, op, comm, forced, &outcome);
-  ReportCallEnd(clock, outcome);
-  return rc;
+  if (QuickCall(entry, sendbuf, recvbuf, count, datatype, op, comm, nullptr, &rc)) return rc;
+  CountEntry(entry, false);
+  return RecordedAllreduce(sendbuf, recvbuf, count, datatype, op, comm, nullptr);
 }
 
-}  // namespace
 }  // namespace mla::lib
 
 extern "C" {
 
 int mla_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-  return mla::lib::RecordedAllreduce(sendbuf, recvbuf, count, datatype, op, comm, nullptr);
+  return mla::lib::EntryAllreduce(MLA_ENTRY_COUNT, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 int mla_allreduce_with(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                        const mla_choice* choice) {
-  mla_choice passthrough{MLA_ALGO_PASSTHROUGH, 0, 0, MLA_TRANSPORT_AUTO};
-  return mla::lib::RecordedAllreduce(sendbuf, recvbuf, count, datatype, op, comm, choice ? choice : &passthrough);
+  const mla_choice passthrough{MLA_ALGO_PASSTHROUGH, 0, 0, MLA_TRANSPORT_AUTO};
+  const mla_choice* forced = choice ? choice : &passthrough;
+  int rc = MPI_SUCCESS;
+  if (mla::lib::QuickCall(MLA_ENTRY_COUNT, sendbuf, recvbuf, count, datatype, op, comm, forced, &rc)) return rc;
+  return mla::lib::RecordedAllreduce(sendbuf, recvbuf, count, datatype, op, comm, forced);
 }
 
 int mla_call_supported(MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char** reason) {

@@ -23,8 +23,7 @@ namespace mla::lib {
 namespace {
 
 std::atomic<unsigned long long> g_checked_adds{~0ull};  // loader's add count at the last walk
-std::atomic<bool> g_loaded{false};
-std::atomic<link_map*> g_tail{nullptr};  // pinned last object of the main list at a walk without the driver
+cuda_presence_internal::Presence& g = cuda_presence_internal::g_presence;
 
 struct Walk {
   unsigned long long adds = 0;
@@ -63,7 +62,7 @@ void WatchTail(const Walk& walk) {
     dlclose(handle);
     return;
   }
-  g_tail.store(walk.tail, std::memory_order_release);  // the reference stays: never unloaded
+  g.tail.store(walk.tail, std::memory_order_release);  // the reference stays: never unloaded
 }
 
 int ReadAdds(dl_phdr_info* info, size_t, void* data) {
@@ -73,10 +72,12 @@ int ReadAdds(dl_phdr_info* info, size_t, void* data) {
 
 }  // namespace
 
-bool CudaDriverLoaded() {
-  if (g_loaded.load(std::memory_order_relaxed)) return true;
-  link_map* tail = g_tail.load(std::memory_order_acquire);
-  if (tail != nullptr && __atomic_load_n(&tail->l_next, __ATOMIC_ACQUIRE) == nullptr) return false;
+namespace cuda_presence_internal {
+
+Presence g_presence;
+
+bool CudaDriverLoadedSlow() {
+  if (g.loaded.load(std::memory_order_relaxed)) return true;
   unsigned long long adds = 0;
   dl_iterate_phdr(ReadAdds, &adds);
   if (adds == g_checked_adds.load(std::memory_order_relaxed)) return false;
@@ -84,11 +85,13 @@ bool CudaDriverLoaded() {
   dl_iterate_phdr(Visit, &walk);
   g_checked_adds.store(walk.adds, std::memory_order_relaxed);
   if (walk.found) {
-    g_loaded.store(true, std::memory_order_relaxed);
+    g.loaded.store(true, std::memory_order_relaxed);
     return true;
   }
   WatchTail(walk);
   return false;
 }
+
+}  // namespace cuda_presence_internal
 
 }  // namespace mla::lib

@@ -46,14 +46,6 @@ void CountDone(mla_algo algo, uint64_t bytes) {
   AddOwn(mine.bytes_by_algo[algo], bytes);
 }
 
-void CountSystemCall(uint64_t bytes, bool succeeded) {
-  ThreadCounts& mine = MyCounts();
-  AddOwn(mine.calls, 1);
-  if (!succeeded) return;
-  AddOwn(mine.calls_by_algo[MLA_ALGO_PASSTHROUGH], 1);
-  AddOwn(mine.bytes_by_algo[MLA_ALGO_PASSTHROUGH], bytes);
-}
-
 void CountDeviceCall() { g_device_calls.fetch_add(1, std::memory_order_relaxed); }
 
 void CountDevicePath(int path, bool nccl_fallback) {
@@ -61,11 +53,7 @@ void CountDevicePath(int path, bool nccl_fallback) {
   if (nccl_fallback) g_nccl_fallbacks.fetch_add(1, std::memory_order_relaxed);
 }
 
-void CountEntry(mla_entry entry, bool passed_on) {
-  if (entry < 0 || entry >= MLA_ENTRY_COUNT) return;
-  AddOwn(MyCounts().entry_calls[entry], 1);
-  if (passed_on) g_entry_passed_on[entry].fetch_add(1, std::memory_order_relaxed);
-}
+void CountEntryPassedOn(mla_entry entry) { g_entry_passed_on[entry].fetch_add(1, std::memory_order_relaxed); }
 
 mla_entry_stats EntryStatsSnapshot() {
   mla_entry_stats s{};

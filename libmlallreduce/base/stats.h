@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "libmlallreduce/base/thread_counts.h"
 #include "mlallreduce.h"
 #include "vocab/algo_names.h"
 
@@ -14,10 +15,18 @@ namespace mla::lib {
 void CountCall();
 // Counts a call completed by `algo` with a message of `bytes` bytes.
 void CountDone(mla_algo algo, uint64_t bytes);
-// Counts one call handed to the system MPI unchanged: CountCall, and
-// CountDone(MLA_ALGO_PASSTHROUGH, bytes) when it `succeeded`, in one visit to
-// the thread's counters.
-void CountSystemCall(uint64_t bytes, bool succeeded);
+// Counts one call handed to the system MPI unchanged: CountEntry(entry,
+// false) where `entry` is one (MLA_ENTRY_COUNT: a call of the C API),
+// CountCall, and CountDone(MLA_ALGO_PASSTHROUGH, bytes) when it `succeeded`,
+// in one visit to the thread's counters.
+inline void CountSystemCall(mla_entry entry, uint64_t bytes, bool succeeded) {
+  ThreadCounts& mine = MyCounts();
+  if (entry >= 0 && entry < MLA_ENTRY_COUNT) AddOwn(mine.entry_calls[entry], 1);
+  AddOwn(mine.calls, 1);
+  if (!succeeded) return;
+  AddOwn(mine.calls_by_algo[MLA_ALGO_PASSTHROUGH], 1);
+  AddOwn(mine.bytes_by_algo[MLA_ALGO_PASSTHROUGH], bytes);
+}
 // Counts a call that a multilane algorithm was chosen for but went to PMPI,
 // for reason `why`.
 void CountUnsupported(Unsupported why);
@@ -49,9 +58,16 @@ void CountDevicePath(int path, bool nccl_fallback);
 void NoteDeviceRanksPerGpu(int ppg);
 // The value last recorded, or 0 when no device call looked it up.
 int DeviceRanksPerGpuSeen();
+// Counts one call of `entry` that went to the system MPI's own function
+// without the dispatch (mla_entry_stats' passed_on).
+void CountEntryPassedOn(mla_entry entry);
 // Counts one call that came in through `entry`; `passed_on` when it goes to
 // the system MPI's own function without the dispatch (mla_entry_stats).
-void CountEntry(mla_entry entry, bool passed_on);
+inline void CountEntry(mla_entry entry, bool passed_on) {
+  if (entry < 0 || entry >= MLA_ENTRY_COUNT) return;
+  AddOwn(MyCounts().entry_calls[entry], 1);
+  if (passed_on) CountEntryPassedOn(entry);
+}
 // Returns the counters as they are now.
 mla_stats StatsSnapshot();
 // Returns the calls per entry point as they are now.

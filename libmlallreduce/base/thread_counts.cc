@@ -5,9 +5,6 @@ namespace mla::lib {
 namespace {
 
 std::atomic<ThreadCounts*> g_first{nullptr};
-// The calling thread's set: a plain pointer, so that a call reads it without
-// the guard a thread_local object with a destructor is read through.
-thread_local ThreadCounts* t_mine = nullptr;
 
 // Hands a thread's set back when the thread ends.
 struct Owner {
@@ -29,7 +26,12 @@ ThreadCounts* TakeOrMake() {
   return made;
 }
 
-// The calling thread's first call: takes a set and hands it back at the end.
+}  // namespace
+
+namespace thread_counts_internal {
+
+__thread ThreadCounts* t_mine = nullptr;
+
 ThreadCounts* TakeForThisThread() {
   static thread_local Owner owner;
   owner.counts = TakeOrMake();
@@ -37,12 +39,7 @@ ThreadCounts* TakeForThisThread() {
   return t_mine;
 }
 
-}  // namespace
-
-ThreadCounts& MyCounts() {
-  ThreadCounts* mine = t_mine;
-  return __builtin_expect(mine != nullptr, 1) ? *mine : *TakeForThisThread();
-}
+}  // namespace thread_counts_internal
 
 ThreadCounts* FirstThreadCounts() { return g_first.load(std::memory_order_acquire); }
 

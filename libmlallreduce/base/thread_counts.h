@@ -11,8 +11,9 @@
 namespace mla::lib {
 
 // One thread's counts.  Only its thread adds to them (a load and a store, no
-// lock); any thread may read them.
-struct ThreadCounts {
+// lock); any thread may read them.  Aligned to a pair of cache lines, which
+// the processor fetches together: a call's adds read one block.
+struct alignas(128) ThreadCounts {
   std::atomic<uint64_t> calls{0};
   std::atomic<uint64_t> calls_by_algo[MLA_ALGO_COUNT]{};
   std::atomic<uint64_t> bytes_by_algo[MLA_ALGO_COUNT]{};
@@ -27,7 +28,19 @@ struct ThreadCounts {
 // at once.  A call made while its thread ends, after the set was handed
 // back (from another thread-local object's destructor), still adds to it
 // and may lose a count to the thread that took it over.
-ThreadCounts& MyCounts();
+
+namespace thread_counts_internal {
+// The calling thread's set: a plain pointer (__thread: no initialisation
+// wrapper to call from other files), null until its first call.
+extern __thread ThreadCounts* t_mine;
+// The thread's first call: takes a set and hands it back at the end.
+ThreadCounts* TakeForThisThread();
+}  // namespace thread_counts_internal
+
+inline ThreadCounts& MyCounts() {
+  ThreadCounts* mine = thread_counts_internal::t_mine;
+  return __builtin_expect(mine != nullptr, 1) ? *mine : *thread_counts_internal::TakeForThisThread();
+}
 
 // Adds n to a counter of the calling thread's own set.
 inline void AddOwn(std::atomic<uint64_t>& counter, uint64_t n) {

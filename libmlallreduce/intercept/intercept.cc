@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "mlallreduce.h"
+#include "libmlallreduce/dispatch.h"
 #include "libmlallreduce/startup/mpi_family.h"
 #include "libmlallreduce/startup/pmix_channel.h"
 #include "libmlallreduce/runtime.h"
@@ -67,9 +68,8 @@ bool ForeignMpi() {
 
 int InterceptedAllreduce(mla_entry entry, const void* sendbuf, void* recvbuf, int count, std::uintptr_t datatype,
                          std::uintptr_t op, std::uintptr_t comm) {
-  CountEntry(entry, false);
-  return mla_allreduce(sendbuf, recvbuf, count, FromBits<MPI_Datatype>(datatype), FromBits<MPI_Op>(op),
-                       FromBits<MPI_Comm>(comm));
+  return EntryAllreduce(entry, sendbuf, recvbuf, count, FromBits<MPI_Datatype>(datatype), FromBits<MPI_Op>(op),
+                        FromBits<MPI_Comm>(comm));
 }
 
 void CountPassedOn(mla_entry entry) { CountEntry(entry, true); }

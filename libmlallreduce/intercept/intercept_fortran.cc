@@ -15,6 +15,7 @@
 
 #include <dlfcn.h>
 
+#include "libmlallreduce/dispatch.h"
 #include "libmlallreduce/intercept/fortran_names.h"
 #include "libmlallreduce/intercept/intercept_abi.h"
 #include "libmlallreduce/intercept/intercept_init.h"
@@ -87,9 +88,8 @@ void Allreduce(const char* name, mla_entry entry, void* sendbuf, void* recvbuf, 
     if (auto next = Next<AllreduceF>(name)) next(sendbuf, recvbuf, count, datatype, op, comm, ierr);
     return;
   }
-  mla::lib::CountEntry(entry, false);
-  SetError(ierr, mla_allreduce(SendBuffer(sendbuf), RecvBuffer(recvbuf), static_cast<int>(*count),
-                               PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm)));
+  SetError(ierr, mla::lib::EntryAllreduce(entry, SendBuffer(sendbuf), RecvBuffer(recvbuf), static_cast<int>(*count),
+                                          PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm)));
 }
 
 void Iallreduce(const char* name, void* sendbuf, void* recvbuf, Fint* count, Fint* datatype, Fint* op, Fint* comm,
