@@ -51,7 +51,6 @@ int main(void) {
   const char* forms[5] = {"cuPointerGetAttributes x3", "cuPointerGetAttributes x2", "cuPointerGetAttributes x1",
                           "cuPointerGetAttribute", "cuMemGetAddressRange"};
   for (int f = 0; f < 5; ++f)
-    printf("%-28s host %7.1f ns  device %7.1f ns\n", forms[f], ns_per_call(f, (CUdeviceptr)h),
-           ns_per_call(f, d));
+    printf("%-28s host %7.1f ns  device %7.1f ns\n", forms[f], ns_per_call(f, (CUdeviceptr)h), ns_per_call(f, d));
   return 0;
 }
