@@ -15,6 +15,11 @@ namespace {
 constexpr double kBlockSeconds = 20e-6;  // a block of calls of one way: about this long
 constexpr double kSizeSeconds = 0.3;     // the three ways together, per size
 constexpr int kMinRounds = 61, kMaxRounds = 2001;
+// Sizes whose block is one call (a call of 20 us or more): each round's
+// difference then carries one call's noise, so more rounds, for the median
+// to settle to a few ns (seen: single runs of 1 MiB 6 to 164 ns apart).
+constexpr double kSingleCallSizeSeconds = 1.0;
+constexpr int kSingleCallMaxRounds = 8001;
 constexpr int kMaxBlock = 4000;
 
 enum class Way { kMpi, kPassthrough, kAuto };
@@ -55,8 +60,10 @@ std::vector<Overhead> MeasureOverhead(const Options& opt) {
     TimeCalls(Way::kAuto, send.data(), recv.data(), count, type, op, 100);
     const double one = TimeCalls(Way::kMpi, send.data(), recv.data(), count, type, op, 100);
     const int block = static_cast<int>(std::clamp(kBlockSeconds / std::max(one, 1e-9), 1.0, double(kMaxBlock)));
-    const int rounds = static_cast<int>(
-        std::clamp(kSizeSeconds / (3 * block * std::max(one, 1e-9)), double(kMinRounds), double(kMaxRounds)));
+    const bool single = block == 1;
+    const int rounds = static_cast<int>(std::clamp(
+        (single ? kSingleCallSizeSeconds : kSizeSeconds) / (3 * block * std::max(one, 1e-9)), double(kMinRounds),
+        double(single ? kSingleCallMaxRounds : kMaxRounds)));
     std::vector<double> mpi, pass, autos;
     // Each round starts with another of the three, so that whatever the
     // order costs (the first of a round finding its buffers out of cache, at
