@@ -61,9 +61,9 @@ std::vector<Overhead> MeasureOverhead(const Options& opt) {
     const double one = TimeCalls(Way::kMpi, send.data(), recv.data(), count, type, op, 100);
     const int block = static_cast<int>(std::clamp(kBlockSeconds / std::max(one, 1e-9), 1.0, double(kMaxBlock)));
     const bool single = block == 1;
-    const int rounds = static_cast<int>(std::clamp(
-        (single ? kSingleCallSizeSeconds : kSizeSeconds) / (3 * block * std::max(one, 1e-9)), double(kMinRounds),
-        double(single ? kSingleCallMaxRounds : kMaxRounds)));
+    const int rounds = static_cast<int>(
+        std::clamp((single ? kSingleCallSizeSeconds : kSizeSeconds) / (3 * block * std::max(one, 1e-9)),
+                   double(kMinRounds), double(single ? kSingleCallMaxRounds : kMaxRounds)));
     std::vector<double> mpi, pass, autos;
     // Each round starts with another of the three, so that whatever the
     // order costs (the first of a round finding its buffers out of cache, at

@@ -27,9 +27,9 @@ struct Overhead {
 // copy and nothing waits for another rank.  A round is one block of calls
 // of each way (a block: about 20 us of the system MPI's calls, 1 to 4000),
 // each round starting with another of them; 61 to 2001 rounds, about 0.3 s
-// per size (sizes whose block is one call: up to 8001 rounds, about 1 s).  Each figure is the median over the rounds (the differences per
-// round, so that drift cancels).  Every rank
-// measures its own (no communication); the caller prints rank 0's.
+// per size (sizes whose block is one call: up to 8001 rounds, about 1 s).  Each figure is the median over the rounds
+// (the differences per round, so that drift cancels).  Every rank measures its own (no communication); the caller
+// prints rank 0's.
 std::vector<Overhead> MeasureOverhead(const Options& opt);
 
 // The table of `rows` as text lines, the model stated on the first.
