@@ -19,8 +19,8 @@ const std::vector<MpiFamilyInfo>& MpiFamilies() {
        {"orterun", "prterun"},
        "pmix",
        {"--map-by", ":OVERSUBSCRIBE"},
-       {{4, "ORTE", "OMPI_MCA_rmaps_base_oversubscribe=1"},
-        {5, "PRRTE", "PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe"}}},
+       {{4, "ORTE", "OMPI_MCA_rmaps_base_oversubscribe=1", "OMPI_MCA_orte_tmpdir_base"},
+        {5, "PRRTE", "PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe", "PRTE_MCA_prte_tmpdir_base"}}},
       {MpiFamily::kMpich,
        "mpich",
        {"MPICH", "MVAPICH", "Intel(R) MPI", "Intel MPI"},
@@ -33,7 +33,7 @@ const std::vector<MpiFamilyInfo>& MpiFamilies() {
        {},
        "pmi2",
        {},
-       {{4, "hydra", ""}}},
+       {{4, "hydra", "", ""}}},
   };
   return families;
 }

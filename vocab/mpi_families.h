@@ -32,6 +32,11 @@ struct LauncherGeneration {
   int major;                           // the launcher's major version (LauncherMajorVersion)
   std::string runtime;                 // what starts the ranks: "ORTE", "PRRTE", "hydra"
   std::string oversubscribe_variable;  // NAME=VALUE that lets this generation oversubscribe; "": none needed
+  // The variable naming the folder this generation makes its session folder
+  // in (TMPDIR's place); "": none.  Open MPI 4's mpirun makes that session
+  // folder (ompi.HOST.UID) racily: two launches of one user starting at once
+  // can fail with "mkdir ... File exists", unless each has its own.
+  std::string session_base_variable;
 };
 
 // One MPI family.

@@ -83,6 +83,8 @@ TEST(MpiFamily, LauncherGenerations) {
   EXPECT_EQ(FindLauncherGeneration(openmpi, 5)->oversubscribe_variable,
             "PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe");
   EXPECT_EQ(FindLauncherGeneration(openmpi, 4)->oversubscribe_variable, "OMPI_MCA_rmaps_base_oversubscribe=1");
+  EXPECT_EQ(FindLauncherGeneration(openmpi, 4)->session_base_variable, "OMPI_MCA_orte_tmpdir_base");
+  EXPECT_EQ(FindLauncherGeneration(openmpi, 5)->session_base_variable, "PRTE_MCA_prte_tmpdir_base");
   EXPECT_EQ(FindLauncherGeneration(openmpi, 3), nullptr);
   EXPECT_EQ(LauncherGenerationChoices(openmpi), "4, 5");
   EXPECT_TRUE(MpiFamilyRow(MpiFamily::kMpich).oversubscribe_flags.empty());

@@ -110,6 +110,10 @@ std::vector<std::string> ProbeCommand(const ProbeContext& c, const ProbeLaunch& 
     command.push_back("--ntasks=" + std::to_string(l.np));
     if (l.ranks_per_gpu > 0) command.push_back("--ntasks-per-node=" + std::to_string(l.per_node));
   } else {
+    // Each launch's session folder inside the tune's own, so that tunes
+    // started at once never race for one (a value of the user's stays).
+    for (const mla::LauncherGeneration& g : family.generations)
+      if (!g.session_base_variable.empty()) setenv(g.session_base_variable.c_str(), c.folder.path().c_str(), 0);
     command = {family.launcher, family.ranks_flag, std::to_string(l.np)};
     if (l.np > UsableCores())
       command.insert(command.end(), family.oversubscribe_flags.begin(), family.oversubscribe_flags.end());
