@@ -18,17 +18,20 @@ struct Overhead {
   double mpi_ns = 0;          // PMPI_Allreduce's own time per call
   double passthrough_ns = 0;  // mla_allreduce_with(passthrough) minus mpi_ns
   double auto_ns = 0;         // mla_allreduce (the profile or MULTILANE_ALGO) minus mpi_ns
-  int rounds = 0;             // rounds measured (one block of each way per round)
-  int block = 0;              // calls per block
+  double entry_ns = 0;  // MPI_Allreduce, the library's interposed entry point (an application's call), minus mpi_ns
+  int rounds = 0;       // rounds measured (one block of each way per round)
+  int block = 0;        // calls per block
 };
 
-// Measures, at each size of `opt`, the three ways of calling on
-// MPI_COMM_SELF with host buffers, where the system MPI's own work is a
-// copy and nothing waits for another rank.  A round is one block of calls
-// of each way (a block: about 20 us of the system MPI's calls, 1 to 4000),
-// each round starting with another of them; 61 to 2001 rounds, about 0.3 s
-// per size (sizes whose block is one call: up to 8001 rounds, about 1 s).  Each figure is the median over the rounds
-// (the differences per round, so that drift cancels).  Every rank measures its own (no communication); the caller
+// Measures, at each size of `opt`, four ways of calling on MPI_COMM_SELF
+// with host buffers (PMPI_Allreduce, passthrough, auto and the interposed
+// MPI_Allreduce), where the system MPI's own work is a copy and nothing
+// waits for another rank.  A round is one block of calls of each way (a
+// block: about 20 us of the system MPI's calls, 1 to 4000), each round
+// starting with another of them; 61 to 2001 rounds, about 0.3 s per size
+// (sizes whose block is one call: up to 8001 rounds, about 1 s).  Each figure
+// is the median over the rounds (the differences per round, so that drift
+// cancels).  Every rank measures its own (no communication); the caller
 // prints rank 0's.
 std::vector<Overhead> MeasureOverhead(const Options& opt);
 
