@@ -234,32 +234,28 @@ def test_concurrent_tuners(tmp):
 
 
 def test_tune_session_folder_of_its_own(tmp):
-    """Open MPI's mpirun makes its session folder (ompi.HOST.UID under ORTE,
-    prte.HOST.UID under PRRTE) in TMPDIR, and two launches starting at once
-    can race for it ("mkdir ... File exists").  A tune's launches make theirs
-    in the tune's own folder: a plain file planted at both names in TMPDIR,
-    which fails any launch that makes its session folder there, fails no
-    tune."""
-    tmpdir = os.path.join(tmp, "tmp")
-    os.makedirs(tmpdir)
-    host = os.uname().nodename
-    planted = [os.path.join(tmpdir, f"{rte}.{host}.{os.getuid()}") for rte in ("ompi", "prte")]
-    for path in planted:
-        with open(path, "w") as f:
-            f.write("not a folder\n")
-    env = dict(ENV, TMPDIR=tmpdir)
+    """Open MPI's mpirun makes its session folder in TMPDIR (ORTE:
+    ompi.HOST.UID, shared by all of a user's launches, which can race for it
+    and fail with "mkdir ... File exists"; PRRTE: one per launch).  A tune's
+    launches make theirs in the tune's own folder: with TMPDIR naming a plain
+    file, where mpirun can make no folder, a tune kept in a folder of its own
+    (--keep) runs, and its launches leave no session folder there."""
+    not_a_folder = os.path.join(tmp, "not-a-folder")
+    with open(not_a_folder, "w") as f:
+        f.write("TMPDIR names this file\n")
+    env = dict(ENV, TMPDIR=not_a_folder)
     for name in ("OMPI_MCA_orte_tmpdir_base", "PRTE_MCA_prte_tmpdir_base"):
         env.pop(name, None)
-    # The plant holds: the family's launcher itself fails in that TMPDIR.
+    # The premise holds: the family's launcher itself fails in that TMPDIR.
     bare = run(["mpirun", "-np", "1", "true"], env=env, check=False, timeout=120)
-    expect(bare.returncode != 0, "mpirun fails where its session folder is a file (the plant works)", bare)
-    db = os.path.join(tmp, "own.db")
-    p = run([MULTILANE, "tune", "--np", "2", "--budget", "3", "--sizes", "4K:16K", "--db", db], env=env,
-            check=False, timeout=600)
-    expect(p.returncode == 0, "the tune's launches make their session folder in its own folder", p)
+    expect(bare.returncode != 0, "mpirun fails where TMPDIR is a file (no session folder can be made)", bare)
+    db, kept = os.path.join(tmp, "own.db"), os.path.join(tmp, "kept")
+    p = run([MULTILANE, "tune", "--np", "2", "--budget", "3", "--sizes", "4K:16K", "--db", db, "--keep", kept],
+            env=env, check=False, timeout=600)
+    expect(p.returncode == 0, "the tune's launches make their session folders in its own folder", p)
     expect(len(profiles(db)) == 1, "the tune stored its profile")
-    expect(sorted(os.listdir(tmpdir)) == sorted(os.path.basename(x) for x in planted),
-           "the tune left nothing in TMPDIR (its folder and the sessions in it are gone)")
+    sessions = [f for f in os.listdir(kept) if f.startswith(("ompi.", "prte", "pmix"))]
+    expect(not sessions, f"the launches removed their session folders from {kept}: {sessions}")
 
 
 if __name__ == "__main__":
