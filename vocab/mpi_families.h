@@ -33,9 +33,9 @@ struct LauncherGeneration {
   std::string runtime;                 // what starts the ranks: "ORTE", "PRRTE", "hydra"
   std::string oversubscribe_variable;  // NAME=VALUE that lets this generation oversubscribe; "": none needed
   // The variable naming the folder this generation makes its session folder
-  // in (TMPDIR's place); "": none.  Open MPI 4's mpirun makes that session
-  // folder (ompi.HOST.UID) racily: two launches of one user starting at once
-  // can fail with "mkdir ... File exists", unless each has its own.
+  // in (TMPDIR's place); "": none.  ORTE's is ompi.HOST.UID, shared by a
+  // user's launches, which can race for it ("mkdir ... File exists"); PRRTE's
+  // is one per launch (prterun.HOST.PID.UID).
   std::string session_base_variable;
 };
 
