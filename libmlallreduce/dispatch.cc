@@ -209,37 +209,42 @@ int RunSystemAlgorithm(const Call& c, const std::string& name) {
   return rc;
 }
 
-// Runs one call with `choice` (nullptr: decide from the settings) and tells
-// *out its size, memory kind and the algorithm that ran it.
-int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-              const mla_choice* forced, CallOutcome* out) {
-  CountCall();
-  Call c{{sendbuf, recvbuf, count, datatype, op, 0, 0}, comm, 0, nullptr, out};
+// The call the entry points received, its size found once for every path.
+Call NewCall(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  Call c{{sendbuf, recvbuf, count, datatype, op, 0, 0}, comm, 0, nullptr, nullptr};
   c.bytes = MessageBytes(count, datatype, &c.args.type_size);
-  out->bytes = c.bytes;
+  return c;
+}
+
+// Runs call c with `forced` (nullptr: decide from the settings) and tells
+// *c.out its size, memory kind and the algorithm that ran it.
+int Allreduce(Call c, const mla_choice* forced) {
+  CountCall();
+  const AllreduceCall& a = c.args;
+  c.out->bytes = c.bytes;
   // count, datatype, op and comm are equal on every rank (MPI's rule), and so
   // are the buffer kinds for any program a CUDA-aware MPI would run, so every
   // branch below is taken alike on every rank.  Arguments the system MPI
   // refuses reach it before anything else looks at them: it raises its own
   // error (MPI_ERR_OP, MPI_ERR_COMM, ...) under the caller's handler.
-  if (count <= 0 || InvalidArguments(datatype, op, comm)) return SystemMpi(c, comm);
+  if (a.count <= 0 || InvalidArguments(a.datatype, a.op, c.comm)) return SystemMpi(c, c.comm);
 
   const DeviceModule* device = nullptr;
-  const int kinds = ClassifyCallBuffers(sendbuf, recvbuf, &device);
+  const int kinds = ClassifyCallBuffers(a.sendbuf, a.recvbuf, &device);
   // CUDA without its module: the buffers may be device memory (the loader's
   // warning says these calls go to the system MPI).
-  if (kinds == kBuffersUnknown) return SystemMpi(c, comm);
+  if (kinds == kBuffersUnknown) return SystemMpi(c, c.comm);
   if (kinds != kBuffersHost) {
     c.device = device;
     CountDeviceCall();
-    out->kind = MemKind::kDevice;
+    c.out->kind = MemKind::kDevice;
   } else if (QuickPassthrough(c.bytes, forced)) {
-    return SystemMpi(c, comm);  // a process with CUDA: known to be host memory only now
+    return SystemMpi(c, c.comm);  // a process with CUDA: known to be host memory only now
   }
   // Served only where the start-up agreement speaks for every process of
   // comm (comm_scope.h): never a communicator that reaches another world.
-  if (kinds == kBuffersMixed || (forced == nullptr && !Enabled()) || !SettingsConsistent() || !WithinWorld(comm))
-    return SystemMpi(c, comm);
+  if (kinds == kBuffersMixed || (forced == nullptr && !Enabled()) || !SettingsConsistent() || !WithinWorld(c.comm))
+    return SystemMpi(c, c.comm);
 
   mla_choice choice{MLA_ALGO_PASSTHROUGH, 0, 0, MLA_TRANSPORT_AUTO};
   const std::string* system_algorithm = nullptr;  // the entry's mpi=NAME
@@ -248,18 +253,18 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
   if (RunsUnchanged(choice, nullptr)) {
     // Device buffers: the staged path's host collective runs the algorithm.
     if (!RunsUnchanged(choice, system_algorithm)) return RunSystemAlgorithm(c, *system_algorithm);
-    return SystemMpi(c, comm);
+    return SystemMpi(c, c.comm);
   }
   return RunWhereItFits(c, choice);
 }
 
 // Allreduce, timed for the job report when it is on.
-int RecordedAllreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                      const mla_choice* forced) {
+int RecordedAllreduce(Call c, const mla_choice* forced) {
   CallOutcome outcome;
-  if (!ReportOn()) return Allreduce(sendbuf, recvbuf, count, datatype, op, comm, forced, &outcome);
-  const ReportClock clock = ReportCallBegin(comm);
-  const int rc = Allreduce(sendbuf, recvbuf, count, datatype, op, comm, forced, &outcome);
+  c.out = &outcome;
+  if (!ReportOn()) return Allreduce(c, forced);
+  const ReportClock clock = ReportCallBegin(c.comm);
+  const int rc = Allreduce(c, forced);
   ReportCallEnd(clock, outcome);
   return rc;
 }
@@ -268,26 +273,29 @@ int RecordedAllreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatyp
 // (quick_route.h) sends to the system MPI: what Allreduce does with it,
 // counted alike, without its look-ups.  Returns false, having done and
 // counted nothing, for every other call.
-bool QuickCall(mla_entry entry, const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-               MPI_Comm comm, const mla_choice* forced, int* rc) {
-  if (!QuickRouteOn()) return false;
-  int type_size = 0;
-  const uint64_t bytes = MessageBytes(count, datatype, &type_size);
+bool QuickCall(mla_entry entry, const Call& c, const mla_choice* forced, int* rc) {
   // No CUDA in the process: the buffers are host memory (ClassifyBuffers).
-  if (!QuickPassthrough(bytes, forced) || CudaDriverLoaded()) return false;
-  *rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-  CountSystemCall(entry, bytes, *rc == MPI_SUCCESS);
+  if (!QuickPassthrough(c.bytes, forced) || CudaDriverLoaded()) return false;
+  const AllreduceCall& a = c.args;
+  *rc = PMPI_Allreduce(a.sendbuf, a.recvbuf, a.count, a.datatype, a.op, c.comm);
+  CountSystemCall(entry, c.bytes, *rc == MPI_SUCCESS);
   return true;
+}
+
+// The one way of every call: the quick route, else counted under its entry
+// and the whole path.
+int Dispatch(mla_entry entry, const Call& c, const mla_choice* forced) {
+  int rc = MPI_SUCCESS;
+  if (QuickCall(entry, c, forced, &rc)) return rc;
+  CountEntry(entry, false);
+  return RecordedAllreduce(c, forced);
 }
 
 }  // namespace
 
 int EntryAllreduce(mla_entry entry, const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm) {
-  int rc = MPI_SUCCESS;
-  if (QuickCall(entry, sendbuf, recvbuf, count, datatype, op, comm, nullptr, &rc)) return rc;
-  CountEntry(entry, false);
-  return RecordedAllreduce(sendbuf, recvbuf, count, datatype, op, comm, nullptr);
+  return Dispatch(entry, NewCall(sendbuf, recvbuf, count, datatype, op, comm), nullptr);
 }
 
 }  // namespace mla::lib
@@ -301,10 +309,8 @@ int mla_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
 int mla_allreduce_with(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                        const mla_choice* choice) {
   const mla_choice passthrough{MLA_ALGO_PASSTHROUGH, 0, 0, MLA_TRANSPORT_AUTO};
-  const mla_choice* forced = choice ? choice : &passthrough;
-  int rc = MPI_SUCCESS;
-  if (mla::lib::QuickCall(MLA_ENTRY_COUNT, sendbuf, recvbuf, count, datatype, op, comm, forced, &rc)) return rc;
-  return mla::lib::RecordedAllreduce(sendbuf, recvbuf, count, datatype, op, comm, forced);
+  return mla::lib::Dispatch(MLA_ENTRY_COUNT, mla::lib::NewCall(sendbuf, recvbuf, count, datatype, op, comm),
+                            choice ? choice : &passthrough);
 }
 
 int mla_call_supported(MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char** reason) {

@@ -62,9 +62,6 @@ void BuildQuickRoute(const Config& config, bool enabled, bool consistent);
 // times calls, and from MPI_Finalize on).
 void ClearQuickRoute();
 
-// Returns true when the route is on.
-inline bool QuickRouteOn() { return quick_route_internal::g_route.on.load(std::memory_order_acquire); }
-
 // Returns true when the route is on and a call of `bytes` on host buffers
 // with the caller's choice `forced` (nullptr: none) goes to the system MPI
 // unchanged.  The caller still has to know its buffers are host memory.

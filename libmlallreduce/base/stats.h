@@ -19,9 +19,11 @@ void CountDone(mla_algo algo, uint64_t bytes);
 // false) where `entry` is one (MLA_ENTRY_COUNT: a call of the C API),
 // CountCall, and CountDone(MLA_ALGO_PASSTHROUGH, bytes) when it `succeeded`,
 // in one visit to the thread's counters.
+// True when `entry` is one of the entry points (MLA_ENTRY_COUNT: none).
+inline bool IsEntry(mla_entry entry) { return entry >= 0 && entry < MLA_ENTRY_COUNT; }
 inline void CountSystemCall(mla_entry entry, uint64_t bytes, bool succeeded) {
   ThreadCounts& mine = MyCounts();
-  if (entry >= 0 && entry < MLA_ENTRY_COUNT) AddOwn(mine.entry_calls[entry], 1);
+  if (IsEntry(entry)) AddOwn(mine.entry_calls[entry], 1);
   AddOwn(mine.calls, 1);
   if (!succeeded) return;
   AddOwn(mine.calls_by_algo[MLA_ALGO_PASSTHROUGH], 1);
@@ -64,7 +66,7 @@ void CountEntryPassedOn(mla_entry entry);
 // Counts one call that came in through `entry`; `passed_on` when it goes to
 // the system MPI's own function without the dispatch (mla_entry_stats).
 inline void CountEntry(mla_entry entry, bool passed_on) {
-  if (entry < 0 || entry >= MLA_ENTRY_COUNT) return;
+  if (!IsEntry(entry)) return;
   AddOwn(MyCounts().entry_calls[entry], 1);
   if (passed_on) CountEntryPassedOn(entry);
 }

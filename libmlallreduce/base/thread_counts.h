@@ -22,13 +22,6 @@ struct alignas(128) ThreadCounts {
   ThreadCounts* next = nullptr;    // the list of every set ever made
 };
 
-// Returns the calling thread's counts, made (or taken over from a thread that
-// ended, counts kept) at its first call.  Sets are never freed, so the sums
-// keep every ended thread's counts; there are as many as threads that ran
-// at once.  A call made while its thread ends, after the set was handed
-// back (from another thread-local object's destructor), still adds to it
-// and may lose a count to the thread that took it over.
-
 namespace thread_counts_internal {
 // The calling thread's set: a plain pointer (__thread: no initialisation
 // wrapper to call from other files), null until its first call.
@@ -37,6 +30,12 @@ extern __thread ThreadCounts* t_mine;
 ThreadCounts* TakeForThisThread();
 }  // namespace thread_counts_internal
 
+// Returns the calling thread's counts, made (or taken over from a thread that
+// ended, counts kept) at its first call.  Sets are never freed, so the sums
+// keep every ended thread's counts; there are as many as threads that ran
+// at once.  A call made while its thread ends, after the set was handed
+// back (from another thread-local object's destructor), still adds to it
+// and may lose a count to the thread that took it over.
 inline ThreadCounts& MyCounts() {
   ThreadCounts* mine = thread_counts_internal::t_mine;
   return __builtin_expect(mine != nullptr, 1) ? *mine : *thread_counts_internal::TakeForThisThread();
