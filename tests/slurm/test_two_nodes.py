@@ -182,7 +182,11 @@ def case_two_nodes_tune_partition(root):
         # A job on both nodes gets the profile.
         before = s.rail_counters()
         q = s.cmd(["srun", "-N2", "--ntasks-per-node=2", "--multilane", "--mpi=pmix", ARGS.probe, "3"])
-        s.check_rails(before, "a job on both nodes with the tuned profile")
+        # The rails together: which algorithm the tune chose depends on this
+        # machine's timing, and under some (seen: lane transport=shm, which
+        # won at 256K) every message between the nodes stays below Open MPI's
+        # TCP eager limit, so one rail carries them all (check_rails).
+        s.check_rails(before, "a job on both nodes with the tuned profile", every_rail=False)
         rows = rank_lines(q.stdout)
         check(len(rows) == 4 and all(x["preload"] == "1" and x["ok"] == "1" and x["nodes"] == "2" for x in rows),
               f"the job on two nodes did not run with the profile: {rows}")
