@@ -132,16 +132,31 @@ std::string InForceText(const mldb::ProfileRecord& p, int64_t in_force) {
   return "not in force: profile " + std::to_string(in_force) + " is (`multilane withdraw ID` removes a bad one)";
 }
 
+// The keys of the node types whose fingerprint has no GPU (a fingerprint
+// that does not read counts as having GPUs: the profile's value is shown).
+std::set<std::string> NodeTypesWithoutGpus(const std::vector<mldb::NodeTypeRow>& types) {
+  std::set<std::string> keys;
+  for (const auto& t : types) {
+    mldb::NodeFingerprint f;
+    std::string error;
+    const auto json = nlohmann::json::parse(t.fingerprint_json, nullptr, /*allow_exceptions=*/false);
+    if (mldb::NodeFingerprint::FromJson(json, &f, &error) && f.gpus.empty()) keys.insert(t.key);
+  }
+  return keys;
+}
+
 // One profile on the terminal: its facts, whether it is in force, its
 // decision table with the gain over the system MPI, and the ranks-per-GPU
-// table when there is one.
+// table when there is one.  NO_GPU: its node type has no GPU, so the
+// ranks per GPU it stores (1) means nothing and is not shown.
 void PrintProfile(const mldb::ProfileRecord& p, const std::string& disagreement, const std::vector<PpgRow>& ppg_rows,
-                  int64_t in_force) {
+                  int64_t in_force, bool no_gpu) {
   const std::string virt = mla::ProfileHeaderValue(p.profile_text, "nodes_virtual");
   const char* kind = virt == "yes" ? " virtual" : virt == "no" && p.nodes > 1 ? " real" : "";
-  std::printf("\n  profile %lld: node type %s%s, measured on %d%s node(s), %d rank(s)/GPU, libmlallreduce %s, %s\n",
+  const std::string per_gpu = no_gpu ? "no GPU" : std::to_string(p.ranks_per_gpu) + " rank(s)/GPU";
+  std::printf("\n  profile %lld: node type %s%s, measured on %d%s node(s), %s, libmlallreduce %s, %s\n",
               static_cast<long long>(p.id), Safe(p.node_type_key).c_str(),
-              p.partition.empty() ? "" : (", partition " + Safe(p.partition)).c_str(), p.nodes, kind, p.ranks_per_gpu,
+              p.partition.empty() ? "" : (", partition " + Safe(p.partition)).c_str(), p.nodes, kind, per_gpu.c_str(),
               Safe(p.library_version).c_str(), Safe(p.mpi_version).c_str());
   std::printf("  tuned %s by %s in %.0f s; %s\n", Safe(p.tuned_at).c_str(), Safe(p.tuned_by).c_str(), p.duration_s,
               p.library_version != LibraryVersion() ? "another library version: not used by this one"
@@ -177,6 +192,7 @@ int ShowDatabase(const ShowOptions& opt, const std::string& path, mldb::ProfileS
       std::printf("  node type %s%s  %s\n", Safe(t.key).c_str(), t.key == here ? " (this node)" : "",
                   Safe(t.description).c_str());
   }
+  const std::set<std::string> without_gpus = NodeTypesWithoutGpus(types);
   for (const auto& p : profiles) {
     if (!opt.partition.empty() && p.partition != opt.partition) continue;
     // The table lists the entries; `run` hands the library the text.
@@ -190,7 +206,7 @@ int ShowDatabase(const ShowOptions& opt, const std::string& path, mldb::ProfileS
     const auto in_force = store.Find(p.node_type_key, p.partition, p.library_version, p.mpi_version, &merror);
     const int64_t in_force_id = in_force ? in_force->id : 0;
     (*db)["profiles"].push_back(ProfileJson(p, disagreement, ppg_rows, in_force_id));
-    if (!opt.json) PrintProfile(p, disagreement, ppg_rows, in_force_id);
+    if (!opt.json) PrintProfile(p, disagreement, ppg_rows, in_force_id, without_gpus.count(p.node_type_key) != 0);
   }
   if (!opt.json) std::printf("\n");
   return 0;

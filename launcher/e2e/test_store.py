@@ -57,6 +57,14 @@ def test_broken_databases(tmp):
 
     good = os.path.join(tmp, "good.db")
     tune(good, budget="3", sizes="4K:16K")
+    # show's line of the profile: ranks per GPU where its node type has GPUs, "no GPU" where it has none.
+    con = sqlite3.connect(good)
+    gpus = len(json.loads(con.execute("SELECT fingerprint_json FROM node_types").fetchone()[0])["gpus"])
+    con.close()
+    p = run([MULTILANE, "show", "--db", good])
+    said = re.search(r"^  profile 1: .* node\(s\), (no GPU|\d+ rank\(s\)/GPU), ", p.stdout, re.M)
+    expect(said and (said.group(1) == "no GPU") == (gpus == 0),
+           f"show says 'no GPU' exactly where the node type has none ({gpus} here)", p)
     truncated = os.path.join(tmp, "truncated.db")
     run(["sqlite3", good, "PRAGMA wal_checkpoint(TRUNCATE);"])
     with open(good, "rb") as f:
