@@ -15,7 +15,9 @@ write (~/.openmpi, ~/.mpich), and the system's: the shared database's folder
 /var/lib/multilane (cmake/MultilaneInstallDirs.cmake), the plugin's default
 MPS folder /run/multilane (spank/plugin_config.h), the plugstack line of the
 Debian package /etc/slurm/plugstack.conf.d/multilane.conf, and
-/etc/multilane (used by nothing; watched so that nothing starts to).  The
+/etc/multilane (used by nothing; watched so that nothing starts to), and
+the machine's munge (/etc/munge, /run/munge: each test cluster runs a munged
+of its own in its folder, scripts/slurm/local-slurm.sh).  The
 Debian package stage makes /var/lib/multilane and the plugstack line and
 removes them again (tests/install/deb_e2e.sh puts back what was there), so
 compare after that stage: whatever it left is a change.
@@ -32,7 +34,7 @@ import stat
 import sys
 
 SYSTEM_ROOTS = ["/var/lib/multilane", "/etc/multilane", "/run/multilane",
-                "/etc/slurm/plugstack.conf.d/multilane.conf"]
+                "/etc/slurm/plugstack.conf.d/multilane.conf", "/etc/munge", "/run/munge"]
 HOME_FOLDERS = [".local/state/multilane", ".config/multilane", ".cache/multilane", ".local/share/multilane",
                 ".openmpi", ".mpich"]
 XDG = {"XDG_STATE_HOME": "multilane", "XDG_CONFIG_HOME": "multilane", "XDG_CACHE_HOME": "multilane",

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # local-slurm.sh: a real Slurm 22.05 on this machine, as plain processes
-# (munged, slurmctld, one slurmd per node), for the plugin's end-to-end tests.
+# (munged, slurmctld, one slurmd per node, all of the cluster's own), for the
+# plugin's end-to-end tests.
 #
 #   local-slurm.sh start DIR [--nodes N [--netns [--rails R] [--rate RATE] [--delay DELAY]]] [PLUGSTACK_LINE...]
 #       writes DIR/slurm.conf and friends, starts the daemons and waits until
@@ -124,6 +125,12 @@ tag=$(printf %s "$dir" | sha1sum | cut -c1-6)
 ns_prefix="mla-$tag-"
 link_prefix="mla$tag"
 mgmt_net="10.243.$((1 + 0x$tag % 199))"
+# The cluster's own munged (slurm.conf's AuthInfo=socket=): its key, socket,
+# seed, pid and log in DIR, started by start, stopped by stop; no cluster
+# shares a daemon with another, and none writes under /etc/munge or /run/munge
+# or leaves a daemon running.
+munge_dir=$dir/munge
+munge_socket=$munge_dir/munge.socket
 ctld_port=${MLA_SLURMCTLD_PORT:-16817}
 d_port=${MLA_SLURMD_PORT:-16818}
 
@@ -382,6 +389,26 @@ wait_idle() {
   return 1
 }
 
+# start_munged: this cluster's munged, with a key of its own (made once per
+# DIR), answering on munge_socket before it returns.
+start_munged() {
+  mkdir -p "$munge_dir"
+  chmod 755 "$munge_dir"  # the socket: every user's jobs and commands
+  if [ ! -s "$munge_dir/munge.key" ]; then
+    rm -f "$munge_dir/munge.key"
+    mungekey --create --keyfile="$munge_dir/munge.key"
+    chmod 400 "$munge_dir/munge.key"
+  fi
+  /usr/sbin/munged --socket="$munge_socket" --key-file="$munge_dir/munge.key" --seed-file="$munge_dir/munged.seed" \
+    --pid-file="$dir/run/munged.pid" --log-file="$dir/log/munged.log"
+  for _ in $(seq 50); do
+    munge --socket="$munge_socket" -n </dev/null 2>/dev/null | unmunge --socket="$munge_socket" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  echo "local-slurm.sh: munged did not answer on $munge_socket in 5 s; its log: $dir/log/munged.log" >&2
+  return 1
+}
+
 if [ "$cmd" = restart-slurmd ]; then
   export SLURM_CONF=$dir/slurm.conf
   names=()
@@ -424,6 +451,7 @@ if [ "$cmd" = stop ]; then
     # shellcheck disable=SC2086
     kill -9 $pids 2>/dev/null || true
   fi
+  stop_pidfiles TERM "$dir/run/munged.pid"
   netns_down
   exit 0
 fi
@@ -438,18 +466,6 @@ for n in "${names[@]}"; do
   chmod 1777 "$dir/tmp" "$dir/tmp/$n"
   for i in 0 1; do [ -e "$dir/dev/$n/nvidia$i" ] || mknod "$dir/dev/$n/nvidia$i" c 1 3; done
 done
-
-# munge: one daemon for the machine; start it if it is not answering.
-if ! munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1; then
-  mkdir -p /run/munge /var/log/munge /var/lib/munge /etc/munge
-  chown munge:munge /run/munge /var/log/munge /var/lib/munge /etc/munge
-  if [ ! -s /etc/munge/munge.key ]; then
-    mungekey --create --keyfile=/etc/munge/munge.key
-    chown munge:munge /etc/munge/munge.key; chmod 400 /etc/munge/munge.key
-  fi
-  su -s /bin/sh munge -c "/usr/sbin/munged --force"
-  for _ in $(seq 50); do munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1 && break; sleep 0.1; done
-fi
 
 cli_filter=""
 if [ "${MLA_SLURM_CLI_FILTER:-0}" = 1 ]; then
@@ -486,6 +502,7 @@ SlurmctldHost=$ctld_host
 SlurmctldPort=$ctld_port
 SlurmdPort=$d_port
 AuthType=auth/munge
+AuthInfo=socket=$munge_socket
 SlurmUser=root
 SlurmdUser=root
 StateSaveLocation=$dir/spool/ctld
@@ -569,6 +586,7 @@ done
 export SLURM_CONF=$dir/slurm.conf
 # From here a failure stops what was started and removes DIR's network.
 trap '[ "$?" = 0 ] || bash "$0" stop "$dir"' EXIT
+start_munged
 [ "$netns" = 0 ] || netns_up
 /usr/sbin/slurmctld -i
 if [ "$nodes" = 1 ]; then
