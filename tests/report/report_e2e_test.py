@@ -418,11 +418,13 @@ def test_html(tmp):
 
 # ---------------------------------------------------------------- synthetic_job
 
-def test_synthetic_job(tmp):
-    expect(ARGS.synthetic_job and os.path.isfile(ARGS.synthetic_job) and os.access(ARGS.synthetic_job, os.X_OK),
-           "synthetic_job is built (%s)" % ARGS.synthetic_job)
+def run_synthetic_job(folder):
+    """Runs synthetic_job with the report on into FOLDER; returns (the
+    report's analysis, its file, the job's truth, the shares off by more than
+    TOLERANCE_PP: [text])."""
+    os.makedirs(folder, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("MULTILANE_")}
-    env.update(OPENMPI_TEST_ENV, MULTILANE_REPORT=tmp, MULTILANE_REPORT_SAMPLE="4")
+    env.update(OPENMPI_TEST_ENV, MULTILANE_REPORT=folder, MULTILANE_REPORT_SAMPLE="4")
     cmd = [ARGS.mpirun] + OVERSUBSCRIBE_FLAGS + ["--bind-to", "none", "-np", "4", "-x", "MULTILANE_REPORT", "-x",
            "MULTILANE_REPORT_SAMPLE", ARGS.synthetic_job, "--iterations", "100", "--compute-ms", "20",
            "--imbalance-ms", "10", "--bytes", "4K,64K"]
@@ -430,7 +432,7 @@ def test_synthetic_job(tmp):
     lines = [l for l in p.stdout.splitlines() if l.startswith("synthetic_job truth: ")]
     expect(len(lines) == 1, "synthetic_job prints its truth", p)
     truth = json.loads(lines[0][len("synthetic_job truth: "):])
-    files = glob.glob(os.path.join(tmp, "multilane-report-*.json"))
+    files = glob.glob(os.path.join(folder, "multilane-report-*.json"))
     expect(len(files) == 1, "the library wrote one job report: %s" % files, p)
     doc = analysis(files[0])
     t = doc["jobs"][0]["time"]
@@ -438,16 +440,31 @@ def test_synthetic_job(tmp):
     true = {"compute": 1 - truth["allreduce_s_mean"] / wall,
             "allreduce": (truth["allreduce_s_mean"] - truth["wait_s_mean"]) / wall,
             "wait": truth["wait_s_mean"] / wall}
+    off = []
     for name, want in true.items():
         got = t[name + "_share"]
         print("%-9s share: report %5.1f %%, truth %5.1f %%" % (name, got * 100, want * 100))
-        expect(abs(got - want) * 100 <= TOLERANCE_PP,
-               "%s share within %.0f points of the truth" % (name, TOLERANCE_PP))
+        if abs(got - want) * 100 > TOLERANCE_PP:
+            off.append("%s share %.1f %% against %.1f %%" % (name, got * 100, want * 100))
+    return doc, files[0], truth, off
+
+
+def test_synthetic_job(tmp):
+    expect(ARGS.synthetic_job and os.path.isfile(ARGS.synthetic_job) and os.access(ARGS.synthetic_job, os.X_OK),
+           "synthetic_job is built (%s)" % ARGS.synthetic_job)
+    # The shares are timed: on a busy machine one run can miss them (as
+    # check_job_report.py, a second run decides); the bins are counted and
+    # checked on the run that decides.
+    doc, report_file, truth, off = run_synthetic_job(os.path.join(tmp, "run1"))
+    if off:
+        print("only timing can put the shares off (%s): running the job once more, which decides" % "; ".join(off))
+        doc, report_file, truth, off = run_synthetic_job(os.path.join(tmp, "run2"))
+    expect(not off, "every share within %.0f points of the truth: %s" % (TOLERANCE_PP, off))
     bins = {b["from"]: b["calls"] for b in doc["jobs"][0]["bins"]}
     for b in truth["bins"]:
         expect(bins.get(b["from"]) == b["calls"], "bin from %d: %d calls" % (b["from"], b["calls"]))
     page = os.path.join(tmp, "synthetic.html")
-    p = report(files[0], extra=["--html", page])
+    p = report(report_file, extra=["--html", page])
     expect(p.returncode == 0 and "allreduce takes" in p.stdout and os.path.getsize(page) > 5000,
            "text summary and page of the real job", p)
     print(p.stdout)

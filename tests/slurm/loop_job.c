@@ -10,7 +10,13 @@
  * step for the whole job at 2 ranks, divided among the ranks (split: the work
  * is shared out, more ranks per GPU pay) or repeated by each rank (shared: the
  * ranks contend for one GPU and every rank's step takes longer the more there
- * are, so more ranks per GPU cannot pay).  Rank 0 prints
+ * are, so more ranks per GPU cannot pay).  Rank 0 prints, once the first
+ * step's allreduce has returned (every rank runs and their connections are
+ * made: a fault may now meet the job; flushed at once),
+ *
+ *   loop started
+ *
+ * and at the end
  *
  *   loop size=N ok=0|1 wall_s=W
  */
@@ -54,6 +60,10 @@ int main(int argc, char** argv) {
     const size_t stride = s == steps - 1 ? 1 : 997;
     for (size_t i = 0; i < count; i += stride)
       if (out[i] != (double)size * (size + 1) / 2.0 + (double)size * (double)(i % 5)) ok = 0;
+    if (s == 0 && rank == 0) {
+      printf("loop started\n");
+      fflush(stdout);
+    }
   }
   int all_ok = 0;
   MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);

@@ -33,8 +33,11 @@ import netns_check  # noqa: E402  (scripts/slurm/netns_check.py: the cluster's n
 # step, shared among the 4 ranks (4-5 s in all on the 2-core machine, so
 # that the fault lands in the middle of it).
 STEPS, BYTES, COMPUTE_MS = 40, 1 << 20, 200
-# When the fault comes, after the job's start (srun and MPI_Init take 1-2 s).
-FAULT_AFTER_S = 2.0
+# The bound on the job's start (srun, MPI_Init and its first step: 1-2 s on
+# the idle machine): the fault comes once loop_job says "loop started" (its
+# ranks run and are connected; 39 steps, 4 s and more, are left), or the
+# case fails saying the job did not start.
+START_BOUND_S = 60
 # The bound on a job that meets a fault: it has ended by then, or the case
 # fails saying it hung.
 FAULT_BOUND_S = 40
@@ -72,17 +75,36 @@ def loop_command(nodes, steps=STEPS):
     return ["srun"] + per_node + ["--mpi=pmix", ARGS.loop_job, str(steps), str(BYTES), str(COMPUTE_MS), "split"]
 
 
+def wait_started(p, out_path):
+    """Waits until the job of process P says "loop started" in OUT_PATH (at
+    most START_BOUND_S); fails the case, the job killed, when it does not."""
+    deadline = time.time() + START_BOUND_S
+    while time.time() < deadline and p.poll() is None:
+        with open(out_path, errors="replace") as f:
+            if re.search(r"^loop started$", f.read(), re.M):
+                return
+        time.sleep(0.05)
+    if p.poll() is None:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    with open(out_path, errors="replace") as f:
+        text = f.read()
+    raise AssertionError(f"the job did not start within {START_BOUND_S} s (exit {p.returncode}), "
+                         f"so no fault met it:\n{text[-3000:]}")
+
+
 def job_with_fault(s, fault, bound=FAULT_BOUND_S):
-    """Runs the two-node job, calls FAULT() FAULT_AFTER_S after its start,
-    and waits for the job at most BOUND seconds more.  Returns (exit status,
-    output, seconds from the start): the status None when it still ran then;
-    it is then cancelled (scancel), which must end it within CANCEL_BOUND_S."""
+    """Runs the two-node job, calls FAULT() once its first step is done
+    (wait_started), and waits for the job at most BOUND seconds more.
+    Returns (exit status, output, seconds from the start): the status None
+    when it still ran then; it is then cancelled (scancel), which must end it
+    within CANCEL_BOUND_S."""
     out_path = os.path.join(s.root, "fault-job.out")
     start = time.time()
     with open(out_path, "w") as out:
         p = subprocess.Popen(loop_command(None), stdout=out, stderr=subprocess.STDOUT, env=lane_env(s),
                              cwd=s.root, start_new_session=True)
-    time.sleep(FAULT_AFTER_S)
+    wait_started(p, out_path)
     fault()
     try:
         rc = p.wait(timeout=bound)

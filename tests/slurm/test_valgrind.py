@@ -7,6 +7,7 @@ The local Slurm, the options and the shared steps are in slurm_fixtures.py."""
 import os
 import re
 import shutil
+import signal
 import time
 import sys
 
@@ -79,6 +80,28 @@ def check_valgrind_logs(vg, wait_s=120):
     return len(logs), summaries
 
 
+def slurmd_start_time(s):
+    """The node's SlurmdStartTime as slurmctld has it (None if unread)."""
+    m = re.search(r"SlurmdStartTime=(\S+)", s.cmd(["scontrol", "show", "node", "localhost"], check_rc=False).stdout)
+    return m.group(1) if m else None
+
+
+def stop_slurmd(s):
+    """Stops the cluster's slurmd (SIGTERM) and waits until it has exited."""
+    with open(os.path.join(s.dir, "run", "slurmd-localhost.pid")) as f:
+        pid = int(f.read().split()[0])
+    os.kill(pid, signal.SIGTERM)
+    for _ in range(150):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return
+        except OSError:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"slurmd {pid} did not stop in 15 s")
+
+
 def case_valgrind_slurmstepd(root):
     """The plugin inside slurmstepd under valgrind (memcheck): slurmd runs in
     a private mount namespace where /usr/sbin/slurmstepd is a wrapper that
@@ -88,8 +111,11 @@ def case_valgrind_slurmstepd(root):
     os.makedirs(vg, exist_ok=True)
     try:
         publish_lane_profile(s.db)
-        # restart slurmd in its own mount namespace with the wrapper
-        run(["bash", "-c", f"kill $(cat {s.dir}/run/slurmd.pid); sleep 1"], check=False)
+        # restart slurmd in its own mount namespace with the wrapper: the
+        # old one stopped first, then until the new one has registered (its
+        # SlurmdStartTime changed), so that no step reaches the old one
+        started = slurmd_start_time(s)
+        stop_slurmd(s)
         real = os.path.join(root, "slurmstepd.real")
         shutil.copy2("/usr/sbin/slurmstepd", real)
         wrapper = os.path.join(root, "slurmstepd-valgrind")
@@ -99,10 +125,13 @@ def case_valgrind_slurmstepd(root):
         os.chmod(wrapper, 0o755)
         run(["unshare", "-m", "--propagation", "private", "sh", "-c",
              f"mount --bind {wrapper} /usr/sbin/slurmstepd && exec /usr/sbin/slurmd -N localhost"], env=s.env)
-        for _ in range(150):
-            if "localhost" in s.cmd(["sinfo", "-h", "-t", "idle", "-o", "%N"], check_rc=False).stdout:
+        for _ in range(300):
+            if slurmd_start_time(s) not in (started, None) and \
+                    "localhost" in s.cmd(["sinfo", "-h", "-t", "idle", "-o", "%N"], check_rc=False).stdout:
                 break
             time.sleep(0.2)
+        else:
+            raise AssertionError(f"the slurmd under the wrapper did not register in 60 s; logs in {s.dir}/log")
         p = s.cmd(["srun", "--gpus=2", "--multilane=verbose", ARGS.probe, "2"], timeout=600)
         rows = rank_lines(p.stdout)
         check(len(rows) == 4 and all(r["lane"] == "2" for r in rows), f"the job under valgrind: {rows}")
