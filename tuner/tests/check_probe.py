@@ -209,8 +209,17 @@ assert q.returncode != 0, q.stdout
 alone = os.path.join(a.workdir, "alone.json")
 if os.path.exists(alone):
     os.remove(alone)  # an earlier run's
+# Each singleton gets a session folder of its own: two Open MPI 4 singletons
+# started at once race for the one in $TMPDIR (ompi.HOST.UID), each making and
+# removing it.
+def alone_env(i):
+    folder = os.path.join(a.workdir, "session%d" % i)
+    os.makedirs(folder, exist_ok=True)
+    return dict(os.environ, OMPI_MCA_orte_tmpdir_base=folder, PRTE_MCA_prte_tmpdir_base=folder)
+
+
 procs = [subprocess.Popen([a.probe, "--plan", plan_path, "--out", alone, "--ranks", "2"], stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True) for _ in range(2)]
+                          stderr=subprocess.STDOUT, text=True, env=alone_env(i)) for i in range(2)]
 for proc in procs:
     text = proc.communicate(timeout=60)[0]
     print(text)
