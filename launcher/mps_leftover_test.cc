@@ -75,8 +75,8 @@ TEST(ProcessStatTest, APidNamesTheProcessThatStartedThenOnly) {
   EXPECT_FALSE(ProcessRuns(EndedPid(), 0));
   const pid_t zombie = fork();  // ended, not yet reaped
   if (zombie == 0) _exit(0);
-  ProcessStat st;
-  for (int i = 0; i < 1000 && ReadProcessStat(zombie, &st) && st.state != 'Z'; ++i) usleep(1000);
+  siginfo_t ended{};
+  ASSERT_EQ(waitid(P_PID, zombie, &ended, WEXITED | WNOWAIT), 0);  // until it has ended, left unreaped
   EXPECT_FALSE(ProcessRuns(zombie, 0));
   waitpid(zombie, nullptr, 0);
 }

@@ -38,12 +38,17 @@ int RanksThatSayYes(int same, bool other, int world_size) {
     if (pipe2(go, O_CLOEXEC) != 0) _exit(2);
     pid_t sleeper = -1;
     if (other) {
+      // Until it runs /bin/sleep, not this program: the pipe's write end
+      // closes at the exec (O_CLOEXEC), and the read then ends.
+      int exec_seen[2];
+      if (pipe2(exec_seen, O_CLOEXEC) != 0) _exit(2);
       sleeper = fork();
       if (sleeper == 0) {
         execl("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr));
         _exit(2);
       }
-      usleep(200000);  // until it runs /bin/sleep, not this program
+      close(exec_seen[1]);
+      WaitForClose(exec_seen[0]);
     }
     std::vector<pid_t> ranks;
     for (int i = 0; i < same; ++i) {
