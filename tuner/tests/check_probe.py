@@ -75,10 +75,17 @@ for s in r["sizes"]:
     assert mpi["reps"] == len(mpi["samples_us"]) and all(x > 0 for x in mpi["samples_us"]), mpi
     valid = [c for c in s["candidates"] if c["valid"] and c["candidate"] != "passthrough"]
     assert valid, "no valid candidate at %d" % s["bytes"]
+    # The budget guarantees the first three of a size's order (the system
+    # MPI and two more: tuner/probe_sizes.cc kAlwaysMeasured) their first
+    # round; on a busy machine the size's share can be spent before the
+    # fourth has two samples, and it is then said so ("not measured: ").
+    full = [c for c in s["candidates"] if c["reps"] >= 2 and c["median_us"] > 0]
+    assert len(full) >= 3, "fewer than three candidates measured twice at %d: %s" % (s["bytes"], s["candidates"])
     for c in s["candidates"]:
         assert c["valid"], "wrong result from %s at %d: %s" % (c["candidate"], s["bytes"], c)
         assert not c["fell_back"], c
-        assert c["reps"] >= 2 and c["median_us"] > 0, c
+        assert c in full or (c["reps"] == 1 and c["median_us"] > 0) or \
+            (c["reps"] == 0 and c.get("error", "").startswith("not measured: ")), c
         assert c["dropped_in_round"] is None or 1 <= c["dropped_in_round"] <= s["rounds"], c
     assert 1 <= s["rounds"] <= 3 and s["iterations"] >= 2, s
 
