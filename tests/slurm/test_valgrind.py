@@ -115,7 +115,13 @@ def case_valgrind_slurmstepd(root):
         # old one stopped first, then until the new one has registered (its
         # SlurmdStartTime changed), so that no step reaches the old one
         started = slurmd_start_time(s)
+        check(started, "scontrol shows no SlurmdStartTime for localhost")
         stop_slurmd(s)
+        # SlurmdStartTime counts whole seconds (local time, as time.strftime
+        # writes it): the new slurmd starts in a later second than the old one
+        # (CI restarted it within the same one, and the wait below never ended)
+        while time.strftime("%Y-%m-%dT%H:%M:%S") <= started:
+            time.sleep(0.05)
         real = os.path.join(root, "slurmstepd.real")
         shutil.copy2("/usr/sbin/slurmstepd", real)
         wrapper = os.path.join(root, "slurmstepd-valgrind")
