@@ -15,12 +15,12 @@ namespace mla::lib {
 void CountCall();
 // Counts a call completed by `algo` with a message of `bytes` bytes.
 void CountDone(mla_algo algo, uint64_t bytes);
+// True when `entry` is one of the entry points (MLA_ENTRY_COUNT: none).
+inline bool IsEntry(mla_entry entry) { return entry >= 0 && entry < MLA_ENTRY_COUNT; }
 // Counts one call handed to the system MPI unchanged: CountEntry(entry,
 // false) where `entry` is one (MLA_ENTRY_COUNT: a call of the C API),
 // CountCall, and CountDone(MLA_ALGO_PASSTHROUGH, bytes) when it `succeeded`,
 // in one visit to the thread's counters.
-// True when `entry` is one of the entry points (MLA_ENTRY_COUNT: none).
-inline bool IsEntry(mla_entry entry) { return entry >= 0 && entry < MLA_ENTRY_COUNT; }
 inline void CountSystemCall(mla_entry entry, uint64_t bytes, bool succeeded) {
   ThreadCounts& mine = MyCounts();
   if (IsEntry(entry)) AddOwn(mine.entry_calls[entry], 1);

@@ -296,6 +296,15 @@ def publish_tuned_copy(db, tune_args, lines, header_extra="", ranks_per_gpu=None
     shutil.rmtree(tmp, ignore_errors=True)
 
 
+def process_running(pid):
+    """Whether process PID exists and has not ended (a zombie has)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def multilane_lines(text):
     return [l for l in text.splitlines() if "multilane:" in l]
 

@@ -9,17 +9,8 @@ import os
 import re
 import sys
 
-from slurm_fixtures import Slurm, main
+from slurm_fixtures import Slurm, main, process_running
 from e2e import check  # noqa: E402  (tests/e2e.py: slurm_fixtures puts it on the path)
-
-
-def alive(pid):
-    """Whether process PID exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def case_cluster_own_munged(root):
@@ -39,12 +30,12 @@ def case_cluster_own_munged(root):
             pid = int(f.read())
         with open(f"/proc/{pid}/cmdline") as f:
             cmdline = f.read().split("\0")
-        check(alive(pid) and f"--socket={socket}" in cmdline, f"munged {pid} is not the cluster's: {cmdline}")
+        check(process_running(pid) and f"--socket={socket}" in cmdline, f"munged {pid} is not the cluster's: {cmdline}")
         p = s.cmd(["srun", "hostname"], check_rc=False)
         check(p.returncode == 0 and p.stdout.strip(), f"a job through the cluster's munged failed: {p.stderr}")
         s.stop()
         stopped = True
-        check(not alive(pid), f"munged {pid} outlived its cluster")
+        check(not process_running(pid), f"munged {pid} outlived its cluster")
         check(not os.path.exists(socket), f"{socket} outlived its cluster's munged")
     finally:
         if not stopped:

@@ -11,7 +11,7 @@ import signal
 import time
 import sys
 
-from slurm_fixtures import ARGS, Slurm, publish_lane_profile, rank_lines, main
+from slurm_fixtures import ARGS, Slurm, process_running, publish_lane_profile, rank_lines, main
 from e2e import check, log, run  # noqa: E402  (tests/e2e.py: slurm_fixtures puts it on the path)
 
 
@@ -92,11 +92,7 @@ def stop_slurmd(s):
         pid = int(f.read().split()[0])
     os.kill(pid, signal.SIGTERM)
     for _ in range(150):
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
-                    return
-        except OSError:
+        if not process_running(pid):
             return
         time.sleep(0.1)
     raise AssertionError(f"slurmd {pid} did not stop in 15 s")
